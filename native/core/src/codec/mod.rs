@@ -1,0 +1,1 @@
+//! MQTT codec. (being written)
