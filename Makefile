@@ -1,0 +1,53 @@
+# The verbs a person types. Every target installs what it needs, so a fresh clone works with
+# `make run` or `make test` alone.
+SHELL := /bin/bash
+NODE_TEST := node --import tsx --test --test-concurrency=1
+ADDON := native/node/spindle.linux-x64-gnu.node
+NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
+
+.PHONY: setup build test test-rust test-node bench bench-codec bench-trie fuzz run clean typecheck
+
+setup: node_modules/.installed
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+build: setup $(ADDON)
+
+$(ADDON): $(NATIVE_SRC) node_modules/.installed
+	npx napi build --platform --release --manifest-path native/node/Cargo.toml \
+	  --package-json-path package.json --output-dir native/node --no-js --dts index.d.ts
+	touch $@
+
+test: build test-rust test-node
+
+test-rust:
+	cargo test -p spindle-core --release
+
+test-node: build
+	$(NODE_TEST) $$(find test -name '*.test.ts' | sort)
+
+typecheck: build
+	npx tsc --noEmit -p tsconfig.json
+
+bench: build bench-codec bench-trie
+
+bench-codec: build
+	node --import tsx bench/codec.ts
+
+bench-trie: build
+	node --import tsx --expose-gc bench/trie.ts
+
+# Brief coverage-guided runs of each fuzz target (cargo-fuzz; nightly when rustup has it,
+# otherwise the stable compiler with RUSTC_BOOTSTRAP).
+FUZZ_SECONDS ?= 30
+fuzz:
+	./native/fuzz/run.sh $(FUZZ_SECONDS)
+
+run: build
+	node --import tsx src/main.ts $(ARGS)
+
+clean:
+	cargo clean
+	rm -rf node_modules native/node/*.node native/node/index.d.ts
