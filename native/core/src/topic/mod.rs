@@ -2,8 +2,11 @@
 //! the retained-topic index. Re-exports only; each concept lives in its own file.
 
 mod cache;
+mod edges;
 mod filter;
 mod hash;
+mod levels;
+mod prefetch;
 mod retained;
 mod router;
 mod session_index;

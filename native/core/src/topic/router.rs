@@ -84,7 +84,8 @@ pub struct Router {
 #[derive(Default)]
 struct Scratch {
     nodes: Vec<u32>,
-    stack: Vec<(u32, usize)>,
+    levels: Vec<u32>,
+    stack: Vec<(u32, u32)>,
     subs: Vec<Subscription>,
 }
 
@@ -119,11 +120,10 @@ impl Router {
         let mut guard = self.state.write();
         let st = &mut *guard;
         let id = st.trie.ensure(plain);
-        let node = st.trie.node_mut(id);
-        let was_live = node.is_live();
+        let was_live = st.trie.node(id).is_live();
         let replaced = match group {
-            None => node.subs.upsert(sub),
-            Some(g) => shared::upsert(&mut node.shared, g, sub),
+            None => st.trie.node_mut(id).subs.upsert(sub),
+            Some(g) => st.trie.with_shared(id, |groups| shared::upsert(groups, g, sub)),
         };
         if !replaced {
             st.sessions.add(sub.session, id);
@@ -151,15 +151,14 @@ impl Router {
         let mut guard = self.state.write();
         let st = &mut *guard;
         let Some(id) = st.trie.find(plain) else { return false };
-        let node = st.trie.node_mut(id);
         let removed = match group {
-            None => node.subs.remove(session),
-            Some(g) => shared::remove(&mut node.shared, g, session),
+            None => st.trie.node_mut(id).subs.remove(session),
+            Some(g) => st.trie.with_shared(id, |groups| shared::remove(groups, g, session)),
         };
         if !removed {
             return false;
         }
-        let now_dead = !node.is_live();
+        let now_dead = !st.trie.node(id).is_live();
         st.sessions.remove_one(session, id);
         st.subscriptions -= 1;
         if now_dead {
@@ -179,10 +178,11 @@ impl Router {
         let ids = st.sessions.take(session);
         let mut removed = 0;
         for id in ids {
-            let node = st.trie.node_mut(id);
-            let mut n = node.subs.remove(session) as usize;
-            n += shared::remove_session(&mut node.shared, session);
-            let now_dead = !node.is_live();
+            let mut n = st.trie.node_mut(id).subs.remove(session) as usize;
+            if st.trie.node(id).has_shared() {
+                n += st.trie.with_shared(id, |groups| shared::remove_session(groups, session));
+            }
+            let now_dead = !st.trie.node(id).is_live();
             removed += n;
             if n > 0 && now_dead {
                 if let Some(c) = &self.cache {
@@ -212,7 +212,8 @@ impl Router {
                 None => false,
             };
             if !hit {
-                st.trie.match_nodes(topic, &mut s.nodes, &mut s.stack);
+                st.trie.topic_levels(topic, &mut s.levels);
+                st.trie.match_nodes(&s.levels, topic.starts_with('$'), &mut s.nodes, &mut s.stack);
                 s.nodes.sort_unstable();
                 if let Some(c) = &self.cache {
                     c.insert(topic, &s.nodes);
@@ -228,6 +229,9 @@ impl Router {
             }
             if s.stack.capacity() > SCRATCH_KEEP {
                 s.stack = Vec::new();
+            }
+            if s.levels.capacity() > SCRATCH_KEEP {
+                s.levels = Vec::new();
             }
         });
     }
@@ -285,8 +289,7 @@ impl Router {
             });
         }
         for &id in nodes {
-            let Some(groups) = &trie.node(id).shared else { continue };
-            for g in groups.iter() {
+            for g in trie.shared_groups(id) {
                 // §4.8.2: each message goes to exactly one session of the shared subscription.
                 let Some(m) = g.pick(self.strategy, publisher_hash) else { continue };
                 let start = out.subscription_ids.len();

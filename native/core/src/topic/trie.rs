@@ -1,22 +1,29 @@
 //! Owns the subscription trie: a chunked arena of nodes addressed by `u32` ids, one node per filter
-//! level. Literal children sit in a sorted `Vec` (binary search); the '+' and '#' children are node
-//! fields, NATS-style. Mutated only under the router's trie write lock; walked under its read lock
-//! by any matching thread. Never holds a lock itself.
+//! level. Literal children are edges in one global `EdgeMap` keyed by (parent id, interned level
+//! id); the '+' and '#' children are node fields, NATS-style. Mutated only under the router's trie
+//! write lock; walked under its read lock by any matching thread. Never holds a lock itself.
 //!
-//! Node layout (64 bytes): children Vec 24 | subs 16 (one subscription inline) | shared groups 8
-//! (boxed, rare) | parent, plus, hash ids 12. Each literal child costs its parent 32 bytes
-//! (CompactString key, inline up to 24 bytes, + id). Chunks of 4096 nodes: no doubling slack.
+//! Node layout (40 bytes): subs 16 (one subscription inline) | parent, plus, hash, level ids 16 |
+//! literal-children count with a has-shared-groups bit 4. Shared groups are rare and live in a
+//! side map keyed by node id. Chunks of 4096 nodes: no doubling slack.
 
-use compact_str::CompactString;
+use std::collections::HashMap;
 
+use super::edges::EdgeMap;
+use super::hash::FxBuild;
+use super::levels::Levels;
+use super::prefetch::prefetch;
 use super::shared::{SharedGroup, SharedGroups};
 use super::subscription::Subscription;
-
 /// "No node" marker for ids.
 pub(crate) const NONE: u32 = u32::MAX;
 /// `parent` value of a node on the free list.
 const FREE: u32 = u32::MAX - 1;
 pub(crate) const ROOT: u32 = 0;
+/// Node ids stay below 2^31 (the session index tags its values with the top bit).
+pub(crate) const MAX_NODES: u32 = 1 << 31;
+/// `Node::kids` bit: the node has shared groups in `Trie::shared`.
+const HAS_SHARED: u32 = 1 << 31;
 const CHUNK_BITS: u32 = 12;
 const CHUNK: usize = 1 << CHUNK_BITS;
 
@@ -104,33 +111,34 @@ impl SubList {
 }
 
 pub(crate) struct Node {
-    /// Literal children sorted by `key_cmp`.
-    pub children: Vec<(CompactString, u32)>,
     pub subs: SubList,
-    pub shared: SharedGroups,
     pub parent: u32,
     pub plus: u32,
     pub hash: u32,
+    /// Interned level of a literal node (NONE for the root, '+' and '#' nodes).
+    level: u32,
+    /// Number of literal children, | HAS_SHARED.
+    kids: u32,
 }
 
 impl Node {
-    fn empty(parent: u32) -> Node {
-        Node { children: Vec::new(), subs: SubList::Empty, shared: None, parent, plus: NONE, hash: NONE }
+    fn empty(parent: u32, level: u32) -> Node {
+        Node { subs: SubList::Empty, parent, plus: NONE, hash: NONE, level, kids: 0 }
     }
 
     /// True when a match on this node yields something.
     #[inline]
     pub fn is_live(&self) -> bool {
-        !self.subs.is_empty() || self.shared.is_some()
-    }
-
-    fn is_prunable(&self) -> bool {
-        !self.is_live() && self.children.is_empty() && self.plus == NONE && self.hash == NONE
+        !self.subs.is_empty() || self.has_shared()
     }
 
     #[inline]
-    fn child(&self, level: &str) -> Option<u32> {
-        self.children.binary_search_by(|(k, _)| key_cmp(k, level)).ok().map(|i| self.children[i].1)
+    pub fn has_shared(&self) -> bool {
+        self.kids & HAS_SHARED != 0
+    }
+
+    fn is_prunable(&self) -> bool {
+        !self.is_live() && self.kids == 0 && self.plus == NONE && self.hash == NONE
     }
 }
 
@@ -140,12 +148,24 @@ pub(crate) struct Trie {
     next: u32,
     free: Vec<u32>,
     live_nodes: usize,
+    edges: EdgeMap,
+    levels: Levels,
+    /// Shared groups of the nodes flagged HAS_SHARED.
+    shared: HashMap<u32, Box<Vec<SharedGroup>>, FxBuild>,
 }
 
 impl Trie {
     pub fn new() -> Trie {
-        let mut t = Trie { chunks: Vec::new(), next: 0, free: Vec::new(), live_nodes: 0 };
-        let root = t.alloc(NONE);
+        let mut t = Trie {
+            chunks: Vec::new(),
+            next: 0,
+            free: Vec::new(),
+            live_nodes: 0,
+            edges: EdgeMap::new(),
+            levels: Levels::new(),
+            shared: HashMap::default(),
+        };
+        let root = t.alloc(NONE, NONE);
         debug_assert_eq!(root, ROOT);
         t
     }
@@ -160,31 +180,61 @@ impl Trie {
         &mut self.chunks[(id >> CHUNK_BITS) as usize][id as usize & (CHUNK - 1)]
     }
 
-    fn alloc(&mut self, parent: u32) -> u32 {
+    fn alloc(&mut self, parent: u32, level: u32) -> u32 {
         self.live_nodes += 1;
         if let Some(id) = self.free.pop() {
-            *self.node_mut(id) = Node::empty(parent);
+            *self.node_mut(id) = Node::empty(parent, level);
             return id;
         }
         let id = self.next;
-        assert!(id < FREE - 1, "topic trie is full");
+        assert!(id < MAX_NODES, "topic trie is full");
         if id as usize == self.chunks.len() * CHUNK {
-            self.chunks.push((0..CHUNK).map(|_| Node::empty(FREE)).collect());
+            self.chunks.push((0..CHUNK).map(|_| Node::empty(FREE, NONE)).collect());
         }
         self.next += 1;
-        *self.node_mut(id) = Node::empty(parent);
+        *self.node_mut(id) = Node::empty(parent, level);
         id
     }
 
     fn release(&mut self, id: u32) {
-        // Drop the node's vectors now; the slot keeps only its inline bytes.
-        *self.node_mut(id) = Node::empty(FREE);
+        // Drop the node's boxed list now; the slot keeps only its inline bytes.
+        *self.node_mut(id) = Node::empty(FREE, NONE);
         self.free.push(id);
         self.live_nodes -= 1;
     }
 
     pub fn node_count(&self) -> usize {
         self.live_nodes
+    }
+
+    /// The shared groups of a node (empty for most).
+    #[inline]
+    pub fn shared_groups(&self, id: u32) -> &[SharedGroup] {
+        if !self.node(id).has_shared() {
+            return &[];
+        }
+        self.shared.get(&id).map_or(&[], |g| g.as_slice())
+    }
+
+    /// Runs `f` on the node's shared groups (None when it has none; `f` may create or drop them),
+    /// keeping the node's HAS_SHARED bit in step.
+    pub fn with_shared<R>(&mut self, id: u32, f: impl FnOnce(&mut SharedGroups) -> R) -> R {
+        let mut groups = if self.node(id).has_shared() { self.shared.remove(&id) } else { None };
+        let r = f(&mut groups);
+        let node = self.node_mut(id);
+        match groups {
+            Some(g) => {
+                node.kids |= HAS_SHARED;
+                self.shared.insert(id, g);
+            }
+            None => {
+                node.kids &= !HAS_SHARED;
+                if self.shared.capacity() > 64 && self.shared.len() * 4 < self.shared.capacity() {
+                    self.shared.shrink_to_fit();
+                }
+            }
+        }
+        r
     }
 
     /// The node of an existing filter (plain, validated), without creating anything.
@@ -195,7 +245,7 @@ impl Trie {
             id = match level {
                 "+" => n.plus,
                 "#" => n.hash,
-                _ => n.child(level)?,
+                _ => self.edges.get(id, self.levels.get(level)?)?,
             };
             if id == NONE {
                 return None;
@@ -211,7 +261,7 @@ impl Trie {
             id = match level {
                 "+" => match self.node(id).plus {
                     NONE => {
-                        let c = self.alloc(id);
+                        let c = self.alloc(id, NONE);
                         self.node_mut(id).plus = c;
                         c
                     }
@@ -219,17 +269,19 @@ impl Trie {
                 },
                 "#" => match self.node(id).hash {
                     NONE => {
-                        let c = self.alloc(id);
+                        let c = self.alloc(id, NONE);
                         self.node_mut(id).hash = c;
                         c
                     }
                     c => c,
                 },
-                _ => match self.node(id).children.binary_search_by(|(k, _)| key_cmp(k, level)) {
-                    Ok(i) => self.node(id).children[i].1,
-                    Err(i) => {
-                        let c = self.alloc(id);
-                        self.node_mut(id).children.insert(i, (CompactString::new(level), c));
+                _ => match self.levels.get(level).and_then(|l| self.edges.get(id, l)) {
+                    Some(c) => c,
+                    None => {
+                        let l = self.levels.acquire(level);
+                        let c = self.alloc(id, l);
+                        self.edges.insert(id, l, c);
+                        self.node_mut(id).kids += 1;
                         c
                     }
                 },
@@ -241,17 +293,17 @@ impl Trie {
     /// Frees `id` and then its ancestors while they hold nothing and have no children.
     pub fn prune(&mut self, mut id: u32) {
         while id != ROOT && self.node(id).is_prunable() {
-            let parent = self.node(id).parent;
+            let (parent, level) = (self.node(id).parent, self.node(id).level);
             let p = self.node_mut(parent);
             if p.plus == id {
                 p.plus = NONE;
             } else if p.hash == id {
                 p.hash = NONE;
-            } else if let Some(i) = p.children.iter().position(|c| c.1 == id) {
-                p.children.remove(i);
-                if p.children.capacity() > 8 && p.children.len() * 4 < p.children.capacity() {
-                    p.children.shrink_to(p.children.len() * 2);
-                }
+            } else {
+                p.kids -= 1;
+                let removed = self.edges.remove(parent, level);
+                debug_assert_eq!(removed, Some(id));
+                self.levels.release(level);
             }
             self.release(id);
             id = parent;
@@ -262,42 +314,47 @@ impl Trie {
     pub fn filter_of(&self, mut id: u32) -> String {
         let mut levels: Vec<&str> = Vec::new();
         while id != ROOT {
-            let parent = self.node(id).parent;
-            let p = self.node(parent);
+            let n = self.node(id);
+            let p = self.node(n.parent);
             let level = if p.plus == id {
                 "+"
             } else if p.hash == id {
                 "#"
             } else {
-                p.children.iter().find(|c| c.1 == id).map(|c| c.0.as_str()).unwrap_or("")
+                self.levels.text(n.level)
             };
             levels.push(level);
-            id = parent;
+            id = n.parent;
         }
         levels.reverse();
         levels.join("/")
     }
 
-    /// Collects the live nodes whose filter matches `topic` (unsorted). Iterative (explicit
-    /// stack), so a deep topic cannot overflow the thread stack. '+' and '#' at the root are not
-    /// followed for topics starting with '$' [MQTT-4.7.2-1].
-    pub fn match_nodes(&self, topic: &str, out: &mut Vec<u32>, stack: &mut Vec<(u32, usize)>) {
-        const DONE: usize = usize::MAX;
-        let bytes = topic.as_bytes();
+    /// Interns the levels of `topic` for `match_nodes`: NONE for a level no filter has (it can
+    /// only match '+' and '#'). One hash lookup per level, instead of one per visited node.
+    pub fn topic_levels(&self, topic: &str, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(topic.split('/').map(|l| self.levels.get(l).unwrap_or(NONE)));
+    }
+
+    /// Collects the live nodes whose filter matches the topic whose interned levels are `levels`
+    /// (see `topic_levels`), unsorted. Iterative (explicit stack), so a deep topic cannot overflow
+    /// the thread stack. '+' and '#' at the root are not followed for topics starting with '$'
+    /// [MQTT-4.7.2-1].
+    pub fn match_nodes(&self, levels: &[u32], dollar: bool, out: &mut Vec<u32>, stack: &mut Vec<(u32, u32)>) {
+        let depth = levels.len() as u32;
         stack.clear();
-        let root = self.node(ROOT);
-        if let Some(&b'$') = bytes.first() {
+        if dollar {
             // Only literal children of the root can match a '$' topic.
-            let (level, tail) = split_level(topic, 0);
-            if let Some(c) = root.child(level) {
-                stack.push((c, tail));
+            if let Some(c) = self.literal(ROOT, levels[0]) {
+                stack.push((c, 1));
             }
         } else {
             stack.push((ROOT, 0));
         }
-        while let Some((id, pos)) = stack.pop() {
+        while let Some((id, d)) = stack.pop() {
             let n = self.node(id);
-            if pos == DONE {
+            if d == depth {
                 // All levels consumed: this node, and its '#' child ("sport/#" matches "sport").
                 if n.is_live() {
                     out.push(id);
@@ -313,63 +370,54 @@ impl Trie {
                 debug_assert!(self.node(n.hash).is_live());
                 out.push(n.hash);
             }
-            let (level, tail) = split_level(topic, pos);
             if n.plus != NONE {
-                stack.push((n.plus, tail));
+                self.push(stack, levels, n.plus, d + 1);
             }
-            if let Some(c) = n.child(level) {
-                stack.push((c, tail));
+            if let Some(c) = self.literal(id, levels[d as usize]) {
+                self.push(stack, levels, c, d + 1);
             }
         }
+    }
+
+    /// Queues node `id` at depth `d` and prefetches what its visit reads first: the node and the
+    /// edge slot of its literal child for the next level. Both are known now, long before the
+    /// visit, so their misses overlap with the rest of the walk.
+    #[inline]
+    fn push(&self, stack: &mut Vec<(u32, u32)>, levels: &[u32], id: u32, d: u32) {
+        prefetch(self.node(id));
+        if let Some(&l) = levels.get(d as usize) {
+            if l != NONE {
+                self.edges.prefetch(id, l);
+            }
+        }
+        stack.push((id, d));
+    }
+
+    #[inline]
+    fn literal(&self, parent: u32, level: u32) -> Option<u32> {
+        if level == NONE {
+            return None;
+        }
+        self.edges.get(parent, level)
     }
 
     pub fn heap_bytes(&self) -> usize {
         let mut bytes = self.chunks.capacity() * std::mem::size_of::<Box<[Node]>>()
             + self.chunks.len() * CHUNK * std::mem::size_of::<Node>()
-            + self.free.capacity() * 4;
+            + self.free.capacity() * 4
+            + self.edges.heap_bytes()
+            + self.levels.heap_bytes()
+            + self.shared.capacity() * 8 / 7 * (std::mem::size_of::<(u32, Box<Vec<SharedGroup>>)>() + 1);
         for id in 0..self.next {
-            let n = self.node(id);
-            if n.parent == FREE {
-                continue;
-            }
-            bytes += n.children.capacity() * std::mem::size_of::<(CompactString, u32)>();
-            bytes += n
-                .children
-                .iter()
-                .map(|(k, _)| if k.is_heap_allocated() { k.capacity() } else { 0 })
-                .sum::<usize>();
-            bytes += n.subs.heap_bytes();
-            if let Some(groups) = &n.shared {
-                bytes += std::mem::size_of::<Vec<SharedGroup>>()
-                    + groups.capacity() * std::mem::size_of::<SharedGroup>()
-                    + groups.iter().map(SharedGroup::heap_bytes).sum::<usize>();
-            }
+            bytes += self.node(id).subs.heap_bytes();
+        }
+        for groups in self.shared.values() {
+            bytes += std::mem::size_of::<Vec<SharedGroup>>()
+                + groups.capacity() * std::mem::size_of::<SharedGroup>()
+                + groups.iter().map(SharedGroup::heap_bytes).sum::<usize>();
         }
         bytes
     }
-}
-
-/// Order of literal children: by length, then bytes. Most probes then end on one integer compare
-/// instead of a memcmp call; the order is internal to the trie.
-#[inline]
-fn key_cmp(key: &CompactString, level: &str) -> std::cmp::Ordering {
-    let k = key.as_str();
-    k.len().cmp(&level.len()).then_with(|| k.as_bytes().cmp(level.as_bytes()))
-}
-
-/// Splits the level starting at byte `pos`: (level, start of the next level or usize::MAX).
-#[inline]
-fn split_level(topic: &str, pos: usize) -> (&str, usize) {
-    let rest = &topic[pos..];
-    match memchr_slash(rest.as_bytes()) {
-        Some(i) => (&rest[..i], pos + i + 1),
-        None => (rest, usize::MAX),
-    }
-}
-
-#[inline]
-fn memchr_slash(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'/')
 }
 
 #[cfg(test)]
@@ -377,9 +425,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn node_is_64_bytes() {
+    fn node_is_40_bytes() {
         assert_eq!(std::mem::size_of::<SubList>(), 16);
-        assert_eq!(std::mem::size_of::<Node>(), 64);
+        assert_eq!(std::mem::size_of::<Node>(), 40);
     }
 
     #[test]
@@ -391,11 +439,14 @@ mod tests {
         let b = t.ensure("a//x");
         assert_eq!(t.filter_of(b), "a//x");
         assert_eq!(t.node_count(), 1 + 4 + 2); // a,+,c,# and "",x
+        assert_eq!(t.levels.len(), 4); // a, c, "", x
         t.prune(a);
         assert_eq!(t.node_count(), 1 + 3);
         assert_eq!(t.find("a/+"), None);
+        assert_eq!(t.levels.len(), 3);
         t.prune(b);
         assert_eq!(t.node_count(), 1);
-        assert!(t.node(ROOT).children.is_empty());
+        assert_eq!(t.node(ROOT).kids, 0);
+        assert_eq!(t.levels.len(), 0);
     }
 }
