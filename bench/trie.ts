@@ -5,7 +5,8 @@
 // on the same data in the same run. Targets (issue 2): p99 < 2 µs and < 200 bytes/subscription.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import Qlobber from 'qlobber';
+import qlobber from 'qlobber';
+const { Qlobber } = qlobber;
 
 import { Router, NO_PUBLISHER } from '../src/native/index.ts';
 import { Rng } from '../test/helpers/random.ts';

@@ -6,5 +6,6 @@
 mod errors;
 mod framer;
 mod packet;
+mod registry;
 mod router;
 mod net;

@@ -488,3 +488,14 @@ pub fn publish_frame_len(level: u32, qos: u32, topic_len: u32, payload_len: u32,
     let version = version_of(level)?;
     Ok(codec::publish_frame_len(version, topic_len as usize, props_len as usize, payload_len as usize, qos as u8) as u32)
 }
+
+/// The property block of a forwarded PUBLISH: the inbound block (`props`, without its length
+/// prefix) minus Topic Alias, Message Expiry Interval and Subscription Identifiers, which are the
+/// broker's to set per subscriber [MQTT-3.3.2-7][MQTT-3.3.4-3]; then the given ones appended.
+#[napi(catch_unwind)]
+pub fn rewrite_publish_properties(props: &[u8], message_expiry: Option<u32>, topic_alias: Option<u32>, subscription_ids: Option<Vec<u32>>) -> Result<Buffer, String> {
+    let alias = narrow::<u16>(topic_alias, "topicAlias")?;
+    let mut out = Vec::with_capacity(props.len() + 16);
+    codec::rewrite_publish_properties(props, message_expiry, alias, subscription_ids.as_deref().unwrap_or(&[]), &mut out).map_err(codec_error)?;
+    Ok(out.into())
+}

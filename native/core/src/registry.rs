@@ -1,0 +1,147 @@
+//! ClientRegistry: which session handle and which worker thread own each client id, for the whole
+//! process. Every worker claims a client id here when a CONNECT arrives, so a client id is unique
+//! across workers [MQTT-3.1.4-3] and a takeover finds the previous owner even on another worker.
+//! Shared by all threads; one Mutex, never held while calling anything else (no lock order).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use parking_lot::Mutex;
+
+/// Session handles start at 1; 0 is never a session, u32::MAX means "no publisher".
+const FIRST_HANDLE: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    pub handle: u32,
+    pub worker: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claim {
+    /// The handle the new connection's session uses.
+    pub handle: u32,
+    /// The owner before this claim, if the client id was known.
+    pub previous: Option<Owner>,
+}
+
+#[derive(Default)]
+pub struct ClientRegistry {
+    owners: Mutex<HashMap<Box<str>, Owner>>,
+    next: AtomicU32,
+}
+
+impl ClientRegistry {
+    pub fn new() -> Self {
+        ClientRegistry { owners: Mutex::new(HashMap::new()), next: AtomicU32::new(FIRST_HANDLE) }
+    }
+
+    /// A handle no session has had before.
+    pub fn new_handle(&self) -> u32 {
+        loop {
+            let h = self.next.fetch_add(1, Ordering::Relaxed);
+            if h != 0 && h != u32::MAX {
+                return h;
+            }
+        }
+    }
+
+    /// Makes `worker` the owner of `client_id`. The existing session continues under its handle
+    /// unless `clean_start` (or there is none), in which case a new handle is issued.
+    pub fn claim(&self, client_id: &str, worker: u16, clean_start: bool) -> Claim {
+        let mut owners = self.owners.lock();
+        let previous = owners.get(client_id).copied();
+        let handle = match previous {
+            Some(p) if !clean_start => p.handle,
+            _ => self.new_handle(),
+        };
+        owners.insert(client_id.into(), Owner { handle, worker });
+        Claim { handle, previous }
+    }
+
+    /// Forgets `client_id` if `handle` on `worker` still owns it (a session that ended). A session
+    /// that moved keeps its handle, so the worker is part of the check. Returns whether it did.
+    pub fn release(&self, client_id: &str, handle: u32, worker: u16) -> bool {
+        let mut owners = self.owners.lock();
+        match owners.get(client_id) {
+            Some(o) if o.handle == handle && o.worker == worker => {
+                owners.remove(client_id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn lookup(&self, client_id: &str) -> Option<Owner> {
+        self.owners.lock().get(client_id).copied()
+    }
+
+    /// Every client id a worker owns (to rebuild after that worker restarts).
+    pub fn owned_by(&self, worker: u16) -> Vec<(String, u32)> {
+        self.owners.lock().iter().filter(|(_, o)| o.worker == worker).map(|(c, o)| (c.to_string(), o.handle)).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.owners.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_client_gets_a_new_handle() {
+        let r = ClientRegistry::new();
+        let a = r.claim("a", 0, false);
+        let b = r.claim("b", 1, false);
+        assert_eq!(a.previous, None);
+        assert_ne!(a.handle, b.handle);
+        assert_eq!(r.lookup("b"), Some(Owner { handle: b.handle, worker: 1 }));
+    }
+
+    #[test]
+    fn takeover_keeps_the_handle_unless_clean_start() {
+        let r = ClientRegistry::new();
+        let first = r.claim("c", 0, false);
+        let resumed = r.claim("c", 1, false);
+        assert_eq!(resumed.handle, first.handle);
+        assert_eq!(resumed.previous, Some(Owner { handle: first.handle, worker: 0 }));
+        let clean = r.claim("c", 0, true);
+        assert_ne!(clean.handle, first.handle);
+        assert_eq!(clean.previous, Some(Owner { handle: first.handle, worker: 1 }));
+    }
+
+    #[test]
+    fn release_only_by_the_current_owner() {
+        let r = ClientRegistry::new();
+        let old = r.claim("d", 0, false).handle;
+        let new = r.claim("d", 1, true).handle;
+        assert!(!r.release("d", old, 0), "a stale session must not release the new one");
+        assert!(r.release("d", new, 1));
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_moved_session_is_released_only_by_its_new_worker() {
+        let r = ClientRegistry::new();
+        let h = r.claim("e", 0, false).handle;
+        assert_eq!(r.claim("e", 1, false).handle, h);
+        assert!(!r.release("e", h, 0), "the old worker no longer owns it");
+        assert!(r.release("e", h, 1));
+    }
+
+    #[test]
+    fn owned_by_lists_a_workers_clients() {
+        let r = ClientRegistry::new();
+        r.claim("x", 3, false);
+        r.claim("y", 4, false);
+        let mine = r.owned_by(3);
+        assert_eq!(mine.len(), 1);
+        assert_eq!(mine[0].0, "x");
+    }
+}

@@ -1,0 +1,161 @@
+//! ClientRegistry and RetainedStore bindings: process-wide objects opened by name, shared by
+//! every worker thread (see spindle_core::registry and spindle_core::retained_store).
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use parking_lot::Mutex;
+use spindle_core::{registry, retained_store};
+
+use crate::errors::{invalid_arg, topic_error};
+
+static REGISTRIES: LazyLock<Mutex<HashMap<String, Arc<registry::ClientRegistry>>>> = LazyLock::new(Default::default);
+static RETAINED: LazyLock<Mutex<HashMap<String, Arc<retained_store::RetainedStore>>>> = LazyLock::new(Default::default);
+
+#[napi]
+pub struct ClientRegistry {
+    inner: Arc<registry::ClientRegistry>,
+}
+
+#[napi]
+impl ClientRegistry {
+    #[napi(factory, catch_unwind)]
+    pub fn open(name: String) -> ClientRegistry {
+        let inner = REGISTRIES.lock().entry(name).or_insert_with(|| Arc::new(registry::ClientRegistry::new())).clone();
+        ClientRegistry { inner }
+    }
+
+    #[napi(catch_unwind)]
+    pub fn close(name: String) -> bool {
+        REGISTRIES.lock().remove(&name).is_some()
+    }
+
+    /// Makes `worker` the owner of `clientId` and writes `[handle, previousHandle, previousWorker,
+    /// hadPrevious]` into `out`. The session keeps its handle unless `cleanStart`.
+    #[napi(catch_unwind)]
+    pub fn claim(&self, client_id: String, worker: u32, clean_start: bool, mut out: Uint32ArraySlice) -> Result<(), String> {
+        // SAFETY: JS reads `out` only after this call returns (same thread).
+        let out = unsafe { out.as_mut() };
+        if out.len() < 4 {
+            return Err(invalid_arg("INVALID_ARGUMENT", "out needs 4 slots".into()));
+        }
+        let worker = u16::try_from(worker).map_err(|_| invalid_arg("INVALID_ARGUMENT", format!("worker out of range: {worker}")))?;
+        let claim = self.inner.claim(&client_id, worker, clean_start);
+        out[0] = claim.handle;
+        match claim.previous {
+            Some(p) => {
+                out[1] = p.handle;
+                out[2] = p.worker as u32;
+                out[3] = 1;
+            }
+            None => out[1..4].fill(0),
+        }
+        Ok(())
+    }
+
+    /// Forgets `clientId` if `handle` on `worker` still owns it.
+    #[napi(catch_unwind)]
+    pub fn release(&self, client_id: String, handle: u32, worker: u32) -> bool {
+        u16::try_from(worker).map(|w| self.inner.release(&client_id, handle, w)).unwrap_or(false)
+    }
+
+    /// `[handle, worker]` of the current owner, or null.
+    #[napi(catch_unwind)]
+    pub fn lookup(&self, client_id: String) -> Option<Vec<u32>> {
+        self.inner.lookup(&client_id).map(|o| vec![o.handle, o.worker as u32])
+    }
+
+    /// A fresh session handle (for sessions that are not keyed by a client id).
+    #[napi(catch_unwind)]
+    pub fn new_handle(&self) -> u32 {
+        self.inner.new_handle()
+    }
+
+    #[napi(getter, catch_unwind)]
+    pub fn size(&self) -> u32 {
+        self.inner.len() as u32
+    }
+}
+
+#[napi]
+pub struct RetainedStore {
+    inner: Arc<retained_store::RetainedStore>,
+}
+
+#[napi]
+impl RetainedStore {
+    #[napi(factory, catch_unwind)]
+    pub fn open(name: String) -> RetainedStore {
+        let inner = RETAINED.lock().entry(name).or_insert_with(|| Arc::new(retained_store::RetainedStore::new())).clone();
+        RetainedStore { inner }
+    }
+
+    #[napi(catch_unwind)]
+    pub fn close(name: String) -> bool {
+        RETAINED.lock().remove(&name).is_some()
+    }
+
+    /// Stores the record for a topic name (validated by the caller); true when it replaced one.
+    #[napi(catch_unwind)]
+    pub fn set(&self, topic: String, record: &[u8]) -> bool {
+        self.inner.set(&topic, record)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn remove(&self, topic: String) -> bool {
+        self.inner.remove(&topic)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn get(&self, topic: String) -> Option<Buffer> {
+        self.inner.get(&topic).map(|r| Buffer::from(r.to_vec()))
+    }
+
+    /// Every record whose topic the filter matches, in one buffer: `[u32 LE length][record]...`
+    /// (one allocation per call, not one per record).
+    #[napi(js_name = "match", catch_unwind)]
+    pub fn match_filter(&self, filter: String) -> Result<Buffer, String> {
+        spindle_core::topic::validate_filter(&filter).map_err(topic_error)?;
+        let mut records = Vec::new();
+        self.inner.match_filter(&filter, &mut records);
+        Ok(concat(records.iter().map(|r| &r[..])).into())
+    }
+
+    /// Up to `limit` records after skipping `offset`, in the same framing as `match`.
+    #[napi(catch_unwind)]
+    pub fn list(&self, offset: u32, limit: u32) -> Buffer {
+        let mut records: Vec<Vec<u8>> = Vec::new();
+        let mut skipped = 0;
+        self.inner.for_each(|_, rec| {
+            if skipped < offset {
+                skipped += 1;
+                return true;
+            }
+            records.push(rec.to_vec());
+            records.len() < limit as usize
+        });
+        concat(records.iter().map(|r| &r[..])).into()
+    }
+
+    #[napi(getter, catch_unwind)]
+    pub fn size(&self) -> u32 {
+        self.inner.len() as u32
+    }
+
+    #[napi(getter, catch_unwind)]
+    pub fn bytes(&self) -> f64 {
+        self.inner.bytes() as f64
+    }
+}
+
+fn concat<'a>(records: impl Iterator<Item = &'a [u8]> + Clone) -> Vec<u8> {
+    let total: usize = records.clone().map(|r| 4 + r.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    for r in records {
+        out.extend_from_slice(&(r.len() as u32).to_le_bytes());
+        out.extend_from_slice(r);
+    }
+    out
+}

@@ -1,0 +1,200 @@
+// Supervisor: the main thread. Creates the SO_REUSEPORT listening sockets (one per worker and
+// listener), starts the worker threads, connects every pair of workers with a MessageChannel,
+// restarts a worker that dies, publishes $SYS, and runs the graceful shutdown. Holds no session
+// state of its own.
+import { MessageChannel, type Worker } from 'node:worker_threads';
+import net from 'node:net';
+import { readFileSync } from 'node:fs';
+
+import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, ClientRegistry } from '../native/index.ts';
+import type { BrokerConfig } from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
+import { spawnTsWorker } from '../threads/spawn.ts';
+import type { FromWorker, ToWorker } from '../worker/messages.ts';
+import type { WorkerStatsSnapshot } from '../worker/stats.ts';
+import { sysTopics } from './sys-topics.ts';
+
+export interface Ports {
+  tcp?: number;
+  tls?: number;
+  ws?: number;
+}
+
+interface Slot {
+  id: number;
+  worker: Worker | null;
+  ready: boolean;
+  restarts: number;
+  stats: WorkerStatsSnapshot | null;
+}
+
+const WORKER_ENTRY = new URL('../worker/worker.ts', import.meta.url);
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export class Supervisor {
+  readonly ports: Ports = {};
+  private readonly slots: Slot[] = [];
+  private stopping = false;
+  private sysTimer: NodeJS.Timeout | null = null;
+  private readonly startedAt = Date.now();
+  readonly router: InstanceType<typeof Router>;
+  readonly retained: InstanceType<typeof RetainedStore>;
+  readonly registry: InstanceType<typeof ClientRegistry>;
+
+  constructor(private config: BrokerConfig, private readonly log: Logger, private readonly routerName = 'default') {
+    this.router = Router.open(routerName);
+    this.retained = RetainedStore.open(routerName);
+    this.registry = ClientRegistry.open(routerName);
+  }
+
+  async start(): Promise<Ports> {
+    const c = this.config.mqtt;
+    // Port 0 (tests): the first socket picks a free port, the others join it.
+    if (c.tcp.enabled) this.ports.tcp = c.tcp.port || await freePort(c.host);
+    if (c.tls.enabled) this.ports.tls = c.tls.port || await freePort(c.host);
+    if (c.ws.enabled) this.ports.ws = c.ws.port || await freePort(c.host);
+    // Workers bind the WebSocket port themselves: give them the one chosen here.
+    this.config = { ...this.config, mqtt: { ...c, ws: { ...c.ws, port: this.ports.ws ?? 0 } } };
+    await this.checkPortsFree();
+    for (let id = 0; id < this.config.workers; id++) this.slots.push({ id, worker: null, ready: false, restarts: 0, stats: null });
+    await Promise.all(this.slots.map((s) => this.spawn(s)));
+    if (this.config.sys.enabled) this.sysTimer = setInterval(() => void this.publishSys(), this.config.sys.interval * 1000);
+    return this.ports;
+  }
+
+  /**
+   * SO_REUSEPORT would let a second broker share a port with one already running and split the
+   * clients between them. A socket without it cannot join a port held with it, so a plain bind
+   * first tells whether the port is really free.
+   */
+  private async checkPortsFree(): Promise<void> {
+    for (const [name, port] of Object.entries(this.ports)) {
+      if (port === undefined) continue;
+      await new Promise<void>((resolve, reject) => {
+        const probe = net.createServer();
+        probe.once('error', (err: NodeJS.ErrnoException) => reject(Object.assign(new Error(`${name} port ${port} on ${this.config.mqtt.host} is in use (${err.code})`), { code: err.code })));
+        probe.listen({ port, host: this.config.mqtt.host, exclusive: true }, () => probe.close(() => resolve()));
+      });
+    }
+  }
+
+  private fds(): { tcp?: number; tls?: number } {
+    const c = this.config.mqtt;
+    const fds: { tcp?: number; tls?: number } = {};
+    if (this.ports.tcp !== undefined) fds.tcp = reuseportListener(c.host, this.ports.tcp, 1024, false);
+    if (this.ports.tls !== undefined) fds.tls = reuseportListener(c.host, this.ports.tls, 1024, false);
+    return fds;
+  }
+
+  private spawn(slot: Slot): Promise<void> {
+    const fds = this.fds();
+    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, fds, routerName: this.routerName });
+    slot.worker = worker;
+    slot.ready = false;
+    return new Promise((resolve, reject) => {
+      worker.on('message', (msg: FromWorker) => {
+        switch (msg.t) {
+          case 'ready':
+            slot.ready = true;
+            this.connectPeers(slot);
+            resolve();
+            break;
+          case 'failed':
+            reject(Object.assign(new Error(msg.error.message), { code: msg.error.code }));
+            break;
+          case 'stats':
+            slot.stats = msg.stats;
+            break;
+          case 'stopped':
+            break;
+        }
+      });
+      worker.on('error', (err) => this.log.error('worker failed', { worker: slot.id, err }));
+      worker.on('exit', (code) => {
+        slot.worker = null;
+        slot.ready = false;
+        // The worker's listening sockets closed with its event loop; the fds are not ours to close.
+        for (const other of this.slots) if (other !== slot && other.worker) post(other, { t: 'peer-gone', worker: slot.id });
+        if (this.stopping) return;
+        this.log.error('worker exited; restarting it', { worker: slot.id, code, restarts: slot.restarts });
+        slot.restarts++;
+        // Back off a little on repeated crashes.
+        setTimeout(() => {
+          if (!this.stopping) this.spawn(slot).catch((err) => this.log.error('worker restart failed', { worker: slot.id, err }));
+        }, Math.min(5000, 100 * 2 ** Math.min(slot.restarts, 6)));
+        reject(new Error(`worker ${slot.id} exited with code ${code} before it was ready`));
+      });
+    });
+  }
+
+  /** A MessageChannel between a (re)started worker and every other running worker. */
+  private connectPeers(slot: Slot): void {
+    for (const other of this.slots) {
+      if (other === slot || !other.worker || !other.ready) continue;
+      const { port1, port2 } = new MessageChannel();
+      slot.worker!.postMessage({ t: 'peer', worker: other.id, port: port1 } satisfies ToWorker, [port1]);
+      other.worker.postMessage({ t: 'peer', worker: slot.id, port: port2 } satisfies ToWorker, [port2]);
+    }
+  }
+
+  /** Publishes a message through a running worker (it routes to every worker). */
+  publish(topic: string, payload: Buffer, qos: 0 | 1 | 2 = 0, retain = false): boolean {
+    const slot = this.slots.find((s) => s.ready && s.worker);
+    if (!slot) return false;
+    post(slot, { t: 'publish', message: { topic, payload, qos, retain, expiresAt: 0 } });
+    return true;
+  }
+
+  private async publishSys(): Promise<void> {
+    for (const s of this.slots) if (s.worker && s.ready) post(s, { t: 'stats' });
+    await new Promise((r) => setTimeout(r, 100));
+    const topics = sysTopics({
+      version: VERSION,
+      startedAt: this.startedAt,
+      workers: this.slots.map((s) => s.stats).filter((s): s is WorkerStatsSnapshot => s !== null),
+      subscriptions: this.router.subscriptionCount,
+      retained: this.retained.size,
+      clientsKnown: this.registry.size,
+    });
+    for (const [topic, text] of topics) this.publish(topic, Buffer.from(text), 0, true);
+  }
+
+  reloadTls(): void {
+    for (const s of this.slots) if (s.worker) post(s, { t: 'reload-tls' });
+  }
+
+  /** Graceful stop: workers stop accepting, send v5 clients DISCONNECT 0x8B, flush; then exit. */
+  async shutdown(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.sysTimer) clearInterval(this.sysTimer);
+    const running = this.slots.filter((s) => s.worker);
+    await Promise.all(running.map((s) => new Promise<void>((resolve) => {
+      const w = s.worker!;
+      const timer = setTimeout(resolve, this.config.shutdownTimeout);
+      w.on('message', (m: FromWorker) => {
+        if (m.t === 'stopped') {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      post(s, { t: 'shutdown' });
+    })));
+    await Promise.all(running.map((s) => s.worker?.terminate()));
+  }
+}
+
+function post(slot: Slot, msg: ToWorker): void {
+  slot.worker?.postMessage(msg);
+}
+
+/** A free TCP port on `host` (for port 0 in tests), found by binding and letting go. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const fd = reuseportListener(host, 0, 1, false);
+    const port = listenerPort(fd);
+    closeFd(fd);
+    if (port) resolve(port);
+    else reject(new Error('no free port'));
+  });
+}

@@ -1,0 +1,143 @@
+// handle_connect: validates a CONNECT, authenticates, opens or resumes the session (also when
+// its previous owner is another worker), and answers CONNACK.
+import { randomBytes } from 'node:crypto';
+
+import type { Packet } from '../native/index.ts';
+import type { Connection } from '../session/connection.ts';
+import { RC } from '../protocol/reason-codes.ts';
+import * as send from '../protocol/send.ts';
+import { NEVER_EXPIRES } from '../session/session.ts';
+import type { Message } from '../broker/message.ts';
+
+export async function handleConnect(conn: Connection, p: Packet): Promise<void> {
+  const ctx = conn.ctx;
+  if (conn.state !== 'new') {
+    // [MQTT-3.1.0-2] a second CONNECT is a protocol violation.
+    conn.protocolError(RC.PROTOCOL_ERROR, 'second CONNECT');
+    return;
+  }
+  conn.state = 'connecting';
+  const version = p.protocolVersion as send.Version;
+  conn.version = version;
+  const limits = ctx.config.limits;
+  const props = p.properties ?? {};
+  const clean = p.clean ?? true;
+
+  const refuse = (reason: number, why: 'not_authorized' | 'protocol_error' = 'protocol_error') => {
+    conn.write(send.connack(version, false, reason));
+    conn.close(why);
+  };
+
+  // Client identifier [MQTT-3.1.3-6 .. MQTT-3.1.3-9].
+  let clientId = p.clientId ?? '';
+  let assigned = false;
+  if (clientId === '') {
+    if (version === 3 || (version === 4 && !clean)) {
+      refuse(RC.CLIENT_IDENTIFIER_NOT_VALID);
+      return;
+    }
+    clientId = `spindle-${randomBytes(8).toString('hex')}`;
+    assigned = true;
+  }
+  if (clientId.length > limits.maxClientIdLength) {
+    refuse(RC.CLIENT_IDENTIFIER_NOT_VALID);
+    return;
+  }
+  conn.clientId = clientId;
+  conn.clientHash = hashString(clientId);
+
+  // Enhanced authentication: only registered methods [MQTT-4.12.0-1].
+  const method = props.authenticationMethod;
+  if (method && !ctx.authMethods.has(method)) {
+    refuse(RC.BAD_AUTHENTICATION_METHOD, 'not_authorized');
+    return;
+  }
+
+  const result = method
+    ? await ctx.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
+    : await ctx.authenticator.authenticate({
+      clientId,
+      username: p.username ?? undefined,
+      password: p.password ?? undefined,
+      remoteAddress: conn.transport.remoteAddress,
+      certificateCN: conn.transport.certificateCN,
+      protocolVersion: version,
+    });
+  if (conn.isClosed()) return; // the socket went away while we waited
+  if (!result.ok) {
+    ctx.stats.authFailed++;
+    refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
+    return;
+  }
+  conn.username = result.username ?? p.username ?? undefined;
+  conn.identity = { clientId, username: conn.username };
+  conn.authorizer = ctx.authorizerFor(conn.identity);
+
+  // The limits the client asked for [MQTT-3.1.2-* properties].
+  if (version === 5) {
+    conn.sendQuota = props.receiveMaximum ?? 65535;
+    conn.maxOutgoingPacket = props.maximumPacketSize ?? conn.maxOutgoingPacket;
+    conn.aliasMaxOut = props.topicAliasMaximum ?? 0;
+  }
+  let expiry: number;
+  if (version === 5) expiry = props.sessionExpiryInterval ?? 0;
+  else expiry = clean ? 0 : NEVER_EXPIRES;
+  const cappedExpiry = Math.min(expiry, limits.maxSessionExpiry);
+
+  let keepalive = p.keepalive ?? 0;
+  let serverKeepAlive: number | undefined;
+  if (limits.maxKeepalive > 0 && (keepalive > limits.maxKeepalive || (keepalive === 0 && version === 5))) {
+    // [MQTT-3.2.2-21] the client must use the Server Keep Alive we answer with (v5 only;
+    // a v3 client is held to the cap when it asked for more than it).
+    keepalive = limits.maxKeepalive;
+    serverKeepAlive = keepalive;
+  }
+
+  const opened = await ctx.sessions.open(conn, clientId, clean, cappedExpiry);
+  if (conn.isClosed()) return;
+  const session = opened.session;
+  if (p.will) session.will = { message: willMessage(p.will), delay: version === 5 ? p.will.properties?.willDelayInterval ?? 0 : 0 };
+
+  const connackProps = version === 5 ? {
+    receiveMaximum: limits.receiveMaximum,
+    maximumPacketSize: conn.endpointMaxPacket,
+    topicAliasMaximum: limits.topicAliasMaximum,
+    retainAvailable: true,
+    wildcardSubscriptionAvailable: true,
+    subscriptionIdentifiersAvailable: true,
+    sharedSubscriptionAvailable: true,
+    assignedClientIdentifier: assigned ? clientId : undefined,
+    serverKeepAlive,
+    sessionExpiryInterval: cappedExpiry !== expiry ? cappedExpiry : undefined,
+    authenticationMethod: method ?? undefined,
+  } : undefined;
+  conn.write(send.connack(version, opened.present, RC.SUCCESS, connackProps));
+  conn.onConnected(keepalive);
+  ctx.sessions.resume(session);
+}
+
+function willMessage(w: NonNullable<Packet['will']>): Message {
+  const topicBytes = Buffer.from(w.topic, 'utf8');
+  const expiry = w.properties?.messageExpiryInterval;
+  return {
+    topic: w.topic,
+    topicBytes,
+    payload: Buffer.from(w.payload),
+    qos: w.qos as 0 | 1 | 2,
+    retain: w.retain,
+    props: send.forwardedProperties(w.properties),
+    // The will's expiry counts from when it is published; kept relative until then.
+    expiresAt: expiry ? -expiry : 0,
+    receivedAt: Date.now(),
+  };
+}
+
+/** FNV-1a of a string: the publisher hash for the hash_clientid shared-subscription strategy. */
+export function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}

@@ -1,0 +1,120 @@
+// handle_publish: an application message from a client. Works from the framer's descriptor (no
+// packet object): resolves the topic alias, checks flow control and authorization, routes, and
+// acknowledges. QoS 2 is routed once, when the PUBLISH first arrives; its packet id is kept until
+// PUBREL so a resent PUBLISH is acknowledged without being routed again [MQTT-4.3.3-10].
+import { DESC_EXPIRY, rewritePublishProperties } from '../native/index.ts';
+import type { Connection, HandlerResult } from '../session/connection.ts';
+import type { Message } from '../broker/message.ts';
+import { RC } from '../protocol/reason-codes.ts';
+import { ack, PUBACK, PUBREC } from '../protocol/send.ts';
+
+export function handlePublish(conn: Connection, src: Buffer, d: Uint32Array, o: number): HandlerResult {
+  if (conn.state !== 'connected') {
+    conn.protocolError(RC.PROTOCOL_ERROR, 'PUBLISH before CONNACK');
+    return;
+  }
+  const ctx = conn.ctx;
+  const header = d[o] & 0xff;
+  const qos = ((header >> 1) & 3) as 0 | 1 | 2;
+  const packetId = d[o + 5];
+  const session = conn.session!;
+
+  // Topic, possibly through a topic alias [MQTT-3.3.2-10 .. MQTT-3.3.2-12].
+  let topicBytes = src.subarray(d[o + 3], d[o + 3] + d[o + 4]);
+  const alias = d[o + 10];
+  if (alias !== 0) {
+    if (alias > ctx.config.limits.topicAliasMaximum) {
+      conn.protocolError(RC.TOPIC_ALIAS_INVALID, 'topic alias above the maximum');
+      return;
+    }
+    if (topicBytes.length === 0) {
+      const known = conn.aliasesIn.get(alias);
+      if (!known) {
+        conn.protocolError(RC.PROTOCOL_ERROR, 'unknown topic alias');
+        return;
+      }
+      topicBytes = known;
+    } else {
+      conn.aliasesIn.set(alias, Buffer.from(topicBytes));
+    }
+  }
+
+  ctx.stats.messagesReceived++;
+  ctx.stats.publishReceived[qos]++;
+
+  if (qos === 2) {
+    if (session.incomingQos2.has(packetId)) {
+      // A resend of a message already routed: acknowledge only.
+      conn.write(ack(PUBREC, packetId, conn.version));
+      return;
+    }
+    // [MQTT-3.3.4-8] Receive Maximum: unreleased QoS 2 messages beyond ours are refused.
+    if (session.incomingQos2.size >= ctx.config.limits.receiveMaximum) {
+      conn.disconnectWith(RC.RECEIVE_MAXIMUM_EXCEEDED, 'receive_maximum_exceeded');
+      return;
+    }
+  }
+
+  const now = Date.now();
+  let props: Buffer | null = null;
+  if (conn.version === 5 && d[o + 7] > 0) {
+    props = src.subarray(d[o + 6], d[o + 6] + d[o + 7]);
+    // Topic alias and expiry are set per delivery; the rest is forwarded as it came.
+    if (alias !== 0 || d[o] & DESC_EXPIRY) {
+      const rest = rewritePublishProperties(props);
+      props = rest.length > 0 ? rest : null;
+    }
+  }
+  const topic = topicBytes.toString('utf8');
+  const message: Message = {
+    topic,
+    topicBytes,
+    payload: src.subarray(d[o + 8], d[o + 8] + d[o + 9]),
+    qos,
+    retain: (header & 1) !== 0,
+    props,
+    expiresAt: d[o] & DESC_EXPIRY ? now + d[o + 11] * 1000 : 0,
+    receivedAt: now,
+  };
+
+  // Clients may not publish to $-topics such as $SYS (MQTT 5.0 section 4.7.2: server-specific).
+  if (topic.charCodeAt(0) === 0x24) {
+    refusePublish(conn, qos, packetId);
+    return;
+  }
+  if (!conn.authorizer.allowsEverything) {
+    const allowed = conn.authorizer.authorize(conn.identity, 'publish', topic);
+    if (typeof allowed !== 'boolean') {
+      // The decision is not cached yet: the connection holds later packets until it is.
+      return allowed.then((ok) => finishPublish(conn, message, packetId, ok));
+    }
+    finishPublish(conn, message, packetId, allowed);
+    return;
+  }
+  finishPublish(conn, message, packetId, true);
+}
+
+function finishPublish(conn: Connection, message: Message, packetId: number, allowed: boolean): void {
+  if (conn.state === 'closed') return;
+  const ctx = conn.ctx;
+  if (!allowed) {
+    ctx.stats.aclDenied++;
+    ctx.stats.dropped.notAuthorized++;
+    refusePublish(conn, message.qos, packetId);
+    return;
+  }
+  const matched = ctx.router.publish(message, conn.session!.handle, conn.clientHash);
+  if (message.qos === 1) {
+    conn.write(ack(PUBACK, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
+  } else if (message.qos === 2) {
+    conn.session!.incomingQos2.add(packetId);
+    conn.write(ack(PUBREC, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
+  }
+}
+
+/** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has
+ * no negative acknowledgement, so the message is acknowledged and dropped. */
+function refusePublish(conn: Connection, qos: number, packetId: number): void {
+  if (qos === 1) conn.write(ack(PUBACK, packetId, conn.version, RC.NOT_AUTHORIZED));
+  else if (qos === 2) conn.write(ack(PUBREC, packetId, conn.version, RC.NOT_AUTHORIZED));
+}

@@ -1,0 +1,58 @@
+// handle_subscribe: adds subscriptions to the session and the shared routing core, answers
+// SUBACK, then sends the retained messages the new subscriptions match (by Retain Handling).
+import type { Packet, SubscriptionRequest } from '../native/index.ts';
+import type { Connection, HandlerResult } from '../session/connection.ts';
+import { RC } from '../protocol/reason-codes.ts';
+import { suback } from '../protocol/send.ts';
+
+const SHARED = /^\$(share|queue)\//;
+
+export function handleSubscribe(conn: Connection, p: Packet): HandlerResult {
+  const subs = p.subscriptions!;
+  if (conn.authorizer.allowsEverything) {
+    finishSubscribe(conn, p, subs.map(() => true));
+    return;
+  }
+  const decisions = subs.map((s) => conn.authorizer.authorize(conn.identity, 'subscribe', s.topic));
+  if (decisions.every((d) => typeof d === 'boolean')) {
+    finishSubscribe(conn, p, decisions as boolean[]);
+    return;
+  }
+  return Promise.all(decisions).then((ok) => finishSubscribe(conn, p, ok));
+}
+
+function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): void {
+  if (conn.state === 'closed') return;
+  const ctx = conn.ctx;
+  const session = conn.session!;
+  const subscriptionId = p.properties?.subscriptionIdentifier?.[0] ?? 0;
+  const codes: number[] = [];
+  const retainedFor: { sub: SubscriptionRequest; existed: boolean }[] = [];
+  p.subscriptions!.forEach((sub, i) => {
+    if (!allowed[i]) {
+      ctx.stats.aclDenied++;
+      codes.push(RC.NOT_AUTHORIZED); // [MQTT-3.9.3-?] 0x87 in v5, 0x80 in v3
+      return;
+    }
+    const options = sub.qos | (sub.nl ? 4 : 0) | (sub.rap ? 8 : 0) | ((sub.rh ?? 0) << 4);
+    let existed: boolean;
+    try {
+      existed = ctx.router.subscribe(sub.topic, session.handle, options, subscriptionId);
+    } catch (err) {
+      ctx.log.debug('subscription refused', { clientId: conn.clientId, filter: sub.topic, err });
+      codes.push((err as { reason?: number }).reason ?? RC.TOPIC_FILTER_INVALID);
+      return;
+    }
+    session.subscriptions.set(sub.topic, { filter: sub.topic, options, subscriptionId });
+    codes.push(sub.qos); // granted QoS: we support all three
+    retainedFor.push({ sub, existed });
+  });
+  conn.write(suback(conn.version, p.messageId!, codes));
+  for (const { sub, existed } of retainedFor) {
+    // [MQTT-3.3.1-9 .. MQTT-3.3.1-11] Retain Handling 0: always; 1: only for a new
+    // subscription; 2: never. Shared subscriptions get no retained messages [MQTT-4.8.2-?].
+    const rh = sub.rh ?? 0;
+    if (SHARED.test(sub.topic) || rh === 2 || (rh === 1 && existed)) continue;
+    ctx.router.sendRetained(session, sub.topic, sub.qos as 0 | 1 | 2, subscriptionId);
+  }
+}

@@ -1,0 +1,79 @@
+// Transport over a net.Socket or tls.TLSSocket. Writes within a tick are corked and leave as
+// one writev when the tick ends.
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+
+import type { Transport, TransportHandlers, TransportKind } from './transport.ts';
+
+export class SocketTransport implements Transport {
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localPort: number;
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
+
+  constructor(private readonly socket: Socket, readonly kind: TransportKind, readonly certificateCN: string | undefined = undefined) {
+    this.remoteAddress = socket.remoteAddress ?? '';
+    this.remotePort = socket.remotePort ?? 0;
+    this.localPort = socket.localPort ?? 0;
+    socket.setNoDelay(true);
+  }
+
+  get bufferedBytes(): number {
+    return this.socket.writableLength;
+  }
+
+  start(handlers: TransportHandlers): void {
+    this.socket.on('data', handlers.data);
+    this.socket.on('close', handlers.close);
+    // An 'error' is always followed by 'close', where the connection cleans up; the error
+    // itself (reset by peer, broken pipe) needs no more than that.
+    this.socket.on('error', noteSocketError);
+  }
+
+  write(frame: Buffer): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(this.uncork);
+    }
+    this.socket.write(frame);
+  }
+
+  end(): void {
+    this.socket.end();
+    // A peer that never reads must not hold the socket open forever.
+    setTimeout(() => this.socket.destroy(), 5000).unref();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  pause(): void {
+    this.socket.pause();
+  }
+
+  resume(): void {
+    this.socket.resume();
+  }
+
+  /** TLS: the peer certificate's subject CN when the certificate was verified. */
+  static verifiedCN(socket: TLSSocket): string | undefined {
+    if (!socket.authorized) return undefined;
+    const cn = socket.getPeerCertificate()?.subject?.CN;
+    return Array.isArray(cn) ? cn[0] : cn;
+  }
+}
+
+let socketErrors = 0;
+function noteSocketError(): void {
+  socketErrors++;
+}
+
+export function socketErrorCount(): number {
+  return socketErrors;
+}

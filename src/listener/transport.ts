@@ -1,0 +1,29 @@
+// Transport: what a connection needs from a listener, whatever the wire (TCP, TLS, WebSocket):
+// bytes in, bytes out, close. Writes made during one tick leave in one corked write.
+
+export type TransportKind = 'tcp' | 'tls' | 'ws';
+
+export interface TransportHandlers {
+  data(chunk: Buffer): void;
+  close(hadError: boolean): void;
+}
+
+export interface Transport {
+  readonly kind: TransportKind;
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  /** The CN of a verified client certificate (TLS with client certificates). */
+  readonly certificateCN: string | undefined;
+  /** Port of the listener that accepted the connection. */
+  readonly localPort: number;
+  /** Bytes accepted by write() but not yet handed to the kernel. */
+  readonly bufferedBytes: number;
+  start(handlers: TransportHandlers): void;
+  write(frame: Buffer): void;
+  /** Flushes what was written, then closes. */
+  end(): void;
+  /** Closes now, dropping what is unsent. */
+  destroy(): void;
+  pause(): void;
+  resume(): void;
+}

@@ -1,0 +1,53 @@
+// The `spindle` command: loads the configuration, starts the supervisor and its workers, and
+// handles signals (SIGTERM/SIGINT: graceful shutdown; SIGHUP: reload TLS certificates).
+import uWS from 'uWebSockets.js';
+
+import { loadConfig, ConfigError } from './config/index.ts';
+import { createLogger } from './log/index.ts';
+import { Supervisor } from './broker/supervisor.ts';
+
+function checkUws(): void {
+  // If its binary fails to load, the package falls back to a slow shim without SSLApp.
+  if (typeof (uWS as { SSLApp?: unknown }).SSLApp !== 'function') {
+    throw new Error('uWebSockets.js native binary did not load (no SSLApp): refusing to run on the fallback');
+  }
+}
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig({ argv: process.argv.slice(2), env: process.env });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`spindle: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger({ level: config.log.level, name: 'main' });
+  checkUws();
+  const supervisor = new Supervisor(config, log);
+  const ports = await supervisor.start();
+  log.info('spindle started', { workers: config.workers, ...ports, node: config.nodeName });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    supervisor.shutdown().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    }, (err) => {
+      log.error('shutdown failed', { err });
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => supervisor.reloadTls());
+}
+
+main().catch((err) => {
+  process.stderr.write(`spindle: failed to start: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+// DeliveryBatch: the deliveries for one other worker thread collected during one tick, in one
+// transferable buffer. A message is written once however many of that worker's sessions it
+// goes to. Layout: repeated [u32 record length][message record][u32 n] then n deliveries of
+// [u32 session][u8 qos][u8 retain][u16 ids][u32 id * ids].
+import { recordLength, writeRecord, readRecord, type Message } from '../broker/message.ts';
+
+export class DeliveryBatch {
+  private buf: Buffer;
+  private len = 0;
+  private last: Message | null = null;
+  private countAt = 0;
+
+  constructor(private initial = 64 * 1024) {
+    this.buf = fresh(initial);
+  }
+
+  get length(): number {
+    return this.len;
+  }
+
+  add(m: Message, session: number, qos: number, retain: boolean, ids: number[] | null): void {
+    if (m !== this.last) {
+      const rl = recordLength(m);
+      this.ensure(8 + rl);
+      this.buf.writeUInt32LE(rl, this.len);
+      writeRecord(m, this.buf, this.len + 4);
+      this.len += 4 + rl;
+      this.countAt = this.len;
+      this.buf.writeUInt32LE(0, this.len);
+      this.len += 4;
+      this.last = m;
+    }
+    const n = ids?.length ?? 0;
+    this.ensure(8 + 4 * n);
+    const b = this.buf;
+    b.writeUInt32LE(session, this.len);
+    b[this.len + 4] = qos;
+    b[this.len + 5] = retain ? 1 : 0;
+    b.writeUInt16LE(n, this.len + 6);
+    this.len += 8;
+    for (let i = 0; i < n; i++, this.len += 4) b.writeUInt32LE(ids![i], this.len);
+    b.writeUInt32LE(b.readUInt32LE(this.countAt) + 1, this.countAt);
+  }
+
+  /** Hands over the collected bytes (to transfer) and starts a new buffer. */
+  take(): { buffer: ArrayBuffer; length: number } {
+    const out = { buffer: this.buf.buffer as ArrayBuffer, length: this.len };
+    this.buf = fresh(this.initial);
+    this.len = 0;
+    this.last = null;
+    return out;
+  }
+
+  private ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const next = fresh(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+}
+
+/** A Buffer over its own ArrayBuffer (not the shared pool), so it can be transferred. */
+function fresh(size: number): Buffer {
+  return Buffer.from(new ArrayBuffer(size));
+}
+
+export interface BatchDelivery {
+  message: Message;
+  session: number;
+  qos: 0 | 1 | 2;
+  retain: boolean;
+  ids: number[] | null;
+}
+
+/** Reads a batch; calls `deliver` for each delivery in order. */
+export function readBatch(buffer: ArrayBuffer, length: number, deliver: (d: BatchDelivery) => void): void {
+  const b = Buffer.from(buffer, 0, length);
+  let at = 0;
+  while (at < length) {
+    const rl = b.readUInt32LE(at);
+    const { message } = readRecord(b, at + 4);
+    at += 4 + rl;
+    const n = b.readUInt32LE(at);
+    at += 4;
+    for (let i = 0; i < n; i++) {
+      const session = b.readUInt32LE(at);
+      const qos = b[at + 4] as 0 | 1 | 2;
+      const retain = b[at + 5] === 1;
+      const k = b.readUInt16LE(at + 6);
+      at += 8;
+      let ids: number[] | null = null;
+      if (k) {
+        ids = [];
+        for (let j = 0; j < k; j++, at += 4) ids.push(b.readUInt32LE(at));
+      }
+      deliver({ message, session, qos, retain, ids });
+    }
+  }
+}

@@ -1,0 +1,146 @@
+// WorkerRouter: routing as seen from one thread. It matches a message in the shared native
+// routing core, delivers to the sessions this thread owns, and collects deliveries for other
+// workers into one batch per worker per tick. It also owns the retained-message side of a
+// publish and the retained messages sent on subscribe. One per thread; state is that thread's.
+import { Router, RetainedStore, DELIVERY_RAP, TopicError, native } from '../native/index.ts';
+import { toRecord, records, type Message } from '../broker/message.ts';
+import type { Delivery, Session } from '../session/session.ts';
+import { DeliveryBatch, readBatch, type BatchDelivery } from './batch.ts';
+
+export interface RouterHost {
+  readonly workerId: number;
+  /** Sessions this thread owns, by handle. */
+  session(handle: number): Session | undefined;
+  /** Delivers to a session this thread owns (connected or not). */
+  deliverLocal(session: Session, d: Delivery, frameCache: Map<string, Buffer>): void;
+  /** A session handle this thread no longer owns: where it went, if known. */
+  movedTo(handle: number): number | undefined;
+  sendBatch(worker: number, buffer: ArrayBuffer, length: number): void;
+  dropped(reason: 'noSession'): void;
+}
+
+export class WorkerRouter {
+  private out = new Uint32Array(4096);
+  private readonly batches = new Map<number, DeliveryBatch>();
+  private flushScheduled = false;
+  private readonly frameCache = new Map<string, Buffer>();
+
+  constructor(
+    private readonly host: RouterHost,
+    readonly router: InstanceType<typeof Router>,
+    readonly retained: InstanceType<typeof RetainedStore>,
+  ) {}
+
+  /** Routes a message: retained store, then every matching session. Returns how many sessions it
+   * went to. `publisher` is the publishing session's handle (No Local), `publisherHash` the hash
+   * of its client id (shared-subscription strategy). */
+  publish(m: Message, publisher: number, publisherHash: number): number {
+    if (m.retain) this.retain(m);
+    let words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
+    if (words < 0) {
+      this.out = new Uint32Array(-words * 2);
+      words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
+    }
+    const out = this.out;
+    let count = 0;
+    this.frameCache.clear();
+    for (let i = 0; i < words; count++) {
+      const session = out[i];
+      const word = out[i + 1];
+      const worker = word & 0xffff;
+      const subQos = (word >>> 16) & 3;
+      const n = out[i + 2];
+      const ids = n ? Array.from(out.subarray(i + 3, i + 3 + n)) : null;
+      i += 3 + n;
+      // [MQTT-3.8.4-8] the lower of the message's and the subscription's QoS;
+      // [MQTT-3.3.1-12/13] RETAIN is kept only with Retain As Published.
+      const qos = (m.qos < subQos ? m.qos : subQos) as 0 | 1 | 2;
+      const retain = (word & DELIVERY_RAP) !== 0 && m.retain;
+      if (worker === this.host.workerId) {
+        this.deliver(session, { message: m, qos, retain, subscriptionIds: ids });
+      } else {
+        this.batchFor(worker).add(m, session, qos, retain, ids);
+      }
+    }
+    return count;
+  }
+
+  private deliver(handle: number, d: Delivery): void {
+    const s = this.host.session(handle);
+    if (s) {
+      this.host.deliverLocal(s, d, this.frameCache);
+      return;
+    }
+    const to = this.host.movedTo(handle);
+    if (to !== undefined && to !== this.host.workerId) this.batchFor(to).add(d.message, handle, d.qos, d.retain, d.subscriptionIds);
+    else this.host.dropped('noSession');
+  }
+
+  /** Deliveries another worker batched for this one. */
+  receiveBatch(buffer: ArrayBuffer, length: number): void {
+    this.frameCache.clear();
+    let last: Message | null = null;
+    readBatch(buffer, length, (b: BatchDelivery) => {
+      if (b.message !== last) {
+        this.frameCache.clear();
+        last = b.message;
+      }
+      this.deliver(b.session, { message: b.message, qos: b.qos, retain: b.retain, subscriptionIds: b.ids });
+    });
+  }
+
+  subscribe(filter: string, session: number, options: number, subscriptionId: number): boolean {
+    return native(() => this.router.subscribe(filter, session, this.host.workerId, options, subscriptionId));
+  }
+
+  unsubscribe(filter: string, session: number): boolean {
+    return this.router.unsubscribe(filter, session);
+  }
+
+  removeSession(session: number): number {
+    return this.router.removeSession(session);
+  }
+
+  /** [MQTT-3.3.1-5 .. MQTT-3.3.1-7] store, replace, or (empty payload) clear the retained message. */
+  retain(m: Message): void {
+    if (m.payload.length === 0) this.retained.remove(m.topic);
+    else this.retained.set(m.topic, toRecord(m));
+  }
+
+  /** Sends the retained messages a new subscription matches, RETAIN set [MQTT-3.3.1-9]. */
+  sendRetained(session: Session, filter: string, subQos: 0 | 1 | 2, subscriptionId: number): void {
+    let buf: Buffer;
+    try {
+      buf = native(() => this.retained.match(filter));
+    } catch (err) {
+      if (err instanceof TopicError) return;
+      throw err;
+    }
+    const ids = subscriptionId ? [subscriptionId] : null;
+    for (const m of records(buf)) {
+      this.frameCache.clear(); // frames are cached per message
+      const qos = (m.qos < subQos ? m.qos : subQos) as 0 | 1 | 2;
+      this.host.deliverLocal(session, { message: m, qos, retain: true, subscriptionIds: ids }, this.frameCache);
+    }
+  }
+
+  private batchFor(worker: number): DeliveryBatch {
+    let b = this.batches.get(worker);
+    if (!b) this.batches.set(worker, (b = new DeliveryBatch()));
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
+    return b;
+  }
+
+  /** Once per tick: each worker's deliveries leave in one transferred buffer. */
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    for (const [worker, batch] of this.batches) {
+      if (batch.length === 0) continue;
+      const { buffer, length } = batch.take();
+      this.host.sendBatch(worker, buffer, length);
+    }
+  };
+}

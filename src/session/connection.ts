@@ -1,0 +1,332 @@
+// Connection: one MQTT network connection, owned by the worker thread that accepted it. Bytes
+// from the transport go through the connection's native Framer (one call per read); PUBLISH is
+// handled from its descriptor, other packets are decoded to objects. It owns what lives and dies
+// with the network connection: protocol version, keepalive, topic aliases in both directions,
+// the client's limits (Receive Maximum, Maximum Packet Size), and the output path.
+import { Framer, DESC_SLOTS, DESC_HELD, decodePacket, encodePublish, type Packet } from '../native/index.ts';
+import type { Transport } from '../listener/transport.ts';
+import { RC, type CloseReason } from '../protocol/reason-codes.ts';
+import { PT } from '../protocol/packet-types.ts';
+import * as send from '../protocol/send.ts';
+import { isExpired, remainingExpiry } from '../broker/message.ts';
+import type { WorkerContext } from '../worker/context.ts';
+import type { Authorizer, ClientIdentity } from '../auth/index.ts';
+import type { Delivery, Inflight, Session } from './session.ts';
+import { handlePacket, handlePublish } from '../handlers/index.ts';
+
+export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
+
+/** A packet handler may finish later (authentication, authorization): the connection then holds
+ * the packets that follow until it has. */
+export type HandlerResult = void | Promise<void>;
+
+interface Backlog {
+  frames: { src: Buffer; desc: Uint32Array }[];
+}
+
+export class Connection {
+  state: ConnectionState = 'new';
+  version: send.Version = 4;
+  clientId = '';
+  username: string | undefined;
+  session: Session | null = null;
+  /** Hash of the client id, for the hash_clientid shared-subscription strategy. */
+  clientHash = 0;
+  keepalive = 0;
+  /** The client's Receive Maximum: QoS 1/2 PUBLISH we may have unacknowledged [MQTT-3.3.4-9]. */
+  sendQuota = 65535;
+  /** The client's Maximum Packet Size [MQTT-3.1.2-24]. */
+  maxOutgoingPacket = 268435460;
+  /** Topic aliases the client set [MQTT-3.3.2-9]: alias -> topic bytes. Die with the connection. */
+  readonly aliasesIn = new Map<number, Buffer>();
+  /** The client's Topic Alias Maximum and the aliases we assigned: topic -> alias. */
+  aliasMaxOut = 0;
+  readonly aliasesOut = new Map<string, number>();
+  /** The connection ended with a DISCONNECT that keeps the will from being published. */
+  normalDisconnect = false;
+  closeReason: CloseReason | undefined;
+  readonly connectedAt = Date.now();
+  lastActivity = Date.now();
+  /** Set at CONNECT, once the client is authenticated. */
+  authorizer!: Authorizer;
+  identity!: ClientIdentity;
+  private readonly framer: InstanceType<typeof Framer>;
+  private keepaliveTimer: NodeJS.Timeout | null = null;
+  private backlog: Backlog | null = null;
+
+  constructor(readonly transport: Transport, readonly ctx: WorkerContext, readonly endpointMaxPacket: number) {
+    this.framer = new Framer(endpointMaxPacket);
+  }
+
+  start(): void {
+    this.transport.start({
+      data: (chunk) => this.onData(chunk),
+      close: () => this.onClose(),
+    });
+    // A client must send CONNECT soon after connecting [MQTT-3.1.0-1 context: servers close idle sockets].
+    this.keepaliveTimer = setTimeout(() => this.close('timeout'), CONNECT_TIMEOUT_MS);
+  }
+
+  // ---- input ------------------------------------------------------------------------------
+
+  private onData(chunk: Buffer): void {
+    this.ctx.stats.bytesReceived += chunk.length;
+    this.lastActivity = Date.now();
+    if (this.keepaliveTimer && this.state === 'connected') this.keepaliveTimer.refresh();
+    if (this.backlog) {
+      this.queueChunk(chunk);
+      return;
+    }
+    const table = this.ctx.descTable;
+    let n = this.framer.feed(chunk, table);
+    while (n > 0) {
+      const held = table[0] & DESC_HELD ? this.framer.takeHeld() : undefined;
+      for (let i = 0; i < n; i++) {
+        const o = i * DESC_SLOTS;
+        const src = held && i === 0 ? held : chunk;
+        if (this.state === 'closed') return;
+        const r = this.dispatch(src, table, o);
+        if (r) {
+          // The rest of this read waits for the handler; copy it out of the shared table.
+          this.backlog = { frames: [] };
+          for (let k = i + 1; k < n; k++) {
+            const ko = k * DESC_SLOTS;
+            this.backlog.frames.push({ src: chunk, desc: table.slice(ko, ko + DESC_SLOTS) });
+          }
+          this.queueRest(chunk);
+          this.transport.pause();
+          void r.then(() => this.drainBacklog(), (err) => this.fail(err));
+          return;
+        }
+      }
+      n = this.framer.more(chunk, table);
+    }
+    this.checkFramerError();
+  }
+
+  /** Frames of the current read that the table had no room for, while a backlog is open. */
+  private queueRest(chunk: Buffer): void {
+    const table = new Uint32Array(DESC_SLOTS * 256);
+    let n = this.framer.more(chunk, table);
+    while (n > 0) {
+      for (let k = 0; k < n; k++) this.backlog!.frames.push({ src: chunk, desc: table.slice(k * DESC_SLOTS, (k + 1) * DESC_SLOTS) });
+      n = this.framer.more(chunk, table);
+    }
+  }
+
+  private queueChunk(chunk: Buffer): void {
+    const table = new Uint32Array(DESC_SLOTS * 256);
+    let n = this.framer.feed(chunk, table);
+    while (n > 0) {
+      const held = table[0] & DESC_HELD ? this.framer.takeHeld() : undefined;
+      for (let k = 0; k < n; k++) {
+        this.backlog!.frames.push({ src: held && k === 0 ? held : chunk, desc: table.slice(k * DESC_SLOTS, (k + 1) * DESC_SLOTS) });
+      }
+      n = this.framer.more(chunk, table);
+    }
+  }
+
+  private drainBacklog(): void {
+    const backlog = this.backlog!;
+    while (backlog.frames.length > 0) {
+      if (this.state === 'closed') return;
+      const { src, desc } = backlog.frames.shift()!;
+      const r = this.dispatch(src, desc, 0);
+      if (r) {
+        void r.then(() => this.drainBacklog(), (err) => this.fail(err));
+        return;
+      }
+    }
+    this.backlog = null;
+    this.checkFramerError();
+    if (this.state !== 'closed') this.transport.resume();
+  }
+
+  private checkFramerError(): void {
+    const err = this.framer.error;
+    if (err && this.state !== 'closed') {
+      this.ctx.stats.protocolErrors++;
+      this.ctx.log.debug('malformed packet', { clientId: this.clientId, code: err.code, reason: err.reason });
+      this.protocolError(err.reason, err.message);
+    }
+  }
+
+  private dispatch(src: Buffer, desc: Uint32Array, o: number): HandlerResult {
+    const type = (desc[o] & 0xff) >> 4;
+    if (this.state === 'new' && type !== PT.CONNECT) {
+      // [MQTT-3.1.0-1] the first packet must be CONNECT.
+      this.close('protocol_error');
+      return;
+    }
+    if (type === PT.PUBLISH) return handlePublish(this, src, desc, o);
+    let packet: Packet;
+    try {
+      packet = decodePacket(this.version, src, desc[o + 1], desc[o + 2]);
+    } catch (err) {
+      const reason = /^\[0x([0-9a-f]{2})\]/.exec((err as Error).message);
+      this.ctx.stats.protocolErrors++;
+      // An unsupported protocol level in CONNECT is answered with CONNACK 0x84 / 0x01 [MQTT-3.1.2-2].
+      if (type === PT.CONNECT && (err as { code?: string }).code === 'UNSUPPORTED_PROTOCOL_VERSION') {
+        this.write(send.connack(this.version === 5 ? 5 : 4, false, RC.UNSUPPORTED_PROTOCOL_VERSION));
+        this.close('protocol_error');
+        return;
+      }
+      this.protocolError(reason ? parseInt(reason[1], 16) : RC.MALFORMED_PACKET, (err as Error).message);
+      return;
+    }
+    return handlePacket(this, packet);
+  }
+
+  /** A CONNECT was accepted: switch the framer to the negotiated version and start keepalive. */
+  onConnected(keepalive: number): void {
+    this.state = 'connected';
+    this.framer.setVersion(this.version);
+    this.keepalive = keepalive;
+    if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+    if (keepalive > 0) {
+      // [MQTT-3.1.2-22] one and a half times the keepalive without a packet closes the connection.
+      this.keepaliveTimer = setTimeout(() => this.onKeepaliveExpired(), keepalive * 1500);
+    }
+  }
+
+  private onKeepaliveExpired(): void {
+    this.ctx.log.debug('keepalive expired', { clientId: this.clientId });
+    this.disconnectWith(RC.KEEP_ALIVE_TIMEOUT, 'timeout');
+  }
+
+  private fail(err: unknown): void {
+    this.ctx.log.error('connection handler failed', { clientId: this.clientId, err });
+    this.disconnectWith(RC.UNSPECIFIED_ERROR, 'protocol_error');
+  }
+
+  // ---- output -----------------------------------------------------------------------------
+
+  write(frame: Buffer): void {
+    if (this.state === 'closed') return;
+    this.ctx.stats.bytesSent += frame.length;
+    this.transport.write(frame);
+  }
+
+  /**
+   * Sends a message to this connection's client now, or queues it when the inflight window is
+   * full. `frame` is a PUBLISH already encoded for this variant by the router (shared by many
+   * subscribers; copied before its packet identifier is patched).
+   */
+  deliver(d: Delivery, frame?: Buffer): void {
+    const session = this.session!;
+    if (d.qos > 0 && session.inflight.size >= Math.min(this.sendQuota, this.ctx.config.limits.maxInflight)) {
+      this.ctx.sessions.enqueue(session, d);
+      return;
+    }
+    this.sendPublish(d, frame, false);
+  }
+
+  /** Encodes (or reuses `frame`) and writes one PUBLISH; records it in flight for QoS > 0. */
+  sendPublish(d: Delivery, frame: Buffer | undefined, dup: boolean, packetId = 0): void {
+    const session = this.session!;
+    const m = d.message;
+    const now = Date.now();
+    if (isExpired(m, now)) {
+      // [MQTT-3.3.2-5] an expired message is not delivered.
+      this.ctx.stats.dropped.expired++;
+      return;
+    }
+    if (d.qos > 0 && packetId === 0) {
+      packetId = session.allocatePacketId();
+      if (packetId === 0) {
+        this.ctx.sessions.enqueue(session, d);
+        return;
+      }
+    }
+    if (!frame || dup) frame = this.encode(d, now, dup);
+    else if (d.qos > 0) frame = Buffer.from(frame);
+    if (frame.length > this.maxOutgoingPacket) {
+      // [MQTT-3.1.2-25] too big for this client: dropped for it, as if sent.
+      this.ctx.stats.dropped.tooLarge++;
+      return;
+    }
+    if (d.qos > 0) {
+      frame.writeUInt16BE(packetId, send.packetIdOffset(frame, this.topicLenInFrame(frame)));
+      const entry: Inflight = { ...d, packetId, state: 'publish' };
+      session.inflight.set(packetId, entry);
+    }
+    this.ctx.stats.messagesSent++;
+    this.ctx.stats.publishSent[d.qos]++;
+    this.write(frame);
+  }
+
+  /** Topic length as written in a PUBLISH frame (after a topic alias the topic may be empty). */
+  private topicLenInFrame(frame: Buffer): number {
+    let at = 1;
+    while (frame[at] & 0x80) at++;
+    return frame.readUInt16BE(at + 1);
+  }
+
+  /** Encodes a PUBLISH for this connection: its version, its topic alias, the message's
+   * remaining expiry and the subscription identifiers. */
+  encode(d: Delivery, now: number, dup: boolean): Buffer {
+    const m = d.message;
+    let topic = m.topicBytes;
+    let props: Buffer | null = null;
+    if (this.version === 5) {
+      let alias = 0;
+      if (this.aliasMaxOut > 0) {
+        alias = this.aliasesOut.get(m.topic) ?? 0;
+        if (alias) {
+          topic = EMPTY; // known alias: topic omitted [MQTT-3.3.2-12 context]
+        } else if (this.aliasesOut.size < this.aliasMaxOut) {
+          alias = this.aliasesOut.size + 1;
+          this.aliasesOut.set(m.topic, alias);
+        }
+      }
+      props = send.publishProperties(m.props, remainingExpiry(m, now), d.subscriptionIds, alias);
+    }
+    const len = send.publishLength(this.version, d.qos, topic.length, props?.length ?? 0, m.payload.length);
+    const out = Buffer.allocUnsafe(len);
+    const flags = d.qos | (dup ? 4 : 0) | (d.retain ? 8 : 0);
+    encodePublish(this.version, out, 0, flags, d.qos ? 1 : 0, topic, m.payload, props ?? undefined);
+    return out;
+  }
+
+  // ---- closing ----------------------------------------------------------------------------
+
+  /** A protocol violation: v5 gets DISCONNECT with the reason code; then the connection closes. */
+  protocolError(reason: number, message?: string): void {
+    this.disconnectWith(reason, 'protocol_error', message);
+  }
+
+  /** Server-initiated DISCONNECT (v5) with `reason`, then close [MQTT-4.13.2-1]. */
+  disconnectWith(reason: number, why: CloseReason, message?: string): void {
+    if (this.state === 'closed') return;
+    if (this.version === 5 && (this.state === 'connected' || this.state === 'connecting')) {
+      this.write(send.disconnect(reason, message));
+    }
+    this.close(why);
+  }
+
+  isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  close(why: CloseReason): void {
+    if (this.state === 'closed') return;
+    this.closeReason ??= why;
+    this.transport.end();
+    this.onClose();
+  }
+
+  private onClose(): void {
+    if (this.state === 'closed') return;
+    const wasConnected = this.state === 'connected';
+    this.state = 'closed';
+    this.closeReason ??= 'normal';
+    if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+    this.ctx.connectionClosed(this, wasConnected);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+/** A connection that has not sent CONNECT by then is closed. */
+const CONNECT_TIMEOUT_MS = 10_000;

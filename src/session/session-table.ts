@@ -1,0 +1,313 @@
+// SessionTable: the sessions owned by one worker thread, by handle and by client id. It opens
+// and resumes sessions (also taking them over from another worker), queues and drains
+// deliveries, publishes wills, and ends sessions when they expire. Cross-worker hand-over goes
+// through the ClientRegistry (who owns a client id) and a request to the previous owner.
+import { NO_PUBLISHER, type ClientRegistry } from '../native/index.ts';
+import { toRecord, readRecord, type Message } from '../broker/message.ts';
+import { RC } from '../protocol/reason-codes.ts';
+import { ack, PUBREL } from '../protocol/send.ts';
+import type { WorkerContext } from '../worker/context.ts';
+import type { Connection } from './connection.ts';
+import { NEVER_EXPIRES, Session, type Delivery, type SubscriptionEntry } from './session.ts';
+
+/** A session as it travels to another worker (structured clone). */
+export interface SessionState {
+  handle: number;
+  clientId: string;
+  username: string | undefined;
+  expiryInterval: number;
+  subscriptions: SubscriptionEntry[];
+  inflight: { packetId: number; state: 'publish' | 'pubrel'; qos: 0 | 1 | 2; retain: boolean; ids: number[] | null; record: Uint8Array }[];
+  queue: { qos: 0 | 1 | 2; retain: boolean; ids: number[] | null; record: Uint8Array }[];
+  incomingQos2: number[];
+  will: { record: Uint8Array; delay: number } | null;
+}
+
+interface PendingTakeover {
+  resolve(state: SessionState | null): void;
+  timer: NodeJS.Timeout;
+}
+
+const TAKEOVER_TIMEOUT_MS = 3000;
+const MOVED_MEMORY_MS = 60_000;
+
+export class SessionTable {
+  readonly byHandle = new Map<number, Session>();
+  readonly byClientId = new Map<string, Session>();
+  /** Sessions handed to another worker recently: stray deliveries are forwarded there. */
+  private readonly moved = new Map<number, number>();
+  private readonly pending = new Map<string, PendingTakeover>();
+  private readonly claimOut = new Uint32Array(4);
+
+  constructor(private readonly ctx: WorkerContext, private readonly registry: InstanceType<typeof ClientRegistry>) {}
+
+  get size(): number {
+    return this.byHandle.size;
+  }
+
+  movedTo(handle: number): number | undefined {
+    return this.moved.get(handle);
+  }
+
+  /**
+   * Opens the session for a CONNECT: a new one, or the existing one (here or on another worker)
+   * when Clean Start is 0 [MQTT-3.1.2-4 .. MQTT-3.1.2-6]. An existing connection with the same
+   * client id is closed first [MQTT-3.1.4-3].
+   */
+  async open(conn: Connection, clientId: string, clean: boolean, expiry: number): Promise<{ session: Session; present: boolean }> {
+    const ctx = this.ctx;
+    // An existing connection of this client on this worker is closed first; if its session
+    // ended with it (expiry 0), the claim below starts a new one.
+    const current = this.registry.lookup(clientId);
+    if (current && current[1] === ctx.workerId) {
+      const old = this.byHandle.get(current[0]);
+      if (old) this.takeOverConnection(old);
+    }
+    const out = this.claimOut;
+    this.registry.claim(clientId, ctx.workerId, clean, out);
+    const [handle, prevHandle, prevWorker, hadPrevious] = out;
+    let session: Session | undefined;
+    if (hadPrevious) {
+      if (prevWorker === ctx.workerId) {
+        const old = this.byHandle.get(prevHandle);
+        if (old) {
+          this.takeOverConnection(old);
+          if (clean) this.end(old, true);
+          else session = old;
+        }
+      } else {
+        const state = await this.requestTakeover(prevWorker, clientId, prevHandle, !clean);
+        if (state && !clean) session = this.adopt(state);
+      }
+    }
+    const present = session !== undefined;
+    if (!session) {
+      session = new Session(handle, clientId, { maxQueued: ctx.config.limits.maxQueuedMessages, dropPolicy: ctx.config.limits.queueDropPolicy });
+      this.byHandle.set(handle, session);
+      this.byClientId.set(clientId, session);
+      ctx.stats.sessions++;
+    }
+    if (session.willTimer) {
+      // Reconnected within the will delay: the will is not sent [MQTT-3.1.3-9].
+      clearTimeout(session.willTimer);
+      session.willTimer = null;
+    }
+    session.will = null;
+    if (session.expiryTimer) clearTimeout(session.expiryTimer);
+    session.expiryTimer = null;
+    session.expiryInterval = expiry;
+    session.username = conn.username;
+    session.connection = conn;
+    conn.session = session;
+    return { session, present };
+  }
+
+  /** After CONNACK: resend what was in flight (PUBLISH with DUP, or PUBREL) [MQTT-4.4.0-1], then
+   * what was queued. */
+  resume(session: Session): void {
+    const conn = session.connection!;
+    for (const entry of session.inflight.values()) {
+      if (entry.state === 'pubrel') conn.write(ack(PUBREL, entry.packetId, conn.version));
+      else conn.sendPublish(entry, undefined, true, entry.packetId);
+    }
+    this.drain(session);
+  }
+
+  enqueue(session: Session, d: Delivery): void {
+    if (d.qos === 0 && !session.connection && !this.ctx.config.limits.queueQos0) {
+      this.ctx.stats.dropped.qos0Offline++;
+      return;
+    }
+    if (session.queue.push(d) !== undefined) this.ctx.stats.dropped.queueFull++;
+  }
+
+  /** Sends queued deliveries while the client's window has room. */
+  drain(session: Session): void {
+    const conn = session.connection;
+    if (!conn || conn.state !== 'connected') return;
+    const window = Math.min(conn.sendQuota, this.ctx.config.limits.maxInflight);
+    while (session.queue.length > 0) {
+      const next = session.queue.peek()!;
+      if (next.qos > 0 && session.inflight.size >= window) return;
+      session.queue.shift();
+      conn.sendPublish(next, undefined, false);
+    }
+  }
+
+  /** A delivery for a session of this worker: to its connection, or to its queue. */
+  deliverLocal(session: Session, d: Delivery, frameCache: Map<string, Buffer>): void {
+    const conn = session.connection;
+    if (conn && conn.state === 'connected') {
+      let frame: Buffer | undefined;
+      if (conn.aliasMaxOut === 0) {
+        // One encoding per variant of the message for this tick's subscribers.
+        const key = `${conn.version}${d.qos}${d.retain ? 1 : 0}${d.subscriptionIds ?? ''}`;
+        frame = frameCache.get(key);
+        if (!frame) {
+          frame = conn.encode(d, Date.now(), false);
+          frameCache.set(key, frame);
+        }
+      }
+      conn.deliver(d, frame);
+      return;
+    }
+    this.enqueue(session, d);
+  }
+
+  /** The network connection of a session went away. */
+  connectionClosed(conn: Connection): void {
+    const session = conn.session;
+    if (!session || session.connection !== conn) return;
+    session.connection = null;
+    session.disconnectedAt = Date.now();
+    const will = session.will;
+    session.will = null;
+    if (will && !conn.normalDisconnect) {
+      // [MQTT-3.1.3-9] a delayed will waits for its delay or the end of the session.
+      if (will.delay > 0 && session.expiryInterval > 0) {
+        session.will = will;
+        const delay = Math.min(will.delay, session.expiryInterval);
+        session.willTimer = setTimeout(() => {
+          session.willTimer = null;
+          const w = session.will;
+          session.will = null;
+          if (w) this.publishWill(session, w.message);
+        }, delay * 1000);
+      } else {
+        this.publishWill(session, will.message);
+      }
+    }
+    if (session.expiryInterval === 0) {
+      this.end(session, false);
+    } else if (session.expiryInterval !== NEVER_EXPIRES) {
+      session.expiryTimer = setTimeout(() => this.end(session, true), session.expiryInterval * 1000);
+    }
+  }
+
+  /** Ends a session: its subscriptions leave the routing core, its client id is released, and a
+   * will still waiting is published now [MQTT-3.1.3-9: "or the Session ends"]. */
+  end(session: Session, publishPendingWill: boolean): void {
+    if (this.byHandle.get(session.handle) !== session) return;
+    session.clearTimers();
+    this.byHandle.delete(session.handle);
+    if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
+    this.ctx.router.removeSession(session.handle);
+    this.registry.release(session.clientId, session.handle, this.ctx.workerId);
+    this.ctx.stats.sessions--;
+    const will = session.will;
+    session.will = null;
+    if (will && publishPendingWill) this.publishWill(session, will.message);
+  }
+
+  publishWill(session: Session, m: Message): void {
+    // A will's expiry is relative until it is published (negative seconds, see connect.ts).
+    const message = m.expiresAt < 0 ? { ...m, expiresAt: Date.now() - m.expiresAt * 1000 } : m;
+    if (message.topic.charCodeAt(0) === 0x24) return;
+    const identity = { clientId: session.clientId, username: session.username };
+    const allowed = this.ctx.authorizerFor(identity).authorize(identity, 'publish', message.topic);
+    const go = (ok: boolean) => {
+      if (ok) this.ctx.router.publish(message, NO_PUBLISHER, 0);
+      else this.ctx.stats.dropped.notAuthorized++;
+    };
+    if (typeof allowed === 'boolean') go(allowed);
+    else allowed.then(go, (err) => this.ctx.log.error('will authorization failed', { clientId: session.clientId, err }));
+  }
+
+  private takeOverConnection(session: Session): void {
+    const old = session.connection;
+    if (old) old.disconnectWith(RC.SESSION_TAKEN_OVER, 'takeover');
+  }
+
+  // ---- hand-over between workers ----------------------------------------------------------
+
+  private requestTakeover(worker: number, clientId: string, handle: number, resume: boolean): Promise<SessionState | null> {
+    return new Promise((resolve) => {
+      const key = `${clientId}\0${handle}`;
+      const timer = setTimeout(() => {
+        this.pending.delete(key);
+        this.ctx.log.warn('session takeover timed out', { clientId, worker });
+        resolve(null);
+      }, TAKEOVER_TIMEOUT_MS);
+      this.pending.set(key, { resolve, timer });
+      this.ctx.sendControl(worker, { t: 'takeover', clientId, handle, resume, from: this.ctx.workerId });
+    });
+  }
+
+  /** Another worker's client took over one of ours: close it, hand the session over (or end it). */
+  onTakeoverRequest(msg: { clientId: string; handle: number; resume: boolean; from: number }): void {
+    const session = this.byHandle.get(msg.handle);
+    let state: SessionState | null = null;
+    if (session) {
+      this.takeOverConnection(session);
+      if (msg.resume) {
+        state = this.exportState(session);
+        session.clearTimers();
+        this.byHandle.delete(session.handle);
+        if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
+        this.ctx.stats.sessions--;
+        this.moved.set(session.handle, msg.from);
+        setTimeout(() => this.moved.delete(msg.handle), MOVED_MEMORY_MS).unref();
+      } else {
+        // Clean Start: the old session ends here (its will, if pending, goes out).
+        const will = session.will;
+        session.will = null;
+        this.ctx.router.removeSession(session.handle);
+        session.clearTimers();
+        this.byHandle.delete(session.handle);
+        if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
+        this.ctx.stats.sessions--;
+        if (will) this.publishWill(session, will.message);
+      }
+    }
+    this.ctx.sendControl(msg.from, { t: 'session-state', clientId: msg.clientId, handle: msg.handle, state });
+  }
+
+  onSessionState(msg: { clientId: string; handle: number; state: SessionState | null }): void {
+    const key = `${msg.clientId}\0${msg.handle}`;
+    const p = this.pending.get(key);
+    if (!p) return;
+    clearTimeout(p.timer);
+    this.pending.delete(key);
+    p.resolve(msg.state);
+  }
+
+  private exportState(s: Session): SessionState {
+    const rec = (m: Message) => new Uint8Array(toRecord(m));
+    return {
+      handle: s.handle,
+      clientId: s.clientId,
+      username: s.username,
+      expiryInterval: s.expiryInterval,
+      subscriptions: [...s.subscriptions.values()],
+      inflight: [...s.inflight.values()].map((e) => ({ packetId: e.packetId, state: e.state, qos: e.qos, retain: e.retain, ids: e.subscriptionIds, record: rec(e.message) })),
+      queue: [...s.queue].map((d) => ({ qos: d.qos, retain: d.retain, ids: d.subscriptionIds, record: rec(d.message) })),
+      incomingQos2: [...s.incomingQos2],
+      will: s.will ? { record: rec(s.will.message), delay: s.will.delay } : null,
+    };
+  }
+
+  /** Rebuilds a session handed over by another worker; its subscriptions now route here. */
+  private adopt(state: SessionState): Session {
+    const ctx = this.ctx;
+    const msg = (r: Uint8Array) => readRecord(Buffer.from(r.buffer, r.byteOffset, r.byteLength), 0).message;
+    const s = new Session(state.handle, state.clientId, { maxQueued: ctx.config.limits.maxQueuedMessages, dropPolicy: ctx.config.limits.queueDropPolicy }, state.username);
+    s.expiryInterval = state.expiryInterval;
+    for (const sub of state.subscriptions) {
+      s.subscriptions.set(sub.filter, sub);
+      // Same session and filter: replaces the entry, now pointing at this worker.
+      ctx.router.subscribe(sub.filter, s.handle, sub.options, sub.subscriptionId);
+    }
+    for (const e of state.inflight) s.inflight.set(e.packetId, { message: msg(e.record), qos: e.qos, retain: e.retain, subscriptionIds: e.ids, packetId: e.packetId, state: e.state });
+    for (const q of state.queue) s.queue.push({ message: msg(q.record), qos: q.qos, retain: q.retain, subscriptionIds: q.ids });
+    for (const id of state.incomingQos2) s.incomingQos2.add(id);
+    this.byHandle.set(s.handle, s);
+    this.byClientId.set(s.clientId, s);
+    ctx.stats.sessions++;
+    return s;
+  }
+
+  /** Shutdown: every session of this worker, for persistence or a final count. */
+  all(): IterableIterator<Session> {
+    return this.byHandle.values();
+  }
+}

@@ -1,0 +1,158 @@
+// Worker thread: owns its listeners, the connections they accept and the sessions of those
+// connections. Routes through the process-wide native core; talks to the other workers over
+// MessagePorts (delivery batches and session hand-over) and to the supervisor over parentPort.
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+
+import { Router, RetainedStore, ClientRegistry, DESC_SLOTS } from '../native/index.ts';
+import type { BrokerConfig } from '../config/index.ts';
+import { createLogger } from '../log/index.ts';
+import { StaticAuthenticator, StaticAuthorizer, CachedAuthorizer, type Authorizer, type ClientIdentity } from '../auth/index.ts';
+import { WorkerRouter } from '../router/worker-router.ts';
+import { SessionTable } from '../session/session-table.ts';
+import { Connection } from '../session/connection.ts';
+import { RC } from '../protocol/reason-codes.ts';
+import { Listeners, type ListenerFds } from '../listener/listeners.ts';
+import type { Transport } from '../listener/transport.ts';
+import { WorkerStats } from './stats.ts';
+import type { AuthMethod, WorkerContext } from './context.ts';
+import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
+
+interface WorkerData {
+  workerId: number;
+  config: BrokerConfig;
+  fds: ListenerFds;
+  routerName: string;
+}
+
+const data = workerData as WorkerData;
+const config = data.config;
+const log = createLogger({ level: config.log.level, name: `worker-${data.workerId}` });
+const stats = new WorkerStats();
+const peers = new Map<number, MessagePort>();
+const connections = new Set<Connection>();
+const authMethods = new Map<string, AuthMethod>();
+
+const staticAuthorizer = new StaticAuthorizer(config.auth);
+const ctx: WorkerContext = {
+  workerId: data.workerId,
+  config,
+  log,
+  stats,
+  descTable: new Uint32Array(DESC_SLOTS * 1024),
+  router: undefined as unknown as WorkerRouter,
+  sessions: undefined as unknown as SessionTable,
+  authenticator: new StaticAuthenticator(config.auth),
+  authMethods,
+  authorizerFor(who: ClientIdentity): Authorizer {
+    return staticAuthorizer.allowsEverything ? staticAuthorizer : new CachedAuthorizer(staticAuthorizer, config.auth.cacheSize);
+  },
+  sendControl(worker: number, msg: object): void {
+    const port = peers.get(worker);
+    if (port) port.postMessage(msg as PeerMessage);
+    else log.warn('no port to worker', { worker });
+  },
+  connectionClosed(conn: Connection, wasConnected: boolean): void {
+    connections.delete(conn);
+    stats.connectionsCurrent--;
+    if (wasConnected || conn.session) sessions.connectionClosed(conn);
+  },
+};
+
+const sessions = new SessionTable(ctx, ClientRegistry.open(data.routerName));
+const router = new WorkerRouter(
+  {
+    workerId: data.workerId,
+    session: (h) => sessions.byHandle.get(h),
+    deliverLocal: (s, d, cache) => sessions.deliverLocal(s, d, cache),
+    movedTo: (h) => sessions.movedTo(h),
+    sendBatch(worker, buffer, length) {
+      const port = peers.get(worker);
+      if (port) port.postMessage({ t: 'batch', buffer, length } satisfies PeerMessage, [buffer]);
+      else stats.dropped.noSession++;
+    },
+    dropped: () => stats.dropped.noSession++,
+  },
+  Router.open(data.routerName),
+  RetainedStore.open(data.routerName),
+);
+(ctx as { router: WorkerRouter }).router = router;
+(ctx as { sessions: SessionTable }).sessions = sessions;
+
+function accept(t: Transport): void {
+  if (shuttingDown) {
+    t.destroy();
+    return;
+  }
+  const conn = new Connection(t, ctx, config.limits.maxPacketSize);
+  connections.add(conn);
+  stats.connectionsCurrent++;
+  stats.connectionsTotal++;
+  conn.start();
+}
+
+const listeners = new Listeners(config, accept);
+
+function onPeerMessage(msg: PeerMessage): void {
+  switch (msg.t) {
+    case 'batch': router.receiveBatch(msg.buffer, msg.length); break;
+    case 'takeover': sessions.onTakeoverRequest(msg); break;
+    case 'session-state': sessions.onSessionState(msg); break;
+  }
+}
+
+let shuttingDown = false;
+
+/** Stop accepting, tell v5 clients the server is going away (0x8B), flush, and report. */
+async function shutdown(): Promise<void> {
+  shuttingDown = true;
+  listeners.stopAccepting();
+  for (const conn of [...connections]) conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'shutdown');
+  // Give the final writes a moment to leave.
+  await new Promise((r) => setTimeout(r, 50));
+  post({ t: 'stopped' });
+}
+
+function post(msg: FromWorker): void {
+  parentPort!.postMessage(msg);
+}
+
+parentPort!.on('message', (msg: ToWorker) => {
+  switch (msg.t) {
+    case 'peer':
+      peers.set(msg.worker, msg.port);
+      msg.port.on('message', onPeerMessage);
+      break;
+    case 'peer-gone':
+      peers.get(msg.worker)?.close();
+      peers.delete(msg.worker);
+      break;
+    case 'publish': {
+      // The supervisor ($SYS) or the admin API publishing through this worker.
+      router.publish({ ...msg.message, topicBytes: Buffer.from(msg.message.topic), payload: Buffer.from(msg.message.payload), props: null, receivedAt: Date.now() }, 0xffffffff, 0);
+      break;
+    }
+    case 'stats':
+      stats.sessions = sessions.size;
+      post({ t: 'stats', stats: stats.snapshot() });
+      break;
+    case 'reload-tls':
+      try {
+        listeners.reloadTls();
+        log.info('TLS certificates reloaded');
+      } catch (err) {
+        log.error('TLS certificate reload failed; keeping the old ones', { err });
+      }
+      break;
+    case 'shutdown':
+      void shutdown();
+      break;
+  }
+});
+
+listeners.start(data.fds).then(
+  () => post({ t: 'ready' }),
+  (err: Error) => {
+    log.error('listeners failed to start', { err });
+    post({ t: 'failed', error: { code: (err as { code?: string }).code ?? 'LISTEN_FAILED', message: err.message } });
+  },
+);
