@@ -145,13 +145,37 @@ export class Supervisor {
     return true;
   }
 
+  /** Fresh counters from every running worker (each answers with a snapshot). */
+  async collectStats(timeoutMs = 1000): Promise<WorkerStatsSnapshot[]> {
+    const running = this.slots.filter((s) => s.worker && s.ready);
+    await Promise.all(running.map((s) => new Promise<void>((resolve) => {
+      const w = s.worker!;
+      const timer = setTimeout(done, timeoutMs);
+      function onMessage(m: FromWorker) {
+        if (m.t === 'stats') done();
+      }
+      function done() {
+        clearTimeout(timer);
+        w.off('message', onMessage);
+        resolve();
+      }
+      w.on('message', onMessage);
+      post(s, { t: 'stats' });
+    })));
+    return running.map((s) => s.stats).filter((s): s is WorkerStatsSnapshot => s !== null);
+  }
+
+  /** The worker threads (for operators' tooling and crash tests). */
+  get workers(): readonly (Worker | null)[] {
+    return this.slots.map((s) => s.worker);
+  }
+
   private async publishSys(): Promise<void> {
-    for (const s of this.slots) if (s.worker && s.ready) post(s, { t: 'stats' });
-    await new Promise((r) => setTimeout(r, 100));
+    const workers = await this.collectStats();
     const topics = sysTopics({
       version: VERSION,
       startedAt: this.startedAt,
-      workers: this.slots.map((s) => s.stats).filter((s): s is WorkerStatsSnapshot => s !== null),
+      workers,
       subscriptions: this.router.subscriptionCount,
       retained: this.retained.size,
       clientsKnown: this.registry.size,

@@ -99,7 +99,7 @@ export function noMessage(client: MqttClient, ms = 300): Promise<void> {
       client.off('message', onMessage);
       resolve();
     }, ms);
-    client.once('message', onMessage);
+    client.once('message', (topic) => onMessage(topic));
   });
 }
 
