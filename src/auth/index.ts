@@ -1,0 +1,9 @@
+// Owns the public surface of authentication and authorization.
+export type { Action, AuthRequest, AuthResult, Authenticator, Authorizer, ClientIdentity } from './types.ts';
+export { AuthError, type AuthErrorCode } from './errors.ts';
+export { StaticAuthenticator, type StaticAuthenticatorOptions, type StaticUser } from './static-authenticator.ts';
+export { StaticAuthorizer, subscriptionFilter, type AclRule, type StaticAuthorizerOptions } from './static-authorizer.ts';
+export { CachedAuthorizer } from './cached-authorizer.ts';
+export { hashPassword, verifyPassword, hashAlgorithmOf, passwordHashProblem, DEFAULT_BCRYPT_COST, type PasswordAlgorithm } from './password.ts';
+export { matches, covers, topicFilterProblem, topicNameProblem } from './topic-filter.ts';
+export { aclPatternProblem } from './acl-pattern.ts';

@@ -1,0 +1,68 @@
+// Owns authentication against the users listed in the configuration. Anonymous clients (no
+// username) are accepted when allowAnonymous; a named client needs a configured user and the
+// right password; a client whose verified certificate CN the listener passes is identified by
+// that CN, accepted when allowAnonymous or when the CN is a configured username. Unknown users
+// still cost one hash verification, so response time does not reveal which usernames exist.
+import { AuthError } from './errors.ts';
+import { passwordHashProblem, verifyPassword } from './password.ts';
+import type { AuthRequest, AuthResult, Authenticator } from './types.ts';
+
+export interface StaticUser {
+  username: string;
+  /** An argon2 or bcrypt hash. */
+  password: string;
+}
+
+export interface StaticAuthenticatorOptions {
+  allowAnonymous: boolean;
+  users: readonly StaticUser[];
+}
+
+/** Verified against when nobody is configured: the argon2id hash of a random, discarded string. */
+const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$pm0qJu94iCbalGqzR/fIbg$zLfWs2cHpjjNtUtsPv5wppfUoM0gTdwoUBKgnzq0Noo';
+const EMPTY = Buffer.alloc(0);
+
+export class StaticAuthenticator implements Authenticator {
+  private readonly allowAnonymous: boolean;
+  private readonly users: Map<string, string>;
+  /** A hash verified for unknown users: a configured one, so the cost matches a real check. */
+  private readonly dummyHash: string;
+
+  constructor(options: StaticAuthenticatorOptions) {
+    this.allowAnonymous = options.allowAnonymous === true;
+    this.users = new Map();
+    options.users.forEach((user, i) => {
+      if (typeof user.username !== 'string' || user.username === '') {
+        throw new AuthError('AUTH_CONFIG_INVALID', `users[${i}].username must be a non-empty string`);
+      }
+      if (this.users.has(user.username)) {
+        throw new AuthError('AUTH_CONFIG_INVALID', `users[${i}].username ${JSON.stringify(user.username)} is listed twice`);
+      }
+      const problem = typeof user.password === 'string' ? passwordHashProblem(user.password) : 'must be a string';
+      if (problem !== undefined) throw new AuthError('AUTH_CONFIG_INVALID', `users[${i}].password ${problem}`);
+      this.users.set(user.username, user.password);
+    });
+    this.dummyHash = options.users.length > 0 ? options.users[0].password : DUMMY_HASH;
+  }
+
+  async authenticate(req: AuthRequest): Promise<AuthResult> {
+    if (req.certificateCN !== undefined) return this.byCertificate(req.certificateCN);
+    if (req.username === undefined) {
+      return this.allowAnonymous ? { ok: true } : { ok: false, reason: 'not_authorized' };
+    }
+    const hash = this.users.get(req.username);
+    const password = req.password ?? EMPTY;
+    if (hash === undefined) {
+      await verifyPassword(this.dummyHash, password);
+      return { ok: false, reason: 'bad_credentials' };
+    }
+    const valid = await verifyPassword(hash, password);
+    return valid ? { ok: true, username: req.username } : { ok: false, reason: 'bad_credentials' };
+  }
+
+  /** The certificate is the credential: no password is checked. */
+  private byCertificate(cn: string): AuthResult {
+    if (this.allowAnonymous || this.users.has(cn)) return { ok: true, username: cn };
+    return { ok: false, reason: 'not_authorized' };
+  }
+}

@@ -1,0 +1,30 @@
+// Owns the contracts between the broker and its authentication and authorization providers.
+
+export interface AuthRequest {
+  clientId: string;
+  username?: string;
+  password?: Buffer;
+  remoteAddress: string;
+  /** The verified client certificate's CN, set by a TLS listener when mqtt.tls.cnAsUsername is on. */
+  certificateCN?: string;
+  protocolVersion: 3 | 4 | 5;
+}
+
+export type AuthResult = { ok: true; username?: string } | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' };
+
+export interface Authenticator {
+  authenticate(req: AuthRequest): Promise<AuthResult>;
+}
+
+export type Action = 'publish' | 'subscribe';
+
+export interface ClientIdentity {
+  clientId: string;
+  username?: string;
+}
+
+export interface Authorizer {
+  /** true when every topic is allowed for everyone (no rules): lets the broker skip the check on the hot path */
+  readonly allowsEverything: boolean;
+  authorize(who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean>;
+}

@@ -1,0 +1,6 @@
+// Owns deep freezing: the loaded configuration cannot be changed by any module holding it.
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return Object.freeze(value);
+}

@@ -1,0 +1,99 @@
+// Owns the list of configuration keys: path, accepted values, default and meaning. Everything
+// else (defaults, file merging, environment overrides, documentation) is derived from it.
+import { LOG_LEVELS } from '../log/levels.ts';
+import { aclRules, boolean, integer, oneOf, port, string, users, type Checker } from './validators.ts';
+
+export interface DefaultContext {
+  cpus: number;
+  hostname: string;
+}
+
+export interface KeySpec {
+  /** Dotted path, e.g. "mqtt.ws.port". */
+  key: string;
+  checker: Checker;
+  defaultValue(ctx: DefaultContext): unknown;
+  /** The default as written in the documentation. */
+  defaultText: string;
+  description: string;
+}
+
+const MAX_WORKERS = 256;
+
+function fixed(key: string, checker: Checker, value: unknown, description: string): KeySpec {
+  return { key, checker, defaultValue: () => structuredClone(value), defaultText: JSON.stringify(value), description };
+}
+
+export const KEYS: readonly KeySpec[] = Object.freeze([
+  {
+    key: 'nodeName',
+    checker: string({ nonEmpty: true }),
+    defaultValue: (ctx: DefaultContext) => `spindle@${ctx.hostname}`,
+    defaultText: '"spindle@" + host name',
+    description: 'Name of this broker node, reported in $SYS topics and logs.',
+  },
+  {
+    key: 'workers',
+    checker: integer(1, MAX_WORKERS),
+    defaultValue: (ctx: DefaultContext) => Math.min(Math.max(ctx.cpus, 1), MAX_WORKERS),
+    defaultText: 'number of CPUs',
+    description: `Worker threads accepting connections, 1..${MAX_WORKERS}.`,
+  },
+  fixed('dataDir', string({ nonEmpty: true }), './data', 'Directory for persistent state, relative to the working directory.'),
+  fixed('log.level', oneOf(LOG_LEVELS), 'info', 'Lowest level written: debug, info, warn or error.'),
+  fixed('mqtt.host', string({ nonEmpty: true }), '0.0.0.0', "Bind address of every MQTT listener; '::' for dual stack."),
+  fixed('mqtt.tcp.enabled', boolean(), true, 'Accept MQTT over plain TCP.'),
+  fixed('mqtt.tcp.port', port(), 1883, 'Port of the TCP listener (0: any free port).'),
+  fixed('mqtt.ws.enabled', boolean(), true, 'Accept MQTT over WebSocket.'),
+  fixed('mqtt.ws.port', port(), 8083, 'Port of the WebSocket listener (0: any free port).'),
+  fixed('mqtt.ws.path', string({ pattern: /^\//, patternText: "must start with '/'" }), '/mqtt', 'HTTP path of the WebSocket endpoint.'),
+  fixed('mqtt.tls.enabled', boolean(), false, 'Accept MQTT over TLS. Turned on automatically when `cert` and `key` are set and this key is not set.'),
+  fixed('mqtt.tls.port', port(), 8883, 'Port of the TLS listener (0: any free port).'),
+  fixed('mqtt.tls.cert', string(), '', 'Server certificate chain, PEM file path.'),
+  fixed('mqtt.tls.key', string(), '', 'Server private key, PEM file path.'),
+  fixed('mqtt.tls.ca', string(), '', 'CA certificates (PEM file path) that client certificates are verified against; empty: the system roots.'),
+  fixed('mqtt.tls.requestCert', boolean(), false, 'Ask TLS clients for a certificate. False: clients are not asked and present none.'),
+  fixed('mqtt.tls.rejectUnauthorized', boolean(), true, 'With `requestCert`: refuse clients whose certificate is missing or not signed by `ca` (the system roots when `ca` is empty). False: a client certificate is optional and unverified.'),
+  fixed('mqtt.tls.cnAsUsername', boolean(), false, 'Use the verified client certificate CN as the username; the certificate counts as the credential. Needs `requestCert` and `ca`.'),
+  fixed('limits.maxPacketSize', integer(16, 268435455), 1048576, 'Largest packet accepted, in bytes (16..268435455); advertised in the MQTT 5 CONNACK.'),
+  fixed('limits.receiveMaximum', integer(1, 65535), 1024, 'QoS 1/2 messages a client may have unacknowledged towards the broker (1..65535); advertised in CONNACK.'),
+  fixed('limits.maxInflight', integer(1, 65535), 1024, "QoS 1/2 messages the broker sends a client unacknowledged (1..65535); also bounded by the client's Receive Maximum."),
+  fixed('limits.maxKeepalive', integer(0, 65535), 3600, 'Longest keep alive in seconds (0..65535). A client asking for more, or for 0, gets this as Server Keep Alive (MQTT 5). 0: no cap.'),
+  fixed('limits.topicAliasMaximum', integer(0, 65535), 64, 'Topic aliases a client may use towards the broker (0..65535; 0: none).'),
+  fixed('limits.maxQueuedMessages', integer(0, 10_000_000), 1000, 'Messages queued per session (0..10000000): the offline queue and the overflow beyond the inflight window.'),
+  fixed('limits.queueDropPolicy', oneOf(['drop-oldest', 'drop-newest']), 'drop-oldest', 'Which message a full queue drops: drop-oldest or drop-newest.'),
+  fixed('limits.queueQos0', boolean(), false, 'Queue QoS 0 messages for offline sessions.'),
+  fixed('limits.maxSessionExpiry', integer(0, 4294967295), 604800, 'Cap on the Session Expiry Interval, in seconds; MQTT 3.1.1 persistent sessions (clean session 0) get this.'),
+  fixed('limits.maxClientIdLength', integer(23, 65535), 256, 'Longest client identifier accepted, in bytes (23..65535).'),
+  fixed('limits.maxTopicLevels', integer(1, 65535), 128, 'Most levels in a topic name or filter (1..65535).'),
+  fixed('auth.allowAnonymous', boolean(), true, 'Accept clients without a username.'),
+  fixed('auth.users', users(), [], 'Users: a list of `{username, password}` where password is an argon2 or bcrypt hash (see "Password hashes"). Environment: JSON.'),
+  fixed('auth.acl', aclRules(), [], 'Access rules, first match wins: `{permission: allow|deny, action: publish|subscribe|pubsub, topic, username?, clientId?}`; `topic` is a filter where `%c` and `%u` stand for the client id and username. Environment: JSON.'),
+  fixed('auth.aclDefault', oneOf(['allow', 'deny']), 'allow', 'Decision when no ACL rule matches: allow or deny.'),
+  fixed('auth.cacheSize', integer(0, 1_000_000), 1024, 'Authorization decisions cached per connection (0..1000000; 0: no cache).'),
+  fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
+  fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
+  fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),
+]);
+
+const BY_KEY: ReadonlyMap<string, KeySpec> = new Map(KEYS.map((spec) => [spec.key, spec]));
+
+export function keySpec(key: string): KeySpec | undefined {
+  return BY_KEY.get(key);
+}
+
+/** True when `path` is a section ("mqtt", "mqtt.tls") holding keys. */
+export function isSection(path: string): boolean {
+  const prefix = `${path}.`;
+  return KEYS.some((spec) => spec.key.startsWith(prefix));
+}
+
+/** The keys and sections directly inside `section` ('' for the top level). */
+export function childrenOf(section: string): string[] {
+  const prefix = section === '' ? '' : `${section}.`;
+  const names = new Set<string>();
+  for (const spec of KEYS) {
+    if (spec.key.startsWith(prefix)) names.add(spec.key.slice(prefix.length).split('.')[0]);
+  }
+  return [...names];
+}

@@ -1,0 +1,62 @@
+// Owns the shape of the broker configuration.
+import type { LogLevel } from '../log/levels.ts';
+
+export interface UserEntry {
+  username: string;
+  /** An argon2 or bcrypt hash. */
+  password: string;
+}
+
+export interface AclEntry {
+  permission: 'allow' | 'deny';
+  action: 'publish' | 'subscribe' | 'pubsub';
+  /** A topic filter; %c and %u inside a level stand for the client id and the username. */
+  topic: string;
+  username?: string;
+  clientId?: string;
+}
+
+export interface BrokerConfig {
+  nodeName: string;
+  workers: number;
+  dataDir: string;
+  log: { level: LogLevel };
+  mqtt: {
+    host: string;
+    tcp: { enabled: boolean; port: number };
+    ws: { enabled: boolean; port: number; path: string };
+    tls: {
+      enabled: boolean;
+      port: number;
+      cert: string;
+      key: string;
+      ca: string;
+      requestCert: boolean;
+      rejectUnauthorized: boolean;
+      cnAsUsername: boolean;
+    };
+  };
+  limits: {
+    maxPacketSize: number;
+    receiveMaximum: number;
+    maxInflight: number;
+    maxKeepalive: number;
+    topicAliasMaximum: number;
+    maxQueuedMessages: number;
+    queueDropPolicy: 'drop-oldest' | 'drop-newest';
+    queueQos0: boolean;
+    maxSessionExpiry: number;
+    maxClientIdLength: number;
+    maxTopicLevels: number;
+  };
+  auth: {
+    allowAnonymous: boolean;
+    users: UserEntry[];
+    acl: AclEntry[];
+    aclDefault: 'allow' | 'deny';
+    cacheSize: number;
+  };
+  sys: { enabled: boolean; interval: number };
+  shutdownTimeout: number;
+}
+

@@ -1,0 +1,174 @@
+// Owns the value checks of configuration keys: each checker says how an environment variable is
+// coerced (its kind), describes the accepted values, and returns the problem with a value, or
+// the cleaned value when it is acceptable.
+import { aclPatternProblem } from '../auth/acl-pattern.ts';
+import { passwordHashProblem } from '../auth/password.ts';
+
+/** How an environment variable's text becomes a value. */
+export type EnvKind = 'string' | 'number' | 'boolean' | 'json';
+
+/** A problem with a value: `at` is a path below the key ("[2].topic") or '' for the value itself. */
+export interface Problem {
+  at: string;
+  message: string;
+}
+
+export type CheckResult = { ok: true; value: unknown } | { ok: false; problem: Problem };
+
+export interface Checker {
+  kind: EnvKind;
+  check(value: unknown): CheckResult;
+}
+
+function accept(value: unknown): CheckResult {
+  return { ok: true, value };
+}
+
+function reject(message: string, at = ''): CheckResult {
+  return { ok: false, problem: { at, message } };
+}
+
+/** A value as written in a message: JSON, cut short when long. */
+export function shown(value: unknown): string {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+export function integer(min: number, max: number): Checker {
+  return {
+    kind: 'number',
+    check(value) {
+      if (typeof value !== 'number' || !Number.isInteger(value)) return reject(`expected an integer, got ${shown(value)}`);
+      if (value < min || value > max) return reject(`expected an integer in ${min}..${max}, got ${value}`);
+      return accept(value);
+    },
+  };
+}
+
+/** A TCP port; 0 asks the system for any free port (tests). */
+export function port(): Checker {
+  return integer(0, 65535);
+}
+
+export function boolean(): Checker {
+  return {
+    kind: 'boolean',
+    check(value) {
+      return typeof value === 'boolean' ? accept(value) : reject(`expected true or false, got ${shown(value)}`);
+    },
+  };
+}
+
+export function string(options: { nonEmpty?: boolean; pattern?: RegExp; patternText?: string } = {}): Checker {
+  return {
+    kind: 'string',
+    check(value) {
+      if (typeof value !== 'string') return reject(`expected a string, got ${shown(value)}`);
+      if (options.nonEmpty === true && value === '') return reject('must not be empty');
+      if (options.pattern !== undefined && !options.pattern.test(value)) return reject(`${options.patternText ?? `must match ${options.pattern}`}, got ${shown(value)}`);
+      return accept(value);
+    },
+  };
+}
+
+export function oneOf(choices: readonly string[]): Checker {
+  return {
+    kind: 'string',
+    check(value) {
+      if (typeof value === 'string' && choices.includes(value)) return accept(value);
+      return reject(`expected one of ${choices.join(', ')}, got ${shown(value)}`);
+    },
+  };
+}
+
+/** Checks a plain object's fields: `required` and `optional` map names to checkers; others are refused. */
+function record(value: unknown, at: string, required: Record<string, Checker>, optional: Record<string, Checker>): CheckResult {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return reject(`expected an object, got ${shown(value)}`, at);
+  const input = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const field of Object.keys(input)) {
+    if (!(field in required) && !(field in optional)) {
+      const known = [...Object.keys(required), ...Object.keys(optional)].join(', ');
+      return reject(`unknown field (expected ${known})`, `${at}.${field}`);
+    }
+  }
+  for (const [field, checker] of Object.entries({ ...required, ...optional })) {
+    if (input[field] === undefined) {
+      if (field in required) return reject('is required', `${at}.${field}`);
+      continue;
+    }
+    const result = checker.check(input[field]);
+    if (!result.ok) return reject(result.problem.message, `${at}.${field}${result.problem.at}`);
+    out[field] = result.value;
+  }
+  return accept(out);
+}
+
+function list(item: (value: unknown, at: string) => CheckResult): Checker {
+  return {
+    kind: 'json',
+    check(value) {
+      if (!Array.isArray(value)) return reject(`expected a list, got ${shown(value)}`);
+      const out: unknown[] = [];
+      for (let i = 0; i < value.length; i++) {
+        const result = item(value[i], `[${i}]`);
+        if (!result.ok) return result;
+        out.push(result.value);
+      }
+      return accept(out);
+    },
+  };
+}
+
+function passwordHash(): Checker {
+  return {
+    kind: 'string',
+    check(value) {
+      if (typeof value !== 'string') return reject(`expected a string, got ${shown(value)}`);
+      const problem = passwordHashProblem(value);
+      return problem === undefined ? accept(value) : reject(problem);
+    },
+  };
+}
+
+function aclPattern(): Checker {
+  return {
+    kind: 'string',
+    check(value) {
+      if (typeof value !== 'string') return reject(`expected a string, got ${shown(value)}`);
+      const problem = aclPatternProblem(value);
+      return problem === undefined ? accept(value) : reject(`${shown(value)} is not a valid topic filter: ${problem}`);
+    },
+  };
+}
+
+/** auth.users: [{username, password}] with unique usernames and hashed passwords. */
+export function users(): Checker {
+  const entries = list((value, at) => record(value, at, { username: string({ nonEmpty: true }), password: passwordHash() }, {}));
+  return {
+    kind: 'json',
+    check(value) {
+      const result = entries.check(value);
+      if (!result.ok) return result;
+      const seen = new Set<string>();
+      const all = result.value as { username: string }[];
+      for (let i = 0; i < all.length; i++) {
+        if (seen.has(all[i].username)) return reject(`${shown(all[i].username)} is listed twice`, `[${i}].username`);
+        seen.add(all[i].username);
+      }
+      return result;
+    },
+  };
+}
+
+/** auth.acl: [{permission, action, topic, username?, clientId?}]. */
+export function aclRules(): Checker {
+  return list((value, at) =>
+    record(
+      value,
+      at,
+      { permission: oneOf(['allow', 'deny']), action: oneOf(['publish', 'subscribe', 'pubsub']), topic: aclPattern() },
+      { username: string(), clientId: string() },
+    ),
+  );
+}
