@@ -99,7 +99,7 @@ export function noMessage(client: MqttClient, ms = 300): Promise<void> {
       client.off('message', onMessage);
       resolve();
     }, ms);
-    client.once('message', (topic) => onMessage(topic));
+    client.once('message', onMessage);
   });
 }
 
@@ -109,5 +109,5 @@ export async function end(...clients: MqttClient[]): Promise<void> {
 
 export async function closed(client: MqttClient): Promise<void> {
   if (!client.connected && client.disconnected) return;
-  await once(client, 'close');
+  await once(client as unknown as NodeJS.EventEmitter, 'close');
 }

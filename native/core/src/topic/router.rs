@@ -85,7 +85,8 @@ pub struct Router {
 struct Scratch {
     nodes: Vec<u32>,
     levels: Vec<u32>,
-    stack: Vec<(u32, u32)>,
+    frontier: Vec<u32>,
+    next: Vec<u32>,
     subs: Vec<Subscription>,
 }
 
@@ -213,7 +214,7 @@ impl Router {
             };
             if !hit {
                 st.trie.topic_levels(topic, &mut s.levels);
-                st.trie.match_nodes(&s.levels, topic.starts_with('$'), &mut s.nodes, &mut s.stack);
+                st.trie.match_nodes(&s.levels, topic.starts_with('$'), &mut s.nodes, &mut s.frontier, &mut s.next);
                 s.nodes.sort_unstable();
                 if let Some(c) = &self.cache {
                     c.insert(topic, &s.nodes);
@@ -227,11 +228,10 @@ impl Router {
             if s.nodes.capacity() > SCRATCH_KEEP {
                 s.nodes = Vec::new();
             }
-            if s.stack.capacity() > SCRATCH_KEEP {
-                s.stack = Vec::new();
-            }
-            if s.levels.capacity() > SCRATCH_KEEP {
-                s.levels = Vec::new();
+            for v in [&mut s.levels, &mut s.frontier, &mut s.next] {
+                if v.capacity() > SCRATCH_KEEP {
+                    *v = Vec::new();
+                }
             }
         });
     }

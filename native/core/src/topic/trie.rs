@@ -338,59 +338,68 @@ impl Trie {
     }
 
     /// Collects the live nodes whose filter matches the topic whose interned levels are `levels`
-    /// (see `topic_levels`), unsorted. Iterative (explicit stack), so a deep topic cannot overflow
-    /// the thread stack. '+' and '#' at the root are not followed for topics starting with '$'
-    /// [MQTT-4.7.2-1].
-    pub fn match_nodes(&self, levels: &[u32], dollar: bool, out: &mut Vec<u32>, stack: &mut Vec<(u32, u32)>) {
-        let depth = levels.len() as u32;
-        stack.clear();
+    /// (see `topic_levels`), unsorted. Walks level by level: `frontier` holds the nodes reached at
+    /// the current depth (at most one per '+' position, plus the exact path), all of them
+    /// prefetched while the previous level was walked, so their memory misses overlap instead of
+    /// forming one chain per branch. No recursion: a deep topic cannot overflow the thread stack.
+    /// '+' and '#' at the root are not followed for topics starting with '$' [MQTT-4.7.2-1].
+    pub fn match_nodes(&self, levels: &[u32], dollar: bool, out: &mut Vec<u32>, frontier: &mut Vec<u32>, next: &mut Vec<u32>) {
+        frontier.clear();
+        let mut d = 0;
         if dollar {
             // Only literal children of the root can match a '$' topic.
-            if let Some(c) = self.literal(ROOT, levels[0]) {
-                stack.push((c, 1));
+            match self.literal(ROOT, levels[0]) {
+                Some(c) => frontier.push(c),
+                None => return,
             }
+            d = 1;
         } else {
-            stack.push((ROOT, 0));
+            frontier.push(ROOT);
         }
-        while let Some((id, d)) = stack.pop() {
-            let n = self.node(id);
-            if d == depth {
-                // All levels consumed: this node, and its '#' child ("sport/#" matches "sport").
-                if n.is_live() {
-                    out.push(id);
-                }
+        while d < levels.len() && !frontier.is_empty() {
+            let (level, after) = (levels[d], levels.get(d + 1).copied().unwrap_or(NONE));
+            next.clear();
+            for &id in frontier.iter() {
+                let n = self.node(id);
+                // A '#' node has no children, so it is pruned as soon as it holds nothing:
+                // existing means live (no extra memory access to check).
                 if n.hash != NONE {
+                    debug_assert!(self.node(n.hash).is_live());
+                    prefetch(self.node(n.hash));
                     out.push(n.hash);
                 }
-                continue;
+                if n.plus != NONE {
+                    self.queue(next, n.plus, after);
+                }
+                if let Some(c) = self.literal(id, level) {
+                    self.queue(next, c, after);
+                }
             }
-            // A '#' node has no children, so it is pruned as soon as it holds nothing: existing
-            // means live (no extra memory access to check).
+            std::mem::swap(frontier, next);
+            d += 1;
+        }
+        // All levels consumed: these nodes, and their '#' children ("sport/#" matches "sport").
+        for &id in frontier.iter() {
+            let n = self.node(id);
+            if n.is_live() {
+                out.push(id);
+            }
             if n.hash != NONE {
-                debug_assert!(self.node(n.hash).is_live());
                 out.push(n.hash);
-            }
-            if n.plus != NONE {
-                self.push(stack, levels, n.plus, d + 1);
-            }
-            if let Some(c) = self.literal(id, levels[d as usize]) {
-                self.push(stack, levels, c, d + 1);
             }
         }
     }
 
-    /// Queues node `id` at depth `d` and prefetches what its visit reads first: the node and the
-    /// edge slot of its literal child for the next level. Both are known now, long before the
-    /// visit, so their misses overlap with the rest of the walk.
+    /// Queues a node for the next depth and prefetches what its visit reads: the node and the
+    /// edge slot of its literal child for the following level (`level`). Both addresses are known
+    /// now, a whole level before the visit.
     #[inline]
-    fn push(&self, stack: &mut Vec<(u32, u32)>, levels: &[u32], id: u32, d: u32) {
+    fn queue(&self, next: &mut Vec<u32>, id: u32, level: u32) {
         prefetch(self.node(id));
-        if let Some(&l) = levels.get(d as usize) {
-            if l != NONE {
-                self.edges.prefetch(id, l);
-            }
+        if level != NONE {
+            self.edges.prefetch(id, level);
         }
-        stack.push((id, d));
+        next.push(id);
     }
 
     #[inline]
