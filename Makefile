@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup build test test-rust test-node bench bench-codec bench-trie fuzz run clean typecheck
+.PHONY: setup system-packages build test test-rust test-node bench bench-codec bench-trie fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -20,7 +20,10 @@ $(ADDON): $(NATIVE_SRC) node_modules/.installed
 	  --package-json-path package.json --output-dir native/node --no-js --dts index.d.ts
 	touch $@
 
-test: build test-rust test-node
+system-packages:
+	./scripts/ensure-system-packages.sh
+
+test: build system-packages typecheck test-rust test-node
 
 test-rust:
 	cargo test -p spindle-core --release
@@ -45,8 +48,10 @@ FUZZ_SECONDS ?= 30
 fuzz:
 	./native/fuzz/run.sh $(FUZZ_SECONDS)
 
+# Starts the broker with the defaults (MQTT on 1883, WebSocket on 8083 at /mqtt); pass options
+# with ARGS, e.g. make run ARGS="--config spindle.yaml".
 run: build
-	node --import tsx src/main.ts $(ARGS)
+	node bin/spindle.mjs $(ARGS)
 
 clean:
 	cargo clean
