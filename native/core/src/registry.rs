@@ -28,12 +28,15 @@ pub struct Claim {
 #[derive(Default)]
 pub struct ClientRegistry {
     owners: Mutex<HashMap<Box<str>, Owner>>,
+    /// Handle -> client id of the sessions that persist (so a worker routing a message to a
+    /// session on another worker knows whether, and under which client id, to store it).
+    persistent: Mutex<HashMap<u32, Box<str>>>,
     next: AtomicU32,
 }
 
 impl ClientRegistry {
     pub fn new() -> Self {
-        ClientRegistry { owners: Mutex::new(HashMap::new()), next: AtomicU32::new(FIRST_HANDLE) }
+        ClientRegistry { owners: Mutex::new(HashMap::new()), persistent: Mutex::new(HashMap::new()), next: AtomicU32::new(FIRST_HANDLE) }
     }
 
     /// A handle no session has had before.
@@ -66,10 +69,27 @@ impl ClientRegistry {
         match owners.get(client_id) {
             Some(o) if o.handle == handle && o.worker == worker => {
                 owners.remove(client_id);
+                drop(owners);
+                self.persistent.lock().remove(&handle);
                 true
             }
             _ => false,
         }
+    }
+
+    /// Marks a session as persistent (its messages are stored) or not.
+    pub fn set_persistent(&self, handle: u32, client_id: &str, persistent: bool) {
+        let mut p = self.persistent.lock();
+        if persistent {
+            p.insert(handle, client_id.into());
+        } else {
+            p.remove(&handle);
+        }
+    }
+
+    /// The client id of a persistent session, or None for a session that is not stored.
+    pub fn persistent_client_id(&self, handle: u32) -> Option<Box<str>> {
+        self.persistent.lock().get(&handle).cloned()
     }
 
     pub fn lookup(&self, client_id: &str) -> Option<Owner> {
@@ -133,6 +153,17 @@ mod tests {
         assert_eq!(r.claim("e", 1, false).handle, h);
         assert!(!r.release("e", h, 0), "the old worker no longer owns it");
         assert!(r.release("e", h, 1));
+    }
+
+    #[test]
+    fn persistent_sessions_are_known_by_handle_until_released() {
+        let r = ClientRegistry::new();
+        let h = r.claim("p", 0, false).handle;
+        assert_eq!(r.persistent_client_id(h), None);
+        r.set_persistent(h, "p", true);
+        assert_eq!(r.persistent_client_id(h).as_deref(), Some("p"));
+        assert!(r.release("p", h, 0));
+        assert_eq!(r.persistent_client_id(h), None);
     }
 
     #[test]

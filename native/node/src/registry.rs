@@ -67,6 +67,18 @@ impl ClientRegistry {
         self.inner.lookup(&client_id).map(|o| vec![o.handle, o.worker as u32])
     }
 
+    /// Marks a session as persistent (its messages are stored) or not.
+    #[napi(catch_unwind)]
+    pub fn set_persistent(&self, handle: u32, client_id: String, persistent: bool) {
+        self.inner.set_persistent(handle, &client_id, persistent);
+    }
+
+    /// The client id of a persistent session, or null when the session is not stored.
+    #[napi(catch_unwind)]
+    pub fn persistent_client_id(&self, handle: u32) -> Option<String> {
+        self.inner.persistent_client_id(handle).map(String::from)
+    }
+
     /// A fresh session handle (for sessions that are not keyed by a client id).
     #[napi(catch_unwind)]
     pub fn new_handle(&self) -> u32 {
