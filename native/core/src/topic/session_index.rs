@@ -128,6 +128,7 @@ mod tests {
         idx.remove_one(2, 9);
         assert_eq!(idx.map.get(&2), Some(&10));
         assert!(idx.lists.is_empty());
+        idx.remove_one(2, 10);
         idx.add(3, 4);
         idx.remove_one(3, 4);
         assert!(idx.map.is_empty());
