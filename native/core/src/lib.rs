@@ -7,4 +7,5 @@ pub mod codec;
 pub mod net;
 pub mod registry;
 pub mod retained_store;
+pub mod store;
 pub mod topic;
