@@ -15,9 +15,11 @@ export interface Message {
   expiresAt: number;
   /** When the broker received it (ms), for latency metrics and the admin API. */
   receivedAt: number;
+  /** The message's id in the store, once stored for a persistent session (see persistence.ts). */
+  storeId?: bigint;
 }
 
-const HEADER = 24;
+const HEADER = 32;
 const FLAG_RETAIN = 1 << 2;
 
 /** Bytes of a message's record. */
@@ -28,7 +30,8 @@ export function recordLength(m: Message): number {
 /**
  * Writes a message record at `offset` and returns its length. Layout (little endian):
  * 0 flags (bits 0-1 QoS, bit 2 retain) | 1 zero | 2 u16 topic length | 4 u32 properties length |
- * 8 u32 payload length | 12 u32 zero | 16 f64 expiresAt (ms) | 24 topic | properties | payload.
+ * 8 u32 payload length | 12 u32 zero | 16 f64 expiresAt (ms) | 24 u64 store id (0: not stored) |
+ * 32 topic | properties | payload.
  */
 export function writeRecord(m: Message, out: Buffer, offset: number): number {
   const propsLen = m.props?.length ?? 0;
@@ -39,6 +42,7 @@ export function writeRecord(m: Message, out: Buffer, offset: number): number {
   out.writeUInt32LE(m.payload.length, offset + 8);
   out.writeUInt32LE(0, offset + 12);
   out.writeDoubleLE(m.expiresAt, offset + 16);
+  out.writeBigUInt64LE(m.storeId ?? 0n, offset + 24);
   let at = offset + HEADER;
   m.topicBytes.copy(out, at);
   at += m.topicBytes.length;
@@ -57,6 +61,7 @@ export function readRecord(buf: Buffer, offset: number): { message: Message; len
   const propsLen = buf.readUInt32LE(offset + 4);
   const payloadLen = buf.readUInt32LE(offset + 8);
   const expiresAt = buf.readDoubleLE(offset + 16);
+  const storeId = buf.readBigUInt64LE(offset + 24);
   let at = offset + HEADER;
   const topicBytes = buf.subarray(at, at + topicLen);
   at += topicLen;
@@ -74,6 +79,7 @@ export function readRecord(buf: Buffer, offset: number): { message: Message; len
       props,
       expiresAt,
       receivedAt: Date.now(),
+      storeId: storeId === 0n ? undefined : storeId,
     },
     length: at - offset,
   };

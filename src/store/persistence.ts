@@ -1,0 +1,146 @@
+// Persistence: what one worker thread tells the store, in the broker's own terms. It decides
+// what must be kept (persistent sessions, their subscriptions, QoS 1/2 deliveries to them, the
+// incoming QoS 2 ids, retained messages) and turns broker events into Store calls. Promises that
+// guard an acknowledgement are returned to the caller, which acknowledges only once they
+// resolve; the rest are tracked so that a failure is logged and counted, never lost silently.
+// One per worker thread (the stores batch across callers themselves).
+import type { ClientRegistry } from '../native/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { Message } from '../broker/message.ts';
+import type { Session, SubscriptionEntry } from '../session/session.ts';
+import type { Store, StoredMessage, StoredSession } from './types.ts';
+
+/** One delivery of a message to a session, as routing found it. */
+export interface RoutedDelivery {
+  handle: number;
+  qos: 0 | 1 | 2;
+  retain: boolean;
+  subscriptionIds: number[] | null;
+}
+
+export class Persistence {
+  private counter = 0;
+  private lastMs = 0;
+  /** Background writes that failed (logged); exposed for metrics. */
+  failures = 0;
+
+  constructor(
+    readonly store: Store,
+    private readonly registry: InstanceType<typeof ClientRegistry>,
+    private readonly workerId: number,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * A store-wide unique, increasing id: milliseconds, worker (8 bits) and a counter (14 bits).
+   * Increasing per worker, so the ids of one publisher's messages keep their order.
+   */
+  nextMessageId(): bigint {
+    const now = Date.now();
+    if (now > this.lastMs) {
+      this.lastMs = now;
+      this.counter = 0;
+    } else if (++this.counter >= 1 << 14) {
+      // More than 16 384 ids in one millisecond: borrow from the next one.
+      this.lastMs++;
+      this.counter = 0;
+    }
+    return (BigInt(this.lastMs) << 22n) | (BigInt(this.workerId & 0xff) << 14n) | BigInt(this.counter);
+  }
+
+  /** A persistent session (expiry > 0) is stored; one that is not is forgotten. */
+  sessionConnected(session: Session): Promise<void> {
+    const persistent = session.expiryInterval > 0;
+    this.registry.setPersistent(session.handle, session.clientId, persistent);
+    if (!persistent) return this.store.deleteSession(session.clientId);
+    return this.store.saveSession(this.toStored(session, null));
+  }
+
+  sessionDisconnected(session: Session): void {
+    if (session.expiryInterval === 0) return;
+    this.background(this.store.saveSession(this.toStored(session, session.disconnectedAt || Date.now())), 'save session');
+  }
+
+  sessionEnded(session: Session): void {
+    this.registry.setPersistent(session.handle, session.clientId, false);
+    this.background(this.store.deleteSession(session.clientId), 'delete session');
+  }
+
+  subscribed(session: Session, sub: SubscriptionEntry): Promise<void> | undefined {
+    if (session.expiryInterval === 0) return undefined;
+    return this.store.addSubscription({ clientId: session.clientId, filter: sub.filter, options: sub.options, subscriptionId: sub.subscriptionId });
+  }
+
+  unsubscribed(session: Session, filter: string): void {
+    if (session.expiryInterval === 0) return;
+    this.background(this.store.removeSubscription(session.clientId, filter), 'remove subscription');
+  }
+
+  /**
+   * Stores a routed message for the persistent sessions among its QoS 1/2 deliveries, once, and
+   * returns the Promise the publisher's acknowledgement waits for (undefined when nothing needs
+   * storing). Sets `message.storeId` so the subscribers' workers can update delivery state.
+   */
+  messageRouted(message: Message, deliveries: readonly RoutedDelivery[]): Promise<void> | undefined {
+    let rows: { clientId: string; seq: bigint; qos: 0 | 1 | 2; retain: boolean; subscriptionIds: number[] }[] | null = null;
+    for (const d of deliveries) {
+      if (d.qos === 0) continue;
+      const clientId = this.registry.persistentClientId(d.handle);
+      if (clientId === null) continue;
+      message.storeId ??= this.nextMessageId();
+      (rows ??= []).push({ clientId, seq: message.storeId, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds ?? [] });
+    }
+    if (!rows) return undefined;
+    return this.store.addMessage(this.toStoredMessage(message), rows);
+  }
+
+  /** [MQTT-3.3.1-5..7] the retained message of a topic, or its removal. Guards the ack. */
+  retained(message: Message): Promise<void> {
+    if (message.payload.length === 0) return this.store.deleteRetained(message.topic);
+    return this.store.setRetained(message.topic, this.toStoredMessage({ ...message, storeId: message.storeId ?? this.nextMessageId() }));
+  }
+
+  /** A stored delivery went out with a packet id (or, for QoS 2, reached PUBREL). */
+  deliveryState(session: Session, message: Message, state: 'inflight' | 'pubrel', packetId: number): void {
+    if (message.storeId === undefined || session.expiryInterval === 0) return;
+    this.background(this.store.updateDelivery(session.clientId, message.storeId, state, packetId), 'update delivery');
+  }
+
+  /** A stored delivery is done (acknowledged, expired or dropped). */
+  delivered(session: Session, message: Message): void {
+    if (message.storeId === undefined || session.expiryInterval === 0) return;
+    this.background(this.store.removeDelivery(session.clientId, message.storeId), 'remove delivery');
+  }
+
+  incomingQos2(session: Session, packetId: number): Promise<void> | undefined {
+    if (session.expiryInterval === 0) return undefined;
+    return this.store.addIncomingQos2(session.clientId, packetId);
+  }
+
+  incomingQos2Released(session: Session, packetId: number): void {
+    if (session.expiryInterval === 0) return;
+    this.background(this.store.removeIncomingQos2(session.clientId, packetId), 'release QoS 2 id');
+  }
+
+  private toStored(session: Session, disconnectedAt: number | null): StoredSession {
+    const will = session.will;
+    return {
+      clientId: session.clientId,
+      expiryInterval: session.expiryInterval,
+      disconnectedAt,
+      username: session.username ?? null,
+      will: will ? { delay: will.delay, message: { topic: will.message.topic, payload: will.message.payload, qos: will.message.qos, retain: will.message.retain, properties: will.message.props, expiresAt: will.message.expiresAt } } : null,
+    };
+  }
+
+  private toStoredMessage(m: Message): StoredMessage {
+    return { id: m.storeId!, topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain, properties: m.props, expiresAt: m.expiresAt };
+  }
+
+  private background(p: Promise<void>, what: string): void {
+    p.catch((err: unknown) => {
+      this.failures++;
+      this.log.error(`store: ${what} failed`, { err });
+    });
+  }
+}
