@@ -1,5 +1,6 @@
 // Owns the rules that involve more than one key: TLS turning itself on when a certificate and key
-// are given, what TLS and certificate usernames need, and listeners not sharing a port.
+// are given, what TLS and certificate usernames need, listeners not sharing a port, and a database
+// URL for the SQL stores.
 import { ConfigError } from './errors.ts';
 import type { BrokerConfig } from './types.ts';
 
@@ -26,6 +27,10 @@ export function applyCrossChecks(config: BrokerConfig, sources: Sources): void {
     throw invalid('mqtt.tls.cnAsUsername', 'needs mqtt.tls.ca: with the system roots any public certificate could claim a username', sources);
   }
   checkPortsDistinct(config, sources);
+  const store = config.store;
+  if ((store.storeType === 'POSTGRESQL' || store.storeType === 'MYSQL') && store.datasource.url === '') {
+    throw invalid('store.datasource.url', `is required for store.storeType ${store.storeType}`, sources, 'store.storeType');
+  }
 }
 
 function checkPortsDistinct(config: BrokerConfig, sources: Sources): void {

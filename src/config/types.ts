@@ -56,6 +56,10 @@ export interface BrokerConfig {
     aclDefault: 'allow' | 'deny';
     cacheSize: number;
   };
+  store: {
+    storeType: 'LOCAL' | 'MEMORY' | 'POSTGRESQL' | 'MYSQL';
+    datasource: { url: string; username: string; password: string };
+  };
   sys: { enabled: boolean; interval: number };
   shutdownTimeout: number;
 }

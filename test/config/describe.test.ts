@@ -14,7 +14,7 @@ test('environment variable names split camelCase', () => {
 
 test('every key is documented once, with a distinct variable', () => {
   const keys = configKeys();
-  assert.equal(keys.length, 37);
+  assert.equal(keys.length, 41);
   assert.equal(new Set(keys.map((k) => k.env)).size, keys.length);
   for (const k of keys) {
     assert.ok(k.description.length > 10, k.key);
@@ -44,4 +44,12 @@ test('a documented variable of each kind is read', () => {
   assert.equal(c.shutdownTimeout, 100);
   assert.equal(c.dataDir, '/var/lib/spindle');
   assert.equal(c.mqtt.host, '::');
+});
+
+test('the SQL stores need a datasource URL', async () => {
+  const { loadConfig, ConfigError } = await import('../../src/config/index.ts');
+  assert.throws(() => loadConfig({ argv: [], env: { SPINDLE_STORE_STORE_TYPE: 'POSTGRESQL' } }), (e: unknown) => e instanceof ConfigError && e.key === 'store.datasource.url');
+  const ok = loadConfig({ argv: [], env: { SPINDLE_STORE_STORE_TYPE: 'MYSQL', SPINDLE_STORE_DATASOURCE_URL: 'mysql://127.0.0.1:3306/x' } });
+  assert.equal(ok.store.storeType, 'MYSQL');
+  assert.equal(loadConfig({ argv: [], env: {} }).store.storeType, 'LOCAL', 'LOCAL is the default');
 });
