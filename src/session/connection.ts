@@ -269,6 +269,7 @@ export class Connection {
     const m = d.message;
     let topic = m.topicBytes;
     let props: Buffer | null = null;
+    let newAlias = 0;
     if (this.version === 5) {
       let alias = 0;
       if (this.aliasMaxOut > 0) {
@@ -276,8 +277,7 @@ export class Connection {
         if (alias) {
           topic = EMPTY; // known alias: topic omitted [MQTT-3.3.2-12 context]
         } else if (this.aliasesOut.size < this.aliasMaxOut) {
-          alias = this.aliasesOut.size + 1;
-          this.aliasesOut.set(m.topic, alias);
+          alias = newAlias = this.aliasesOut.size + 1;
         }
       }
       props = send.publishProperties(m.props, remainingExpiry(m, now), d.subscriptionIds, alias);
@@ -286,6 +286,9 @@ export class Connection {
     const out = Buffer.allocUnsafe(len);
     const flags = d.qos | (dup ? 4 : 0) | (d.retain ? 8 : 0);
     encodePublish(this.version, out, 0, flags, d.qos ? 1 : 0, topic, m.payload, props ?? undefined);
+    // A frame too large for the client is not sent [MQTT-3.1.2-25]: the alias it would set stays
+    // free, or later messages would carry an alias the client never learnt [MQTT-3.3.2-12].
+    if (newAlias && len <= this.maxOutgoingPacket) this.aliasesOut.set(m.topic, newAlias);
     return out;
   }
 
