@@ -77,6 +77,14 @@ export function handlePublish(conn: Connection, src: Buffer, d: Uint32Array, o: 
     receivedAt: now,
   };
 
+  // A topic with more levels than configured: refused like an invalid topic name. (A topic with
+  // fewer bytes than the limit cannot have more levels: the count is skipped for most topics.)
+  const maxLevels = ctx.config.limits.maxTopicLevels;
+  if (topicBytes.length >= maxLevels && levelCount(topic) > maxLevels) {
+    if (conn.version === 5) refusePublish(conn, qos, packetId, RC.TOPIC_NAME_INVALID);
+    else conn.close('protocol_error');
+    return;
+  }
   // Clients may not publish to $-topics such as $SYS (MQTT 5.0 section 4.7.2: server-specific).
   if (topic.charCodeAt(0) === 0x24) {
     refusePublish(conn, qos, packetId);
@@ -114,7 +122,13 @@ function finishPublish(conn: Connection, message: Message, packetId: number, all
 
 /** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has
  * no negative acknowledgement, so the message is acknowledged and dropped. */
-function refusePublish(conn: Connection, qos: number, packetId: number): void {
-  if (qos === 1) conn.write(ack(PUBACK, packetId, conn.version, RC.NOT_AUTHORIZED));
-  else if (qos === 2) conn.write(ack(PUBREC, packetId, conn.version, RC.NOT_AUTHORIZED));
+function refusePublish(conn: Connection, qos: number, packetId: number, reason: number = RC.NOT_AUTHORIZED): void {
+  if (qos === 1) conn.write(ack(PUBACK, packetId, conn.version, reason));
+  else if (qos === 2) conn.write(ack(PUBREC, packetId, conn.version, reason));
+}
+
+export function levelCount(topic: string): number {
+  let n = 1;
+  for (let i = topic.indexOf('/'); i !== -1; i = topic.indexOf('/', i + 1)) n++;
+  return n;
 }

@@ -4,6 +4,7 @@ import type { Packet, SubscriptionRequest } from '../native/index.ts';
 import type { Connection, HandlerResult } from '../session/connection.ts';
 import { RC } from '../protocol/reason-codes.ts';
 import { suback } from '../protocol/send.ts';
+import { levelCount } from './publish.ts';
 
 const SHARED = /^\$(share|queue)\//;
 
@@ -32,6 +33,10 @@ function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): void 
     if (!allowed[i]) {
       ctx.stats.aclDenied++;
       codes.push(RC.NOT_AUTHORIZED); // [MQTT-3.9.3-?] 0x87 in v5, 0x80 in v3
+      return;
+    }
+    if (sub.topic.length >= ctx.config.limits.maxTopicLevels && levelCount(sub.topic) > ctx.config.limits.maxTopicLevels) {
+      codes.push(RC.TOPIC_FILTER_INVALID); // more levels than limits.maxTopicLevels
       return;
     }
     const options = sub.qos | (sub.nl ? 4 : 0) | (sub.rap ? 8 : 0) | ((sub.rh ?? 0) << 4);
