@@ -123,6 +123,19 @@ export class Listeners {
       this.wsSocket = null;
     }
   }
+
+  /**
+   * The worker thread is ending (also on an uncaught exception): closes the uWS listen socket
+   * and every WebSocket connection now, synchronously. uWS keeps a libuv poll handle per socket
+   * and Node aborts the whole process when a worker's loop closes with one open, so a crash in
+   * one worker would take down every worker. (Worker.terminate() runs no JavaScript: a worker
+   * with a WebSocket listener cannot be terminated that way.)
+   */
+  releaseWs(): void {
+    this.stopAccepting();
+    for (const t of this.wsTransports) t.destroy();
+    this.wsTransports.clear();
+  }
 }
 
 function listenFd(server: net.Server, fd: number): Promise<void> {

@@ -171,6 +171,13 @@ export class Connection {
         this.close('protocol_error');
         return;
       }
+      // A refused client identifier is answered with CONNACK 0x02 (v3) / 0x85 (v5) before the
+      // close [MQTT-3.1.3-8] (3.1.1: [MQTT-3.1.3-9]), in the version the CONNECT asked for.
+      if (type === PT.CONNECT && (err as { code?: string }).code === 'CLIENT_ID_INVALID') {
+        this.write(send.connack(connectLevel(src, desc[o + 1]), false, RC.CLIENT_IDENTIFIER_NOT_VALID));
+        this.close('protocol_error');
+        return;
+      }
       this.protocolError(reason ? parseInt(reason[1], 16) : RC.MALFORMED_PACKET, (err as Error).message);
       return;
     }
@@ -328,6 +335,15 @@ export class Connection {
     this.keepaliveTimer = null;
     this.ctx.connectionClosed(this, wasConnected);
   }
+}
+
+/** The protocol level of a CONNECT frame starting at `at` (the codec read up to the client id, so
+ * it is 3, 4 or 5 and the bytes are there): fixed header, remaining length, protocol name, level. */
+function connectLevel(src: Buffer, at: number): send.Version {
+  let i = at + 1;
+  while (src[i] & 0x80) i++;
+  i++;
+  return src[i + 2 + src.readUInt16BE(i)] as send.Version;
 }
 
 const EMPTY = Buffer.alloc(0);

@@ -91,6 +91,8 @@ function accept(t: Transport): void {
 }
 
 const listeners = new Listeners(config, accept);
+// Runs when the thread exits, also after an uncaught exception (the supervisor restarts us).
+process.on('exit', () => listeners.releaseWs());
 
 function onPeerMessage(msg: PeerMessage): void {
   switch (msg.t) {
