@@ -30,6 +30,7 @@ export const {
   RetainedIndex,
   RetainedStore,
   ClientRegistry,
+  LocalStore,
   rewritePublishProperties,
   decodePacket,
   encodePacket,

@@ -8,4 +8,5 @@ mod framer;
 mod packet;
 mod registry;
 mod router;
+mod store;
 mod net;

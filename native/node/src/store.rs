@@ -1,0 +1,681 @@
+//! LocalStore: the napi binding of spindle_core::store (the LOCAL, SQLite-backed store).
+//!
+//! One core store (one SQLite connection, one writer thread) per canonical database path per
+//! process: every worker thread that opens the same path shares it, reference-counted by the open
+//! handles. Each JS handle has a completion sink with one weak threadsafe function. An operation
+//! method queues the operation and returns a ticket (u32); when the writer has committed a batch it
+//! pushes the results into the sinks and wakes each sink's thread once. The JS side then calls
+//! `drain()`, which returns `[ticket, kind]` pairs: kind 0 done, 1 done with a value to fetch with
+//! the matching `take*` method, 2 failed (every `take*` throws the error, with a stable `code`).
+//! So the per-operation cost is one native call plus a Map entry in JS; the wake-up is per batch.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use parking_lot::Mutex;
+use spindle_core::store::{self as core, Completion, Op, Reply, StoreError};
+
+use crate::errors::invalid_arg;
+
+struct Shared {
+    store: Arc<core::LocalStore>,
+    refs: usize,
+}
+
+static STORES: LazyLock<Mutex<HashMap<PathBuf, Shared>>> = LazyLock::new(Default::default);
+
+type Wake = ThreadsafeFunction<(), Unknown<'static>, (), Status, false, true>;
+
+struct Sink {
+    queue: Mutex<Vec<(u32, std::result::Result<Reply, StoreError>)>>,
+    notified: AtomicBool,
+    wake: Wake,
+}
+
+impl Completion for Sink {
+    fn complete(&self, ticket: u64, result: std::result::Result<Reply, StoreError>) {
+        self.queue.lock().push((ticket as u32, result));
+    }
+    fn flush(&self) {
+        if !self.notified.swap(true, Ordering::AcqRel) {
+            self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
+fn store_error(e: StoreError) -> Error<String> {
+    Error::new(e.code.as_str().to_string(), e.message)
+}
+
+fn id(what: &str, v: BigInt) -> Result<i64, String> {
+    let (value, lossless) = v.get_i64();
+    if !lossless || value < 0 {
+        return Err(invalid_arg("STORE_INVALID", format!("{what} must be a bigint in 0..2^63")));
+    }
+    Ok(value)
+}
+
+fn small(what: &str, v: u32, max: u32) -> Result<u32, String> {
+    if v > max {
+        return Err(invalid_arg("STORE_INVALID", format!("{what} must be at most {max}, not {v}")));
+    }
+    Ok(v)
+}
+
+fn ms(what: &str, v: f64) -> Result<i64, String> {
+    if !v.is_finite() || v.fract() != 0.0 || v.abs() > 9007199254740991.0 {
+        return Err(invalid_arg("STORE_INVALID", format!("{what} must be an integer number of ms, not {v}")));
+    }
+    Ok(v as i64)
+}
+
+/// Where `path` would canonically be: its directory resolved (it must exist) plus the file name.
+fn canonical(path: &str) -> Result<PathBuf, String> {
+    let p = Path::new(path);
+    let name = p.file_name().ok_or_else(|| invalid_arg("STORE_INVALID", format!("{path} is not a file path")))?;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| Error::new("STORE_IO".to_string(), format!("cannot open {path}: directory {}: {e}", dir.display())))?;
+    Ok(dir.join(name))
+}
+
+fn release(key: &Path) -> Option<Arc<core::LocalStore>> {
+    let mut stores = STORES.lock();
+    let last = match stores.get_mut(key) {
+        Some(shared) => {
+            shared.refs -= 1;
+            shared.refs == 0
+        }
+        None => false,
+    };
+    if last {
+        stores.remove(key).map(|s| s.store)
+    } else {
+        None
+    }
+}
+
+#[napi(object)]
+pub struct JsStoredMessage {
+    pub id: BigInt,
+    pub topic: String,
+    pub payload: Buffer,
+    pub qos: u32,
+    pub retain: bool,
+    pub properties: Option<Buffer>,
+    pub expires_at: f64,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct JsLoadedMessage {
+    pub id: i64n,
+    pub topic: String,
+    pub payload: Buffer,
+    pub qos: u32,
+    pub retain: bool,
+    pub properties: Option<Buffer>,
+    pub expires_at: f64,
+}
+
+#[napi(object)]
+pub struct JsStoredWill {
+    pub topic: String,
+    pub payload: Buffer,
+    pub qos: u32,
+    pub retain: bool,
+    pub properties: Option<Buffer>,
+    pub expires_at: f64,
+    pub delay: u32,
+}
+
+#[napi(object)]
+pub struct JsStoredSession {
+    pub client_id: String,
+    pub expiry_interval: u32,
+    pub disconnected_at: Option<f64>,
+    pub username: Option<String>,
+    pub will: Option<JsStoredWill>,
+}
+
+#[napi(object)]
+pub struct JsStoredSubscription {
+    pub client_id: String,
+    pub filter: String,
+    pub options: u32,
+    pub subscription_id: u32,
+}
+
+#[napi(object)]
+pub struct JsNewDelivery {
+    pub client_id: String,
+    pub seq: BigInt,
+    pub qos: u32,
+    pub retain: bool,
+    pub subscription_ids: Vec<u32>,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct JsLoadedDelivery {
+    pub client_id: String,
+    pub message_id: i64n,
+    pub seq: i64n,
+    /// 0 queued, 1 inflight, 2 pubrel.
+    pub state: u32,
+    pub packet_id: u32,
+    pub qos: u32,
+    pub retain: bool,
+    pub subscription_ids: Vec<u32>,
+    pub message: JsLoadedMessage,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct JsStoredRetained {
+    pub topic: String,
+    pub message: JsLoadedMessage,
+}
+
+#[napi(object)]
+pub struct JsExpired {
+    pub sessions: Vec<String>,
+    pub messages: f64,
+}
+
+#[napi(object)]
+pub struct JsAdminDoc {
+    pub id: String,
+    /// JSON text.
+    pub doc: String,
+}
+
+#[napi(object)]
+pub struct JsStoreStats {
+    pub sessions: f64,
+    pub messages: f64,
+    pub deliveries: f64,
+    pub retained: f64,
+}
+
+fn js_message(m: core::Message) -> JsLoadedMessage {
+    JsLoadedMessage {
+        id: i64n(m.id),
+        topic: m.topic,
+        payload: m.payload.into(),
+        qos: m.qos as u32,
+        retain: m.retain,
+        properties: m.properties.map(Into::into),
+        expires_at: m.expires_at as f64,
+    }
+}
+
+fn core_message(m: JsStoredMessage) -> Result<core::Message, String> {
+    Ok(core::Message {
+        id: id("message id", m.id)?,
+        topic: m.topic,
+        payload: m.payload.to_vec(),
+        qos: small("qos", m.qos, 2)? as u8,
+        retain: m.retain,
+        properties: m.properties.map(|p| p.to_vec()),
+        expires_at: ms("expiresAt", m.expires_at)?,
+    })
+}
+
+/// A handle on the process-wide LOCAL store of one database file.
+#[napi]
+pub struct LocalStore {
+    store: Option<Arc<core::LocalStore>>,
+    key: PathBuf,
+    sink: Arc<Sink>,
+    env: napi::sys::napi_env,
+    next_ticket: u32,
+    pending: u32,
+    results: HashMap<u32, std::result::Result<Reply, StoreError>>,
+}
+
+#[napi]
+impl LocalStore {
+    /// Opens the database at `path` (its directory must exist), creating and migrating it, or
+    /// joins this process's already open store of the same file. `onComplete` is called (with no
+    /// arguments) when results are ready to `drain()`. `synchronous` is "FULL" (default) or
+    /// "NORMAL" and only applies when this call opens the file.
+    #[napi(factory, catch_unwind)]
+    pub fn open(env: Env, path: String, on_complete: Wake, synchronous: Option<String>) -> Result<LocalStore, String> {
+        let synchronous = match synchronous.as_deref().unwrap_or("FULL") {
+            "FULL" => core::Synchronous::Full,
+            "NORMAL" => core::Synchronous::Normal,
+            other => return Err(invalid_arg("STORE_INVALID", format!("synchronous must be FULL or NORMAL, not {other}"))),
+        };
+        let key = canonical(&path)?;
+        let store = {
+            let mut stores = STORES.lock();
+            match stores.get_mut(&key) {
+                Some(shared) => {
+                    shared.refs += 1;
+                    shared.store.clone()
+                }
+                None => {
+                    let store = Arc::new(core::LocalStore::open(&key, core::Options { synchronous }).map_err(store_error)?);
+                    stores.insert(key.clone(), Shared { store: store.clone(), refs: 1 });
+                    store
+                }
+            }
+        };
+        let sink = Arc::new(Sink { queue: Mutex::new(Vec::new()), notified: AtomicBool::new(false), wake: on_complete });
+        Ok(LocalStore { store: Some(store), key, sink, env: env.raw(), next_ticket: 0, pending: 0, results: HashMap::new() })
+    }
+
+    /// The canonical path of the database file.
+    #[napi(getter, catch_unwind)]
+    pub fn path(&self) -> String {
+        self.key.display().to_string()
+    }
+
+    /// How many handles of this process share the file's store (0 once this one is closed).
+    #[napi(getter, catch_unwind)]
+    pub fn shared_by(&self) -> u32 {
+        if self.store.is_none() {
+            return 0;
+        }
+        STORES.lock().get(&self.key).map_or(0, |s| s.refs as u32)
+    }
+
+    fn submit(&mut self, op: Op) -> u32 {
+        let ticket = self.next_ticket;
+        self.next_ticket = self.next_ticket.wrapping_add(1);
+        self.pending += 1;
+        if self.pending == 1 {
+            // keep the event loop alive while results are owed to this thread
+            unsafe { napi::sys::napi_ref_threadsafe_function(self.env, self.sink.wake.raw()) };
+        }
+        match &self.store {
+            Some(store) => store.submit(op, self.sink.clone(), ticket as u64),
+            None => {
+                self.sink.complete(ticket as u64, Err(StoreError::closed()));
+                self.sink.flush();
+            }
+        }
+        ticket
+    }
+
+    /// Completed operations since the last call, as `[ticket, kind]` pairs (kind 0 done, 1 done
+    /// with a value for `take*`, 2 failed: `take*` throws).
+    #[napi(catch_unwind)]
+    pub fn drain(&mut self) -> Uint32Array {
+        self.sink.notified.store(false, Ordering::Release);
+        let done = std::mem::take(&mut *self.sink.queue.lock());
+        let mut out = Vec::with_capacity(done.len() * 2);
+        for (ticket, result) in done {
+            let kind = match result {
+                Ok(Reply::None) => 0,
+                Ok(r) => {
+                    self.results.insert(ticket, Ok(r));
+                    1
+                }
+                Err(e) => {
+                    self.results.insert(ticket, Err(e));
+                    2
+                }
+            };
+            out.push(ticket);
+            out.push(kind);
+        }
+        self.pending -= (out.len() / 2) as u32;
+        if self.pending == 0 {
+            unsafe { napi::sys::napi_unref_threadsafe_function(self.env, self.sink.wake.raw()) };
+        }
+        Uint32Array::new(out)
+    }
+
+    fn take(&mut self, ticket: u32) -> Result<Reply, String> {
+        match self.results.remove(&ticket) {
+            Some(Ok(r)) => Ok(r),
+            Some(Err(e)) => Err(store_error(e)),
+            None => Err(invalid_arg("STORE_INVALID", format!("no result for ticket {ticket}"))),
+        }
+    }
+
+    fn mismatch(ticket: u32) -> Error<String> {
+        invalid_arg("STORE_INVALID", format!("ticket {ticket} holds another kind of result"))
+    }
+
+    /// Throws the error of a failed operation (or returns when it has nothing stored).
+    #[napi(catch_unwind)]
+    pub fn take_void(&mut self, ticket: u32) -> Result<(), String> {
+        self.take(ticket).map(|_| ())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn save_session(&mut self, session: JsStoredSession) -> Result<u32, String> {
+        let will = match session.will {
+            None => None,
+            Some(w) => Some(core::Will {
+                topic: w.topic,
+                payload: w.payload.to_vec(),
+                qos: small("will qos", w.qos, 2)? as u8,
+                retain: w.retain,
+                properties: w.properties.map(|p| p.to_vec()),
+                expires_at: ms("will expiresAt", w.expires_at)?,
+                delay: w.delay,
+            }),
+        };
+        let disconnected_at = match session.disconnected_at {
+            Some(v) => Some(ms("disconnectedAt", v)?),
+            None => None,
+        };
+        Ok(self.submit(Op::SaveSession(core::Session {
+            client_id: session.client_id,
+            expiry_interval: session.expiry_interval,
+            disconnected_at,
+            username: session.username,
+            will,
+        })))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn delete_session(&mut self, client_id: String) -> u32 {
+        self.submit(Op::DeleteSession(client_id))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn load_sessions(&mut self) -> u32 {
+        self.submit(Op::LoadSessions)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_sessions(&mut self, ticket: u32) -> Result<Vec<JsStoredSession>, String> {
+        let Reply::Sessions(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v.into_iter()
+            .map(|s| JsStoredSession {
+                client_id: s.client_id,
+                expiry_interval: s.expiry_interval,
+                disconnected_at: s.disconnected_at.map(|v| v as f64),
+                username: s.username,
+                will: s.will.map(|w| JsStoredWill {
+                    topic: w.topic,
+                    payload: w.payload.into(),
+                    qos: w.qos as u32,
+                    retain: w.retain,
+                    properties: w.properties.map(Into::into),
+                    expires_at: w.expires_at as f64,
+                    delay: w.delay,
+                }),
+            })
+            .collect())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn add_subscription(&mut self, client_id: String, filter: String, options: u32, subscription_id: u32) -> Result<u32, String> {
+        let options = small("options", options, 255)? as u8;
+        Ok(self.submit(Op::AddSubscription(core::Subscription { client_id, filter, options, subscription_id })))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn remove_subscription(&mut self, client_id: String, filter: String) -> u32 {
+        self.submit(Op::RemoveSubscription { client_id, filter })
+    }
+
+    #[napi(catch_unwind)]
+    pub fn load_subscriptions(&mut self, client_id: Option<String>) -> u32 {
+        self.submit(Op::LoadSubscriptions(client_id))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_subscriptions(&mut self, ticket: u32) -> Result<Vec<JsStoredSubscription>, String> {
+        let Reply::Subscriptions(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v.into_iter()
+            .map(|s| JsStoredSubscription { client_id: s.client_id, filter: s.filter, options: s.options as u32, subscription_id: s.subscription_id })
+            .collect())
+    }
+
+    /// Stores a message and a queued delivery of it per entry of `deliveries`, atomically. The
+    /// message comes as separate arguments (no object to read properties from).
+    #[napi(catch_unwind)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_message(
+        &mut self,
+        id_: BigInt,
+        topic: String,
+        payload: &[u8],
+        qos: u32,
+        retain: bool,
+        properties: Option<&[u8]>,
+        expires_at: f64,
+        deliveries: Vec<JsNewDelivery>,
+    ) -> Result<u32, String> {
+        let message = core::Message {
+            id: id("message id", id_)?,
+            topic,
+            payload: payload.to_vec(),
+            qos: small("qos", qos, 2)? as u8,
+            retain,
+            properties: properties.map(|p| p.to_vec()),
+            expires_at: ms("expiresAt", expires_at)?,
+        };
+        let mut ds = Vec::with_capacity(deliveries.len());
+        for d in deliveries {
+            ds.push(core::NewDelivery {
+                client_id: d.client_id,
+                seq: id("delivery seq", d.seq)?,
+                qos: small("delivery qos", d.qos, 2)? as u8,
+                retain: d.retain,
+                subscription_ids: d.subscription_ids,
+            });
+        }
+        Ok(self.submit(Op::AddMessage(message, ds)))
+    }
+
+    /// `state`: 0 queued, 1 inflight, 2 pubrel.
+    #[napi(catch_unwind)]
+    pub fn update_delivery(&mut self, client_id: String, message_id: BigInt, state: u32, packet_id: u32) -> Result<u32, String> {
+        let message_id = id("message id", message_id)?;
+        let state = core::DeliveryState::from_u8(small("state", state, 2)? as u8).unwrap_or(core::DeliveryState::Queued);
+        let packet_id = small("packetId", packet_id, 65535)? as u16;
+        Ok(self.submit(Op::UpdateDelivery { client_id, message_id, state, packet_id }))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn remove_delivery(&mut self, client_id: String, message_id: BigInt) -> Result<u32, String> {
+        let message_id = id("message id", message_id)?;
+        Ok(self.submit(Op::RemoveDelivery { client_id, message_id }))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn load_deliveries(&mut self, client_id: String) -> u32 {
+        self.submit(Op::LoadDeliveries(client_id))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_deliveries(&mut self, ticket: u32) -> Result<Vec<JsLoadedDelivery>, String> {
+        let Reply::Deliveries(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v.into_iter()
+            .map(|l| {
+                let d = l.delivery;
+                JsLoadedDelivery {
+                    client_id: d.client_id,
+                    message_id: i64n(d.message_id),
+                    seq: i64n(d.seq),
+                    state: d.state as u32,
+                    packet_id: d.packet_id as u32,
+                    qos: d.qos as u32,
+                    retain: d.retain,
+                    subscription_ids: d.subscription_ids,
+                    message: js_message(l.message),
+                }
+            })
+            .collect())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn add_incoming_qos2(&mut self, client_id: String, packet_id: u32) -> Result<u32, String> {
+        let packet_id = small("packetId", packet_id, 65535)? as u16;
+        Ok(self.submit(Op::AddIncomingQos2 { client_id, packet_id }))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn remove_incoming_qos2(&mut self, client_id: String, packet_id: u32) -> Result<u32, String> {
+        let packet_id = small("packetId", packet_id, 65535)? as u16;
+        Ok(self.submit(Op::RemoveIncomingQos2 { client_id, packet_id }))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn load_incoming_qos2(&mut self, client_id: String) -> u32 {
+        self.submit(Op::LoadIncomingQos2(client_id))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_packet_ids(&mut self, ticket: u32) -> Result<Vec<u32>, String> {
+        let Reply::PacketIds(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v.into_iter().map(u32::from).collect())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn set_retained(&mut self, topic: String, message: JsStoredMessage) -> Result<u32, String> {
+        let message = core_message(message)?;
+        Ok(self.submit(Op::SetRetained(topic, message)))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn delete_retained(&mut self, topic: String) -> u32 {
+        self.submit(Op::DeleteRetained(topic))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn load_retained(&mut self) -> u32 {
+        self.submit(Op::LoadRetained)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_retained(&mut self, ticket: u32) -> Result<Vec<JsStoredRetained>, String> {
+        let Reply::Retained(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v.into_iter().map(|r| JsStoredRetained { topic: r.topic, message: js_message(r.message) }).collect())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn delete_expired(&mut self, now: f64) -> Result<u32, String> {
+        let now = ms("now", now)?;
+        Ok(self.submit(Op::DeleteExpired(now)))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_expired(&mut self, ticket: u32) -> Result<JsExpired, String> {
+        let Reply::Expired(e) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(JsExpired { sessions: e.sessions, messages: e.messages as f64 })
+    }
+
+    /// `doc` is JSON text.
+    #[napi(catch_unwind)]
+    pub fn put_admin(&mut self, kind: String, id: String, doc: String) -> u32 {
+        self.submit(Op::PutAdmin { kind, id, doc })
+    }
+
+    #[napi(catch_unwind)]
+    pub fn get_admin(&mut self, kind: String, id: String) -> u32 {
+        self.submit(Op::GetAdmin { kind, id })
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_admin(&mut self, ticket: u32) -> Result<Option<String>, String> {
+        let Reply::Admin(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn delete_admin(&mut self, kind: String, id: String) -> u32 {
+        self.submit(Op::DeleteAdmin { kind, id })
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_bool(&mut self, ticket: u32) -> Result<bool, String> {
+        let Reply::Bool(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn list_admin(&mut self, kind: String) -> u32 {
+        self.submit(Op::ListAdmin(kind))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_admin_list(&mut self, ticket: u32) -> Result<Vec<JsAdminDoc>, String> {
+        let Reply::AdminList(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(v.into_iter().map(|d| JsAdminDoc { id: d.id, doc: d.doc }).collect())
+    }
+
+    #[napi(catch_unwind)]
+    pub fn stats(&mut self) -> u32 {
+        self.submit(Op::Stats)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn take_stats(&mut self, ticket: u32) -> Result<JsStoreStats, String> {
+        let Reply::Stats(s) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+        Ok(JsStoreStats { sessions: s.sessions as f64, messages: s.messages as f64, deliveries: s.deliveries as f64, retained: s.retained as f64 })
+    }
+
+    /// Releases this handle; its ticket completes once everything it queued is durable. The last
+    /// handle of the process closes the database (WAL checkpoint) and stops the writer thread.
+    /// Later operations on this handle fail with STORE_CLOSED.
+    #[napi(catch_unwind)]
+    pub fn close(&mut self) -> u32 {
+        let ticket = self.next_ticket;
+        self.next_ticket = self.next_ticket.wrapping_add(1);
+        self.pending += 1;
+        if self.pending == 1 {
+            unsafe { napi::sys::napi_ref_threadsafe_function(self.env, self.sink.wake.raw()) };
+        }
+        let Some(store) = self.store.take() else {
+            // already closed: nothing to do
+            self.sink.complete(ticket as u64, Ok(Reply::None));
+            self.sink.flush();
+            return ticket;
+        };
+        match release(&self.key) {
+            Some(last) => {
+                drop(store);
+                let sink = self.sink.clone();
+                std::thread::spawn(move || {
+                    let result = last.close().map(|_| Reply::None);
+                    sink.complete(ticket as u64, result);
+                    sink.flush();
+                });
+            }
+            // others still use the store: wait for this handle's own writes (the queue is FIFO)
+            None => store.submit(Op::Stats, Arc::new(Barrier(self.sink.clone())), ticket as u64),
+        }
+        ticket
+    }
+}
+
+/// Completes with no value (a close barrier's Stats result is not wanted).
+struct Barrier(Arc<Sink>);
+
+impl Completion for Barrier {
+    fn complete(&self, ticket: u64, result: std::result::Result<Reply, StoreError>) {
+        self.0.complete(ticket, result.map(|_| Reply::None));
+    }
+    fn flush(&self) {
+        self.0.flush();
+    }
+}
+
+impl Drop for LocalStore {
+    fn drop(&mut self) {
+        // a handle collected without close() gives its reference back
+        if self.store.take().is_some() {
+            if let Some(last) = release(&self.key) {
+                std::thread::spawn(move || {
+                    let _ = last.close();
+                });
+            }
+        }
+    }
+}
+
