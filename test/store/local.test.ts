@@ -153,8 +153,9 @@ function registerTests(): void {
       const WORKERS = 4;
       const COUNT = 2000;
       const workers = Array.from({ length: WORKERS }, (_, index) => spawnTsWorker(new URL(import.meta.url), { localStoreDir: dir, index, count: COUNT }));
+      const exited = workers.map((w) => once(w, 'exit'));
       const results = await Promise.all(workers.map(async (w) => (await once(w, 'message'))[0] as { deliveries: number }));
-      await Promise.all(workers.map((w) => once(w, 'exit')));
+      await Promise.all(exited);
       assert.deepEqual(results.map((r) => r.deliveries), Array(WORKERS).fill(COUNT));
       assert.deepEqual(await main.stats(), { sessions: 0, messages: WORKERS * COUNT, deliveries: WORKERS * COUNT, retained: 0 });
       await main.close();
