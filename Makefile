@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages build test test-rust test-node bench bench-codec bench-trie fuzz run clean typecheck
+.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -23,12 +23,16 @@ $(ADDON): $(NATIVE_SRC) node_modules/.installed
 system-packages:
 	./scripts/ensure-system-packages.sh
 
+# PostgreSQL and MariaDB for the store tests (installed, started, test user and database created).
+databases:
+	./scripts/ensure-databases.sh
+
 test: build system-packages typecheck test-rust test-node
 
 test-rust:
 	cargo test -p spindle-core --release
 
-test-node: build
+test-node: build databases
 	$(NODE_TEST) $$(find test -name '*.test.ts' | sort)
 
 typecheck: build

@@ -1,0 +1,73 @@
+// PostgreSQL schema, as an ordered list of migrations applied at open() (see ../sql/migration.ts).
+// Messages are stored once; deliveries, retained entries and the rest refer to them by id.
+import type { Migration } from '../sql/migration.ts';
+
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    statements: [
+      `CREATE TABLE spindle_sessions (
+        client_id text PRIMARY KEY,
+        expiry_interval bigint NOT NULL,
+        disconnected_at bigint,
+        expires_at bigint,
+        username text,
+        will_topic text,
+        will_payload bytea,
+        will_qos smallint,
+        will_retain boolean,
+        will_properties bytea,
+        will_expires_at bigint,
+        will_delay bigint
+      )`,
+      `CREATE INDEX spindle_sessions_expires_at ON spindle_sessions (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE TABLE spindle_subscriptions (
+        client_id text NOT NULL,
+        filter text NOT NULL,
+        options smallint NOT NULL,
+        subscription_id integer NOT NULL,
+        PRIMARY KEY (client_id, filter)
+      )`,
+      `CREATE TABLE spindle_messages (
+        id bigint PRIMARY KEY,
+        topic text NOT NULL,
+        payload bytea NOT NULL,
+        qos smallint NOT NULL,
+        retain boolean NOT NULL,
+        properties bytea,
+        expires_at bigint NOT NULL
+      )`,
+      `CREATE INDEX spindle_messages_expires_at ON spindle_messages (expires_at) WHERE expires_at <> 0`,
+      `CREATE TABLE spindle_deliveries (
+        client_id text NOT NULL,
+        message_id bigint NOT NULL,
+        seq bigint NOT NULL,
+        state smallint NOT NULL,
+        packet_id integer NOT NULL,
+        qos smallint NOT NULL,
+        retain boolean NOT NULL,
+        subscription_ids text NOT NULL,
+        PRIMARY KEY (client_id, message_id)
+      )`,
+      `CREATE INDEX spindle_deliveries_seq ON spindle_deliveries (client_id, seq)`,
+      `CREATE INDEX spindle_deliveries_message ON spindle_deliveries (message_id)`,
+      `CREATE TABLE spindle_incoming_qos2 (
+        client_id text NOT NULL,
+        packet_id integer NOT NULL,
+        PRIMARY KEY (client_id, packet_id)
+      )`,
+      `CREATE TABLE spindle_retained (
+        topic text PRIMARY KEY,
+        message_id bigint NOT NULL
+      )`,
+      `CREATE INDEX spindle_retained_message ON spindle_retained (message_id)`,
+      `CREATE TABLE spindle_admin (
+        kind text NOT NULL,
+        id text NOT NULL,
+        doc text NOT NULL,
+        PRIMARY KEY (kind, id)
+      )`,
+    ],
+  },
+];
