@@ -205,3 +205,31 @@ fn router_is_send_sync() {
     assert_send_sync::<Router>();
     assert_send_sync::<RetainedIndex>();
 }
+
+#[test]
+fn memory_is_given_back_after_mass_unsubscribe() {
+    for r in routers() {
+        let empty = r.heap_bytes();
+        // Sessions with one and with several subscriptions, literal levels shared between filters.
+        for s in 0..6000u32 {
+            let f = format!("t{}/u{}/v{}", s % 7, s % 300, s);
+            r.subscribe(&f, sub(s / 2, 1, 0)).unwrap();
+            r.subscribe(&format!("t{}/+/v{}", s % 7, s), sub(s / 2, 0, 0)).unwrap();
+        }
+        assert_eq!(sessions(&r, "t3/u10/v10"), vec![5]);
+        let peak = r.heap_bytes();
+        assert!(peak > empty + 100_000);
+        for s in 0..3000u32 {
+            assert_eq!(r.remove_session(s), 4);
+        }
+        assert_eq!(r.subscription_count(), 0);
+        assert_eq!(r.node_count(), 1);
+        assert!(sessions(&r, "t3/u10/v10").is_empty());
+        // Node slots (~14 000 here) stay allocated for reuse; the edge and level tables and the
+        // session index shrink, which gives back more than half of what subscribing took.
+        let left = r.heap_bytes() - empty;
+        assert!(left < 14_500 * 48 && left < (peak - empty) / 2, "{left} of {} bytes left", peak - empty);
+        r.subscribe("t3/u10/v10", sub(9, 0, 0)).unwrap();
+        assert_eq!(sessions(&r, "t3/u10/v10"), vec![9]);
+    }
+}

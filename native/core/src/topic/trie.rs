@@ -15,6 +15,7 @@ use super::levels::Levels;
 use super::prefetch::prefetch;
 use super::shared::{SharedGroup, SharedGroups};
 use super::subscription::Subscription;
+
 /// "No node" marker for ids.
 pub(crate) const NONE: u32 = u32::MAX;
 /// `parent` value of a node on the free list.
