@@ -154,15 +154,6 @@ pub struct JsStoredSubscription {
     pub subscription_id: u32,
 }
 
-#[napi(object)]
-pub struct JsNewDelivery {
-    pub client_id: String,
-    pub seq: BigInt,
-    pub qos: u32,
-    pub retain: bool,
-    pub subscription_ids: Vec<u32>,
-}
-
 #[napi(object, object_from_js = false)]
 pub struct JsLoadedDelivery {
     pub client_id: String,
@@ -435,8 +426,10 @@ impl LocalStore {
             .collect())
     }
 
-    /// Stores a message and a queued delivery of it per entry of `deliveries`, atomically. The
-    /// message comes as separate arguments (no object to read properties from).
+    /// Stores a message and a queued delivery of it per delivery, atomically. The message comes
+    /// as separate arguments and the deliveries as one flat array of 4 entries per delivery,
+    /// `[clientId: string, seq: bigint, flags: number (qos | retain << 2), subscriptionIds:
+    /// number[] | null, ...]`: read by index, with no property lookups.
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn add_message(
@@ -448,7 +441,7 @@ impl LocalStore {
         retain: bool,
         properties: Option<&[u8]>,
         expires_at: f64,
-        deliveries: Vec<JsNewDelivery>,
+        deliveries: Array,
     ) -> Result<u32, String> {
         let message = core::Message {
             id: id("message id", id_)?,
@@ -459,14 +452,24 @@ impl LocalStore {
             properties: properties.map(|p| p.to_vec()),
             expires_at: ms("expiresAt", expires_at)?,
         };
-        let mut ds = Vec::with_capacity(deliveries.len());
-        for d in deliveries {
+        let len = deliveries.len();
+        if len % 4 != 0 {
+            return Err(invalid_arg("STORE_INVALID", format!("deliveries must hold 4 entries per delivery, not {len}")));
+        }
+        let bad = |what: &str| invalid_arg("STORE_INVALID", format!("delivery {what} is missing"));
+        let conv = |e: Error| invalid_arg("STORE_INVALID", format!("delivery: {}", e.reason));
+        let mut ds = Vec::with_capacity(len as usize / 4);
+        for i in (0..len).step_by(4) {
+            let client_id: String = deliveries.get(i).map_err(conv)?.ok_or_else(|| bad("clientId"))?;
+            let seq: BigInt = deliveries.get(i + 1).map_err(conv)?.ok_or_else(|| bad("seq"))?;
+            let flags: u32 = deliveries.get(i + 2).map_err(conv)?.ok_or_else(|| bad("flags"))?;
+            let subscription_ids: Option<Vec<u32>> = deliveries.get(i + 3).map_err(conv)?.flatten();
             ds.push(core::NewDelivery {
-                client_id: d.client_id,
-                seq: id("delivery seq", d.seq)?,
-                qos: small("delivery qos", d.qos, 2)? as u8,
-                retain: d.retain,
-                subscription_ids: d.subscription_ids,
+                client_id,
+                seq: id("delivery seq", seq)?,
+                qos: small("delivery qos", flags & 3, 2)? as u8,
+                retain: flags & 4 != 0,
+                subscription_ids: subscription_ids.unwrap_or_default(),
             });
         }
         Ok(self.submit(Op::AddMessage(message, ds)))

@@ -218,7 +218,16 @@ export class LocalStore implements Store {
   }
 
   addMessage(m: StoredMessage, deliveries: Omit<StoredDelivery, 'messageId' | 'state' | 'packetId'>[]): Promise<void> {
-    return this.write((n) => n.addMessage(m.id, m.topic, m.payload, m.qos, m.retain, m.properties ?? undefined, m.expiresAt, deliveries));
+    // flat, read by index natively: [clientId, seq, qos | retain << 2, subscriptionIds] per delivery
+    const flat: unknown[] = new Array(deliveries.length * 4);
+    for (let i = 0, j = 0; i < deliveries.length; i++, j += 4) {
+      const d = deliveries[i];
+      flat[j] = d.clientId;
+      flat[j + 1] = d.seq;
+      flat[j + 2] = d.qos | (d.retain ? 4 : 0);
+      flat[j + 3] = d.subscriptionIds.length === 0 ? null : d.subscriptionIds;
+    }
+    return this.write((n) => n.addMessage(m.id, m.topic, m.payload, m.qos, m.retain, m.properties ?? undefined, m.expiresAt, flat));
   }
 
   updateDelivery(clientId: string, messageId: bigint, state: DeliveryState, packetId: number): Promise<void> {
