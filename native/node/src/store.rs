@@ -238,7 +238,7 @@ impl LocalStore {
     /// arguments) when results are ready to `drain()`. `synchronous` is "FULL" (default) or
     /// "NORMAL" and only applies when this call opens the file.
     #[napi(factory, catch_unwind)]
-    pub fn open(env: Env, path: String, on_complete: Wake, synchronous: Option<String>) -> Result<LocalStore, String> {
+    pub fn open(env: Env, path: String, on_complete: ThreadsafeFunction<(), Unknown<'static>, (), Status, false, true>, synchronous: Option<String>) -> Result<LocalStore, String> {
         let synchronous = match synchronous.as_deref().unwrap_or("FULL") {
             "FULL" => core::Synchronous::Full,
             "NORMAL" => core::Synchronous::Normal,
