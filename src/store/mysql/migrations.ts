@@ -1,0 +1,83 @@
+// MySQL / MariaDB schema, as an ordered list of migrations applied at open() (see ../sql/migration.ts).
+// Same tables as the PostgreSQL backend. Keys (client ids, filters, topics, admin ids) are
+// VARBINARY: byte-wise, case-sensitive and without PAD SPACE, as MQTT compares them (a utf8mb4
+// collation would make "a" equal "A" or "a "). InnoDB caps an index at 3072 bytes, hence the
+// length limits below (checked by the store before a call is queued, see KEY_LIMITS). DDL commits
+// implicitly in MySQL, so every statement is idempotent (IF NOT EXISTS): a migration interrupted
+// half-way is simply run again.
+import type { Migration } from '../sql/migration.ts';
+
+/** Byte lengths of the VARBINARY key columns (client_id + filter = 3072, InnoDB's index limit). */
+export const KEY_LIMITS = { clientId: 1024, filter: 2048, topic: 3072, adminKind: 255, adminId: 2048 } as const;
+
+const TABLE = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC';
+
+export const MYSQL_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS spindle_sessions (
+        client_id VARBINARY(${KEY_LIMITS.clientId}) NOT NULL PRIMARY KEY,
+        expiry_interval INT UNSIGNED NOT NULL,
+        disconnected_at BIGINT NULL,
+        expires_at BIGINT NULL,
+        username TEXT NULL,
+        will_topic TEXT NULL,
+        will_payload LONGBLOB NULL,
+        will_qos TINYINT UNSIGNED NULL,
+        will_retain TINYINT(1) NULL,
+        will_properties LONGBLOB NULL,
+        will_expires_at BIGINT NULL,
+        will_delay BIGINT UNSIGNED NULL,
+        KEY spindle_sessions_expires_at (expires_at)
+      ) ${TABLE}`,
+      `CREATE TABLE IF NOT EXISTS spindle_subscriptions (
+        client_id VARBINARY(${KEY_LIMITS.clientId}) NOT NULL,
+        filter VARBINARY(${KEY_LIMITS.filter}) NOT NULL,
+        options TINYINT UNSIGNED NOT NULL,
+        subscription_id INT UNSIGNED NOT NULL,
+        PRIMARY KEY (client_id, filter)
+      ) ${TABLE}`,
+      `CREATE TABLE IF NOT EXISTS spindle_messages (
+        id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+        topic TEXT NOT NULL,
+        payload LONGBLOB NOT NULL,
+        qos TINYINT UNSIGNED NOT NULL,
+        retain TINYINT(1) NOT NULL,
+        properties LONGBLOB NULL,
+        expires_at BIGINT NOT NULL,
+        KEY spindle_messages_expires_at (expires_at)
+      ) ${TABLE}`,
+      `CREATE TABLE IF NOT EXISTS spindle_deliveries (
+        client_id VARBINARY(${KEY_LIMITS.clientId}) NOT NULL,
+        message_id BIGINT UNSIGNED NOT NULL,
+        seq BIGINT UNSIGNED NOT NULL,
+        state TINYINT UNSIGNED NOT NULL,
+        packet_id SMALLINT UNSIGNED NOT NULL,
+        qos TINYINT UNSIGNED NOT NULL,
+        retain TINYINT(1) NOT NULL,
+        subscription_ids TEXT NOT NULL,
+        PRIMARY KEY (client_id, message_id),
+        KEY spindle_deliveries_seq (client_id, seq),
+        KEY spindle_deliveries_message (message_id)
+      ) ${TABLE}`,
+      `CREATE TABLE IF NOT EXISTS spindle_incoming_qos2 (
+        client_id VARBINARY(${KEY_LIMITS.clientId}) NOT NULL,
+        packet_id SMALLINT UNSIGNED NOT NULL,
+        PRIMARY KEY (client_id, packet_id)
+      ) ${TABLE}`,
+      `CREATE TABLE IF NOT EXISTS spindle_retained (
+        topic VARBINARY(${KEY_LIMITS.topic}) NOT NULL PRIMARY KEY,
+        message_id BIGINT UNSIGNED NOT NULL,
+        KEY spindle_retained_message (message_id)
+      ) ${TABLE}`,
+      `CREATE TABLE IF NOT EXISTS spindle_admin (
+        kind VARBINARY(${KEY_LIMITS.adminKind}) NOT NULL,
+        id VARBINARY(${KEY_LIMITS.adminId}) NOT NULL,
+        doc LONGTEXT NOT NULL,
+        PRIMARY KEY (kind, id)
+      ) ${TABLE}`,
+    ],
+  },
+];

@@ -1,0 +1,174 @@
+// The store suite against MySQL / MariaDB (each test in its own database, dropped afterwards),
+// plus recovery after the server kills the store's connection, byte-exact keys, limits, and a
+// throughput measurement of concurrent addMessage calls.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import mysql from 'mysql2/promise';
+
+import { StoreError } from '../../src/store/errors.ts';
+import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
+import type { StoredMessage } from '../../src/store/types.ts';
+import { MYSQL_URL, uniqueName, withHint } from './databases.ts';
+import { storeSuite } from './store-suite.ts';
+
+async function openStore(database: string): Promise<MysqlStore> {
+  const store = new MysqlStore({ url: MYSQL_URL, database });
+  try {
+    await store.open();
+  } catch (err) {
+    throw withHint(err, MYSQL_URL);
+  }
+  return store;
+}
+
+function adminConnection(): Promise<mysql.Connection> {
+  return mysql.createConnection({ uri: MYSQL_URL, supportBigNumbers: true, bigNumberStrings: true });
+}
+
+async function dropDatabase(database: string): Promise<void> {
+  const conn = await adminConnection();
+  try {
+    await conn.query('DROP DATABASE IF EXISTS ??', [database]);
+  } finally {
+    await conn.end();
+  }
+}
+
+function message(id: bigint, over: Partial<StoredMessage> = {}): StoredMessage {
+  return { id, topic: `t/${id}`, payload: Buffer.from(`payload ${id}`), qos: 1, retain: false, properties: null, expiresAt: 0, ...over };
+}
+
+function isStoreError(code: string) {
+  return (err: unknown) => {
+    assert.ok(err instanceof StoreError, `expected StoreError, got ${String(err)}`);
+    assert.equal(err.code, code);
+    return true;
+  };
+}
+
+storeSuite('mysql', async () => {
+  const database = uniqueName('spindle_t');
+  const store = await openStore(database);
+  return { store, reopen: () => openStore(database), cleanup: () => dropDatabase(database) };
+});
+
+test('mysql: a write whose connection is KILLed mid-transaction rejects with StoreError; the next write reconnects', { timeout: 60_000 }, async (t) => {
+  const database = uniqueName('spindle_t');
+  const store = await openStore(database);
+  const admin = await adminConnection();
+  try {
+    await store.putAdmin('k', 'before', 1);
+    assert.equal(store.healthy, true);
+    const id = store.connectionId;
+    assert.ok(id !== null);
+    // Hold the store's batch inside its transaction: another transaction holds the row it upserts.
+    await admin.query('START TRANSACTION');
+    await admin.query('INSERT INTO ??.spindle_admin (kind, id, doc) VALUES (?, ?, ?)', [database, 'k', 'during', '0']);
+    const during = store.putAdmin('k', 'during', 2);
+    during.catch(() => {});
+    let waiting = false;
+    for (let i = 0; i < 200 && !waiting; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      const [rows] = await admin.query<mysql.RowDataPacket[]>('SELECT 1 FROM information_schema.processlist WHERE id = ? AND info LIKE ?', [id, 'INSERT INTO spindle_admin%']);
+      waiting = rows.length > 0;
+    }
+    assert.ok(waiting, "the store's batch is blocked on the row lock");
+    await admin.query(`KILL ${Number(id)}`);
+    await assert.rejects(during, (err: unknown) => {
+      isStoreError('STORE_UNAVAILABLE')(err);
+      const cause = (err as StoreError).cause as { code?: string } | undefined;
+      assert.ok(cause, 'the driver error is kept as cause');
+      t.diagnostic(`killed batch: ${(err as Error).message} (${cause.code})`);
+      return true;
+    });
+    await admin.query('ROLLBACK');
+    assert.equal(store.healthy, false);
+
+    // Recovery: the next write connects afresh (after the backoff) and commits; the failed one left nothing.
+    await store.putAdmin('k', 'recovered', 4);
+    assert.equal(store.healthy, true);
+    assert.notEqual(store.connectionId, id, 'a new connection');
+    assert.deepEqual((await store.listAdmin('k')).map((d) => d.id), ['before', 'recovered']);
+  } finally {
+    await admin.end();
+    await store.close();
+    await dropDatabase(database);
+  }
+});
+
+test('mysql: a connection KILLed while idle is replaced without failing the next write', { timeout: 60_000 }, async () => {
+  const database = uniqueName('spindle_t');
+  const store = await openStore(database);
+  const admin = await adminConnection();
+  try {
+    await store.putAdmin('k', 'before', 1);
+    const id = store.connectionId;
+    await admin.query(`KILL ${Number(id)}`);
+    // Let the client see the close (an unhandled 'error' event here would crash the process).
+    await new Promise((r) => setTimeout(r, 300));
+    await store.putAdmin('k', 'after', 2);
+    assert.equal(store.healthy, true);
+    assert.notEqual(store.connectionId, id, 'a new connection');
+    assert.deepEqual((await store.listAdmin('k')).map((d) => d.id), ['after', 'before']);
+  } finally {
+    await admin.end();
+    await store.close();
+    await dropDatabase(database);
+  }
+});
+
+test('mysql: an unreachable server fails open() with STORE_UNAVAILABLE', { timeout: 30_000 }, async () => {
+  const url = new URL(MYSQL_URL);
+  url.port = '1'; // nothing listens there
+  const store = new MysqlStore({ url: url.toString(), database: uniqueName('spindle_t') });
+  await assert.rejects(store.open(), isStoreError('STORE_UNAVAILABLE'));
+});
+
+test('mysql: keys compare byte-exact (case, trailing spaces); over-long keys are refused alone', { timeout: 60_000 }, async () => {
+  const database = uniqueName('spindle_t');
+  const store = await openStore(database);
+  try {
+    const s = (clientId: string) => ({ clientId, expiryInterval: 0, disconnectedAt: null, username: null, will: null });
+    const writes = [store.saveSession(s('a')), store.saveSession(s('A')), store.saveSession(s('a ')), store.saveSession(s('ä'))];
+    const tooLong = store.addSubscription({ clientId: 'a', filter: 'x/'.repeat(2000), options: 0, subscriptionId: 0 });
+    writes.push(store.addSubscription({ clientId: 'a', filter: 'ok', options: 0, subscriptionId: 0 }));
+    await assert.rejects(tooLong, isStoreError('STORE_INVALID'));
+    await Promise.all(writes);
+    assert.deepEqual((await store.loadSessions()).map((x) => x.clientId).sort(), ['A', 'a', 'a ', 'ä']);
+    assert.deepEqual((await store.loadSubscriptions()).map((x) => x.filter), ['ok']);
+    await store.setRetained('r', message(1n, { topic: 'r' }));
+    await store.setRetained('r ', message(2n, { topic: 'r ' }));
+    assert.equal((await store.loadRetained()).length, 2);
+  } finally {
+    await store.close();
+    await dropDatabase(database);
+  }
+});
+
+test('mysql: throughput of 10 000 concurrent addMessage calls (1 delivery each)', { timeout: 120_000 }, async (t) => {
+  const database = uniqueName('spindle_t');
+  const store = await openStore(database);
+  try {
+    await store.saveSession({ clientId: 'c', expiryInterval: 0, disconnectedAt: null, username: null, will: null });
+    const n = 10_000;
+    const payload = Buffer.alloc(64, 7);
+    const runs: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      const base = BigInt(run * n);
+      const start = performance.now();
+      const calls: Promise<void>[] = [];
+      for (let i = 0; i < n; i++) {
+        const id = base + BigInt(i) + 1n;
+        calls.push(store.addMessage(message(id, { payload }), [{ clientId: 'c', seq: id, qos: 1, retain: false, subscriptionIds: [1] }]));
+      }
+      await Promise.all(calls);
+      runs.push(n / ((performance.now() - start) / 1000));
+    }
+    assert.equal((await store.stats()).messages, 3 * n);
+    t.diagnostic(`mysql addMessage: ${runs.map((r) => Math.round(r)).join(', ')} msgs/s (3 runs of ${n})`);
+    console.log(`mysql addMessage: ${runs.map((r) => Math.round(r)).join(', ')} msgs/s (3 runs of ${n})`);
+  } finally {
+    await store.close();
+    await dropDatabase(database);
+  }
+});
