@@ -13,6 +13,9 @@ import { spawnTsWorker } from '../threads/spawn.ts';
 import type { FromWorker, ToWorker } from '../worker/messages.ts';
 import type { WorkerStatsSnapshot } from '../worker/stats.ts';
 import { sysTopics } from './sys-topics.ts';
+import { createStore } from '../store/index.ts';
+import type { Store, StoredSession } from '../store/types.ts';
+import { toRecord } from './message.ts';
 
 export interface Ports {
   tcp?: number;
@@ -29,6 +32,7 @@ interface Slot {
 }
 
 const WORKER_ENTRY = new URL('../worker/worker.ts', import.meta.url);
+const SWEEP_INTERVAL_MS = 60_000;
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export class Supervisor {
@@ -36,6 +40,9 @@ export class Supervisor {
   private readonly slots: Slot[] = [];
   private stopping = false;
   private sysTimer: NodeJS.Timeout | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  /** The main thread's own store handle (restore at start, expiry sweeps); null with MEMORY. */
+  private store: Store | null = null;
   private readonly startedAt = Date.now();
   readonly router: InstanceType<typeof Router>;
   readonly retained: InstanceType<typeof RetainedStore>;
@@ -56,8 +63,12 @@ export class Supervisor {
     // Workers bind the WebSocket port themselves: give them the one chosen here.
     this.config = { ...this.config, mqtt: { ...c, ws: { ...c.ws, port: this.ports.ws ?? 0 } } };
     await this.checkPortsFree();
+    const stored = await this.openStore();
     for (let id = 0; id < this.config.workers; id++) this.slots.push({ id, worker: null, ready: false, restarts: 0, stats: null });
-    await Promise.all(this.slots.map((s) => this.spawn(s)));
+    // Stored sessions are spread over the workers; each restores its share before accepting.
+    const shares = this.slots.map(() => [] as StoredSession[]);
+    stored.forEach((s, i) => shares[i % shares.length].push(s));
+    await Promise.all(this.slots.map((s, i) => this.spawn(s, shares[i])));
     if (this.config.sys.enabled) this.sysTimer = setInterval(() => void this.publishSys(), this.config.sys.interval * 1000);
     return this.ports;
   }
@@ -86,9 +97,46 @@ export class Supervisor {
     return fds;
   }
 
-  private spawn(slot: Slot): Promise<void> {
+  /** Opens the store, puts the retained messages back into the shared retained store, starts
+   * the expiry sweep, and answers the stored sessions. */
+  private async openStore(): Promise<StoredSession[]> {
+    if (this.config.store.storeType === 'MEMORY') return [];
+    const store = await createStore(this.config);
+    await store.open();
+    this.store = store;
+    const now = Date.now();
+    for (const r of await store.loadRetained()) {
+      const m = r.message;
+      if (m.expiresAt !== 0 && m.expiresAt <= now) continue;
+      this.retained.set(r.topic, toRecord({ topic: m.topic, topicBytes: Buffer.from(m.topic), payload: m.payload, qos: m.qos, retain: true, props: m.properties, expiresAt: m.expiresAt, receivedAt: now, storeId: m.id }));
+    }
+    this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweepTimer.unref();
+    const sessions = await store.loadSessions();
+    this.log.info('store opened', { type: store.kind, sessions: sessions.length, retained: this.retained.size });
+    return sessions;
+  }
+
+  /** Expired messages and sessions leave the store while the broker runs. */
+  private async sweep(): Promise<void> {
+    try {
+      const removed = await this.store!.deleteExpired(Date.now());
+      if (removed.sessions.length || removed.messages) this.log.info('expired data removed', { sessions: removed.sessions.length, messages: removed.messages });
+    } catch (err) {
+      this.log.error('expiry sweep failed', { err });
+    }
+  }
+
+  /** The stored sessions a dead worker owned, for its replacement to restore. */
+  private async orphanedSessions(worker: number): Promise<StoredSession[]> {
+    if (!this.store) return [];
+    const all = await this.store.loadSessions();
+    return all.filter((s) => this.registry.lookup(s.clientId)?.[1] === worker);
+  }
+
+  private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
     const fds = this.fds();
-    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, fds, routerName: this.routerName });
+    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, fds, routerName: this.routerName, restore });
     slot.worker = worker;
     slot.ready = false;
     return new Promise((resolve, reject) => {
@@ -120,7 +168,11 @@ export class Supervisor {
         slot.restarts++;
         // Back off a little on repeated crashes.
         setTimeout(() => {
-          if (!this.stopping) this.spawn(slot).catch((err) => this.log.error('worker restart failed', { worker: slot.id, err }));
+          if (this.stopping) return;
+          // Its persistent sessions come back from the store; its clients reconnect to them.
+          this.orphanedSessions(slot.id)
+            .then((restore) => this.spawn(slot, restore))
+            .catch((err) => this.log.error('worker restart failed', { worker: slot.id, err }));
         }, Math.min(5000, 100 * 2 ** Math.min(slot.restarts, 6)));
         reject(new Error(`worker ${slot.id} exited with code ${code} before it was ready`));
       });
@@ -192,6 +244,7 @@ export class Supervisor {
     if (this.stopping) return;
     this.stopping = true;
     if (this.sysTimer) clearInterval(this.sysTimer);
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     const running = this.slots.filter((s) => s.worker);
     await Promise.all(running.map((s) => new Promise<void>((resolve) => {
       const w = s.worker!;
@@ -205,6 +258,7 @@ export class Supervisor {
       post(s, { t: 'shutdown' });
     })));
     await Promise.all(running.map((s) => s.worker?.terminate()));
+    if (this.store) await this.store.close().catch((err: unknown) => this.log.error('store close failed', { err }));
   }
 }
 

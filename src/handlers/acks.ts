@@ -10,6 +10,7 @@ export function handlePuback(conn: Connection, p: Packet): void {
   const entry = session.inflight.get(p.messageId!);
   if (entry && entry.qos === 1) {
     session.inflight.delete(p.messageId!);
+    conn.ctx.persistence?.delivered(session, entry.message);
     conn.ctx.sessions.drain(session);
   }
   // An unknown id is ignored: it may be a duplicate after a resend.
@@ -22,12 +23,14 @@ export function handlePubrec(conn: Connection, p: Packet): void {
   const entry = session.inflight.get(id);
   if (entry && entry.qos === 2) {
     if ((p.reasonCode ?? 0) >= 0x80) {
-      // v5: the receiver refused the message; the flow ends here [MQTT-4.3.3-?: 4.13].
+      // v5: the receiver refused the message; the flow ends here (MQTT 5.0 section 4.3.3).
       session.inflight.delete(id);
+      conn.ctx.persistence?.delivered(session, entry.message);
       conn.ctx.sessions.drain(session);
       return;
     }
     entry.state = 'pubrel';
+    conn.ctx.persistence?.deliveryState(session, entry.message, 'pubrel', id);
     conn.write(ack(PUBREL, id, conn.version));
   } else {
     conn.write(ack(PUBREL, id, conn.version, RC.PACKET_IDENTIFIER_NOT_FOUND));
@@ -40,6 +43,7 @@ export function handlePubrel(conn: Connection, p: Packet): void {
   const session = conn.session!;
   const id = p.messageId!;
   const known = session.incomingQos2.delete(id);
+  if (known) conn.ctx.persistence?.incomingQos2Released(session, id);
   conn.write(ack(PUBCOMP, id, conn.version, known ? 0 : RC.PACKET_IDENTIFIER_NOT_FOUND));
 }
 
@@ -49,6 +53,7 @@ export function handlePubcomp(conn: Connection, p: Packet): void {
   const entry = session.inflight.get(p.messageId!);
   if (entry && entry.state === 'pubrel') {
     session.inflight.delete(p.messageId!);
+    conn.ctx.persistence?.delivered(session, entry.message);
     conn.ctx.sessions.drain(session);
   }
 }

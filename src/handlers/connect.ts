@@ -97,6 +97,18 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
   if (conn.isClosed()) return;
   const session = opened.session;
   if (p.will) session.will = { message: willMessage(p.will), delay: version === 5 ? p.will.properties?.willDelayInterval ?? 0 : 0 };
+  // A persistent session exists for the client only once it is stored.
+  const saved = ctx.persistence?.sessionConnected(session);
+  if (saved) {
+    try {
+      await saved;
+    } catch (err) {
+      ctx.log.error('session could not be stored; CONNECT refused', { clientId, err });
+      refuse(RC.SERVER_UNAVAILABLE);
+      return;
+    }
+    if (conn.isClosed()) return;
+  }
 
   const connackProps = version === 5 ? {
     receiveMaximum: limits.receiveMaximum,

@@ -111,13 +111,74 @@ function finishPublish(conn: Connection, message: Message, packetId: number, all
     refusePublish(conn, message.qos, packetId);
     return;
   }
-  const matched = ctx.router.publish(message, conn.session!.handle, conn.clientHash);
-  if (message.qos === 1) {
-    conn.write(ack(PUBACK, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
-  } else if (message.qos === 2) {
-    conn.session!.incomingQos2.add(packetId);
-    conn.write(ack(PUBREC, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
+  if (message.qos === 2) conn.session!.incomingQos2.add(packetId); // resends are now duplicates
+  if (ctx.persistence === null || (message.qos === 0 && !message.retain && conn.publishChain === null)) {
+    // Nothing to keep: route and acknowledge now.
+    acknowledge(conn, message, packetId, ctx.router.publish(message, conn.session!.handle, conn.clientHash));
+    return;
   }
+  // With a store, what must be kept is stored before the message is delivered or acknowledged
+  // ("store before you publish": a failed store never produces a delivered message). Later
+  // messages of this connection wait behind it, so delivery and acknowledgement keep the order
+  // they arrived in [MQTT-4.6.0-2 .. MQTT-4.6.0-6]; the connection goes on reading meanwhile.
+  const step = () => publishDurably(conn, message, packetId);
+  const pending = conn.publishChain === null ? step() : conn.publishChain.then(step);
+  if (pending) chain(conn, pending);
+}
+
+/** Stores what must be kept, then delivers and acknowledges. Undefined when nothing needed storing. */
+function publishDurably(conn: Connection, message: Message, packetId: number): Promise<void> | undefined {
+  if (conn.state === 'closed') return undefined; // not acknowledged: the client sends it again
+  const ctx = conn.ctx;
+  const persistence = ctx.persistence!;
+  const session = conn.session!;
+  const routed = ctx.router.route(message, session.handle, conn.clientHash);
+  const waits: Promise<void>[] = [];
+  const stored = persistence.messageRouted(message, routed);
+  if (stored) waits.push(stored);
+  if (message.retain) waits.push(persistence.retained(message));
+  if (message.qos === 2) {
+    const q2 = persistence.incomingQos2(session, packetId);
+    if (q2) waits.push(q2);
+  }
+  const finish = () => {
+    ctx.router.deliverRouted(message, routed);
+    acknowledge(conn, message, packetId, routed.length);
+  };
+  if (waits.length === 0) {
+    finish();
+    return undefined;
+  }
+  return Promise.all(waits).then(finish);
+}
+
+/** Appends to the connection's publish pipeline; bounded: reading pauses while it is long. */
+function chain(conn: Connection, p: Promise<void>): void {
+  const ctx = conn.ctx;
+  conn.publishPending++;
+  if (conn.publishPending === ctx.config.limits.receiveMaximum) conn.transport.pause();
+  const link: Promise<void> = p.then(
+    () => settle(conn, link),
+    (err: unknown) => {
+      settle(conn, link);
+      // Not acknowledged, so not lost: the client keeps the message and sends it again.
+      ctx.log.error('store failed; message not acknowledged', { clientId: conn.clientId, err });
+      conn.disconnectWith(RC.UNSPECIFIED_ERROR, 'protocol_error', 'message could not be stored');
+    },
+  );
+  conn.publishChain = link;
+}
+
+function settle(conn: Connection, link: Promise<void>): void {
+  conn.publishPending--;
+  if (conn.publishChain === link) conn.publishChain = null;
+  if (conn.publishPending === conn.ctx.config.limits.receiveMaximum - 1 && conn.state !== 'closed') conn.transport.resume();
+}
+
+function acknowledge(conn: Connection, message: Message, packetId: number, matched: number): void {
+  if (conn.state === 'closed') return;
+  if (message.qos === 1) conn.write(ack(PUBACK, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
+  else if (message.qos === 2) conn.write(ack(PUBREC, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
 }
 
 /** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has

@@ -10,25 +10,20 @@ const SHARED = /^\$(share|queue)\//;
 
 export function handleSubscribe(conn: Connection, p: Packet): HandlerResult {
   const subs = p.subscriptions!;
-  if (conn.authorizer.allowsEverything) {
-    finishSubscribe(conn, p, subs.map(() => true));
-    return;
-  }
+  if (conn.authorizer.allowsEverything) return finishSubscribe(conn, p, subs.map(() => true));
   const decisions = subs.map((s) => conn.authorizer.authorize(conn.identity, 'subscribe', s.topic));
-  if (decisions.every((d) => typeof d === 'boolean')) {
-    finishSubscribe(conn, p, decisions as boolean[]);
-    return;
-  }
+  if (decisions.every((d) => typeof d === 'boolean')) return finishSubscribe(conn, p, decisions as boolean[]);
   return Promise.all(decisions).then((ok) => finishSubscribe(conn, p, ok));
 }
 
-function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): void {
+function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): HandlerResult {
   if (conn.state === 'closed') return;
   const ctx = conn.ctx;
   const session = conn.session!;
   const subscriptionId = p.properties?.subscriptionIdentifier?.[0] ?? 0;
   const codes: number[] = [];
   const retainedFor: { sub: SubscriptionRequest; existed: boolean }[] = [];
+  const storing: Promise<void>[] = [];
   p.subscriptions!.forEach((sub, i) => {
     if (!allowed[i]) {
       ctx.stats.aclDenied++;
@@ -48,16 +43,32 @@ function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): void 
       codes.push((err as { reason?: number }).reason ?? RC.TOPIC_FILTER_INVALID);
       return;
     }
-    session.subscriptions.set(sub.topic, { filter: sub.topic, options, subscriptionId });
+    const entry = { filter: sub.topic, options, subscriptionId };
+    session.subscriptions.set(sub.topic, entry);
+    const stored = ctx.persistence?.subscribed(session, entry);
+    if (stored) storing.push(stored);
     codes.push(sub.qos); // granted QoS: we support all three
     retainedFor.push({ sub, existed });
   });
-  conn.write(suback(conn.version, p.messageId!, codes));
-  for (const { sub, existed } of retainedFor) {
-    // [MQTT-3.3.1-9 .. MQTT-3.3.1-11] Retain Handling 0: always; 1: only for a new
-    // subscription; 2: never. Shared subscriptions get no retained messages [MQTT-4.8.2-?].
-    const rh = sub.rh ?? 0;
-    if (SHARED.test(sub.topic) || rh === 2 || (rh === 1 && existed)) continue;
-    ctx.router.sendRetained(session, sub.topic, sub.qos as 0 | 1 | 2, subscriptionId);
+  const answer = () => {
+    conn.write(suback(conn.version, p.messageId!, codes));
+    for (const { sub, existed } of retainedFor) {
+      // [MQTT-3.3.1-9 .. MQTT-3.3.1-11] Retain Handling 0: always; 1: only for a new
+      // subscription; 2: never. Shared subscriptions get no retained messages [MQTT-4.8.2-?].
+      const rh = sub.rh ?? 0;
+      if (SHARED.test(sub.topic) || rh === 2 || (rh === 1 && existed)) continue;
+      ctx.router.sendRetained(session, sub.topic, sub.qos as 0 | 1 | 2, subscriptionId);
+    }
+  };
+  if (storing.length === 0) {
+    answer();
+    return;
   }
+  // A persistent session's subscriptions are acknowledged once stored.
+  return Promise.all(storing).then(() => {
+    if (!conn.isClosed()) answer();
+  }, (err: unknown) => {
+    ctx.log.error('subscription could not be stored', { clientId: conn.clientId, err });
+    conn.disconnectWith(RC.UNSPECIFIED_ERROR, 'protocol_error', 'subscription could not be stored');
+  });
 }

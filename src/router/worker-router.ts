@@ -6,6 +6,12 @@ import { Router, RetainedStore, DELIVERY_RAP, TopicError, native } from '../nati
 import { toRecord, records, type Message } from '../broker/message.ts';
 import type { Delivery, Session } from '../session/session.ts';
 import { DeliveryBatch, readBatch, type BatchDelivery } from './batch.ts';
+import type { RoutedDelivery } from '../store/persistence.ts';
+
+/** One delivery found by `route`, not yet made. */
+export interface Routed extends RoutedDelivery {
+  worker: number;
+}
 
 export interface RouterHost {
   readonly workerId: number;
@@ -36,11 +42,7 @@ export class WorkerRouter {
    * of its client id (shared-subscription strategy). */
   publish(m: Message, publisher: number, publisherHash: number): number {
     if (m.retain) this.retain(m);
-    let words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
-    if (words < 0) {
-      this.out = new Uint32Array(-words * 2);
-      words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
-    }
+    const words = this.match(m, publisher, publisherHash);
     const out = this.out;
     let count = 0;
     this.frameCache.clear();
@@ -63,6 +65,50 @@ export class WorkerRouter {
       }
     }
     return count;
+  }
+
+  /** Matches in the native core; the deliveries are in `this.out` (returns the words written). */
+  private match(m: Message, publisher: number, publisherHash: number): number {
+    let words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
+    if (words < 0) {
+      this.out = new Uint32Array(-words * 2);
+      words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
+    }
+    return words;
+  }
+
+  /**
+   * The first half of a publish that must be stored before it is delivered: the deliveries the
+   * message will have, without delivering it. `deliverRouted` does the rest.
+   */
+  route(m: Message, publisher: number, publisherHash: number): Routed[] {
+    const words = this.match(m, publisher, publisherHash);
+    const out = this.out;
+    const routed: Routed[] = [];
+    for (let i = 0; i < words;) {
+      const word = out[i + 1];
+      const n = out[i + 2];
+      const subQos = (word >>> 16) & 3;
+      routed.push({
+        handle: out[i],
+        worker: word & 0xffff,
+        qos: (m.qos < subQos ? m.qos : subQos) as 0 | 1 | 2,
+        retain: (word & DELIVERY_RAP) !== 0 && m.retain,
+        subscriptionIds: n ? Array.from(out.subarray(i + 3, i + 3 + n)) : null,
+      });
+      i += 3 + n;
+    }
+    return routed;
+  }
+
+  /** The second half: retained update and delivery of a routed message. */
+  deliverRouted(m: Message, routed: readonly Routed[]): void {
+    if (m.retain) this.retain(m);
+    this.frameCache.clear();
+    for (const r of routed) {
+      if (r.worker === this.host.workerId) this.deliver(r.handle, { message: m, qos: r.qos, retain: r.retain, subscriptionIds: r.subscriptionIds });
+      else this.batchFor(r.worker).add(m, r.handle, r.qos, r.retain, r.subscriptionIds);
+    }
   }
 
   private deliver(handle: number, d: Delivery): void {

@@ -47,6 +47,10 @@ export class Connection {
   closeReason: CloseReason | undefined;
   readonly connectedAt = Date.now();
   lastActivity = Date.now();
+  /** The tail of this connection's publishes waiting for the store (null: none waiting), and how
+   * many are waiting. See handlers/publish.ts. */
+  publishChain: Promise<void> | null = null;
+  publishPending = 0;
   /** Set at CONNECT, once the client is authenticated. */
   authorizer!: Authorizer;
   identity!: ClientIdentity;
@@ -237,8 +241,10 @@ export class Connection {
     if (isExpired(m, now)) {
       // [MQTT-3.3.2-5] an expired message is not delivered.
       this.ctx.stats.dropped.expired++;
+      this.ctx.persistence?.delivered(session, m);
       return;
     }
+    const resend = packetId !== 0;
     if (d.qos > 0 && packetId === 0) {
       packetId = session.allocatePacketId();
       if (packetId === 0) {
@@ -251,12 +257,14 @@ export class Connection {
     if (frame.length > this.maxOutgoingPacket) {
       // [MQTT-3.1.2-25] too big for this client: dropped for it, as if sent.
       this.ctx.stats.dropped.tooLarge++;
+      this.ctx.persistence?.delivered(session, m);
       return;
     }
     if (d.qos > 0) {
       frame.writeUInt16BE(packetId, send.packetIdOffset(frame, this.topicLenInFrame(frame)));
       const entry: Inflight = { ...d, packetId, state: 'publish' };
       session.inflight.set(packetId, entry);
+      if (!resend) this.ctx.persistence?.deliveryState(session, m, 'inflight', packetId);
     }
     this.ctx.stats.messagesSent++;
     this.ctx.stats.publishSent[d.qos]++;

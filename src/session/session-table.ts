@@ -8,7 +8,23 @@ import { RC } from '../protocol/reason-codes.ts';
 import { ack, PUBREL } from '../protocol/send.ts';
 import type { WorkerContext } from '../worker/context.ts';
 import type { Connection } from './connection.ts';
+import type { LoadedDelivery, StoredMessage, StoredSession, StoredSubscription } from '../store/types.ts';
 import { NEVER_EXPIRES, Session, type Delivery, type SubscriptionEntry } from './session.ts';
+
+/** A stored message as the broker routes it. */
+function fromStored(m: StoredMessage, now: number): Message {
+  return {
+    topic: m.topic,
+    topicBytes: Buffer.from(m.topic, 'utf8'),
+    payload: m.payload,
+    qos: m.qos,
+    retain: m.retain,
+    props: m.properties,
+    expiresAt: m.expiresAt,
+    receivedAt: now,
+    storeId: m.id === 0n ? undefined : m.id,
+  };
+}
 
 /** A session as it travels to another worker (structured clone). */
 export interface SessionState {
@@ -21,6 +37,7 @@ export interface SessionState {
   queue: { qos: 0 | 1 | 2; retain: boolean; ids: number[] | null; record: Uint8Array }[];
   incomingQos2: number[];
   will: { record: Uint8Array; delay: number } | null;
+  stored: boolean;
 }
 
 interface PendingTakeover {
@@ -118,7 +135,11 @@ export class SessionTable {
       this.ctx.stats.dropped.qos0Offline++;
       return;
     }
-    if (session.queue.push(d) !== undefined) this.ctx.stats.dropped.queueFull++;
+    const dropped = session.queue.push(d);
+    if (dropped !== undefined) {
+      this.ctx.stats.dropped.queueFull++;
+      this.ctx.persistence?.delivered(session, dropped.message);
+    }
   }
 
   /** Sends queued deliveries while the client's window has room. */
@@ -179,7 +200,10 @@ export class SessionTable {
     }
     if (session.expiryInterval === 0) {
       this.end(session, false);
-    } else if (session.expiryInterval !== NEVER_EXPIRES) {
+      return;
+    }
+    this.ctx.persistence?.sessionDisconnected(session);
+    if (session.expiryInterval !== NEVER_EXPIRES) {
       session.expiryTimer = setTimeout(() => this.end(session, true), session.expiryInterval * 1000);
     }
   }
@@ -193,6 +217,7 @@ export class SessionTable {
     if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
     this.ctx.router.removeSession(session.handle);
     this.registry.release(session.clientId, session.handle, this.ctx.workerId);
+    this.ctx.persistence?.sessionEnded(session);
     this.ctx.stats.sessions--;
     const will = session.will;
     session.will = null;
@@ -206,8 +231,22 @@ export class SessionTable {
     const identity = { clientId: session.clientId, username: session.username };
     const allowed = this.ctx.authorizerFor(identity).authorize(identity, 'publish', message.topic);
     const go = (ok: boolean) => {
-      if (ok) this.ctx.router.publish(message, NO_PUBLISHER, 0);
-      else this.ctx.stats.dropped.notAuthorized++;
+      if (!ok) {
+        this.ctx.stats.dropped.notAuthorized++;
+        return;
+      }
+      const persistence = this.ctx.persistence;
+      if (!persistence) {
+        this.ctx.router.publish(message, NO_PUBLISHER, 0);
+        return;
+      }
+      // Stored for persistent subscribers (and as retained) before it is delivered, like a PUBLISH.
+      const routed = this.ctx.router.route(message, NO_PUBLISHER, 0);
+      const waits = [persistence.messageRouted(message, routed), message.retain ? persistence.retained(message) : undefined].filter((p) => p !== undefined);
+      Promise.all(waits).then(
+        () => this.ctx.router.deliverRouted(message, routed),
+        (err: unknown) => this.ctx.log.error('will could not be stored; not published', { clientId: session.clientId, err }),
+      );
     };
     if (typeof allowed === 'boolean') go(allowed);
     else allowed.then(go, (err) => this.ctx.log.error('will authorization failed', { clientId: session.clientId, err }));
@@ -235,31 +274,42 @@ export class SessionTable {
 
   /** Another worker's client took over one of ours: close it, hand the session over (or end it). */
   onTakeoverRequest(msg: { clientId: string; handle: number; resume: boolean; from: number }): void {
-    const session = this.byHandle.get(msg.handle);
-    let state: SessionState | null = null;
+    let session = this.byHandle.get(msg.handle);
     if (session) {
       this.takeOverConnection(session);
-      if (msg.resume) {
-        state = this.exportState(session);
-        session.clearTimers();
-        this.byHandle.delete(session.handle);
-        if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
-        this.ctx.stats.sessions--;
-        this.moved.set(session.handle, msg.from);
-        setTimeout(() => this.moved.delete(msg.handle), MOVED_MEMORY_MS).unref();
-      } else {
-        // Clean Start: the old session ends here (its will, if pending, goes out).
-        const will = session.will;
-        session.will = null;
-        this.ctx.router.removeSession(session.handle);
-        session.clearTimers();
-        this.byHandle.delete(session.handle);
-        if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
-        this.ctx.stats.sessions--;
-        if (will) this.publishWill(session, will.message);
-      }
+      // Closing the connection may have ended a session that was not to outlive it.
+      if (this.byHandle.get(msg.handle) !== session) session = undefined;
     }
-    this.ctx.sendControl(msg.from, { t: 'session-state', clientId: msg.clientId, handle: msg.handle, state });
+    const reply = (state: SessionState | null) => this.ctx.sendControl(msg.from, { t: 'session-state', clientId: msg.clientId, handle: msg.handle, state });
+    if (!session) {
+      reply(null);
+      return;
+    }
+    this.forget(session);
+    if (msg.resume) {
+      const state = this.exportState(session);
+      this.moved.set(session.handle, msg.from);
+      setTimeout(() => this.moved.delete(msg.handle), MOVED_MEMORY_MS).unref();
+      reply(state);
+      return;
+    }
+    // Clean Start: the old session ends here (its will, if pending, goes out). The new owner
+    // stores its new session only after the old one has left the store.
+    const will = session.will;
+    session.will = null;
+    this.ctx.router.removeSession(session.handle);
+    if (will) this.publishWill(session, will.message);
+    const removed = this.ctx.persistence?.sessionEnded(session);
+    if (removed) removed.then(() => reply(null), () => reply(null)); // a failure is logged by Persistence
+    else reply(null);
+  }
+
+  /** Drops a session from this worker's tables (it moved or ended elsewhere). */
+  private forget(session: Session): void {
+    session.clearTimers();
+    this.byHandle.delete(session.handle);
+    if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
+    this.ctx.stats.sessions--;
   }
 
   onSessionState(msg: { clientId: string; handle: number; state: SessionState | null }): void {
@@ -283,6 +333,7 @@ export class SessionTable {
       queue: [...s.queue].map((d) => ({ qos: d.qos, retain: d.retain, ids: d.subscriptionIds, record: rec(d.message) })),
       incomingQos2: [...s.incomingQos2],
       will: s.will ? { record: rec(s.will.message), delay: s.will.delay } : null,
+      stored: s.stored,
     };
   }
 
@@ -292,6 +343,7 @@ export class SessionTable {
     const msg = (r: Uint8Array) => readRecord(Buffer.from(r.buffer, r.byteOffset, r.byteLength), 0).message;
     const s = new Session(state.handle, state.clientId, { maxQueued: ctx.config.limits.maxQueuedMessages, dropPolicy: ctx.config.limits.queueDropPolicy }, state.username);
     s.expiryInterval = state.expiryInterval;
+    s.stored = state.stored;
     for (const sub of state.subscriptions) {
       s.subscriptions.set(sub.filter, sub);
       // Same session and filter: replaces the entry, now pointing at this worker.
@@ -304,6 +356,58 @@ export class SessionTable {
     this.byClientId.set(s.clientId, s);
     ctx.stats.sessions++;
     return s;
+  }
+
+  /**
+   * Brings back a session from the store (after a restart or a worker crash): offline, with its
+   * subscriptions routed to this worker, its deliveries queued or in flight as they were, its
+   * incoming QoS 2 ids, its expiry and its pending will counted from when the client went away.
+   */
+  restore(stored: StoredSession, subscriptions: StoredSubscription[], deliveries: LoadedDelivery[], incomingQos2: number[]): void {
+    const ctx = this.ctx;
+    const now = Date.now();
+    const out = this.claimOut;
+    this.registry.claim(stored.clientId, ctx.workerId, false, out);
+    const s = new Session(out[0], stored.clientId, { maxQueued: ctx.config.limits.maxQueuedMessages, dropPolicy: ctx.config.limits.queueDropPolicy }, stored.username ?? undefined);
+    s.expiryInterval = stored.expiryInterval;
+    s.stored = true;
+    // A client still connected when the broker stopped lost its connection then.
+    s.disconnectedAt = stored.disconnectedAt ?? now;
+    this.registry.setPersistent(s.handle, s.clientId, true);
+    for (const sub of subscriptions) {
+      const entry = { filter: sub.filter, options: sub.options, subscriptionId: sub.subscriptionId };
+      s.subscriptions.set(sub.filter, entry);
+      ctx.router.subscribe(sub.filter, s.handle, sub.options, sub.subscriptionId);
+    }
+    for (const d of deliveries) {
+      const message = fromStored(d.message, now);
+      const delivery = { message, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds.length ? d.subscriptionIds : null };
+      if (d.state === 'queued' || d.packetId === 0 || s.inflight.has(d.packetId)) s.queue.push(delivery);
+      else s.inflight.set(d.packetId, { ...delivery, packetId: d.packetId, state: d.state === 'pubrel' ? 'pubrel' : 'publish' });
+    }
+    for (const id of incomingQos2) s.incomingQos2.add(id);
+    this.byHandle.set(s.handle, s);
+    this.byClientId.set(s.clientId, s);
+    ctx.stats.sessions++;
+    if (stored.will) {
+      const will = { message: { ...fromStored({ ...stored.will.message, id: 0n }, now), storeId: undefined }, delay: stored.will.delay };
+      const wait = s.disconnectedAt + will.delay * 1000 - now;
+      if (wait <= 0) this.publishWill(s, will.message);
+      else {
+        s.will = will;
+        s.willTimer = setTimeout(() => {
+          s.willTimer = null;
+          const w = s.will;
+          s.will = null;
+          if (w) this.publishWill(s, w.message);
+        }, wait);
+      }
+    }
+    if (s.expiryInterval !== NEVER_EXPIRES) {
+      const left = s.disconnectedAt + s.expiryInterval * 1000 - now;
+      if (left <= 0) this.end(s, true);
+      else s.expiryTimer = setTimeout(() => this.end(s, true), left);
+    }
   }
 
   /** Shutdown: every session of this worker, for persistence or a final count. */

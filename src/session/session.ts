@@ -56,6 +56,8 @@ export class Session {
   expiryInterval = 0;
   expiryTimer: NodeJS.Timeout | null = null;
   willTimer: NodeJS.Timeout | null = null;
+  /** The session is in the store (it was persistent when last saved). */
+  stored = false;
   /** When the session last lost its connection (ms), for the remaining expiry on hand-over. */
   disconnectedAt = 0;
   private nextPacketId = 1;

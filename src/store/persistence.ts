@@ -48,31 +48,44 @@ export class Persistence {
     return (BigInt(this.lastMs) << 22n) | (BigInt(this.workerId & 0xff) << 14n) | BigInt(this.counter);
   }
 
-  /** A persistent session (expiry > 0) is stored; one that is not is forgotten. */
-  sessionConnected(session: Session): Promise<void> {
+  /**
+   * A persistent session (expiry > 0) is stored; one that stopped being persistent is removed.
+   * Sessions that never persist cost no write. Undefined when there is nothing to wait for.
+   */
+  sessionConnected(session: Session): Promise<void> | undefined {
     const persistent = session.expiryInterval > 0;
     this.registry.setPersistent(session.handle, session.clientId, persistent);
-    if (!persistent) return this.store.deleteSession(session.clientId);
-    return this.store.saveSession(this.toStored(session, null));
+    if (persistent) {
+      session.stored = true;
+      return this.store.saveSession(this.toStored(session, null));
+    }
+    if (!session.stored) return undefined;
+    session.stored = false;
+    return this.store.deleteSession(session.clientId);
   }
 
   sessionDisconnected(session: Session): void {
-    if (session.expiryInterval === 0) return;
+    if (!session.stored) return;
     this.background(this.store.saveSession(this.toStored(session, session.disconnectedAt || Date.now())), 'save session');
   }
 
-  sessionEnded(session: Session): void {
+  /** The session is over: it leaves the store with everything that belongs to it. */
+  sessionEnded(session: Session): Promise<void> {
     this.registry.setPersistent(session.handle, session.clientId, false);
-    this.background(this.store.deleteSession(session.clientId), 'delete session');
+    if (!session.stored) return Promise.resolve();
+    session.stored = false;
+    const p = this.store.deleteSession(session.clientId);
+    this.background(p, 'delete session');
+    return p;
   }
 
   subscribed(session: Session, sub: SubscriptionEntry): Promise<void> | undefined {
-    if (session.expiryInterval === 0) return undefined;
+    if (!session.stored) return undefined;
     return this.store.addSubscription({ clientId: session.clientId, filter: sub.filter, options: sub.options, subscriptionId: sub.subscriptionId });
   }
 
   unsubscribed(session: Session, filter: string): void {
-    if (session.expiryInterval === 0) return;
+    if (!session.stored) return;
     this.background(this.store.removeSubscription(session.clientId, filter), 'remove subscription');
   }
 
@@ -102,23 +115,23 @@ export class Persistence {
 
   /** A stored delivery went out with a packet id (or, for QoS 2, reached PUBREL). */
   deliveryState(session: Session, message: Message, state: 'inflight' | 'pubrel', packetId: number): void {
-    if (message.storeId === undefined || session.expiryInterval === 0) return;
+    if (message.storeId === undefined || !session.stored) return;
     this.background(this.store.updateDelivery(session.clientId, message.storeId, state, packetId), 'update delivery');
   }
 
   /** A stored delivery is done (acknowledged, expired or dropped). */
   delivered(session: Session, message: Message): void {
-    if (message.storeId === undefined || session.expiryInterval === 0) return;
+    if (message.storeId === undefined || !session.stored) return;
     this.background(this.store.removeDelivery(session.clientId, message.storeId), 'remove delivery');
   }
 
   incomingQos2(session: Session, packetId: number): Promise<void> | undefined {
-    if (session.expiryInterval === 0) return undefined;
+    if (!session.stored) return undefined;
     return this.store.addIncomingQos2(session.clientId, packetId);
   }
 
   incomingQos2Released(session: Session, packetId: number): void {
-    if (session.expiryInterval === 0) return;
+    if (!session.stored) return;
     this.background(this.store.removeIncomingQos2(session.clientId, packetId), 'release QoS 2 id');
   }
 

@@ -7,6 +7,7 @@ import type { WorkerRouter } from '../router/worker-router.ts';
 import type { SessionTable } from '../session/session-table.ts';
 import type { Connection } from '../session/connection.ts';
 import type { WorkerStats } from './stats.ts';
+import type { Persistence } from '../store/persistence.ts';
 
 /** An enhanced-authentication method (MQTT 5.0 section 4.12) completed within CONNECT. */
 export interface AuthMethod {
@@ -22,6 +23,8 @@ export interface WorkerContext {
   readonly descTable: Uint32Array;
   readonly router: WorkerRouter;
   readonly sessions: SessionTable;
+  /** The store's view for this worker; null with the MEMORY store (nothing is kept). */
+  readonly persistence: Persistence | null;
   readonly authenticator: Authenticator;
   readonly authMethods: ReadonlyMap<string, AuthMethod>;
   /** A per-connection authorizer (decisions cached, bounded). */

@@ -16,12 +16,17 @@ import type { Transport } from '../listener/transport.ts';
 import { WorkerStats } from './stats.ts';
 import type { AuthMethod, WorkerContext } from './context.ts';
 import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
+import { createStore } from '../store/index.ts';
+import { Persistence } from '../store/persistence.ts';
+import type { StoredSession } from '../store/types.ts';
 
 interface WorkerData {
   workerId: number;
   config: BrokerConfig;
   fds: ListenerFds;
   routerName: string;
+  /** Stored sessions this worker takes on before it accepts connections. */
+  restore: StoredSession[];
 }
 
 const data = workerData as WorkerData;
@@ -33,6 +38,11 @@ const connections = new Set<Connection>();
 const authMethods = new Map<string, AuthMethod>();
 
 const staticAuthorizer = new StaticAuthorizer(config.auth);
+const registry = ClientRegistry.open(data.routerName);
+// MEMORY keeps nothing: the broker then skips the store entirely.
+const store = config.store.storeType === 'MEMORY' ? null : await createStore(config);
+if (store) await store.open();
+const persistence = store ? new Persistence(store, registry, data.workerId, log) : null;
 const ctx: WorkerContext = {
   workerId: data.workerId,
   config,
@@ -41,6 +51,7 @@ const ctx: WorkerContext = {
   descTable: new Uint32Array(DESC_SLOTS * 1024),
   router: undefined as unknown as WorkerRouter,
   sessions: undefined as unknown as SessionTable,
+  persistence,
   authenticator: new StaticAuthenticator(config.auth),
   authMethods,
   authorizerFor(who: ClientIdentity): Authorizer {
@@ -58,7 +69,7 @@ const ctx: WorkerContext = {
   },
 };
 
-const sessions = new SessionTable(ctx, ClientRegistry.open(data.routerName));
+const sessions = new SessionTable(ctx, registry);
 const router = new WorkerRouter(
   {
     workerId: data.workerId,
@@ -111,6 +122,7 @@ async function shutdown(): Promise<void> {
   for (const conn of [...connections]) conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'shutdown');
   // Give the final writes a moment to leave.
   await new Promise((r) => setTimeout(r, 50));
+  if (store) await store.close().catch((err: unknown) => log.error('store close failed', { err }));
   post({ t: 'stopped' });
 }
 
@@ -151,7 +163,21 @@ parentPort!.on('message', (msg: ToWorker) => {
   }
 });
 
-listeners.start(data.fds).then(
+/** Loads each stored session this worker takes on, before any client can connect. */
+async function restore(list: StoredSession[]): Promise<void> {
+  if (!store) return;
+  for (const s of list) {
+    const [subs, deliveries, incoming] = await Promise.all([
+      store.loadSubscriptions(s.clientId),
+      store.loadDeliveries(s.clientId),
+      store.loadIncomingQos2(s.clientId),
+    ]);
+    sessions.restore(s, subs, deliveries, incoming);
+  }
+  if (list.length) log.info('sessions restored', { count: list.length });
+}
+
+restore(data.restore).then(() => listeners.start(data.fds)).then(
   () => post({ t: 'ready' }),
   (err: Error) => {
     log.error('listeners failed to start', { err });
