@@ -9,8 +9,11 @@ NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/
 
 setup: node_modules/.installed
 
+# npm install (not npm ci): it installs the locked versions too, but tolerates optional platform
+# packages the registry does not serve (npm ci refuses the lock over @napi-rs/cli's unused
+# cross-compile toolchain, whose android/darwin/... binaries are missing from our registry).
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	touch $@
 
 build: setup $(ADDON)
