@@ -33,7 +33,7 @@ export async function publishQos1(port: number, clientId: string, topic: string,
   const frames = Array.from({ length: window }, (_, i) => frame({ cmd: 'publish', topic, payload, qos: 1, messageId: i + 1, dup: false, retain: false }));
   let sent = 0;
   let acked = 0;
-  let pending = Buffer.alloc(0);
+  let pending: Buffer = Buffer.alloc(0);
   await new Promise<void>((resolve, reject) => {
     socket.on('error', reject);
     socket.on('data', (chunk: Buffer) => {

@@ -142,10 +142,21 @@ export class SessionTable {
     }
   }
 
-  /** Sends queued deliveries while the client's window has room. */
+  /** Sends queued deliveries while the client's window has room (and the store keeps up). */
   drain(session: Session): void {
     const conn = session.connection;
     if (!conn || conn.state !== 'connected') return;
+    const persistence = this.ctx.persistence;
+    if (persistence?.congested && session.stored) {
+      if (!session.drainScheduled) {
+        session.drainScheduled = true;
+        persistence.whenClear(() => {
+          session.drainScheduled = false;
+          this.drain(session);
+        });
+      }
+      return;
+    }
     const window = Math.min(conn.sendQuota, this.ctx.config.limits.maxInflight);
     while (session.queue.length > 0) {
       const next = session.queue.peek()!;
@@ -158,7 +169,8 @@ export class SessionTable {
   /** A delivery for a session of this worker: to its connection, or to its queue. */
   deliverLocal(session: Session, d: Delivery, frameCache: Map<string, Buffer>): void {
     const conn = session.connection;
-    if (conn && conn.state === 'connected') {
+    // A stored message waits in the queue while the store is congested (drain resumes it).
+    if (conn && conn.state === 'connected' && !(d.message.storeId !== undefined && session.stored && this.ctx.persistence?.congested)) {
       let frame: Buffer | undefined;
       if (conn.aliasMaxOut === 0) {
         // One encoding per variant of the message for this tick's subscribers.
@@ -173,6 +185,8 @@ export class SessionTable {
       return;
     }
     this.enqueue(session, d);
+    // Connected but the store is congested: drain picks the queue up once it has caught up.
+    if (conn && conn.state === 'connected') this.drain(session);
   }
 
   /** The network connection of a session went away. */

@@ -58,6 +58,8 @@ export class Session {
   willTimer: NodeJS.Timeout | null = null;
   /** The session is in the store (it was persistent when last saved). */
   stored = false;
+  /** A drain is waiting for the store to catch up. */
+  drainScheduled = false;
   /** When the session last lost its connection (ms), for the remaining expiry on hand-over. */
   disconnectedAt = 0;
   private nextPacketId = 1;

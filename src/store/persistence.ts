@@ -18,11 +18,21 @@ export interface RoutedDelivery {
   subscriptionIds: number[] | null;
 }
 
+/** Background writes in flight above which deliveries from queues pause (and below which they
+ * resume): the store's own queues are bounded, and a subscriber acknowledging faster than the
+ * database commits must not overflow them. */
+const CONGESTED_AT = 20_000;
+const CLEAR_AT = 5_000;
+
 export class Persistence {
   private counter = 0;
   private lastMs = 0;
   /** Background writes that failed (logged); exposed for metrics. */
   failures = 0;
+  private inFlight = 0;
+  private waiting: (() => void)[] = [];
+  private lastFailureLog = 0;
+  private unloggedFailures = 0;
 
   constructor(
     readonly store: Store,
@@ -113,9 +123,24 @@ export class Persistence {
     return this.store.setRetained(message.topic, this.toStoredMessage({ ...message, storeId: message.storeId ?? this.nextMessageId() }));
   }
 
-  /** A stored delivery went out with a packet id (or, for QoS 2, reached PUBREL). */
+  /** True while background writes pile up faster than the store commits them. */
+  get congested(): boolean {
+    return this.inFlight >= CONGESTED_AT;
+  }
+
+  /** Calls `fn` once the store has caught up (at once when it is not congested). */
+  whenClear(fn: () => void): void {
+    if (!this.congested) fn();
+    else this.waiting.push(fn);
+  }
+
+  /**
+   * A stored QoS 2 delivery went out with a packet id, or reached PUBREL. QoS 1 in-flight state is
+   * not written: after a restart a QoS 1 message is simply sent again (a duplicate QoS 1 allows),
+   * while a QoS 2 message must keep its packet id so the client can recognise it [MQTT-4.3.3].
+   */
   deliveryState(session: Session, message: Message, state: 'inflight' | 'pubrel', packetId: number): void {
-    if (message.storeId === undefined || !session.stored) return;
+    if (message.storeId === undefined || !session.stored || message.qos < 2) return;
     this.background(this.store.updateDelivery(session.clientId, message.storeId, state, packetId), 'update delivery');
   }
 
@@ -151,9 +176,28 @@ export class Persistence {
   }
 
   private background(p: Promise<void>, what: string): void {
-    p.catch((err: unknown) => {
+    this.inFlight++;
+    p.then(() => this.settled(), (err: unknown) => {
+      this.settled();
       this.failures++;
-      this.log.error(`store: ${what} failed`, { err });
+      // Logged at most once a second (with how many were not), counted always.
+      const now = Date.now();
+      if (now - this.lastFailureLog < 1000) {
+        this.unloggedFailures++;
+        return;
+      }
+      this.log.error(`store: ${what} failed`, { err, failuresNotLogged: this.unloggedFailures, failuresTotal: this.failures });
+      this.lastFailureLog = now;
+      this.unloggedFailures = 0;
     });
+  }
+
+  private settled(): void {
+    this.inFlight--;
+    if (this.inFlight <= CLEAR_AT && this.waiting.length > 0) {
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const fn of waiting) fn();
+    }
   }
 }
