@@ -118,38 +118,42 @@ function finishPublish(conn: Connection, message: Message, packetId: number, all
     return;
   }
   // With a store, what must be kept is stored before the message is delivered or acknowledged
-  // ("store before you publish": a failed store never produces a delivered message). Later
-  // messages of this connection wait behind it, so delivery and acknowledgement keep the order
-  // they arrived in [MQTT-4.6.0-2 .. MQTT-4.6.0-6]; the connection goes on reading meanwhile.
-  const step = () => publishDurably(conn, message, packetId);
-  const pending = conn.publishChain === null ? step() : conn.publishChain.then(step);
-  if (pending) chain(conn, pending);
+  // ("store before you publish": a failed store never produces a delivered message). Storing
+  // starts at once (the store keeps one caller's writes in order and commits them in groups);
+  // delivery and acknowledgement wait behind the previous message's, so they keep the order the
+  // messages arrived in [MQTT-4.6.0-2 .. MQTT-4.6.0-6]. The connection goes on reading.
+  const { stored, finish } = storeFirst(conn, message, packetId);
+  const before = conn.publishChain;
+  if (before === null && stored === undefined) {
+    finish();
+    return;
+  }
+  const gate = before === null ? stored! : stored === undefined ? before : Promise.all([before, stored]);
+  chain(conn, gate.then(finish));
 }
 
-/** Stores what must be kept, then delivers and acknowledges. Undefined when nothing needed storing. */
-function publishDurably(conn: Connection, message: Message, packetId: number): Promise<void> | undefined {
-  if (conn.state === 'closed') return undefined; // not acknowledged: the client sends it again
+/** Routes the message and starts storing what must be kept; `finish` delivers and acknowledges
+ * once `stored` (undefined: nothing to store) has resolved. */
+function storeFirst(conn: Connection, message: Message, packetId: number): { stored: Promise<unknown> | undefined; finish: () => void } {
   const ctx = conn.ctx;
   const persistence = ctx.persistence!;
   const session = conn.session!;
   const routed = ctx.router.route(message, session.handle, conn.clientHash);
   const waits: Promise<void>[] = [];
-  const stored = persistence.messageRouted(message, routed);
-  if (stored) waits.push(stored);
+  const kept = persistence.messageRouted(message, routed);
+  if (kept) waits.push(kept);
   if (message.retain) waits.push(persistence.retained(message));
   if (message.qos === 2) {
     const q2 = persistence.incomingQos2(session, packetId);
     if (q2) waits.push(q2);
   }
   const finish = () => {
+    // Stored, so delivered even if the publisher went away meanwhile (it is then not
+    // acknowledged: the client sends it again, a duplicate QoS 1 allows and QoS 2 recognises).
     ctx.router.deliverRouted(message, routed);
     acknowledge(conn, message, packetId, routed.length);
   };
-  if (waits.length === 0) {
-    finish();
-    return undefined;
-  }
-  return Promise.all(waits).then(finish);
+  return { stored: waits.length === 0 ? undefined : waits.length === 1 ? waits[0] : Promise.all(waits), finish };
 }
 
 /** Appends to the connection's publish pipeline; bounded: reading pauses while it is long. */
