@@ -51,6 +51,8 @@ export interface MysqlStoreOptions {
 
 /** Ids per IN (...) list. */
 const CHUNK = 10_000;
+/** Row-value pairs per DELETE: keeps the statement well under max_allowed_packet. */
+const REMOVE_CHUNK = 2_000;
 /** Bytes of row data per multi-row INSERT at most (escaped; buffers go as hex, twice their size). */
 const STATEMENT_BYTES = 4 * 1024 * 1024;
 
@@ -290,10 +292,9 @@ export class MysqlStore implements Store {
   }
 
   removeDelivery(clientId: string, messageId: bigint): Promise<void> {
-    return this.exec(true, (tx) => {
-      const del = tx.query('DELETE FROM spindle_deliveries WHERE client_id = ? AND message_id = ?', [clientId, messageId]);
-      return Promise.all([del, collect(tx, [messageId])]);
-    });
+    if (this.state !== 'open') return Promise.reject(this.notOpen());
+    // Acknowledgements arrive in streams while a subscriber drains: queued ones become one DELETE.
+    return this.commit.submitMerged('removeDelivery', { clientId, messageId }, (tx, items) => removeDeliveries(tx, items as RemoveItem[]));
   }
 
   loadDeliveries(clientId: string): Promise<LoadedDelivery[]> {
@@ -526,6 +527,20 @@ function insertMessages(tx: Tx, items: AddItem[]): Promise<unknown> {
 }
 
 /** Deletes the given messages that no delivery and no retained entry refers to any more. */
+interface RemoveItem {
+  clientId: string;
+  messageId: bigint;
+}
+
+/** Deletes many deliveries in one statement per chunk, then the messages they leave unreferenced. */
+async function removeDeliveries(tx: Tx, items: RemoveItem[]): Promise<void> {
+  for (let i = 0; i < items.length; i += REMOVE_CHUNK) {
+    const chunk = items.slice(i, i + REMOVE_CHUNK);
+    await tx.query('DELETE FROM spindle_deliveries WHERE (client_id, message_id) IN (?)', [chunk.map((d) => [d.clientId, d.messageId])]);
+  }
+  await collect(tx, [...new Set(items.map((d) => d.messageId))]);
+}
+
 function collect(tx: Tx, ids: bigint[]): Promise<unknown> {
   const done: Promise<unknown>[] = [];
   for (let i = 0; i < ids.length; i += CHUNK) {

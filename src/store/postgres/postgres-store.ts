@@ -213,10 +213,9 @@ export class PostgresStore implements Store {
   }
 
   removeDelivery(clientId: string, messageId: bigint): Promise<void> {
-    return this.exec(true, (tx) => {
-      const del = tx`DELETE FROM spindle_deliveries WHERE client_id = ${clientId} AND message_id = ${messageId}`.execute();
-      return Promise.all([del, collect(tx, [messageId])]);
-    });
+    if (this.state !== 'open') return Promise.reject(this.notOpen());
+    // Acknowledgements arrive in streams while a subscriber drains: queued ones become one DELETE.
+    return this.commit.submitMerged('removeDelivery', { clientId, messageId }, (tx, items) => removeDeliveries(tx, items as RemoveItem[]));
   }
 
   loadDeliveries(clientId: string): Promise<LoadedDelivery[]> {
@@ -400,6 +399,24 @@ function insertMessages(tx: Tx, items: AddItem[]): Promise<unknown> {
 }
 
 /** Deletes the given messages that no delivery and no retained entry refers to any more. */
+interface RemoveItem {
+  clientId: string;
+  messageId: bigint;
+}
+
+/** Deletes many deliveries in one statement per chunk, then the messages they leave unreferenced. */
+async function removeDeliveries(tx: Tx, items: RemoveItem[]): Promise<void> {
+  for (let i = 0; i < items.length; i += CHUNK) {
+    const chunk = items.slice(i, i + CHUNK);
+    const clients = chunk.map((d) => d.clientId);
+    const ids = chunk.map((d) => d.messageId.toString());
+    await tx`DELETE FROM spindle_deliveries d
+             USING unnest(${clients}::text[], ${ids}::bigint[]) AS x(client_id, message_id)
+             WHERE d.client_id = x.client_id AND d.message_id = x.message_id`.execute();
+  }
+  await collect(tx, [...new Set(items.map((d) => d.messageId))]);
+}
+
 function collect(tx: Tx, ids: bigint[]): Promise<unknown> {
   const done: Promise<unknown>[] = [];
   for (let i = 0; i < ids.length; i += CHUNK) {
