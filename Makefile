@@ -41,13 +41,20 @@ test-node: build databases
 typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 
-bench: build bench-codec bench-trie
+bench: build bench-codec bench-trie bench-store bench-persistence
 
 bench-codec: build
 	node --import tsx bench/codec.ts
 
 bench-trie: build
 	node --import tsx --expose-gc bench/trie.ts
+
+bench-store: build
+	node --import tsx bench/store-local.ts
+
+# Persistent QoS 1 fan-in for each store (starts PostgreSQL and MariaDB when missing).
+bench-persistence: build databases
+	node --import tsx bench/persistence.ts
 
 # Brief coverage-guided runs of each fuzz target (cargo-fuzz; nightly when rustup has it,
 # otherwise the stable compiler with RUSTC_BOOTSTRAP).
