@@ -534,9 +534,18 @@ interface RemoveItem {
 
 /** Deletes many deliveries in one statement per chunk, then the messages they leave unreferenced. */
 async function removeDeliveries(tx: Tx, items: RemoveItem[]): Promise<void> {
-  for (let i = 0; i < items.length; i += REMOVE_CHUNK) {
-    const chunk = items.slice(i, i + REMOVE_CHUNK);
-    await tx.query('DELETE FROM spindle_deliveries WHERE (client_id, message_id) IN (?)', [chunk.map((d) => [d.clientId, d.messageId])]);
+  // Grouped by client: `client_id = ? AND message_id IN (...)` uses the primary key, where
+  // MariaDB plans a row-value `(client_id, message_id) IN (...)` list as a scan.
+  const byClient = new Map<string, bigint[]>();
+  for (const d of items) {
+    const ids = byClient.get(d.clientId);
+    if (ids) ids.push(d.messageId);
+    else byClient.set(d.clientId, [d.messageId]);
+  }
+  for (const [clientId, ids] of byClient) {
+    for (let i = 0; i < ids.length; i += REMOVE_CHUNK) {
+      await tx.query('DELETE FROM spindle_deliveries WHERE client_id = ? AND message_id IN (?)', [clientId, ids.slice(i, i + REMOVE_CHUNK)]);
+    }
   }
   await collect(tx, [...new Set(items.map((d) => d.messageId))]);
 }
