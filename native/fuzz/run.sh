@@ -3,7 +3,7 @@
 # is missing; uses the nightly toolchain when rustup has one, else stable with RUSTC_BOOTSTRAP=1
 # (cargo-fuzz needs -Z flags for the sanitizer and coverage instrumentation).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 toolchain=()
@@ -14,5 +14,5 @@ else
 fi
 for target in framer trie; do
   echo "== fuzzing $target for ${seconds}s"
-  cargo "${toolchain[@]}" fuzz run "$target" -- -max_total_time="$seconds" -rss_limit_mb=4096
+  cargo "${toolchain[@]}" fuzz run --fuzz-dir native/fuzz "$target" -- -max_total_time="$seconds" -rss_limit_mb=4096
 done
