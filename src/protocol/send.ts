@@ -99,11 +99,12 @@ export function publishLength(version: Version, qos: number, topicLen: number, p
   return 1 + varintLength(remaining) + remaining;
 }
 
-/** Offset of the packet identifier inside a QoS > 0 PUBLISH frame, to patch it per subscriber. */
-export function packetIdOffset(frame: Buffer, topicLen: number): number {
+/** Offset of the packet identifier inside a QoS > 0 PUBLISH frame, to patch it per subscriber:
+ * after the remaining length, and the topic (whose length the frame carries; empty after an alias). */
+export function packetIdOffset(frame: Buffer): number {
   let at = 1;
   while (frame[at] & 0x80) at++;
-  return at + 1 + 2 + topicLen;
+  return at + 3 + frame.readUInt16BE(at + 1);
 }
 
 /**

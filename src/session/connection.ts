@@ -261,7 +261,7 @@ export class Connection {
       return;
     }
     if (d.qos > 0) {
-      frame.writeUInt16BE(packetId, send.packetIdOffset(frame, this.topicLenInFrame(frame)));
+      frame.writeUInt16BE(packetId, send.packetIdOffset(frame));
       const entry: Inflight = { ...d, packetId, state: 'publish' };
       session.inflight.set(packetId, entry);
       if (!resend) this.ctx.persistence?.deliveryState(session, m, 'inflight', packetId);
@@ -269,13 +269,6 @@ export class Connection {
     this.ctx.stats.messagesSent++;
     this.ctx.stats.publishSent[d.qos]++;
     this.write(frame);
-  }
-
-  /** Topic length as written in a PUBLISH frame (after a topic alias the topic may be empty). */
-  private topicLenInFrame(frame: Buffer): number {
-    let at = 1;
-    while (frame[at] & 0x80) at++;
-    return frame.readUInt16BE(at + 1);
   }
 
   /** Encodes a PUBLISH for this connection: its version, its topic alias, the message's

@@ -100,9 +100,7 @@ export class SessionTable {
     const present = session !== undefined;
     if (!session) {
       session = new Session(handle, clientId, { maxQueued: ctx.config.limits.maxQueuedMessages, dropPolicy: ctx.config.limits.queueDropPolicy });
-      this.byHandle.set(handle, session);
-      this.byClientId.set(clientId, session);
-      ctx.stats.sessions++;
+      this.track(session);
     }
     if (session.willTimer) {
       // Reconnected within the will delay: the will is not sent [MQTT-3.1.3-9].
@@ -200,14 +198,7 @@ export class SessionTable {
     if (will && !conn.normalDisconnect) {
       // [MQTT-3.1.3-9] a delayed will waits for its delay or the end of the session.
       if (will.delay > 0 && session.expiryInterval > 0) {
-        session.will = will;
-        const delay = Math.min(will.delay, session.expiryInterval);
-        session.willTimer = setTimeout(() => {
-          session.willTimer = null;
-          const w = session.will;
-          session.will = null;
-          if (w) this.publishWill(session, w.message);
-        }, delay * 1000);
+        this.delayWill(session, will, Math.min(will.delay, session.expiryInterval) * 1000);
       } else {
         this.publishWill(session, will.message);
       }
@@ -226,16 +217,24 @@ export class SessionTable {
    * will still waiting is published now [MQTT-3.1.3-9: "or the Session ends"]. */
   end(session: Session, publishPendingWill: boolean): void {
     if (this.byHandle.get(session.handle) !== session) return;
-    session.clearTimers();
-    this.byHandle.delete(session.handle);
-    if (this.byClientId.get(session.clientId) === session) this.byClientId.delete(session.clientId);
+    this.forget(session);
     this.ctx.router.removeSession(session.handle);
     this.registry.release(session.clientId, session.handle, this.ctx.workerId);
     this.ctx.persistence?.sessionEnded(session);
-    this.ctx.stats.sessions--;
     const will = session.will;
     session.will = null;
     if (will && publishPendingWill) this.publishWill(session, will.message);
+  }
+
+  /** Keeps the will until `ms` pass (or the session ends, or the client comes back first). */
+  private delayWill(session: Session, will: NonNullable<Session['will']>, ms: number): void {
+    session.will = will;
+    session.willTimer = setTimeout(() => {
+      session.willTimer = null;
+      const w = session.will;
+      session.will = null;
+      if (w) this.publishWill(session, w.message);
+    }, ms);
   }
 
   publishWill(session: Session, m: Message): void {
@@ -318,6 +317,13 @@ export class SessionTable {
     else reply(null);
   }
 
+  /** Adds a session to this worker's tables. */
+  private track(session: Session): void {
+    this.byHandle.set(session.handle, session);
+    this.byClientId.set(session.clientId, session);
+    this.ctx.stats.sessions++;
+  }
+
   /** Drops a session from this worker's tables (it moved or ended elsewhere). */
   private forget(session: Session): void {
     session.clearTimers();
@@ -366,9 +372,7 @@ export class SessionTable {
     for (const e of state.inflight) s.inflight.set(e.packetId, { message: msg(e.record), qos: e.qos, retain: e.retain, subscriptionIds: e.ids, packetId: e.packetId, state: e.state });
     for (const q of state.queue) s.queue.push({ message: msg(q.record), qos: q.qos, retain: q.retain, subscriptionIds: q.ids });
     for (const id of state.incomingQos2) s.incomingQos2.add(id);
-    this.byHandle.set(s.handle, s);
-    this.byClientId.set(s.clientId, s);
-    ctx.stats.sessions++;
+    this.track(s);
     return s;
   }
 
@@ -400,22 +404,12 @@ export class SessionTable {
       else s.inflight.set(d.packetId, { ...delivery, packetId: d.packetId, state: d.state === 'pubrel' ? 'pubrel' : 'publish' });
     }
     for (const id of incomingQos2) s.incomingQos2.add(id);
-    this.byHandle.set(s.handle, s);
-    this.byClientId.set(s.clientId, s);
-    ctx.stats.sessions++;
+    this.track(s);
     if (stored.will) {
       const will = { message: { ...fromStored({ ...stored.will.message, id: 0n }, now), storeId: undefined }, delay: stored.will.delay };
       const wait = s.disconnectedAt + will.delay * 1000 - now;
       if (wait <= 0) this.publishWill(s, will.message);
-      else {
-        s.will = will;
-        s.willTimer = setTimeout(() => {
-          s.willTimer = null;
-          const w = s.will;
-          s.will = null;
-          if (w) this.publishWill(s, w.message);
-        }, wait);
-      }
+      else this.delayWill(s, will, wait);
     }
     if (s.expiryInterval !== NEVER_EXPIRES) {
       const left = s.disconnectedAt + s.expiryInterval * 1000 - now;
