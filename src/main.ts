@@ -5,6 +5,7 @@ import uWS from 'uWebSockets.js';
 import { loadConfig, ConfigError } from './config/index.ts';
 import { createLogger } from './log/index.ts';
 import { Supervisor } from './broker/supervisor.ts';
+import { startAdmin, type AdminHandle } from './admin/index.ts';
 
 function checkUws(): void {
   // If its binary fails to load, the package falls back to a slow shim without SSLApp.
@@ -28,13 +29,22 @@ async function main(): Promise<void> {
   checkUws();
   const supervisor = new Supervisor(config, log);
   const ports = await supervisor.start();
-  log.info('spindle started', { workers: config.workers, ...ports, node: config.nodeName });
+  let admin: AdminHandle | null = null;
+  if (config.admin.enabled) {
+    try {
+      admin = await startAdmin(supervisor, config, log);
+    } catch (err) {
+      await supervisor.shutdown();
+      throw err;
+    }
+  }
+  log.info('spindle started', { workers: config.workers, ...ports, admin: admin?.port, node: config.nodeName });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    supervisor.shutdown().then(() => {
+    Promise.resolve(admin?.close()).then(() => supervisor.shutdown()).then(() => {
       log.info('stopped');
       process.exit(0);
     }, (err) => {

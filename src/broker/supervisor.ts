@@ -10,7 +10,7 @@ import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, Client
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
-import type { FromWorker, ToWorker } from '../worker/messages.ts';
+import type { FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
 import type { WorkerStatsSnapshot } from '../worker/stats.ts';
 import { sysTopics } from './sys-topics.ts';
 import { createStore } from '../store/index.ts';
@@ -31,6 +31,22 @@ interface Slot {
   stats: WorkerStatsSnapshot | null;
 }
 
+/** A worker operation's refusal or failure, as the worker reported it. */
+export class WorkerOpError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly field: string | undefined;
+  constructor(e: RpcError) {
+    super(e.message);
+    this.name = 'WorkerOpError';
+    this.code = e.code;
+    this.status = e.status ?? 500;
+    this.field = e.field;
+  }
+}
+
+const RPC_TIMEOUT_MS = 5000;
+
 const WORKER_ENTRY = new URL('../worker/worker.ts', import.meta.url);
 const SWEEP_INTERVAL_MS = 60_000;
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -43,7 +59,9 @@ export class Supervisor {
   private sweepTimer: NodeJS.Timeout | null = null;
   /** The main thread's own store handle (restore at start, expiry sweeps); null with MEMORY. */
   private store: Store | null = null;
-  private readonly startedAt = Date.now();
+  readonly startedAt = Date.now();
+  private rpcSeq = 0;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
   readonly router: InstanceType<typeof Router>;
   readonly retained: InstanceType<typeof RetainedStore>;
   readonly registry: InstanceType<typeof ClientRegistry>;
@@ -153,6 +171,15 @@ export class Supervisor {
           case 'stats':
             slot.stats = msg.stats;
             break;
+          case 'rpc-reply': {
+            const p = this.pending.get(msg.id);
+            if (!p) break;
+            this.pending.delete(msg.id);
+            clearTimeout(p.timer);
+            if (msg.error) p.reject(new WorkerOpError(msg.error));
+            else p.resolve(msg.value);
+            break;
+          }
           case 'stopped':
             break;
         }
@@ -215,6 +242,36 @@ export class Supervisor {
       post(s, { t: 'stats' });
     })));
     return running.map((s) => s.stats).filter((s): s is WorkerStatsSnapshot => s !== null);
+  }
+
+  /** Runs a named operation (src/worker/ops) on one worker and answers its result. */
+  call<T>(worker: number, op: string, args: unknown = {}, timeoutMs = RPC_TIMEOUT_MS): Promise<T> {
+    const slot = this.slots[worker];
+    if (!slot?.worker || !slot.ready) return Promise.reject(new WorkerOpError({ code: 'WORKER_DOWN', message: `worker ${worker} is not running`, status: 503 }));
+    const id = ++this.rpcSeq;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new WorkerOpError({ code: 'WORKER_TIMEOUT', message: `worker ${worker} did not answer ${op} within ${timeoutMs} ms`, status: 503 }));
+      }, timeoutMs);
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      post(slot, { t: 'rpc', id, op, args });
+    });
+  }
+
+  /** Runs an operation on every running worker; answers the results in worker order. */
+  callAll<T>(op: string, args: unknown = {}, timeoutMs = RPC_TIMEOUT_MS): Promise<T[]> {
+    return Promise.all(this.slots.filter((s) => s.worker && s.ready).map((s) => this.call<T>(s.id, op, args, timeoutMs)));
+  }
+
+  /** The worker that owns the session of `clientId` now, if any. */
+  workerOf(clientId: string): number | undefined {
+    return this.registry.lookup(clientId)?.[1];
+  }
+
+  /** The opened store (null with MEMORY, where the broker keeps nothing). */
+  get openedStore(): Store | null {
+    return this.store;
   }
 
   /** The worker threads (for operators' tooling and crash tests). */

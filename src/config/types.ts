@@ -60,6 +60,16 @@ export interface BrokerConfig {
     storeType: 'LOCAL' | 'MEMORY' | 'POSTGRESQL' | 'MYSQL';
     datasource: { url: string; username: string; password: string };
   };
+  admin: {
+    enabled: boolean;
+    host: string;
+    port: number;
+    maxBodySize: number;
+    tokenLifetime: number;
+    username: string;
+    password: string;
+    licensePublicKey: string;
+  };
   sys: { enabled: boolean; interval: number };
   shutdownTimeout: number;
 }

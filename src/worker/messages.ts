@@ -19,13 +19,23 @@ export type ToWorker =
   | { t: 'publish'; message: PlainMessage }
   | { t: 'stats' }
   | { t: 'reload-tls' }
+  | { t: 'rpc'; id: number; op: string; args: unknown }
   | { t: 'shutdown' };
 
 export type FromWorker =
   | { t: 'ready' }
   | { t: 'failed'; error: { code: string; message: string } }
   | { t: 'stats'; stats: WorkerStatsSnapshot }
+  | { t: 'rpc-reply'; id: number; value?: unknown; error?: RpcError }
   | { t: 'stopped' };
+
+/** An error of a worker operation; `status` is the HTTP status the admin API answers with. */
+export interface RpcError {
+  code: string;
+  message: string;
+  status?: number;
+  field?: string;
+}
 
 export type PeerMessage =
   | { t: 'batch'; buffer: ArrayBuffer; length: number }

@@ -19,6 +19,8 @@ import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
 import { Persistence } from '../store/persistence.ts';
 import type { StoredSession } from '../store/types.ts';
+import { OPS } from './ops/index.ts';
+import { OpError, type OpsEnv } from './ops/types.ts';
 
 interface WorkerData {
   workerId: number;
@@ -159,11 +161,29 @@ parentPort!.on('message', (msg: ToWorker) => {
         log.error('TLS certificate reload failed; keeping the old ones', { err });
       }
       break;
+    case 'rpc':
+      void runOp(msg.id, msg.op, msg.args);
+      break;
     case 'shutdown':
       void shutdown();
       break;
   }
 });
+
+const opsEnv: OpsEnv = { ctx, connections, listeners };
+
+/** Runs an operation the supervisor asked for and answers with its value or its error. */
+async function runOp(id: number, op: string, args: unknown): Promise<void> {
+  const fn = OPS[op];
+  try {
+    if (!fn) throw new OpError(500, 'UNKNOWN_OP', `worker has no operation ${op}`);
+    post({ t: 'rpc-reply', id, value: await fn(args, opsEnv) });
+  } catch (err) {
+    const e = err as Partial<OpError> & Error;
+    if (!(err instanceof OpError)) log.error('worker operation failed', { op, err });
+    post({ t: 'rpc-reply', id, error: { code: e.code ?? 'OP_FAILED', message: e.message, status: e.status, field: e.field } });
+  }
+}
 
 /** Loads each stored session this worker takes on, before any client can connect. */
 async function restore(list: StoredSession[]): Promise<void> {

@@ -11,16 +11,22 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { Supervisor, type Ports } from '../../src/broker/supervisor.ts';
+import { startAdmin, type AdminHandle } from '../../src/admin/index.ts';
 
 export interface TestBroker {
   ports: Ports;
   supervisor: Supervisor;
   url: string;
   wsUrl: string;
+  /** The admin API, when the overrides enable it (`admin: {enabled: true}`). */
+  admin: AdminHandle | null;
   stop(): Promise<void>;
 }
 
 let counter = 0;
+
+/** The password of the first admin user of test brokers (user "admin"). */
+export const ADMIN_PASSWORD = 'test-admin-password';
 
 export async function startBroker(overrides: Record<string, unknown> = {}): Promise<TestBroker> {
   const dir = mkdtempSync(path.join(tmpdir(), 'spindle-test-'));
@@ -31,18 +37,24 @@ export async function startBroker(overrides: Record<string, unknown> = {}): Prom
     log: { level: 'error' },
     mqtt: { host: '127.0.0.1', tcp: { port: 0 }, ws: { port: 0 } },
     sys: { enabled: false },
+    admin: { enabled: false, host: '127.0.0.1', port: 0, password: ADMIN_PASSWORD },
   };
   writeFileSync(file, JSON.stringify(deepMerge(base, overrides)));
   const config = loadConfig({ argv: ['--config', file], env: {} });
   const log = createLogger({ level: config.log.level, name: 'test-broker' });
   const supervisor = new Supervisor(config, log, `test-${process.pid}-${counter++}`);
   const ports = await supervisor.start();
+  const admin = config.admin.enabled ? await startAdmin(supervisor, config, log) : null;
   return {
     ports,
     supervisor,
     url: `mqtt://127.0.0.1:${ports.tcp}`,
     wsUrl: `ws://127.0.0.1:${ports.ws}/mqtt`,
-    stop: () => supervisor.shutdown(),
+    admin,
+    async stop() {
+      await admin?.close();
+      await supervisor.shutdown();
+    },
   };
 }
 

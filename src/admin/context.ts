@@ -1,0 +1,17 @@
+// What every admin route module is given: the running broker (the supervisor, which reaches the
+// workers and the shared routing core), the configuration, the store admin objects live in, the
+// admin users, and the logger. One per admin server, in the main thread.
+import type { Supervisor } from '../broker/supervisor.ts';
+import type { BrokerConfig } from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { Store } from '../store/types.ts';
+import type { AdminAuth } from './auth.ts';
+
+export interface AdminContext {
+  readonly supervisor: Supervisor;
+  readonly config: BrokerConfig;
+  /** The broker's store; with MEMORY an in-process one (admin objects then last until exit). */
+  readonly store: Store;
+  readonly auth: AdminAuth;
+  readonly log: Logger;
+}

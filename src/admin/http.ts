@@ -1,0 +1,131 @@
+// The admin API's request, reply and error types, and the envelope every route answers in
+// (see ../shared/spec/NOTES.md "Envelope and status codes"). No I/O here: server.ts owns that.
+
+export type Role = 'admin' | 'viewer';
+
+export interface AdminUser {
+  username: string;
+  role: Role;
+}
+
+export interface AdminRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** Parsed JSON body (undefined for GET or an empty body). */
+  body: unknown;
+  headers: Record<string, string>;
+  /** The authenticated user; null on public routes. */
+  user: AdminUser | null;
+  remoteAddress: string;
+}
+
+export interface Reply {
+  status: number;
+  contentType: string;
+  body: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Who may call a route: `public` needs no credentials, `read` any signed-in user, `write` an
+ * admin (a viewer gets 403).
+ */
+export type Access = 'public' | 'read' | 'write';
+
+/** A tiny JSON-schema subset, enough for the OpenAPI document. */
+export type Schema = Record<string, unknown>;
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  access: Access;
+  summary: string;
+  /** OpenAPI tag (the module). */
+  tag: string;
+  /** Request body schema (POST) or query parameters (GET), for the OpenAPI document. */
+  body?: Schema;
+  query?: Record<string, Schema & { required?: boolean }>;
+  handler(req: AdminRequest): Promise<Reply> | Reply;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  413: '413 Payload Too Large',
+  500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? `${status} Status`;
+}
+
+const ERROR_CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  500: 'INTERNAL_ERROR',
+  503: 'UNAVAILABLE',
+};
+
+/** An error a route answers with: the status goes in the HTTP status line and in the body. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly error: string;
+  /** The request field at fault (400). */
+  readonly field: string | undefined;
+
+  constructor(status: number, message: string, options: { error?: string; field?: string } = {}) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = status;
+    this.error = options.error ?? ERROR_CODES[status] ?? 'ERROR';
+    this.field = options.field;
+  }
+}
+
+export function badRequest(field: string, message: string): HttpError {
+  return new HttpError(400, `${field}: ${message}`, { field, error: 'INVALID_PARAMETER' });
+}
+
+export function notFound(message: string): HttpError {
+  return new HttpError(404, message);
+}
+
+export function conflict(field: string, message: string): HttpError {
+  return new HttpError(409, `${field}: ${message}`, { field });
+}
+
+export function json(value: unknown, status = 200): Reply {
+  return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) };
+}
+
+/** `{code:200, message:"success", data}`. */
+export function ok(data?: unknown): Reply {
+  return json(data === undefined ? { code: 200, message: 'success' } : { code: 200, message: 'success', data });
+}
+
+/** The paged shape `{data, total, page, size}`. */
+export function paged<T>(all: readonly T[], page: number, size: number): Reply {
+  return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size });
+}
+
+export function text(body: string, contentType = 'text/plain; charset=utf-8'): Reply {
+  return { status: 200, contentType, body };
+}
+
+export function errorReply(err: HttpError): Reply {
+  const body: Record<string, unknown> = { code: err.status, message: err.message, error: err.error };
+  if (err.field) body.field = err.field;
+  return json(body, err.status);
+}

@@ -1,0 +1,76 @@
+// Starts the admin API: the store for admin objects, the admin users, every route module, the
+// OpenAPI document, and the HTTP server. Runs in the main thread beside the supervisor.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+
+import type { Supervisor } from '../broker/supervisor.ts';
+import type { BrokerConfig } from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
+import { MemoryStore } from '../store/memory/memory-store.ts';
+import { AdminAuth } from './auth.ts';
+import type { AdminContext } from './context.ts';
+import { json, type Route } from './http.ts';
+import { openApiDocument } from './openapi.ts';
+import { AdminServer } from './server.ts';
+import { userRoutes } from './routes/users.ts';
+import { loginRoutes } from './routes/login.ts';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export interface AdminHandle {
+  readonly port: number;
+  readonly context: AdminContext;
+  readonly routes: readonly Route[];
+  close(): Promise<void>;
+}
+
+/** Every route module; each takes the context and answers its routes. */
+const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
+  loginRoutes,
+  userRoutes,
+];
+
+export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
+  const c = config.admin;
+  let store = supervisor.openedStore;
+  let ownStore: MemoryStore | null = null;
+  if (!store) {
+    ownStore = new MemoryStore();
+    await ownStore.open();
+    store = ownStore;
+  }
+  const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime }, log);
+  await auth.init();
+  const context: AdminContext = { supervisor, config, store, auth, log };
+  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
+  for (const module of MODULES) server.add(module(context));
+  server.add([{
+    method: 'GET',
+    path: '/public/openapi.json',
+    access: 'public',
+    tag: 'public',
+    summary: 'This OpenAPI document',
+    handler: () => json(openApiDocument(server.all(), VERSION)),
+  }]);
+  if (c.port !== 0) await checkPortFree(c.host, c.port);
+  const port = await server.listen();
+  log.info('admin API listening', { host: c.host, port });
+  return {
+    port,
+    context,
+    routes: server.all(),
+    async close() {
+      server.close();
+      if (ownStore) await ownStore.close();
+    },
+  };
+}
+
+/** uWS binds with SO_REUSEPORT: a plain exclusive bind first tells whether the port is free. */
+function checkPortFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(Object.assign(new Error(`admin port ${port} on ${host} is in use (${err.code})`), { code: err.code })));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}

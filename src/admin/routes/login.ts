@@ -1,0 +1,24 @@
+// POST /public/login: a signed token for a user's name and password (spec 4.11).
+import type { AdminContext } from '../context.ts';
+import { HttpError, json, type Route } from '../http.ts';
+import { object, reqStr } from '../validate.ts';
+
+export function loginRoutes(ctx: AdminContext): Route[] {
+  return [{
+    method: 'POST',
+    path: '/public/login',
+    access: 'public',
+    tag: 'public',
+    summary: 'Sign in: answers {token, expires}; send the token as "Authorization: Bearer <token>"',
+    body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } },
+    async handler(req) {
+      const b = object(req.body);
+      const username = reqStr(b, 'username');
+      const password = reqStr(b, 'password');
+      const user = await ctx.auth.check(username, password);
+      if (!user) throw new HttpError(401, 'wrong username or password');
+      const { token, expires } = ctx.auth.issue(user);
+      return json({ token, expires });
+    },
+  }];
+}

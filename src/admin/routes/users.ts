@@ -1,0 +1,77 @@
+// Admin users: list, add (or change the password and role of) and delete the users who may call
+// the admin API. Roles: admin (everything) and viewer (read-only routes).
+import type { AdminContext } from '../context.ts';
+import { HttpError, conflict, notFound, ok, type Route } from '../http.ts';
+import { ROLES } from '../auth.ts';
+import { object, oneOf, reqStr, onlyFields } from '../validate.ts';
+
+const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/;
+
+export function userRoutes(ctx: AdminContext): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/users',
+      access: 'write',
+      tag: 'users',
+      summary: 'List admin users (without password hashes)',
+      handler: () => ok(ctx.auth.list()),
+    },
+    {
+      method: 'POST',
+      path: '/api/users/add',
+      access: 'write',
+      tag: 'users',
+      summary: 'Add an admin user',
+      body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string', minLength: 8 }, role: { enum: ROLES } } },
+      async handler(req) {
+        const b = object(req.body);
+        onlyFields(b, ['username', 'password', 'role']);
+        const username = reqStr(b, 'username');
+        if (!USERNAME.test(username)) throw new HttpError(400, 'username: 1 to 64 of A-Z a-z 0-9 . _ @ -', { field: 'username', error: 'INVALID_PARAMETER' });
+        const password = reqStr(b, 'password');
+        if (password.length < 8) throw new HttpError(400, 'password: at least 8 characters', { field: 'password', error: 'INVALID_PARAMETER' });
+        const role = oneOf(b, 'role', ROLES) ?? 'viewer';
+        if (ctx.auth.has(username)) throw conflict('username', `user ${username} exists`);
+        await ctx.auth.addUser(username, password, role);
+        return ok({ username, role });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/users/password',
+      access: 'read',
+      tag: 'users',
+      summary: "Change a user's password (admins: anyone's; viewers: their own)",
+      body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string', minLength: 8 } } },
+      async handler(req) {
+        const b = object(req.body);
+        onlyFields(b, ['username', 'password']);
+        const username = reqStr(b, 'username');
+        const password = reqStr(b, 'password');
+        if (password.length < 8) throw new HttpError(400, 'password: at least 8 characters', { field: 'password', error: 'INVALID_PARAMETER' });
+        if (req.user!.role !== 'admin' && req.user!.username !== username) throw new HttpError(403, 'a viewer may change only their own password');
+        if (!ctx.auth.has(username)) throw notFound(`user ${username} not found`);
+        await ctx.auth.setPassword(username, password);
+        return ok();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/users/delete',
+      access: 'write',
+      tag: 'users',
+      summary: 'Delete an admin user (not the last admin)',
+      body: { type: 'object', required: ['username'], properties: { username: { type: 'string' } } },
+      async handler(req) {
+        const b = object(req.body);
+        const username = reqStr(b, 'username');
+        if (!ctx.auth.has(username)) throw notFound(`user ${username} not found`);
+        const admins = ctx.auth.list().filter((u) => u.role === 'admin');
+        if (admins.length === 1 && admins[0].username === username) throw conflict('username', 'the last admin cannot be deleted');
+        await ctx.auth.deleteUser(username);
+        return ok();
+      },
+    },
+  ];
+}

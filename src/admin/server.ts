@@ -1,0 +1,156 @@
+// The admin HTTP server on uWebSockets.js, in the main thread (which carries no MQTT traffic, so
+// message load never blocks it). Reads and limits the body, parses JSON, authenticates, dispatches
+// to a route by method and path, and answers in the envelope of http.ts. Owns its listen socket.
+import uWS from 'uWebSockets.js';
+
+import type { Logger } from '../log/index.ts';
+import type { AdminAuth } from './auth.ts';
+import { HttpError, errorReply, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
+
+export interface AdminServerOptions {
+  host: string;
+  port: number;
+  maxBodySize: number;
+  auth: AdminAuth;
+  log: Logger;
+}
+
+export class AdminServer {
+  private readonly app = uWS.App();
+  private socket: uWS.us_listen_socket | null = null;
+  private readonly routes = new Map<string, Route>();
+  private readonly methodsByPath = new Map<string, string[]>();
+  port = 0;
+
+  constructor(private readonly options: AdminServerOptions) {
+    this.app.any('/*', (res, req) => this.onRequest(res, req));
+  }
+
+  add(routes: readonly Route[]): void {
+    for (const r of routes) {
+      const key = `${r.method} ${r.path}`;
+      if (this.routes.has(key)) throw new Error(`admin route registered twice: ${key}`);
+      this.routes.set(key, r);
+      const methods = this.methodsByPath.get(r.path) ?? [];
+      methods.push(r.method);
+      this.methodsByPath.set(r.path, methods);
+    }
+  }
+
+  all(): Route[] {
+    return [...this.routes.values()];
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.options.host, this.options.port, (socket) => {
+        if (!socket) {
+          reject(Object.assign(new Error(`admin API could not bind ${this.options.host}:${this.options.port}`), { code: 'EADDRINUSE' }));
+          return;
+        }
+        this.socket = socket;
+        this.port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+        resolve(this.port);
+      });
+    });
+  }
+
+  /** Closes the listen socket (must happen before the thread ends, or Node aborts). */
+  close(): void {
+    if (this.socket) uWS.us_listen_socket_close(this.socket);
+    this.socket = null;
+  }
+
+  private onRequest(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+    // Everything needed from `req` is copied now: it is only valid during this call.
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      headers[k] = v;
+    });
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const state = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+
+    const route = this.routes.get(`${method} ${path}`);
+    if (!route) {
+      const methods = this.methodsByPath.get(path);
+      const err = methods
+        ? new HttpError(405, `${method} is not allowed on ${path}; use ${methods.join(' or ')}`)
+        : new HttpError(404, `no such route: ${method} ${path}`);
+      this.send(res, state, errorReply(err), methods ? { allow: methods.join(', ') } : undefined);
+      return;
+    }
+    const declared = Number(headers['content-length'] ?? 0);
+    if (declared > this.options.maxBodySize) {
+      this.send(res, state, errorReply(new HttpError(413, `request body of ${declared} bytes is larger than admin.maxBodySize (${this.options.maxBodySize})`)), { connection: 'close' });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused) return;
+      size += chunk.byteLength;
+      if (size > this.options.maxBodySize) {
+        refused = true;
+        this.send(res, state, errorReply(new HttpError(413, `request body is larger than admin.maxBodySize (${this.options.maxBodySize})`)), { connection: 'close' });
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (!isLast) return;
+      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress };
+      this.handle(route, request, Buffer.concat(chunks)).then(
+        (reply) => this.send(res, state, reply),
+        (err: unknown) => this.send(res, state, this.failure(route, err)),
+      );
+    });
+  }
+
+  private async handle(route: Route, req: AdminRequest, raw: Buffer): Promise<Reply> {
+    if (route.access !== 'public') {
+      const user = await this.options.auth.authenticate(req.headers.authorization);
+      if (!user) {
+        const reply = errorReply(new HttpError(401, req.headers.authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login'));
+        reply.headers = { 'www-authenticate': 'Basic realm="spindle", charset="UTF-8"' };
+        return reply;
+      }
+      if (route.access === 'write' && user.role !== 'admin') throw new HttpError(403, `user ${user.username} (${user.role}) may not call ${route.method} ${route.path}`);
+      req.user = user;
+    }
+    if (raw.length > 0) {
+      const type = req.headers['content-type'] ?? 'application/json';
+      if (!/^application\/json\b/i.test(type) && !/^text\/plain\b/i.test(type)) {
+        throw new HttpError(400, `content-type ${type} is not supported; send application/json`, { field: 'content-type' });
+      }
+      try {
+        req.body = JSON.parse(raw.toString('utf8'));
+      } catch (err) {
+        throw new HttpError(400, `body is not valid JSON: ${(err as Error).message}`, { field: 'body', error: 'INVALID_JSON' });
+      }
+    }
+    return route.handler(req);
+  }
+
+  private failure(route: Route, err: unknown): Reply {
+    if (err instanceof HttpError) return errorReply(err);
+    this.options.log.error('admin route failed', { route: `${route.method} ${route.path}`, err });
+    return errorReply(new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`));
+  }
+
+  private send(res: uWS.HttpResponse, state: { aborted: boolean }, reply: Reply, extra?: Record<string, string>): void {
+    if (state.aborted) return;
+    state.aborted = true; // one answer per request
+    res.cork(() => {
+      res.writeStatus(statusLine(reply.status));
+      res.writeHeader('content-type', reply.contentType);
+      for (const [k, v] of Object.entries({ ...reply.headers, ...extra })) res.writeHeader(k, v);
+      res.end(reply.body);
+    });
+  }
+}

@@ -1,0 +1,5 @@
+// The table of every worker operation, by name (see types.ts).
+import type { Op } from './types.ts';
+
+export const OPS: Readonly<Record<string, Op>> = {
+};
