@@ -14,4 +14,6 @@ export interface AdminContext {
   readonly store: Store;
   readonly auth: AdminAuth;
   readonly log: Logger;
+  /** The admin API's own address: `port` is the bound one, set once the server listens. */
+  readonly http: { readonly host: string; port: number };
 }

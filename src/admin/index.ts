@@ -41,7 +41,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   }
   const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime }, log);
   await auth.init();
-  const context: AdminContext = { supervisor, config, store, auth, log };
+  const context: AdminContext = { supervisor, config, store, auth, log, http: { host: c.host, port: c.port } };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{
@@ -54,6 +54,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   }]);
   if (c.port !== 0) await checkPortFree(c.host, c.port);
   const port = await server.listen();
+  context.http.port = port;
   log.info('admin API listening', { host: c.host, port });
   return {
     port,
