@@ -274,6 +274,11 @@ export class Supervisor {
     return this.store;
   }
 
+  /** Each worker thread: running (started and ready) or not, and how often it was restarted. */
+  workerStates(): { id: number; running: boolean; restarts: number }[] {
+    return this.slots.map((s) => ({ id: s.id, running: s.worker !== null && s.ready, restarts: s.restarts }));
+  }
+
   /** The worker threads (for operators' tooling and crash tests). */
   get workers(): readonly (Worker | null)[] {
     return this.slots.map((s) => s.worker);
