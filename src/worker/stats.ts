@@ -1,6 +1,10 @@
 // Counters of one worker thread, read by the supervisor for $SYS and metrics. Plain numbers on
 // the hot path; copied into a message once per reporting interval.
 
+/** Upper bounds (seconds) of the delivery latency histogram buckets; +Inf is implied. */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+const LATENCY_BUCKETS_MS = LATENCY_BUCKETS.map((s) => s * 1000);
+
 export class WorkerStats {
   connectionsCurrent = 0;
   connectionsTotal = 0;
@@ -10,6 +14,13 @@ export class WorkerStats {
   bytesSent = 0;
   publishReceived = [0, 0, 0];
   publishSent = [0, 0, 0];
+  /** PUBLISH packet bytes by QoS (whole packets, as received / as written). */
+  publishBytesReceived = [0, 0, 0];
+  publishBytesSent = [0, 0, 0];
+  /** Time from a PUBLISH being received to a delivery of it being written to a subscriber's
+   * socket: bucket counts (index i: <= LATENCY_BUCKETS[i]; last: larger), sum in seconds. */
+  deliveryLatency = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
+  deliveryLatencySum = 0;
   /** Messages not delivered, by reason. */
   dropped = {
     expired: 0,
@@ -25,9 +36,18 @@ export class WorkerStats {
   sessions = 0;
   persistentSessions = 0;
 
+  /** One first delivery written, `ms` after its message was received (Date.now() resolution). */
+  recordDelivery(ms: number): void {
+    if (ms < 0) ms = 0; // clocks may step back
+    let i = 0;
+    while (i < LATENCY_BUCKETS_MS.length && ms > LATENCY_BUCKETS_MS[i]) i++;
+    this.deliveryLatency[i]++;
+    this.deliveryLatencySum += ms / 1000;
+  }
+
   snapshot(): WorkerStatsSnapshot {
     return JSON.parse(JSON.stringify(this)) as WorkerStatsSnapshot;
   }
 }
 
-export type WorkerStatsSnapshot = Omit<WorkerStats, 'snapshot'>;
+export type WorkerStatsSnapshot = Omit<WorkerStats, 'snapshot' | 'recordDelivery'>;

@@ -1,0 +1,91 @@
+// One worker thread's snapshot (src/worker/ops/metrics.ts) as prom-client metric JSON: the
+// broker-wide spindle_* counters and the summable svc_endpoint_* ones. The supervisor's
+// collector aggregates these across workers with AggregatorRegistry.aggregate (sums).
+import { LATENCY_BUCKETS } from '../worker/stats.ts';
+import { SIZE_BUCKETS, type EndpointStatsSnapshot } from '../worker/endpoint-stats.ts';
+import type { EndpointSnapshot, WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
+import { MetricSet, type Labels } from './metric-json.ts';
+
+const QOS = [0, 1, 2] as const;
+
+/** Drop reasons of WorkerStats.dropped as label values. */
+const DROP_REASONS: Record<string, string> = {
+  expired: 'expired',
+  queueFull: 'queue_full',
+  tooLarge: 'too_large',
+  noSession: 'no_session',
+  notAuthorized: 'not_authorized',
+  qos0Offline: 'qos0_offline',
+};
+
+export function endpointLabels(e: { id: string; port: number }): Labels {
+  return { port: String(e.port), endpoint: e.id };
+}
+
+/** Broker-wide metrics of one worker (label `worker` only on the per-thread ones). */
+export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void {
+  const s = snap.stats;
+  set.gauge('spindle_connections_current', 'Open MQTT network connections.', s.connectionsCurrent);
+  set.counter('spindle_connections_total', 'MQTT network connections accepted since start.', s.connectionsTotal);
+  set.gauge('spindle_sessions_current', 'Sessions held by the broker (connected or not).', s.sessions);
+  set.gauge('spindle_sessions_persistent', 'Sessions that outlive their connection (Session Expiry > 0 / clean session 0).', s.persistentSessions);
+  for (const q of QOS) {
+    set.counter('spindle_messages_received_total', 'PUBLISH packets received from clients, by QoS.', s.publishReceived[q], { qos: q });
+    set.counter('spindle_messages_sent_total', 'PUBLISH packets written to clients, by QoS.', s.publishSent[q], { qos: q });
+    set.counter('spindle_publish_bytes_received_total', 'Bytes of PUBLISH packets received from clients (whole packets), by QoS.', s.publishBytesReceived[q], { qos: q });
+    set.counter('spindle_publish_bytes_sent_total', 'Bytes of PUBLISH packets written to clients (whole packets), by QoS.', s.publishBytesSent[q], { qos: q });
+  }
+  set.counter('spindle_network_bytes_received_total', 'Bytes read from MQTT connections (every packet type).', s.bytesReceived);
+  set.counter('spindle_network_bytes_sent_total', 'Bytes written to MQTT connections (every packet type).', s.bytesSent);
+  for (const [key, reason] of Object.entries(DROP_REASONS)) {
+    set.counter('spindle_messages_dropped_total', 'Messages not delivered, by reason: expired, queue_full (session queue at limits.maxQueuedMessages), too_large (above the client\'s Maximum Packet Size), no_session (subscriber gone), not_authorized, qos0_offline.', s.dropped[key as keyof typeof s.dropped], { reason });
+  }
+  set.counter('spindle_auth_failures_total', 'CONNECTs refused by authentication.', s.authFailed);
+  set.counter('spindle_acl_denials_total', 'PUBLISH and SUBSCRIBE requests refused by the access rules.', s.aclDenied);
+  set.counter('spindle_protocol_errors_total', 'Connections closed for a malformed packet or protocol violation.', s.protocolErrors);
+  set.histogram(
+    'spindle_delivery_latency_seconds',
+    'Time from a PUBLISH being received to a delivery of it being written to a subscriber\'s socket (every first delivery, not sampled; millisecond clock resolution; includes time queued for offline or slow subscribers).',
+    LATENCY_BUCKETS, s.deliveryLatency, s.deliveryLatencySum,
+  );
+  const w = { worker: String(snap.worker) };
+  const lag = snap.eventLoopLag;
+  const lagHelp = 'Event-loop delay of a worker thread over the last 10 s window (perf_hooks.monitorEventLoopDelay), by quantile.';
+  set.gauge('spindle_worker_event_loop_lag_seconds', lagHelp, lag.p50, { ...w, quantile: '0.5' });
+  set.gauge('spindle_worker_event_loop_lag_seconds', lagHelp, lag.p90, { ...w, quantile: '0.9' });
+  set.gauge('spindle_worker_event_loop_lag_seconds', lagHelp, lag.p99, { ...w, quantile: '0.99' });
+  set.gauge('spindle_worker_event_loop_lag_max_seconds', 'Largest event-loop delay of a worker thread over the last 10 s window.', lag.max, w);
+  set.gauge('spindle_worker_event_loop_lag_mean_seconds', 'Mean event-loop delay of a worker thread over the last 10 s window.', lag.mean, w);
+  set.gauge('spindle_worker_heap_used_bytes', 'V8 heap in use by a worker thread.', snap.heap.used, w);
+  set.gauge('spindle_worker_connections_current', 'Open MQTT connections of a worker thread.', s.connectionsCurrent, w);
+}
+
+export type EndpointFilter = (e: { id: string; port: number }) => boolean;
+
+/** The svc_endpoint_* metrics that are per-worker parts of a sum. */
+export function endpointWorkerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet, filter: EndpointFilter = () => true): void {
+  for (const e of snap.endpoints) if (filter(e)) oneEndpoint(e, set);
+}
+
+function oneEndpoint(e: EndpointSnapshot, set: MetricSet): void {
+  const l = endpointLabels(e);
+  const s: EndpointStatsSnapshot = e.stats;
+  set.gauge('svc_endpoint_connections_current', 'Active connections of the endpoint.', s.connectionsCurrent, l);
+  set.counter('svc_endpoint_connections_total', 'Connections the endpoint accepted since start.', s.connectionsTotal, l);
+  set.counter('svc_endpoint_messages_received_total', 'PUBLISH packets received on the endpoint since start (the _rate gauges are computed from it).', s.messagesReceived, l);
+  set.counter('svc_endpoint_messages_sent_total', 'PUBLISH packets sent to clients of the endpoint since start.', s.messagesSent, l);
+  for (const reason of ['buffer_full', 'client_disconnected', 'others'] as const) {
+    set.counter('svc_endpoint_messages_dropped_total', 'Messages not delivered to clients of the endpoint: buffer_full (session queue full), client_disconnected (QoS 0 for an offline client), others (expired, too large for the client).', s.dropped[reason], { ...l, reason });
+  }
+  set.histogram('svc_endpoint_message_size_bytes', 'Size of PUBLISH packets on the endpoint, in (received) and out (sent).', SIZE_BUCKETS, s.sizeIn, s.sizeInSum, { ...l, direction: 'in' });
+  set.histogram('svc_endpoint_message_size_bytes', 'Size of PUBLISH packets on the endpoint, in (received) and out (sent).', SIZE_BUCKETS, s.sizeOut, s.sizeOutSum, { ...l, direction: 'out' });
+  set.gauge('svc_endpoint_sessions_current', 'Sessions of clients that connected through the endpoint (connected or not).', s.sessionsCurrent, l);
+  set.gauge('svc_endpoint_sessions_persistent', 'Persistent sessions (Session Expiry > 0 / clean session 0) of the endpoint.', s.sessionsPersistent, l);
+  set.declare('svc_endpoint_connection_errors_total', 'Connections refused or failed, by error_code: the CONNACK reason code (0x86 bad credentials, 0x97 endpoint full, ...) or rate_limited.', 'counter');
+  for (const [code, n] of Object.entries(s.connectionErrors)) set.counter('svc_endpoint_connection_errors_total', '', n, { ...l, error_code: code });
+  set.gauge('svc_endpoint_subscriptions_current', 'Subscriptions of the endpoint\'s sessions.', s.subscriptions, l);
+  set.counter('svc_endpoint_topics_published_total', 'PUBLISH packets the endpoint accepted for routing (valid topic, authorized) since start.', s.topicsPublished, l);
+  for (const [type, n] of [['auth_failed', s.authFailed], ['acl_denied', s.aclDenied], ['protocol_error', s.protocolErrors]] as const) {
+    set.counter('svc_endpoint_errors_total', 'Errors on the endpoint since start, by error_type (the errors_rate gauge is computed from it).', n, { ...l, error_type: type });
+  }
+}
