@@ -14,6 +14,9 @@ import { openApiDocument } from './openapi.ts';
 import { AdminServer } from './server.ts';
 import { userRoutes } from './routes/users.ts';
 import { loginRoutes } from './routes/login.ts';
+import { systemRoutes } from './routes/system.ts';
+import { licenseRoutes } from './routes/license.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -28,6 +31,9 @@ export interface AdminHandle {
 const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   loginRoutes,
   userRoutes,
+  systemRoutes,
+  licenseRoutes,
+  dashboardRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
