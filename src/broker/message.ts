@@ -30,7 +30,8 @@ export function recordLength(m: Message): number {
 /**
  * Writes a message record at `offset` and returns its length. Layout (little endian):
  * 0 flags (bits 0-1 QoS, bit 2 retain) | 1 zero | 2 u16 topic length | 4 u32 properties length |
- * 8 u32 payload length | 12 u32 zero | 16 f64 expiresAt (ms) | 24 u64 store id (0: not stored) |
+ * 8 u32 payload length | 12 u32 receivedAt (seconds since the epoch; the admin API shows it for
+ * retained messages) | 16 f64 expiresAt (ms) | 24 u64 store id (0: not stored) |
  * 32 topic | properties | payload.
  */
 export function writeRecord(m: Message, out: Buffer, offset: number): number {
@@ -40,7 +41,7 @@ export function writeRecord(m: Message, out: Buffer, offset: number): number {
   out.writeUInt16LE(m.topicBytes.length, offset + 2);
   out.writeUInt32LE(propsLen, offset + 4);
   out.writeUInt32LE(m.payload.length, offset + 8);
-  out.writeUInt32LE(0, offset + 12);
+  out.writeUInt32LE((m.receivedAt / 1000) >>> 0, offset + 12);
   out.writeDoubleLE(m.expiresAt, offset + 16);
   out.writeBigUInt64LE(m.storeId ?? 0n, offset + 24);
   let at = offset + HEADER;
@@ -83,6 +84,11 @@ export function readRecord(buf: Buffer, offset: number): { message: Message; len
     },
     length: at - offset,
   };
+}
+
+/** When the message of the record at `offset` was received (ms, to the second; 0: unknown). */
+export function recordReceivedAt(buf: Buffer, offset: number): number {
+  return buf.readUInt32LE(offset + 12) * 1000;
 }
 
 /** A record in a Buffer of its own (for the retained store). */

@@ -1,0 +1,118 @@
+// What the MQTT-facing admin routes share: calling a worker (its refusals become HTTP errors),
+// finding the worker that owns a client, and the checks of topic names, filters and client ids.
+import { WorkerOpError } from '../../broker/supervisor.ts';
+import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
+import type { AdminContext } from '../context.ts';
+import { HttpError, badRequest, notFound } from '../http.ts';
+import { bool, int, reqStr, str, type Body } from '../validate.ts';
+
+/** A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) as an HTTP error. */
+export function asHttpError(err: unknown): unknown {
+  if (!(err instanceof WorkerOpError)) return err;
+  return new HttpError(err.status, err.message, { error: err.code, field: err.field });
+}
+
+export async function onWorker<T>(ctx: AdminContext, worker: number, op: string, args: unknown): Promise<T> {
+  try {
+    return await ctx.supervisor.call<T>(worker, op, args);
+  } catch (err) {
+    throw asHttpError(err);
+  }
+}
+
+export async function onAllWorkers<T>(ctx: AdminContext, op: string, args: unknown = {}): Promise<T[]> {
+  try {
+    return await ctx.supervisor.callAll<T>(op, args);
+  } catch (err) {
+    throw asHttpError(err);
+  }
+}
+
+/**
+ * Runs `op` on the worker that owns `clientId`'s session: 404 when no worker does. Asked again
+ * once when the session moved to another worker meanwhile (a reconnect elsewhere).
+ */
+export async function onOwner<T>(ctx: AdminContext, clientId: string, op: string, args: unknown): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const worker = ctx.supervisor.workerOf(clientId);
+    if (worker === undefined) throw notFound(`client ${clientId} not found`);
+    try {
+      return await ctx.supervisor.call<T>(worker, op, args);
+    } catch (err) {
+      const moved = err instanceof WorkerOpError && err.status === 404 && ctx.supervisor.workerOf(clientId) !== worker;
+      if (!moved || attempt > 0) throw asHttpError(err);
+    }
+  }
+}
+
+/** A required client id (non-empty string). */
+export function clientIdField(b: Body, field = 'clientId'): string {
+  return reqStr(b, field, { max: 65535 });
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function wellFormed(field: string, value: string): void {
+  // A JSON string may hold a lone surrogate, which has no UTF-8 form [MQTT-1.5.4-1].
+  if (LONE_SURROGATE.test(value)) throw badRequest(field, 'is not valid UTF-8 (lone surrogate)');
+}
+
+/** A topic name: not empty, no wildcards, valid UTF-8, no U+0000, at most limits.maxTopicLevels
+ * levels, and (unless `allowReserved`) not a $ topic. */
+export function topicNameField(ctx: AdminContext, b: Body, field = 'topic', allowReserved = false): string {
+  const topic = reqStr(b, field);
+  wellFormed(field, topic);
+  const problem = topicNameProblem(topic);
+  if (problem) throw badRequest(field, problem);
+  if (!allowReserved && topic.startsWith('$')) throw badRequest(field, 'topics starting with $ are reserved for the broker');
+  levels(ctx, field, topic);
+  return topic;
+}
+
+/** A topic filter (wildcards allowed); `required` false: undefined when absent or empty. */
+export function topicFilterField(ctx: AdminContext, b: Body, field = 'topic', required = true): string | undefined {
+  const filter = required ? reqStr(b, field) : str(b, field);
+  if (filter === undefined || (!required && filter === '')) return undefined;
+  wellFormed(field, filter);
+  const problem = topicFilterProblem(filter);
+  if (problem) throw badRequest(field, problem);
+  const shared = /^\$(share|queue)\//.exec(filter);
+  if (shared) {
+    const inner = sharedInner(filter);
+    if (inner === undefined || inner === '') throw badRequest(field, 'a shared subscription is $share/<group>/<filter>');
+  }
+  levels(ctx, field, filter);
+  return filter;
+}
+
+/** The filter inside `$share/<group>/<filter>` (or `$queue/<filter>`); the filter itself otherwise. */
+export function sharedInner(filter: string): string | undefined {
+  if (filter.startsWith('$queue/')) return filter.slice('$queue/'.length);
+  if (!filter.startsWith('$share/')) return filter;
+  const rest = filter.slice('$share/'.length);
+  const slash = rest.indexOf('/');
+  if (slash <= 0) return undefined;
+  return rest.slice(slash + 1);
+}
+
+function levels(ctx: AdminContext, field: string, topic: string): void {
+  const max = ctx.config.limits.maxTopicLevels;
+  let n = 1;
+  for (let i = topic.indexOf('/'); i !== -1 && n <= max; i = topic.indexOf('/', i + 1)) n++;
+  if (n > max) throw badRequest(field, `more than ${max} levels (limits.maxTopicLevels)`);
+}
+
+/** The v5 subscription options byte from `qos` and the optional noLocal, retainAsPublished and
+ * retainHandling fields. */
+export function subscriptionOptions(qos: number, b: Body): number {
+  const nl = bool(b, 'noLocal') ? 4 : 0;
+  const rap = bool(b, 'retainAsPublished') ? 8 : 0;
+  const rh = int(b, 'retainHandling', 0, 2) ?? 0;
+  return qos | nl | rap | (rh << 4);
+}
+
+export const SUBSCRIPTION_OPTION_SCHEMA = {
+  noLocal: { type: 'boolean', description: 'MQTT 5 No Local: messages the client publishes are not sent back to it' },
+  retainAsPublished: { type: 'boolean', description: 'MQTT 5 Retain As Published' },
+  retainHandling: { type: 'integer', minimum: 0, maximum: 2, description: 'MQTT 5 Retain Handling: 0 send retained messages, 1 only for a new subscription, 2 never' },
+} as const;

@@ -1,0 +1,71 @@
+// Retained messages (spec 4.10): query them by topic filter from the shared retained store, and
+// delete one (from the store too). Payloads are UTF-8 text when valid, else base64 with
+// payloadEncoding "base64"; time is when the broker received the message (to the second).
+import { readRecord, recordReceivedAt, isExpired } from '../../broker/message.ts';
+import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
+import type { AdminContext } from '../context.ts';
+import { json, notFound, ok, type Route } from '../http.ts';
+import { object, onlyFields, paging } from '../validate.ts';
+import { topicFilterField, topicNameField } from './mqtt-common.ts';
+
+interface RetainedView {
+  topic: string;
+  qos: number;
+  payload: string;
+  payloadEncoding?: 'base64';
+  time: string | null;
+  expiresAt: string | null;
+}
+
+/** The records of a `[u32 length][record]...` buffer, unexpired, as the API shows them. */
+function views(buf: Buffer, now: number): RetainedView[] {
+  const out: RetainedView[] = [];
+  for (let at = 0; at < buf.length;) {
+    const len = buf.readUInt32LE(at);
+    const m = readRecord(buf, at + 4).message;
+    if (!isExpired(m, now)) {
+      out.push({ topic: m.topic, qos: m.qos, ...payloadText(m.payload), time: isoOrNull(recordReceivedAt(buf, at + 4)), expiresAt: m.expiresAt ? new Date(m.expiresAt).toISOString() : null });
+    }
+    at += 4 + len;
+  }
+  return out;
+}
+
+export function retainedRoutes(ctx: AdminContext): Route[] {
+  const retained = ctx.supervisor.retained;
+  return [
+    {
+      method: 'POST',
+      path: '/mqtt/retain/query',
+      access: 'read',
+      tag: 'retained',
+      summary: 'Retained messages whose topic the filter matches (all without one), by topic, paged: {topic, qos, payload, payloadEncoding?, time, expiresAt}',
+      body: { type: 'object', properties: { topic: { type: 'string', description: 'a topic filter' }, page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } } },
+      handler(req) {
+        const b = object(req.body);
+        onlyFields(b, ['topic', 'page', 'size']);
+        const { page, size } = paging(b);
+        const filter = topicFilterField(ctx, b, 'topic', false);
+        const buf = filter === undefined ? retained.list(0, retained.size) : retained.match(filter);
+        const all = views(buf, Date.now()).sort((a, c) => (a.topic < c.topic ? -1 : a.topic > c.topic ? 1 : 0));
+        return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/mqtt/retain/delete',
+      access: 'write',
+      tag: 'retained',
+      summary: 'Delete the retained message of a topic (also from the store); 404 when there is none',
+      body: { type: 'object', required: ['topic'], properties: { topic: { type: 'string', description: 'a topic name' } } },
+      async handler(req) {
+        const b = object(req.body);
+        onlyFields(b, ['topic']);
+        const topic = topicNameField(ctx, b, 'topic', true);
+        if (!retained.remove(topic)) throw notFound(`no retained message on ${topic}`);
+        await ctx.supervisor.openedStore?.deleteRetained(topic);
+        return ok();
+      },
+    },
+  ];
+}

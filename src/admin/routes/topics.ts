@@ -1,0 +1,88 @@
+// Topics (spec 4.4): the topic filters clients are subscribed to, across every worker and every
+// session (connected or offline persistent), with their subscriber counts; and the subscribers of
+// one filter. lastMessage is the time of the newest retained message the filter matches (the
+// broker does not track the time of every message per topic: that would cost on every publish).
+import { covers } from '../../auth/topic-filter.ts';
+import { recordReceivedAt } from '../../broker/message.ts';
+import { isoOrNull } from '../../broker/payload-text.ts';
+import type { AdminContext } from '../context.ts';
+import { json, notFound, type Route } from '../http.ts';
+import { object, onlyFields, paging } from '../validate.ts';
+import type { SubscriptionInfo } from '../../worker/ops/clients.ts';
+import { onAllWorkers, sharedInner, topicFilterField } from './mqtt-common.ts';
+
+const PAGING = { page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } };
+const SHARED = /^\$(share|queue)\//;
+
+/** Newest retained message time (ms) among the retained topics `filter` matches; 0: none. */
+export function lastRetainedAt(ctx: AdminContext, filter: string): number {
+  let buf: Buffer;
+  try {
+    buf = ctx.supervisor.retained.match(filter);
+  } catch {
+    return 0; // a filter the retained index refuses matches nothing
+  }
+  let newest = 0;
+  for (let at = 0; at < buf.length;) {
+    const len = buf.readUInt32LE(at);
+    const t = recordReceivedAt(buf, at + 4);
+    if (t > newest) newest = t;
+    at += 4 + len;
+  }
+  return newest;
+}
+
+/** Whether the subscribed `filter` is one the query asks for: a query filter covers it (for a
+ * shared subscription, its inner filter); a shared query matches only itself. */
+function wanted(query: string | undefined, filter: string): boolean {
+  if (query === undefined) return true;
+  if (SHARED.test(query)) return query === filter;
+  const inner = sharedInner(filter);
+  return inner !== undefined && covers(query, inner);
+}
+
+export function topicRoutes(ctx: AdminContext): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/topic/query',
+      access: 'read',
+      tag: 'topics',
+      summary: 'Subscribed topic filters (every session, online or offline) with subscriber counts, paged; `topic` (a filter) keeps those it covers; lastMessage: newest matching retained message or null',
+      body: { type: 'object', properties: { ...PAGING, topic: { type: 'string', description: 'a topic filter: subscribed filters it covers are listed (a literal topic lists only itself)' } } },
+      async handler(req) {
+        const b = object(req.body);
+        onlyFields(b, ['page', 'size', 'topic']);
+        const { page, size } = paging(b);
+        const query = topicFilterField(ctx, b, 'topic', false);
+        const parts = await onAllWorkers<[string, number][]>(ctx, 'clients.topics');
+        const counts = new Map<string, number>();
+        for (const part of parts) for (const [f, n] of part) counts.set(f, (counts.get(f) ?? 0) + n);
+        const all = [...counts].filter(([f]) => wanted(query, f)).sort(([a], [c]) => (a < c ? -1 : a > c ? 1 : 0));
+        const data = all.slice((page - 1) * size, page * size).map(([topic, subscribers]) => {
+          const inner = sharedInner(topic);
+          return { topic, subscribers, lastMessage: inner ? isoOrNull(lastRetainedAt(ctx, inner)) : null };
+        });
+        return json({ data, total: all.length, page, size });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/topic/connect/query',
+      access: 'read',
+      tag: 'topics',
+      summary: 'The clients subscribed to a topic filter (exactly this filter), with their subscription options, paged; 404 when none is',
+      body: { type: 'object', required: ['topic'], properties: { ...PAGING, topic: { type: 'string' } } },
+      async handler(req) {
+        const b = object(req.body);
+        onlyFields(b, ['page', 'size', 'topic']);
+        const { page, size } = paging(b);
+        const topic = topicFilterField(ctx, b)!;
+        const parts = await onAllWorkers<(SubscriptionInfo & { clientId: string; connected: boolean })[]>(ctx, 'clients.subscribers', { topic });
+        const all = parts.flat().sort((a, c) => (a.clientId < c.clientId ? -1 : a.clientId > c.clientId ? 1 : 0));
+        if (all.length === 0) throw notFound(`no client is subscribed to ${topic}`);
+        return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size });
+      },
+    },
+  ];
+}

@@ -1,0 +1,305 @@
+// Worker operations on the clients, sessions and subscriptions this worker owns, for the admin
+// API's connection, topic, session and publish routes. Everything here runs on the worker's own
+// thread, so it sees its state between two packets, never in the middle of one.
+import { RC } from '../../protocol/reason-codes.ts';
+import type { Connection } from '../../session/connection.ts';
+import type { Session } from '../../session/session.ts';
+import type { Message } from '../../broker/message.ts';
+import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
+import { subscribeSession, unsubscribeSession, SubscriptionRefused } from '../../session/server-subscriptions.ts';
+import { OpError, type Op, type OpsEnv } from './types.ts';
+
+const VERSION_NAMES: Record<number, string> = { 3: '3.1', 4: '3.1.1', 5: '5.0' };
+
+/** One connected client, as /mqtt/connection lists it. */
+export interface ConnectionInfo {
+  clientId: string;
+  username: string | null;
+  ip: string;
+  port: number;
+  connectTime: string;
+  lastActivity: string;
+  protocolVersion: number;
+  endpoint: string;
+  endpointPort: number;
+  transport: string;
+  worker: number;
+}
+
+export interface ConnectionFilter {
+  clientId?: string;
+  username?: string;
+  /** The endpoint (listener) port. */
+  port?: number;
+}
+
+export interface SubscriptionInfo {
+  topic: string;
+  qos: number;
+  noLocal: boolean;
+  retainAsPublished: boolean;
+  retainHandling: number;
+  subscriptionId: number | null;
+}
+
+function connectionInfo(conn: Connection, worker: number): ConnectionInfo {
+  const t = conn.transport;
+  return {
+    clientId: conn.clientId,
+    username: conn.username ?? null,
+    ip: t.remoteAddress,
+    port: t.remotePort,
+    connectTime: new Date(conn.connectedAt).toISOString(),
+    lastActivity: new Date(conn.lastActivity).toISOString(),
+    protocolVersion: conn.version,
+    endpoint: conn.endpoint.config.id,
+    endpointPort: conn.endpoint.config.port,
+    transport: t.kind,
+    worker,
+  };
+}
+
+function subscriptionInfo(filter: string, options: number, subscriptionId: number): SubscriptionInfo {
+  return {
+    topic: filter,
+    qos: options & 3,
+    noLocal: (options & 4) !== 0,
+    retainAsPublished: (options & 8) !== 0,
+    retainHandling: (options >> 4) & 3,
+    subscriptionId: subscriptionId || null,
+  };
+}
+
+/** Case-insensitive substring match (the admin API's connection filters). */
+function contains(value: string | undefined, needle: string | undefined): boolean {
+  if (needle === undefined) return true;
+  return value !== undefined && value.toLowerCase().includes(needle.toLowerCase());
+}
+
+function sessionOf(env: OpsEnv, clientId: string): Session {
+  const s = env.ctx.sessions.byClientId.get(clientId);
+  if (!s) throw new OpError(404, 'NOT_FOUND', `client ${clientId} not found`);
+  return s;
+}
+
+function connectedOf(env: OpsEnv, clientId: string): { session: Session; conn: Connection } {
+  const session = sessionOf(env, clientId);
+  const conn = session.connection;
+  if (!conn || conn.state !== 'connected') throw new OpError(404, 'NOT_FOUND', `client ${clientId} is not connected`);
+  return { session, conn };
+}
+
+function byConnectTime(a: ConnectionInfo, b: ConnectionInfo): number {
+  return a.connectTime < b.connectTime ? -1 : a.connectTime > b.connectTime ? 1 : a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0;
+}
+
+/** A delivery of a session's queue or window, as /mqtt/session/query shows it. */
+function messageRecord(clientId: string, m: Message, d: { qos: number; retain: boolean }, state: string, packetId: number, position: number) {
+  // A stored message's id starts with the milliseconds it was stored at (store/persistence.ts).
+  const storedAt = m.storeId !== undefined ? Number(m.storeId >> 22n) : 0;
+  return {
+    id: m.storeId !== undefined ? m.storeId.toString() : state === 'queued' ? `queued-${position}` : `inflight-${packetId}`,
+    clientId,
+    topic: m.topic,
+    qos: d.qos,
+    retain: d.retain,
+    ...payloadText(m.payload),
+    time: isoOrNull(storedAt || m.receivedAt),
+    state,
+    packetId: packetId || null,
+  };
+}
+
+export const clientOps: Record<string, Op> = {
+  /** Connected clients matching the filter: the total and the first `limit` by connect time. */
+  'clients.list'(args: ConnectionFilter & { limit: number }, env) {
+    const items: ConnectionInfo[] = [];
+    for (const conn of env.connections) {
+      if (conn.state !== 'connected') continue;
+      if (!contains(conn.clientId, args.clientId) || !contains(conn.username, args.username)) continue;
+      if (args.port !== undefined && conn.endpoint.config.port !== args.port) continue;
+      items.push(connectionInfo(conn, env.ctx.workerId));
+    }
+    items.sort(byConnectTime);
+    return { total: items.length, items: items.slice(0, args.limit) };
+  },
+
+  /**
+   * Kicks a client. `close`: the connection closes (v5: DISCONNECT 0x98 Administrative action) and
+   * the session ends with it, also a persistent one and also when the client is offline; a will
+   * goes out now (the connection did not end with a normal DISCONNECT, and the session ended).
+   * `down`: only the network connection closes; a persistent session stays, the will goes out
+   * (after its delay, as for any lost connection).
+   */
+  'clients.close'(args: { clientId: string; mode: 'close' | 'down' }, env) {
+    const ctx = env.ctx;
+    if (args.mode === 'down') {
+      const { session, conn } = connectedOf(env, args.clientId);
+      conn.disconnectWith(RC.ADMINISTRATIVE_ACTION, 'kicked');
+      return { clientId: args.clientId, sessionKept: ctx.sessions.byHandle.get(session.handle) === session };
+    }
+    const session = sessionOf(env, args.clientId);
+    const conn = session.connection;
+    const wasConnected = conn !== null && conn.state !== 'closed';
+    if (conn && conn.state !== 'closed') {
+      // Expiry 0: the session ends as the connection closes, its will (delayed or not) goes out.
+      session.expiryInterval = 0;
+      conn.disconnectWith(RC.ADMINISTRATIVE_ACTION, 'kicked');
+    }
+    ctx.sessions.end(session, true);
+    return { clientId: args.clientId, wasConnected };
+  },
+
+  'clients.runtime'(args: { clientId: string }, env) {
+    const ctx = env.ctx;
+    const session = sessionOf(env, args.clientId);
+    const conn = session.connection && session.connection.state === 'connected' ? session.connection : null;
+    return {
+      clientId: session.clientId,
+      username: session.username ?? null,
+      worker: ctx.workerId,
+      connected: conn !== null,
+      connectedAt: conn ? new Date(conn.connectedAt).toISOString() : null,
+      disconnectedAt: conn ? null : isoOrNull(session.disconnectedAt),
+      lastActivity: conn ? new Date(conn.lastActivity).toISOString() : null,
+      ip: conn?.transport.remoteAddress ?? null,
+      port: conn?.transport.remotePort ?? null,
+      endpoint: conn?.endpoint.config.id ?? null,
+      protocolVersion: conn?.version ?? null,
+      keepalive: conn?.keepalive ?? null,
+      cleanStart: conn?.cleanStart ?? null,
+      sessionExpiryInterval: session.expiryInterval,
+      persistent: session.expiryInterval > 0,
+      inflight: session.inflight.size,
+      inflightMax: conn ? Math.min(conn.sendQuota, ctx.config.limits.maxInflight) : ctx.config.limits.maxInflight,
+      queued: session.queue.length,
+      queueMax: ctx.config.limits.maxQueuedMessages,
+      awaitingPubrel: session.incomingQos2.size,
+      subscriptions: [...session.subscriptions.values()].map((s) => subscriptionInfo(s.filter, s.options, s.subscriptionId)),
+      will: session.will !== null,
+      bytesIn: conn?.bytesIn ?? null,
+      bytesOut: conn?.bytesOut ?? null,
+      messagesIn: conn?.messagesIn ?? null,
+      messagesOut: conn?.messagesOut ?? null,
+    };
+  },
+
+  /** /api/check: the connected client's CONNECT as the broker saw it (never the password). */
+  'clients.check'(args: { clientId: string }, env) {
+    const { session, conn } = connectedOf(env, args.clientId);
+    const will = session.will;
+    return {
+      clientId: conn.clientId,
+      clientIp: conn.transport.remoteAddress,
+      clientPort: conn.transport.remotePort,
+      version: VERSION_NAMES[conn.version] ?? String(conn.version),
+      protocolVersion: conn.version,
+      keepalive: conn.keepalive,
+      cleanSession: conn.cleanStart,
+      sessionExpiryInterval: session.expiryInterval,
+      auth: { username: conn.username ?? null },
+      will: will ? { topic: will.message.topic, qos: will.message.qos, retain: will.message.retain, delay: will.delay, ...payloadText(will.message.payload) } : null,
+      endpoint: conn.endpoint.config.id,
+      timestamp: new Date(conn.connectedAt).toISOString(),
+    };
+  },
+
+  /**
+   * Publishes a message the admin API was given, as a client's PUBLISH is: what must be kept
+   * (retained, QoS 1/2 to persistent sessions) is stored first, then it is delivered. Answers how
+   * many subscriptions it went to.
+   */
+  async 'clients.publish'(args: { topic: string; payload: Uint8Array; qos: 0 | 1 | 2; retain: boolean; props: Uint8Array | null; expiresAt: number; publisher: number; publisherHash: number }, env) {
+    const ctx = env.ctx;
+    const now = Date.now();
+    const message: Message = {
+      topic: args.topic,
+      topicBytes: Buffer.from(args.topic, 'utf8'),
+      payload: Buffer.from(args.payload.buffer, args.payload.byteOffset, args.payload.byteLength),
+      qos: args.qos,
+      retain: args.retain,
+      props: args.props ? Buffer.from(args.props.buffer, args.props.byteOffset, args.props.byteLength) : null,
+      expiresAt: args.expiresAt,
+      receivedAt: now,
+    };
+    const persistence = ctx.persistence;
+    if (!persistence) return { matched: ctx.router.publish(message, args.publisher, args.publisherHash) };
+    const routed = ctx.router.route(message, args.publisher, args.publisherHash);
+    const kept = persistence.messageRouted(message, routed);
+    await Promise.all([kept, message.retain ? persistence.retained(message) : undefined]);
+    ctx.router.deliverRouted(message, routed);
+    return { matched: routed.length };
+  },
+
+  async 'clients.subscribe'(args: { clientId: string; topic: string; options: number }, env) {
+    const session = sessionOf(env, args.clientId);
+    try {
+      const existed = await subscribeSession(env.ctx, session, args.topic, args.options);
+      return { clientId: args.clientId, ...subscriptionInfo(args.topic, args.options, 0), replaced: existed };
+    } catch (err) {
+      if (err instanceof SubscriptionRefused) throw new OpError(400, 'INVALID_PARAMETER', `topic: ${err.message}`, 'topic');
+      throw err;
+    }
+  },
+
+  'clients.unsubscribe'(args: { clientId: string; topic: string }, env) {
+    const session = sessionOf(env, args.clientId);
+    if (!unsubscribeSession(env.ctx, session, args.topic)) throw new OpError(404, 'NOT_FOUND', `client ${args.clientId} has no subscription to ${args.topic}`);
+    return { clientId: args.clientId, topic: args.topic };
+  },
+
+  /** Every subscribed filter of this worker's client sessions (online or not) with its count. */
+  'clients.topics'(_args: unknown, env) {
+    const counts = new Map<string, number>();
+    for (const s of env.ctx.sessions.all()) for (const f of s.subscriptions.keys()) counts.set(f, (counts.get(f) ?? 0) + 1);
+    return [...counts];
+  },
+
+  /** The sessions of this worker subscribed to exactly `topic`. */
+  'clients.subscribers'(args: { topic: string }, env) {
+    const out: (SubscriptionInfo & { clientId: string; connected: boolean })[] = [];
+    for (const s of env.ctx.sessions.all()) {
+      const sub = s.subscriptions.get(args.topic);
+      if (!sub) continue;
+      out.push({ clientId: s.clientId, connected: s.connection?.state === 'connected', ...subscriptionInfo(sub.filter, sub.options, sub.subscriptionId) });
+    }
+    return out;
+  },
+
+  /** A session's messages in flight (oldest first), then those queued: a page of them. */
+  'clients.sessionMessages'(args: { clientId: string; offset: number; limit: number }, env) {
+    const session = sessionOf(env, args.clientId);
+    const total = session.inflight.size + session.queue.length;
+    const items: ReturnType<typeof messageRecord>[] = [];
+    let i = 0;
+    const end = args.offset + args.limit;
+    for (const e of session.inflight.values()) {
+      if (i >= end) break;
+      if (i++ >= args.offset) items.push(messageRecord(session.clientId, e.message, e, e.state === 'pubrel' ? 'pubrel' : 'inflight', e.packetId, 0));
+    }
+    let position = 0;
+    for (const d of session.queue) {
+      if (i >= end) break;
+      if (i++ >= args.offset) items.push(messageRecord(session.clientId, d.message, d, 'queued', 0, position));
+      position++;
+    }
+    return { total, items };
+  },
+
+  /** Drops a session's queued and in-flight messages, here and in the store. */
+  'clients.sessionClear'(args: { clientId: string }, env) {
+    const ctx = env.ctx;
+    const session = sessionOf(env, args.clientId);
+    let removed = 0;
+    for (const e of session.inflight.values()) {
+      ctx.persistence?.delivered(session, e.message);
+      removed++;
+    }
+    session.inflight.clear();
+    for (const d of session.queue.clear()) {
+      ctx.persistence?.delivered(session, d.message);
+      removed++;
+    }
+    return { clientId: args.clientId, removed };
+  },
+};
