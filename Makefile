@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie fuzz run clean typecheck
+.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie bench-store bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -41,7 +41,7 @@ test-node: build databases
 typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 
-bench: build bench-codec bench-trie bench-store bench-persistence
+bench: build bench-codec bench-trie bench-store bench-persistence bench-compare
 
 bench-codec: build
 	node --import tsx bench/codec.ts
@@ -55,6 +55,14 @@ bench-store: build
 # Persistent QoS 1 fan-in for each store (starts PostgreSQL and MariaDB when missing).
 bench-persistence: build databases
 	node --import tsx bench/persistence.ts
+
+# Spindle against Mosquitto (installed from Debian when missing) and Aedes (npm dev dependency),
+# driven by bench/loadgen; writes bench/results/<date>/ and the README's table. COMPARE_ARGS
+# passes options, e.g. make bench-compare COMPARE_ARGS="--quick".
+bench-compare: build
+	./scripts/ensure-bench-brokers.sh
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/compare.ts $(COMPARE_ARGS)
 
 # Brief coverage-guided runs of each fuzz target (cargo-fuzz; nightly when rustup has it,
 # otherwise the stable compiler with RUSTC_BOOTSTRAP).

@@ -1,0 +1,209 @@
+// Starts and stops the brokers the comparison bench measures: Spindle (bin/spindle.mjs),
+// Debian's Mosquitto and Aedes (bench/brokers/aedes-server.mjs), each on a free loopback port,
+// optionally pinned to one core with taskset. Owns the broker child processes.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const MOSQUITTO = '/usr/sbin/mosquitto';
+
+export type BrokerName = 'spindle' | 'mosquitto' | 'aedes';
+export type Mode = 'pinned' | 'unpinned';
+
+/** Core the broker gets when pinned; the load generator gets the other one. */
+export const BROKER_CORE = 0;
+export const LOADGEN_CORE = 1;
+
+export interface RunningBroker {
+  name: BrokerName;
+  mode: Mode;
+  port: number;
+  pid: number;
+  child: ChildProcess;
+  /** Output of the broker, kept for the report when it fails. */
+  log: string[];
+  stop(): Promise<void>;
+  alive(): boolean;
+}
+
+/** MQTT 3.1.1 only for Aedes: it answers a 5.0 CONNECT with return code 1. */
+export function supports(name: BrokerName, version: 4 | 5): boolean {
+  return name !== 'aedes' || version === 4;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once a CONNECT on `port` gets a CONNACK (the broker accepts and speaks MQTT). */
+function mqttReady(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(1000, () => done(false));
+    s.on('error', () => done(false));
+    s.on('connect', () => {
+      const id = Buffer.from('compare-ready');
+      s.write(Buffer.concat([Buffer.from([0x10, 12 + id.length, 0, 4, 0x4d, 0x51, 0x54, 0x54, 4, 2, 0, 30, 0, id.length]), id]));
+    });
+    s.on('data', (d: Buffer) => {
+      if (d[0] === 0x20) s.write(Buffer.from([0xe0, 0]));
+      done(d[0] === 0x20);
+    });
+  });
+}
+
+export function versions(): Record<BrokerName, string> {
+  const pkg = (p: string) => JSON.parse(readFileSync(path.join(ROOT, p), 'utf8')).version as string;
+  let mosquitto = 'unknown';
+  try {
+    mosquitto = execFileSync(MOSQUITTO, ['-h'], { encoding: 'utf8' }).split('\n')[0];
+  } catch (err) {
+    // mosquitto -h exits 3 after printing its usage.
+    mosquitto = String((err as { stdout?: string }).stdout ?? '').split('\n')[0] || 'unknown';
+  }
+  return { spindle: `spindle ${pkg('package.json')}`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}` };
+}
+
+interface Launch {
+  argv: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Text on stdout that says the broker is fully up (all workers listening). */
+  readyLine?: string;
+  cleanup?: () => void;
+}
+
+function launchSpindle(port: number, mode: Mode, dataDir: string): Launch {
+  return {
+    argv: [process.execPath, path.join(ROOT, 'bin/spindle.mjs')],
+    env: {
+      ...process.env,
+      SPINDLE_MQTT_HOST: '127.0.0.1',
+      SPINDLE_MQTT_TCP_PORT: String(port),
+      SPINDLE_MQTT_WS_ENABLED: 'false',
+      SPINDLE_SYS_ENABLED: 'false',
+      SPINDLE_ADMIN_ENABLED: 'false',
+      SPINDLE_DATA_DIR: dataDir,
+      // Same limits as the others run with: no inflight cap below the bench window, a queue
+      // that never drops inside it.
+      SPINDLE_LIMITS_MAX_INFLIGHT: '65535',
+      SPINDLE_LIMITS_RECEIVE_MAXIMUM: '65535',
+      SPINDLE_LIMITS_MAX_QUEUED_MESSAGES: '1000000',
+      ...(mode === 'pinned' ? { SPINDLE_WORKERS: '1' } : {}),
+    },
+    readyLine: 'spindle started',
+  };
+}
+
+function launchMosquitto(port: number, dir: string): Launch {
+  const conf = path.join(dir, 'mosquitto.conf');
+  writeFileSync(
+    conf,
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      'persistence false',
+      'max_queued_messages 1000000',
+      'max_inflight_messages 0',
+      'log_dest stderr',
+      'log_type error',
+      'log_type warning',
+      '',
+    ].join('\n'),
+  );
+  return { argv: [MOSQUITTO, '-c', conf] };
+}
+
+function launchAedes(port: number): Launch {
+  return { argv: [process.execPath, path.join(ROOT, 'bench/brokers/aedes-server.mjs'), String(port), '127.0.0.1'], readyLine: 'listening' };
+}
+
+/** Starts `name` fresh (new port, new data directory) and waits until it answers MQTT. */
+export async function startBroker(name: BrokerName, mode: Mode): Promise<RunningBroker> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(os.tmpdir(), `compare-${name}-`));
+  const launch = name === 'spindle' ? launchSpindle(port, mode, dir) : name === 'mosquitto' ? launchMosquitto(port, dir) : launchAedes(port);
+  const pin = mode === 'pinned' ? ['taskset', '-c', String(BROKER_CORE)] : [];
+  // bash raises the open-file limit (10 000 idle connections) and execs, so the pid is the broker's.
+  const argv = ['bash', '-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash', ...pin, ...launch.argv];
+  const child = spawn(argv[0], argv.slice(1), { cwd: ROOT, env: launch.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log: string[] = [];
+  let sawReady = launch.readyLine === undefined;
+  const keep = (chunk: Buffer) => {
+    const text = chunk.toString();
+    if (launch.readyLine && text.includes(launch.readyLine)) sawReady = true;
+    log.push(text);
+    if (log.length > 200) log.splice(0, log.length - 200);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => {
+    exited = true;
+    resolve();
+  }));
+  const broker: RunningBroker = {
+    name,
+    mode,
+    port,
+    pid: child.pid!,
+    child,
+    log,
+    alive: () => !exited,
+    async stop() {
+      if (!exited) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exit;
+        clearTimeout(timer);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && !exited) {
+    if (sawReady && (await mqttReady(port))) {
+      // Let worker threads finish starting (their listeners share the port through SO_REUSEPORT).
+      await new Promise((r) => setTimeout(r, 300));
+      return broker;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await broker.stop();
+  throw new Error(`${name} (${mode}) did not start on port ${port}: ${log.join('').slice(-2000)}`);
+}
+
+/** CPU seconds (user + system, all threads) process `pid` has used, from /proc/<pid>/stat. */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 (1-based), i.e. 11 and 12 after the command.
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** Machine-wide CPU seconds: busy in processes (user, nice, system) and stolen by the hypervisor. */
+export function machineCpu(): { busy: number; steal: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , , , steal] = line;
+  return { busy: (user + nice + system) / CLOCK_TICKS, steal: (steal ?? 0) / CLOCK_TICKS };
+}
