@@ -217,10 +217,11 @@ export function systemRoutes(ctx: AdminContext): Route[] {
       access: 'write',
       tag: 'system',
       summary: 'Import a document from /system/config/export: everything is checked first (400 naming the first bad field, e.g. config.mqtt.tcp.port; nothing changes), then endpoints and dashboards are made to match it at once; configuration keys that differ from the running ones are listed in restartRequired (not applied)',
-      body: { type: 'object', required: ['config'], properties: { config: { type: 'string', description: 'the JSON document, as a string' } } },
+      body: { type: 'object', required: ['config'], properties: { config: { type: 'string', description: 'the JSON document, as a string' }, timestamp: { type: 'string', description: 'ignored (the export answers it)' } } },
       async handler(req) {
         const b = object(req.body);
-        onlyFields(b, ['config']);
+        // `timestamp` too, so the `data` of an export answer can be posted back as it is.
+        onlyFields(b, ['config', 'timestamp']);
         const plan = planImport(ctx, reqStr(b, 'config'));
         await checkPortsFree(ctx, plan.endpoints, plan.importedEndpoints);
         return ok(await applyImport(ctx, plan));
