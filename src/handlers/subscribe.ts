@@ -1,5 +1,7 @@
 // handle_subscribe: adds subscriptions to the session and the shared routing core, answers
 // SUBACK, then sends the retained messages the new subscriptions match (by Retain Handling).
+import { performance } from 'node:perf_hooks';
+
 import type { Packet, SubscriptionRequest } from '../native/index.ts';
 import type { Connection, HandlerResult } from '../session/connection.ts';
 import { RC } from '../protocol/reason-codes.ts';
@@ -9,14 +11,15 @@ import { levelCount } from './publish.ts';
 const SHARED = /^\$(share|queue)\//;
 
 export function handleSubscribe(conn: Connection, p: Packet): HandlerResult {
+  const startedAt = performance.now();
   const subs = p.subscriptions!;
-  if (conn.authorizer.allowsEverything) return finishSubscribe(conn, p, subs.map(() => true));
+  if (conn.authorizer.allowsEverything) return finishSubscribe(conn, p, subs.map(() => true), startedAt);
   const decisions = subs.map((s) => conn.authorizer.authorize(conn.identity, 'subscribe', s.topic));
-  if (decisions.every((d) => typeof d === 'boolean')) return finishSubscribe(conn, p, decisions as boolean[]);
-  return Promise.all(decisions).then((ok) => finishSubscribe(conn, p, ok));
+  if (decisions.every((d) => typeof d === 'boolean')) return finishSubscribe(conn, p, decisions as boolean[], startedAt);
+  return Promise.all(decisions).then((ok) => finishSubscribe(conn, p, ok, startedAt));
 }
 
-function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): HandlerResult {
+function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[], startedAt: number): HandlerResult {
   if (conn.state === 'closed') return;
   const ctx = conn.ctx;
   const session = conn.session!;
@@ -27,6 +30,7 @@ function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): Handl
   p.subscriptions!.forEach((sub, i) => {
     if (!allowed[i]) {
       ctx.stats.aclDenied++;
+      conn.endpoint.stats.aclDenied++;
       codes.push(RC.NOT_AUTHORIZED); // [MQTT-3.9.3-?] 0x87 in v5, 0x80 in v3
       return;
     }
@@ -52,6 +56,7 @@ function finishSubscribe(conn: Connection, p: Packet, allowed: boolean[]): Handl
   });
   const answer = () => {
     conn.write(suback(conn.version, p.messageId!, codes));
+    conn.endpoint.stats.timed('subscribe', startedAt);
     for (const { sub, existed } of retainedFor) {
       // [MQTT-3.3.1-9 .. MQTT-3.3.1-11] Retain Handling 0: always; 1: only for a new
       // subscription; 2: never. Shared subscriptions get no retained messages [MQTT-4.8.2-?].
