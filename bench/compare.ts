@@ -5,6 +5,7 @@
 //
 //   node --import tsx bench/compare.ts [--quick] [--only fanin,latency-q0-v4] [--modes pinned]
 //        [--brokers spindle,mosquitto] [--runs 3] [--no-readme] [--date YYYY-MM-DD]
+//        [--spindle-root DIR]   (measure Spindle from another checkout, e.g. a clean worktree)
 //
 // Runs are interleaved (Spindle, Mosquitto, Aedes, then again) so a slow spell of the machine
 // hits every broker alike. A run is disturbed when other processes used more than a quarter of
@@ -14,7 +15,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
-import { ROOT, LOADGEN_CORE, startBroker, supports, processCpuSeconds, machineCpu, versions, type BrokerName, type Mode, type RunningBroker } from './lib/compare-brokers.ts';
+import { ROOT, LOADGEN_CORE, setSpindleRoot, startBroker, supports, processCpuSeconds, machineCpu, versions, type BrokerName, type Mode, type RunningBroker } from './lib/compare-brokers.ts';
 import { scenarios, QUICK_IDS, type Scenario } from './lib/compare-scenarios.ts';
 import { writeCompareReport, type RunRecord, type CompareResults } from './lib/compare-report.ts';
 import { machine } from './lib/report.ts';
@@ -55,6 +56,7 @@ function parseOptions(argv: string[]): Options {
       runsGiven = true;
     } else if (a === '--no-readme') o.readme = false;
     else if (a === '--date') o.date = next();
+    else if (a === '--spindle-root') setSpindleRoot(next());
     else throw new Error(`unknown option ${a} (see the comment at the top of bench/compare.ts)`);
   }
   if (o.quick && !runsGiven) o.runs = 1;

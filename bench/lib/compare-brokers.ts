@@ -76,7 +76,7 @@ export function versions(): Record<BrokerName, string> {
     // mosquitto -h exits 3 after printing its usage.
     mosquitto = String((err as { stdout?: string }).stdout ?? '').split('\n')[0] || 'unknown';
   }
-  return { spindle: `spindle ${pkg('package.json')}`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}` };
+  return { spindle: `spindle ${pkg('package.json')} (${spindleCommit()})`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}` };
 }
 
 interface Launch {
@@ -87,9 +87,30 @@ interface Launch {
   cleanup?: () => void;
 }
 
+/**
+ * The Spindle tree that is measured: this one, or another checkout (`--spindle-root`, e.g. a
+ * clean worktree of a commit while this tree has uncommitted changes).
+ */
+let spindleRoot = ROOT;
+
+export function setSpindleRoot(dir: string): void {
+  spindleRoot = path.resolve(dir);
+}
+
+/** The commit of the measured Spindle tree, with "+dirty" when it has uncommitted changes. */
+export function spindleCommit(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', ['-C', spindleRoot, ...args], { encoding: 'utf8' }).trim();
+    const dirty = git('status', '--porcelain', '--untracked-files=no', '--', 'src', 'bin', 'native').length > 0;
+    return git('rev-parse', '--short', 'HEAD') + (dirty ? '+dirty' : '');
+  } catch {
+    return 'unknown';
+  }
+}
+
 function launchSpindle(port: number, mode: Mode, dataDir: string): Launch {
   return {
-    argv: [process.execPath, path.join(ROOT, 'bin/spindle.mjs')],
+    argv: [process.execPath, path.join(spindleRoot, 'bin/spindle.mjs')],
     env: {
       ...process.env,
       SPINDLE_MQTT_HOST: '127.0.0.1',
@@ -140,7 +161,7 @@ export async function startBroker(name: BrokerName, mode: Mode): Promise<Running
   const pin = mode === 'pinned' ? ['taskset', '-c', String(BROKER_CORE)] : [];
   // bash raises the open-file limit (10 000 idle connections) and execs, so the pid is the broker's.
   const argv = ['bash', '-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash', ...pin, ...launch.argv];
-  const child = spawn(argv[0], argv.slice(1), { cwd: ROOT, env: launch.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(argv[0], argv.slice(1), { cwd: name === 'spindle' ? spindleRoot : ROOT, env: launch.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   let sawReady = launch.readyLine === undefined;
   const keep = (chunk: Buffer) => {

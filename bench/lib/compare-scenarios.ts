@@ -68,7 +68,7 @@ export function versionName(v: 4 | 5): string {
 /** Every scenario; `quick` shortens durations and sizes (the subset is chosen in QUICK_IDS). */
 export function scenarios(quick: boolean): Scenario[] {
   const out: Scenario[] = [];
-  const d = quick ? ['--warmup', '0.3', '--duration', '1'] : ['--warmup', '1', '--duration', '3'];
+  const d = quick ? ['--warmup', '0.3', '--duration', '1'] : ['--warmup', '1', '--duration', '2'];
   for (const version of [4, 5] as const) {
     const v = ['--version', String(version)];
     for (const family of ['fanin', 'fanout100', 'fanout1000', 'pairs100'] as const) {
