@@ -17,6 +17,9 @@ import { loginRoutes } from './routes/login.ts';
 import { systemRoutes } from './routes/system.ts';
 import { licenseRoutes } from './routes/license.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { endpointRoutes } from './routes/endpoints.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { mqttRoutes } from './routes/mqtt.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -34,6 +37,9 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   systemRoutes,
   licenseRoutes,
   dashboardRoutes,
+  endpointRoutes,
+  metricsRoutes,
+  mqttRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {

@@ -16,6 +16,9 @@ import { sysTopics } from './sys-topics.ts';
 import { createStore } from '../store/index.ts';
 import type { Store, StoredSession } from '../store/types.ts';
 import { toRecord } from './message.ts';
+import { EndpointManager } from './endpoints.ts';
+import { configEndpoints, LIMITS } from './endpoint-config.ts';
+import { createCounters, EndpointCounters } from './endpoint-counters.ts';
 
 export interface Ports {
   tcp?: number;
@@ -61,10 +64,15 @@ export class Supervisor {
   private store: Store | null = null;
   readonly startedAt = Date.now();
   private rpcSeq = 0;
+  private readonly readyListeners: ((worker: number) => void)[] = [];
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
   readonly router: InstanceType<typeof Router>;
   readonly retained: InstanceType<typeof RetainedStore>;
   readonly registry: InstanceType<typeof ClientRegistry>;
+  /** Per-endpoint counts every worker shares (connection and session limits). */
+  private readonly countersBuffer = createCounters();
+  /** The endpoints (MQTT listeners), managed at run time by the admin API. */
+  endpoints!: EndpointManager;
 
   constructor(private config: BrokerConfig, private readonly log: Logger, private readonly routerName = 'default') {
     this.router = Router.open(routerName);
@@ -78,10 +86,29 @@ export class Supervisor {
     if (c.tcp.enabled) this.ports.tcp = c.tcp.port || await freePort(c.host);
     if (c.tls.enabled) this.ports.tls = c.tls.port || await freePort(c.host);
     if (c.ws.enabled) this.ports.ws = c.ws.port || await freePort(c.host);
-    // Workers bind the WebSocket port themselves: give them the one chosen here.
-    this.config = { ...this.config, mqtt: { ...c, ws: { ...c.ws, port: this.ports.ws ?? 0 } } };
-    await this.checkPortsFree();
     const stored = await this.openStore();
+    this.endpoints = new EndpointManager({
+      host: c.host,
+      defaultMessageMaxSize: Math.min(Math.max(this.config.limits.maxPacketSize, LIMITS.messageMaxSize[0]), LIMITS.messageMaxSize[1]),
+      counters: new EndpointCounters(this.countersBuffer),
+      store: this.store,
+      log: this.log,
+      workers: () => this.slots.filter((s) => s.worker && s.ready).map((s) => s.id),
+      call: (w, op, args) => this.call(w, op, args),
+    });
+    await this.endpoints.restore(configEndpoints(this.config, this.ports));
+    // The ports the endpoints really use (stored changes may have moved one).
+    for (const name of ['tcp', 'tls', 'ws'] as const) {
+      const e = this.endpoints.get(name);
+      if (e?.enabled) this.ports[name] = e.port;
+      else delete this.ports[name];
+    }
+    try {
+      await this.checkPortsFree();
+    } catch (err) {
+      await this.store?.close();
+      throw err;
+    }
     for (let id = 0; id < this.config.workers; id++) this.slots.push({ id, worker: null, ready: false, restarts: 0, stats: null });
     // Stored sessions are spread over the workers; each restores its share before accepting.
     const shares = this.slots.map(() => [] as StoredSession[]);
@@ -97,22 +124,13 @@ export class Supervisor {
    * first tells whether the port is really free.
    */
   private async checkPortsFree(): Promise<void> {
-    for (const [name, port] of Object.entries(this.ports)) {
-      if (port === undefined) continue;
+    for (const { id, host, port } of this.endpoints.enabledPorts()) {
       await new Promise<void>((resolve, reject) => {
         const probe = net.createServer();
-        probe.once('error', (err: NodeJS.ErrnoException) => reject(Object.assign(new Error(`${name} port ${port} on ${this.config.mqtt.host} is in use (${err.code})`), { code: err.code })));
-        probe.listen({ port, host: this.config.mqtt.host, exclusive: true }, () => probe.close(() => resolve()));
+        probe.once('error', (err: NodeJS.ErrnoException) => reject(Object.assign(new Error(`endpoint ${id}: port ${port} on ${host} is in use (${err.code})`), { code: err.code })));
+        probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
       });
     }
-  }
-
-  private fds(): { tcp?: number; tls?: number } {
-    const c = this.config.mqtt;
-    const fds: { tcp?: number; tls?: number } = {};
-    if (this.ports.tcp !== undefined) fds.tcp = reuseportListener(c.host, this.ports.tcp, 1024, false);
-    if (this.ports.tls !== undefined) fds.tls = reuseportListener(c.host, this.ports.tls, 1024, false);
-    return fds;
   }
 
   /** Opens the store, puts the retained messages back into the shared retained store, starts
@@ -126,7 +144,7 @@ export class Supervisor {
     for (const r of await store.loadRetained()) {
       const m = r.message;
       if (m.expiresAt !== 0 && m.expiresAt <= now) continue;
-      this.retained.set(r.topic, toRecord({ topic: m.topic, topicBytes: Buffer.from(m.topic), payload: m.payload, qos: m.qos, retain: true, props: m.properties, expiresAt: m.expiresAt, receivedAt: now, storeId: m.id }));
+      this.retained.set(r.topic, toRecord({ topic: m.topic, topicBytes: Buffer.from(m.topic), payload: m.payload, qos: m.qos, retain: true, props: m.properties, expiresAt: m.expiresAt, receivedAt: storedAt(m.id, now), storeId: m.id }));
     }
     this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
@@ -153,8 +171,7 @@ export class Supervisor {
   }
 
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
-    const fds = this.fds();
-    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, fds, routerName: this.routerName, restore });
+    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routerName: this.routerName, restore });
     slot.worker = worker;
     slot.ready = false;
     return new Promise((resolve, reject) => {
@@ -163,6 +180,7 @@ export class Supervisor {
           case 'ready':
             slot.ready = true;
             this.connectPeers(slot);
+            for (const fn of this.readyListeners) fn(slot.id);
             resolve();
             break;
           case 'failed':
@@ -264,6 +282,17 @@ export class Supervisor {
     return Promise.all(this.slots.filter((s) => s.worker && s.ready).map((s) => this.call<T>(s.id, op, args, timeoutMs)));
   }
 
+  /** The ids of the workers running now. */
+  runningWorkers(): number[] {
+    return this.slots.filter((s) => s.worker && s.ready).map((s) => s.id);
+  }
+
+  /** Calls `fn` each time a worker is ready, also after a restart (state the admin API pushed to
+   * workers, such as proxy subscriptions, is pushed again). */
+  onWorkerReady(fn: (worker: number) => void): void {
+    this.readyListeners.push(fn);
+  }
+
   /** The worker that owns the session of `clientId` now, if any. */
   workerOf(clientId: string): number | undefined {
     return this.registry.lookup(clientId)?.[1];
@@ -322,6 +351,12 @@ export class Supervisor {
     await Promise.all(running.map((s) => s.worker?.terminate()));
     if (this.store) await this.store.close().catch((err: unknown) => this.log.error('store close failed', { err }));
   }
+}
+
+/** When a stored message was stored: its id starts with the milliseconds (store/persistence.ts). */
+function storedAt(id: bigint, now: number): number {
+  const ms = Number(id >> 22n);
+  return ms > 946_684_800_000 && ms <= now ? ms : now;
 }
 
 function post(slot: Slot, msg: ToWorker): void {

@@ -1,6 +1,7 @@
 // handle_connect: validates a CONNECT, authenticates, opens or resumes the session (also when
 // its previous owner is another worker), and answers CONNACK.
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 
 import type { Packet } from '../native/index.ts';
 import type { Connection } from '../session/connection.ts';
@@ -8,8 +9,14 @@ import { RC } from '../protocol/reason-codes.ts';
 import * as send from '../protocol/send.ts';
 import { NEVER_EXPIRES } from '../session/session.ts';
 import type { Message } from '../broker/message.ts';
+import { applyProxySubscriptions } from '../session/server-subscriptions.ts';
+import type { Authorizer } from '../auth/index.ts';
+
+/** The authorizer of endpoints with enableAcl off. */
+const ALLOW_ALL: Authorizer = { allowsEverything: true, authorize: () => true };
 
 export async function handleConnect(conn: Connection, p: Packet): Promise<void> {
+  const startedAt = performance.now();
   const ctx = conn.ctx;
   if (conn.state !== 'new') {
     // [MQTT-3.1.0-2] a second CONNECT is a protocol violation.
@@ -24,6 +31,7 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
   const clean = p.clean ?? true;
 
   const refuse = (reason: number, why: 'not_authorized' | 'protocol_error' = 'protocol_error') => {
+    conn.endpoint.stats.connectionError(`0x${reason.toString(16).padStart(2, '0')}`);
     conn.write(send.connack(version, false, reason));
     conn.close(why);
   };
@@ -45,6 +53,16 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
   }
   conn.clientId = clientId;
   conn.clientHash = hashString(clientId);
+  conn.cleanStart = clean;
+
+  // The endpoint's connection limit, across every worker: 0x97 Quota Exceeded (v5) or 0x03
+  // Server Unavailable (v3) [MQTT-3.2.2-6: the server then closes the connection].
+  const endpoint = conn.endpoint;
+  if (!ctx.endpointCounters.tryConnection(endpoint.slot, endpoint.config.maxConnectionSize)) {
+    refuse(RC.QUOTA_EXCEEDED); // v3: 0x03 Server Unavailable (send.connack maps it)
+    return;
+  }
+  conn.countedOnEndpoint = true;
 
   // Enhanced authentication: only registered methods [MQTT-4.12.0-1].
   const method = props.authenticationMethod;
@@ -53,7 +71,10 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
     return;
   }
 
-  const result = method
+  // An endpoint with enableAuth off admits every client without checking credentials.
+  const result = !endpoint.config.enableAuth
+    ? { ok: true as const, username: p.username ?? undefined }
+    : method
     ? await ctx.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
     : await ctx.authenticator.authenticate({
       clientId,
@@ -66,12 +87,14 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
   if (conn.isClosed()) return; // the socket went away while we waited
   if (!result.ok) {
     ctx.stats.authFailed++;
+    conn.endpoint.stats.authFailed++;
     refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
     return;
   }
   conn.username = result.username ?? p.username ?? undefined;
   conn.identity = { clientId, username: conn.username };
-  conn.authorizer = ctx.authorizerFor(conn.identity);
+  // An endpoint with enableAcl off lets its clients publish and subscribe to every topic.
+  conn.authorizer = endpoint.config.enableAcl ? ctx.authorizerFor(conn.identity) : ALLOW_ALL;
 
   // The limits the client asked for [MQTT-3.1.2-* properties].
   if (version === 5) {
@@ -93,9 +116,24 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
     serverKeepAlive = keepalive;
   }
 
+  // The endpoint's session limit counts sessions it created; resuming one takes no new place.
+  const maxSessions = endpoint.config.maxSessionSize;
+  const newSession = clean || !ctx.sessions.known(clientId);
+  let sessionSlotTaken = false;
+  if (newSession) {
+    if (!ctx.endpointCounters.trySession(endpoint.slot, maxSessions)) {
+      refuse(RC.QUOTA_EXCEEDED); // v3: 0x03 Server Unavailable (send.connack maps it)
+      return;
+    }
+    sessionSlotTaken = true;
+  }
   const opened = await ctx.sessions.open(conn, clientId, clean, cappedExpiry);
-  if (conn.isClosed()) return;
   const session = opened.session;
+  if (sessionSlotTaken) {
+    if (opened.present || session.endpointSlot >= 0) ctx.endpointCounters.releaseSession(endpoint.slot);
+    else session.endpointSlot = endpoint.slot;
+  }
+  if (conn.isClosed()) return;
   if (p.will) session.will = { message: willMessage(p.will), delay: version === 5 ? p.will.properties?.willDelayInterval ?? 0 : 0 };
   // A persistent session exists for the client only once it is stored.
   const saved = ctx.persistence?.sessionConnected(session);
@@ -125,7 +163,10 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
   } : undefined;
   conn.write(send.connack(version, opened.present, RC.SUCCESS, connackProps));
   conn.onConnected(keepalive);
+  conn.endpoint.stats.timed('connect', startedAt);
   ctx.sessions.resume(session);
+  // Subscriptions the operator adds to every client (admin API proxy subscriptions).
+  applyProxySubscriptions(ctx, session);
 }
 
 function willMessage(w: NonNullable<Packet['will']>): Message {

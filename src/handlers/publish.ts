@@ -40,7 +40,10 @@ export function handlePublish(conn: Connection, src: Buffer, d: Uint32Array, o: 
   }
 
   ctx.stats.messagesReceived++;
+  conn.messagesIn++;
   ctx.stats.publishReceived[qos]++;
+  ctx.stats.publishBytesReceived[qos] += d[o + 2];
+  conn.endpoint.stats.publishIn(d[o + 2]);
 
   if (qos === 2) {
     if (session.incomingQos2.has(packetId)) {
@@ -76,6 +79,7 @@ export function handlePublish(conn: Connection, src: Buffer, d: Uint32Array, o: 
     expiresAt: d[o] & DESC_EXPIRY ? now + d[o + 11] * 1000 : 0,
     receivedAt: now,
   };
+  conn.endpoint.stats.publishStart(message);
 
   // A topic with more levels than configured: refused like an invalid topic name. (A topic with
   // fewer bytes than the limit cannot have more levels: the count is skipped for most topics.)
@@ -108,9 +112,11 @@ function finishPublish(conn: Connection, message: Message, packetId: number, all
   if (!allowed) {
     ctx.stats.aclDenied++;
     ctx.stats.dropped.notAuthorized++;
+    conn.endpoint.stats.aclDenied++;
     refusePublish(conn, message.qos, packetId);
     return;
   }
+  conn.endpoint.stats.topicsPublished++;
   if (message.qos === 2) conn.session!.incomingQos2.add(packetId); // resends are now duplicates
   if (ctx.persistence === null || (message.qos === 0 && !message.retain && conn.publishChain === null)) {
     // Nothing to keep: route and acknowledge now.
@@ -180,6 +186,7 @@ function settle(conn: Connection, link: Promise<void>): void {
 }
 
 function acknowledge(conn: Connection, message: Message, packetId: number, matched: number): void {
+  conn.endpoint.stats.publishDone(message);
   if (conn.state === 'closed') return;
   if (message.qos === 1) conn.write(ack(PUBACK, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
   else if (message.qos === 2) conn.write(ack(PUBREC, packetId, conn.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));

@@ -1,71 +1,136 @@
-// The MQTT listeners of one worker thread: TCP and TLS on SO_REUSEPORT sockets the supervisor
-// created for this worker, and WebSocket through uWebSockets.js (which binds with SO_REUSEPORT
-// itself). Each accepted connection becomes a Transport handed to `accept`.
+// The MQTT listeners of one worker thread, one per endpoint: TCP and TLS on SO_REUSEPORT sockets
+// the supervisor created for this worker, WebSocket (and WSS) through uWebSockets.js, which binds
+// with SO_REUSEPORT itself. Endpoints open, change and close at run time (the supervisor tells
+// every worker). Each accepted connection becomes a Transport handed to `accept` with its
+// endpoint. Owned by the worker thread.
 import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 
 import uWS from 'uWebSockets.js';
 
-import type { BrokerConfig } from '../config/index.ts';
+import type { EndpointConfig } from '../broker/endpoint-config.ts';
+import type { EndpointCounters } from '../broker/endpoint-counters.ts';
+import { EndpointStats } from '../worker/endpoint-stats.ts';
+import type { Connection } from '../session/connection.ts';
 import { SocketTransport } from './socket-transport.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
 import type { Transport } from './transport.ts';
 
-export interface ListenerFds {
-  tcp?: number;
-  tls?: number;
+/** An endpoint as one worker runs it: its configuration, its listener, its connections here. */
+export class WorkerEndpoint {
+  readonly stats = new EndpointStats();
+  readonly connections = new Set<Connection>();
+  server: net.Server | tls.Server | null = null;
+  wsApp: uWS.TemplatedApp | null = null;
+  wsSocket: uWS.us_listen_socket | null = null;
+  readonly wsTransports = new Set<WsTransport>();
+
+  constructor(public config: EndpointConfig, readonly slot: number) {}
+
+  get running(): boolean {
+    return this.server !== null || this.wsSocket !== null;
+  }
+}
+
+export interface OpenEndpoint {
+  config: EndpointConfig;
+  slot: number;
+  /** The listening socket (TCP/TLS): a SO_REUSEPORT fd the supervisor made for this worker. */
+  fd?: number;
 }
 
 export class Listeners {
-  private tcp: net.Server | null = null;
-  private tls: tls.Server | null = null;
-  private wsApp: uWS.TemplatedApp | null = null;
-  private wsSocket: uWS.us_listen_socket | null = null;
-  readonly wsTransports = new Set<WsTransport>();
+  readonly endpoints = new Map<string, WorkerEndpoint>();
+  private accepting = true;
 
-  constructor(private readonly config: BrokerConfig, private readonly accept: (t: Transport) => void) {}
+  constructor(
+    private readonly defaultHost: string,
+    readonly counters: EndpointCounters,
+    private readonly accept: (t: Transport, endpoint: WorkerEndpoint) => void,
+  ) {}
 
-  async start(fds: ListenerFds): Promise<void> {
-    const c = this.config.mqtt;
-    if (fds.tcp !== undefined) {
-      this.tcp = net.createServer((socket) => this.accept(new SocketTransport(socket, 'tcp')));
-      await listenFd(this.tcp, fds.tcp);
+  /** Opens an endpoint's listener here (or replaces it, keeping its connections and counters). */
+  async open(spec: OpenEndpoint): Promise<void> {
+    const existing = this.endpoints.get(spec.config.id);
+    const ep = existing ?? new WorkerEndpoint(spec.config, spec.slot);
+    if (existing) {
+      this.stopListening(existing);
+      existing.config = spec.config;
     }
-    if (fds.tls !== undefined) {
-      this.tls = tls.createServer(this.tlsOptions(), (socket) => {
-        const cn = c.tls.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined;
-        this.accept(new SocketTransport(socket, 'tls', cn));
-      });
-      await listenFd(this.tls, fds.tls);
+    this.endpoints.set(ep.config.id, ep);
+    if (!spec.config.enabled) return;
+    try {
+      if (spec.config.useWebsocket) await this.startWs(ep);
+      else await this.startSocket(ep, spec.fd);
+    } catch (err) {
+      if (!existing) this.endpoints.delete(ep.config.id);
+      throw err;
     }
-    if (c.ws.enabled) await this.startWs();
   }
 
-  private tlsOptions(): tls.TlsOptions {
-    const t = this.config.mqtt.tls;
-    return {
-      cert: readFileSync(t.cert),
-      key: readFileSync(t.key),
-      ca: t.ca ? readFileSync(t.ca) : undefined,
-      requestCert: t.requestCert,
-      rejectUnauthorized: t.requestCert && t.rejectUnauthorized,
+  /** New limits for an endpoint (connections already open keep the ones they were told). */
+  update(config: EndpointConfig): void {
+    const ep = this.endpoints.get(config.id);
+    if (ep) ep.config = config;
+  }
+
+  /** Stops an endpoint's listener and forgets it; answers it so the caller can close its connections. */
+  remove(id: string): WorkerEndpoint | undefined {
+    const ep = this.endpoints.get(id);
+    if (!ep) return undefined;
+    this.stopListening(ep);
+    this.endpoints.delete(id);
+    return ep;
+  }
+
+  private async startSocket(ep: WorkerEndpoint, fd: number | undefined): Promise<void> {
+    if (fd === undefined) throw new Error(`endpoint ${ep.config.id}: no listening socket given`);
+    const onSocket = (socket: net.Socket, cn?: string) => {
+      if (!this.admit(ep)) {
+        socket.destroy();
+        return;
+      }
+      const child = ep.config.childOptions;
+      if (child.tcpNoDelay === false) socket.setNoDelay(false);
+      if (child.keepAlive) socket.setKeepAlive(true, (child.keepAliveInitialDelay ?? 0) * 1000);
+      this.accept(new SocketTransport(socket, ep.config.sslConfig ? 'tls' : 'tcp', cn), ep);
     };
+    const ssl = ep.config.sslConfig;
+    const server = ssl
+      ? tls.createServer(tlsOptions(ep.config), (socket) => onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined))
+      : net.createServer((socket) => onSocket(socket));
+    ep.server = server;
+    await listenFd(server, fd);
   }
 
-  /** New certificates for new TLS connections; open ones keep theirs. */
+  /** Accept-rate limit of the endpoint; a refused socket is counted and closed at once. */
+  private admit(ep: WorkerEndpoint): boolean {
+    if (!this.accepting) return false;
+    if (this.counters.allowAccept(ep.slot, ep.config.maxConnectionPerSecond, Date.now())) return true;
+    const errors = ep.stats.connectionErrors;
+    errors.rate_limited = (errors.rate_limited ?? 0) + 1;
+    return false;
+  }
+
+  /** New certificates for new TLS connections of every TLS endpoint; open ones keep theirs. */
   reloadTls(): void {
-    if (this.tls) this.tls.setSecureContext(this.tlsOptions());
+    for (const ep of this.endpoints.values()) {
+      if (ep.server instanceof tls.Server) ep.server.setSecureContext(tlsOptions(ep.config));
+    }
   }
 
-  private startWs(): Promise<void> {
-    const c = this.config.mqtt;
-    const app = uWS.App();
-    this.wsApp = app;
-    const port = c.ws.port;
-    app.ws<WsUserData>(c.ws.path, {
+  private startWs(ep: WorkerEndpoint): Promise<void> {
+    const c = ep.config;
+    const ssl = c.sslConfig;
+    const app = ssl
+      ? uWS.SSLApp({ cert_file_name: ssl.cert, key_file_name: ssl.key, ...(ssl.ca ? { ca_file_name: ssl.ca } : {}) })
+      : uWS.App();
+    ep.wsApp = app;
+    app.ws<WsUserData>(c.path, {
       compression: uWS.DISABLED,
-      maxPayloadLength: this.config.limits.maxPacketSize + 8,
+      // The framer enforces the endpoint's packet limit and answers 0x95; this only bounds a frame.
+      maxPayloadLength: Math.max(c.messageMaxSize, 16 * 1024 * 1024) + 8,
       idleTimeout: 0, // MQTT keepalive does this job
       maxBackpressure: 16 * 1024 * 1024,
       upgrade: (res, req, context) => {
@@ -74,6 +139,10 @@ export class Listeners {
         const protocol = offered.find((p) => p === 'mqtt' || p === 'mqttv3.1');
         if (!protocol) {
           res.writeStatus('400 Bad Request').end('WebSocket subprotocol "mqtt" required');
+          return;
+        }
+        if (!this.admit(ep)) {
+          res.writeStatus('503 Service Unavailable').end('connection rate limit');
           return;
         }
         const address = Buffer.from(res.getRemoteAddressAsText()).toString();
@@ -86,10 +155,10 @@ export class Listeners {
         );
       },
       open: (ws) => {
-        const t = new WsTransport(ws, port);
+        const t = new WsTransport(ws, c.port);
         ws.getUserData().transport = t;
-        this.wsTransports.add(t);
-        this.accept(t);
+        ep.wsTransports.add(t);
+        this.accept(t, ep);
       },
       message: (ws, message) => {
         // uWS reuses the ArrayBuffer after this callback: copy.
@@ -99,33 +168,39 @@ export class Listeners {
         const t = ws.getUserData().transport;
         if (!t) return;
         t.closed = true;
-        this.wsTransports.delete(t);
+        ep.wsTransports.delete(t);
         t.handlers?.close(false);
       },
     });
+    const host = c.host ?? this.defaultHost;
     return new Promise((resolve, reject) => {
-      app.listen(c.host, port, (socket) => {
-        if (!socket) reject(new Error(`WebSocket listener could not bind ${c.host}:${port}`));
+      app.listen(host, c.port, (socket) => {
+        if (!socket) reject(Object.assign(new Error(`WebSocket endpoint ${c.id} could not bind ${host}:${c.port}`), { code: 'EADDRINUSE' }));
         else {
-          this.wsSocket = socket;
+          ep.wsSocket = socket;
           resolve();
         }
       });
     });
   }
 
-  /** Stops accepting. uWS listen sockets must close before the worker ends, or Node aborts. */
-  stopAccepting(): void {
-    this.tcp?.close();
-    this.tls?.close();
-    if (this.wsSocket) {
-      uWS.us_listen_socket_close(this.wsSocket);
-      this.wsSocket = null;
+  private stopListening(ep: WorkerEndpoint): void {
+    ep.server?.close();
+    ep.server = null;
+    if (ep.wsSocket) {
+      uWS.us_listen_socket_close(ep.wsSocket);
+      ep.wsSocket = null;
     }
   }
 
+  /** Stops accepting on every endpoint (shutdown). */
+  stopAccepting(): void {
+    this.accepting = false;
+    for (const ep of this.endpoints.values()) this.stopListening(ep);
+  }
+
   /**
-   * The worker thread is ending (also on an uncaught exception): closes the uWS listen socket
+   * The worker thread is ending (also on an uncaught exception): closes the uWS listen sockets
    * and every WebSocket connection now, synchronously. uWS keeps a libuv poll handle per socket
    * and Node aborts the whole process when a worker's loop closes with one open, so a crash in
    * one worker would take down every worker. (Worker.terminate() runs no JavaScript: a worker
@@ -133,9 +208,22 @@ export class Listeners {
    */
   releaseWs(): void {
     this.stopAccepting();
-    for (const t of this.wsTransports) t.destroy();
-    this.wsTransports.clear();
+    for (const ep of this.endpoints.values()) {
+      for (const t of ep.wsTransports) t.destroy();
+      ep.wsTransports.clear();
+    }
   }
+}
+
+export function tlsOptions(c: EndpointConfig): tls.TlsOptions {
+  const t = c.sslConfig!;
+  return {
+    cert: readFileSync(t.cert),
+    key: readFileSync(t.key),
+    ca: t.ca ? readFileSync(t.ca) : undefined,
+    requestCert: t.requestCert ?? false,
+    rejectUnauthorized: (t.requestCert ?? false) && (t.rejectUnauthorized ?? true),
+  };
 }
 
 function listenFd(server: net.Server, fd: number): Promise<void> {

@@ -12,6 +12,7 @@ import { isExpired, remainingExpiry } from '../broker/message.ts';
 import type { WorkerContext } from '../worker/context.ts';
 import type { Authorizer, ClientIdentity } from '../auth/index.ts';
 import type { Delivery, Inflight, Session } from './session.ts';
+import type { WorkerEndpoint } from '../listener/listeners.ts';
 import { handlePacket, handlePublish } from '../handlers/index.ts';
 
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
@@ -47,6 +48,13 @@ export class Connection {
   closeReason: CloseReason | undefined;
   readonly connectedAt = Date.now();
   lastActivity = Date.now();
+  /** Clean Start (v5) / Clean Session (v3) of the CONNECT, for the admin API. */
+  cleanStart = true;
+  /** This connection's traffic, for the admin API's runtime view (plain counters). */
+  bytesIn = 0;
+  bytesOut = 0;
+  messagesIn = 0;
+  messagesOut = 0;
   /** The tail of this connection's publishes waiting for the store (null: none waiting), and how
    * many are waiting. See handlers/publish.ts. */
   publishChain: Promise<void> | null = null;
@@ -58,8 +66,14 @@ export class Connection {
   private keepaliveTimer: NodeJS.Timeout | null = null;
   private backlog: Backlog | null = null;
 
-  constructor(readonly transport: Transport, readonly ctx: WorkerContext, readonly endpointMaxPacket: number) {
-    this.framer = new Framer(endpointMaxPacket);
+  /** The endpoint's Maximum Packet Size when this connection was accepted (advertised in CONNACK). */
+  readonly endpointMaxPacket: number;
+  /** The connection is counted in its endpoint's connections (maxConnectionSize). */
+  countedOnEndpoint = false;
+
+  constructor(readonly transport: Transport, readonly ctx: WorkerContext, readonly endpoint: WorkerEndpoint) {
+    this.endpointMaxPacket = endpoint.config.messageMaxSize;
+    this.framer = new Framer(this.endpointMaxPacket);
   }
 
   start(): void {
@@ -75,6 +89,7 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     this.ctx.stats.bytesReceived += chunk.length;
+    this.bytesIn += chunk.length;
     this.lastActivity = Date.now();
     if (this.keepaliveTimer && this.state === 'connected') this.keepaliveTimer.refresh();
     if (this.backlog) {
@@ -150,6 +165,7 @@ export class Connection {
     const err = this.framer.error;
     if (err && this.state !== 'closed') {
       this.ctx.stats.protocolErrors++;
+      this.endpoint.stats.protocolErrors++;
       this.ctx.log.debug('malformed packet', { clientId: this.clientId, code: err.code, reason: err.reason });
       this.protocolError(err.reason, err.message);
     }
@@ -169,9 +185,11 @@ export class Connection {
     } catch (err) {
       const reason = /^\[0x([0-9a-f]{2})\]/.exec((err as Error).message);
       this.ctx.stats.protocolErrors++;
+      this.endpoint.stats.protocolErrors++;
       // An unsupported protocol level in CONNECT is answered with CONNACK 0x84 / 0x01 [MQTT-3.1.2-2].
       if (type === PT.CONNECT && (err as { code?: string }).code === 'UNSUPPORTED_PROTOCOL_VERSION') {
         this.write(send.connack(this.version === 5 ? 5 : 4, false, RC.UNSUPPORTED_PROTOCOL_VERSION));
+        this.endpoint.stats.connectionError('0x84');
         this.close('protocol_error');
         return;
       }
@@ -179,6 +197,7 @@ export class Connection {
       // close [MQTT-3.1.3-8] (3.1.1: [MQTT-3.1.3-9]), in the version the CONNECT asked for.
       if (type === PT.CONNECT && (err as { code?: string }).code === 'CLIENT_ID_INVALID') {
         this.write(send.connack(connectLevel(src, desc[o + 1]), false, RC.CLIENT_IDENTIFIER_NOT_VALID));
+        this.endpoint.stats.connectionError('0x85');
         this.close('protocol_error');
         return;
       }
@@ -216,6 +235,7 @@ export class Connection {
   write(frame: Buffer): void {
     if (this.state === 'closed') return;
     this.ctx.stats.bytesSent += frame.length;
+    this.bytesOut += frame.length;
     this.transport.write(frame);
   }
 
@@ -241,6 +261,7 @@ export class Connection {
     if (isExpired(m, now)) {
       // [MQTT-3.3.2-5] an expired message is not delivered.
       this.ctx.stats.dropped.expired++;
+      this.endpoint.stats.dropped.others++;
       this.ctx.persistence?.delivered(session, m);
       return;
     }
@@ -257,6 +278,7 @@ export class Connection {
     if (frame.length > this.maxOutgoingPacket) {
       // [MQTT-3.1.2-25] too big for this client: dropped for it, as if sent.
       this.ctx.stats.dropped.tooLarge++;
+      this.endpoint.stats.dropped.others++;
       this.ctx.persistence?.delivered(session, m);
       return;
     }
@@ -267,7 +289,11 @@ export class Connection {
       if (!resend) this.ctx.persistence?.deliveryState(session, m, 'inflight', packetId);
     }
     this.ctx.stats.messagesSent++;
+    this.messagesOut++;
     this.ctx.stats.publishSent[d.qos]++;
+    this.ctx.stats.publishBytesSent[d.qos] += frame.length;
+    this.endpoint.stats.publishOut(frame.length);
+    if (!resend) this.ctx.stats.recordDelivery(now - m.receivedAt);
     this.write(frame);
   }
 
@@ -334,6 +360,10 @@ export class Connection {
     this.closeReason ??= 'normal';
     if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
     this.keepaliveTimer = null;
+    if (this.countedOnEndpoint) {
+      this.countedOnEndpoint = false;
+      this.ctx.endpointCounters.releaseConnection(this.endpoint.slot);
+    }
     this.ctx.connectionClosed(this, wasConnected);
   }
 }

@@ -7,6 +7,7 @@ import { toRecord, readRecord, type Message } from '../broker/message.ts';
 import { RC } from '../protocol/reason-codes.ts';
 import { ack, PUBREL } from '../protocol/send.ts';
 import type { WorkerContext } from '../worker/context.ts';
+import { endpointStatsOfSlot } from '../worker/endpoint-stats.ts';
 import type { Connection } from './connection.ts';
 import type { LoadedDelivery, StoredMessage, StoredSession, StoredSubscription } from '../store/types.ts';
 import { NEVER_EXPIRES, Session, type Delivery, type SubscriptionEntry } from './session.ts';
@@ -38,6 +39,7 @@ export interface SessionState {
   incomingQos2: number[];
   will: { record: Uint8Array; delay: number } | null;
   stored: boolean;
+  endpointSlot: number;
 }
 
 interface PendingTakeover {
@@ -51,6 +53,9 @@ const MOVED_MEMORY_MS = 60_000;
 export class SessionTable {
   readonly byHandle = new Map<number, Session>();
   readonly byClientId = new Map<string, Session>();
+  /** The broker's own sessions (local subscriptions), by handle: not in the client registry, so
+   * no MQTT client can reach or take them over. */
+  readonly internal = new Map<number, Session>();
   /** Sessions handed to another worker recently: stray deliveries are forwarded there. */
   private readonly moved = new Map<number, number>();
   private readonly pending = new Map<string, PendingTakeover>();
@@ -60,6 +65,11 @@ export class SessionTable {
 
   get size(): number {
     return this.byHandle.size;
+  }
+
+  /** True when some worker holds a session for `clientId`. */
+  known(clientId: string): boolean {
+    return this.registry.lookup(clientId) !== null;
   }
 
   movedTo(handle: number): number | undefined {
@@ -131,11 +141,15 @@ export class SessionTable {
   enqueue(session: Session, d: Delivery): void {
     if (d.qos === 0 && !session.connection && !this.ctx.config.limits.queueQos0) {
       this.ctx.stats.dropped.qos0Offline++;
+      const es = endpointStatsOfSlot(session.endpointSlot);
+      if (es) es.dropped.client_disconnected++;
       return;
     }
     const dropped = session.queue.push(d);
     if (dropped !== undefined) {
       this.ctx.stats.dropped.queueFull++;
+      const es = session.connection?.endpoint.stats ?? endpointStatsOfSlot(session.endpointSlot);
+      if (es) es.dropped.buffer_full++;
       this.ctx.persistence?.delivered(session, dropped.message);
     }
   }
@@ -166,6 +180,10 @@ export class SessionTable {
 
   /** A delivery for a session of this worker: to its connection, or to its queue. */
   deliverLocal(session: Session, d: Delivery, frameCache: Map<string, Buffer>): void {
+    if (session.sink !== null) {
+      session.sink(d);
+      return;
+    }
     const conn = session.connection;
     // A stored message waits in the queue while the store is congested (drain resumes it).
     if (conn && conn.state === 'connected' && !(d.message.storeId !== undefined && session.stored && this.ctx.persistence?.congested)) {
@@ -221,6 +239,10 @@ export class SessionTable {
     this.ctx.router.removeSession(session.handle);
     this.registry.release(session.clientId, session.handle, this.ctx.workerId);
     this.ctx.persistence?.sessionEnded(session);
+    if (session.endpointSlot >= 0) {
+      this.ctx.endpointCounters.releaseSession(session.endpointSlot);
+      session.endpointSlot = -1;
+    }
     const will = session.will;
     session.will = null;
     if (will && publishPendingWill) this.publishWill(session, will.message);
@@ -354,6 +376,7 @@ export class SessionTable {
       incomingQos2: [...s.incomingQos2],
       will: s.will ? { record: rec(s.will.message), delay: s.will.delay } : null,
       stored: s.stored,
+      endpointSlot: s.endpointSlot,
     };
   }
 
@@ -364,6 +387,7 @@ export class SessionTable {
     const s = new Session(state.handle, state.clientId, { maxQueued: ctx.config.limits.maxQueuedMessages, dropPolicy: ctx.config.limits.queueDropPolicy }, state.username);
     s.expiryInterval = state.expiryInterval;
     s.stored = state.stored;
+    s.endpointSlot = state.endpointSlot;
     for (const sub of state.subscriptions) {
       s.subscriptions.set(sub.filter, sub);
       // Same session and filter: replaces the entry, now pointing at this worker.
@@ -416,6 +440,24 @@ export class SessionTable {
       if (left <= 0) this.end(s, true);
       else s.expiryTimer = setTimeout(() => this.end(s, true), left);
     }
+  }
+
+  /**
+   * Opens an internal session with the given handle (allocated by the supervisor, so it survives a
+   * worker restart): its deliveries go to `sink`. Not registered as a client.
+   */
+  openInternal(handle: number, name: string, sink: (d: Delivery) => void): Session {
+    const s = new Session(handle, name, { maxQueued: 0, dropPolicy: 'drop-newest' });
+    s.sink = sink;
+    this.internal.set(handle, s);
+    return s;
+  }
+
+  /** Closes an internal session: its subscriptions leave the routing core. */
+  closeInternal(session: Session): void {
+    if (this.internal.get(session.handle) !== session) return;
+    this.internal.delete(session.handle);
+    this.ctx.router.removeSession(session.handle);
   }
 
   /** Shutdown: every session of this worker, for persistence or a final count. */

@@ -62,6 +62,11 @@ export class Session {
   drainScheduled = false;
   /** When the session last lost its connection (ms), for the remaining expiry on hand-over. */
   disconnectedAt = 0;
+  /** The endpoint counter slot this session is counted in (maxSessionSize); -1: none. */
+  endpointSlot = -1;
+  /** An internal session of the broker (a local subscription): deliveries go to this function
+   * instead of a connection or the queue. Null for client sessions. */
+  sink: ((d: Delivery) => void) | null = null;
   private nextPacketId = 1;
 
   constructor(readonly handle: number, readonly clientId: string, limits: SessionLimits, public username: string | undefined = undefined) {

@@ -8,6 +8,7 @@ import type { SessionTable } from '../session/session-table.ts';
 import type { Connection } from '../session/connection.ts';
 import type { WorkerStats } from './stats.ts';
 import type { Persistence } from '../store/persistence.ts';
+import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 
 /** An enhanced-authentication method (MQTT 5.0 section 4.12) completed within CONNECT. */
 export interface AuthMethod {
@@ -27,6 +28,8 @@ export interface WorkerContext {
   readonly persistence: Persistence | null;
   readonly authenticator: Authenticator;
   readonly authMethods: ReadonlyMap<string, AuthMethod>;
+  /** Connections and sessions per endpoint, shared by every worker (endpoint limits). */
+  readonly endpointCounters: EndpointCounters;
   /** A per-connection authorizer (decisions cached, bounded). */
   authorizerFor(who: ClientIdentity): Authorizer;
   sendControl(worker: number, msg: object): void;

@@ -11,9 +11,11 @@ import { WorkerRouter } from '../router/worker-router.ts';
 import { SessionTable } from '../session/session-table.ts';
 import { Connection } from '../session/connection.ts';
 import { RC } from '../protocol/reason-codes.ts';
-import { Listeners, type ListenerFds } from '../listener/listeners.ts';
+import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/listeners.ts';
+import { EndpointCounters } from '../broker/endpoint-counters.ts';
 import type { Transport } from '../listener/transport.ts';
 import { WorkerStats } from './stats.ts';
+import { registerEndpointStats } from './endpoint-stats.ts';
 import type { AuthMethod, WorkerContext } from './context.ts';
 import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
@@ -25,7 +27,10 @@ import { OpError, type OpsEnv } from './ops/types.ts';
 interface WorkerData {
   workerId: number;
   config: BrokerConfig;
-  fds: ListenerFds;
+  /** The endpoints to open, with this worker's listening socket for each TCP/TLS one. */
+  endpoints: OpenEndpoint[];
+  /** Per-endpoint connection and session counts shared by every worker. */
+  counters: SharedArrayBuffer;
   routerName: string;
   /** Stored sessions this worker takes on before it accepts connections. */
   restore: StoredSession[];
@@ -38,6 +43,7 @@ const stats = new WorkerStats();
 const peers = new Map<number, MessagePort>();
 const connections = new Set<Connection>();
 const authMethods = new Map<string, AuthMethod>();
+const endpointCounters = new EndpointCounters(data.counters);
 
 const staticAuthorizer = new StaticAuthorizer(config.auth);
 const registry = ClientRegistry.open(data.routerName);
@@ -56,6 +62,7 @@ const ctx: WorkerContext = {
   persistence,
   authenticator: new StaticAuthenticator(config.auth),
   authMethods,
+  endpointCounters,
   authorizerFor(who: ClientIdentity): Authorizer {
     return staticAuthorizer.allowsEverything ? staticAuthorizer : new CachedAuthorizer(staticAuthorizer, config.auth.cacheSize);
   },
@@ -66,6 +73,8 @@ const ctx: WorkerContext = {
   },
   connectionClosed(conn: Connection, wasConnected: boolean): void {
     connections.delete(conn);
+    conn.endpoint.connections.delete(conn);
+    conn.endpoint.stats.connectionsCurrent--;
     stats.connectionsCurrent--;
     if (wasConnected || conn.session) sessions.connectionClosed(conn);
   },
@@ -75,7 +84,7 @@ const sessions = new SessionTable(ctx, registry);
 const router = new WorkerRouter(
   {
     workerId: data.workerId,
-    session: (h) => sessions.byHandle.get(h),
+    session: (h) => sessions.byHandle.get(h) ?? sessions.internal.get(h),
     deliverLocal: (s, d, cache) => sessions.deliverLocal(s, d, cache),
     movedTo: (h) => sessions.movedTo(h),
     sendBatch(worker, buffer, length) {
@@ -91,19 +100,23 @@ const router = new WorkerRouter(
 (ctx as { router: WorkerRouter }).router = router;
 (ctx as { sessions: SessionTable }).sessions = sessions;
 
-function accept(t: Transport): void {
+function accept(t: Transport, endpoint: WorkerEndpoint): void {
   if (shuttingDown) {
     t.destroy();
     return;
   }
-  const conn = new Connection(t, ctx, config.limits.maxPacketSize);
+  const conn = new Connection(t, ctx, endpoint);
   connections.add(conn);
+  endpoint.connections.add(conn);
   stats.connectionsCurrent++;
   stats.connectionsTotal++;
+  endpoint.stats.connectionsCurrent++;
+  endpoint.stats.connectionsTotal++;
+  registerEndpointStats(endpoint.slot, endpoint.stats);
   conn.start();
 }
 
-const listeners = new Listeners(config, accept);
+const listeners = new Listeners(config.mqtt.host, endpointCounters, accept);
 // Runs when the thread exits, also after an uncaught exception (the supervisor restarts us).
 process.on('exit', () => listeners.releaseWs());
 
@@ -199,7 +212,11 @@ async function restore(list: StoredSession[]): Promise<void> {
   if (list.length) log.info('sessions restored', { count: list.length });
 }
 
-restore(data.restore).then(() => listeners.start(data.fds)).then(
+async function openEndpoints(list: OpenEndpoint[]): Promise<void> {
+  for (const e of list) await listeners.open(e);
+}
+
+restore(data.restore).then(() => openEndpoints(data.endpoints)).then(
   () => post({ t: 'ready' }),
   (err: Error) => {
     log.error('listeners failed to start', { err });

@@ -1,7 +1,15 @@
 // The table of every worker operation, by name (see types.ts).
 import type { Op } from './types.ts';
+import { metricsOps } from './metrics.ts';
+import { endpointOps } from './endpoints.ts';
 import { systemOps } from './system.ts';
+import { clientOps } from './clients.ts';
+import { subscriptionOps } from './subscriptions.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
+  ...metricsOps,
+  ...endpointOps,
   ...systemOps,
+  ...clientOps,
+  ...subscriptionOps,
 };

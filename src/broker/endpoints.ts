@@ -1,0 +1,304 @@
+// EndpointManager: the registry of endpoints (MQTT listeners) of this broker, in the main thread.
+// It validates changes, applies them to every worker at once (listeners open, close or change
+// limits without a restart), keeps them in the store and restores them at start. The endpoints of
+// the configuration file come first; what the admin API changed is stored per id and applied over
+// them (a removed configuration endpoint is stored as removed). Changes run one at a time.
+import net from 'node:net';
+
+import { reuseportListener, closeFd } from '../native/index.ts';
+import type { Store } from '../store/types.ts';
+import type { Logger } from '../log/index.ts';
+import type { OpenEndpoint } from '../listener/listeners.ts';
+import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
+import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
+import { checkEndpointFields, completeEndpoint, EndpointFieldError, type EndpointConfig } from './endpoint-config.ts';
+
+const KIND = 'endpoint';
+const DEFAULT_BACKLOG = 1024;
+
+/** A refused change: `status` 400 (bad field), 404 (no such endpoint) or 409 (conflict). */
+export class EndpointError extends Error {
+  constructor(readonly status: 400 | 404 | 409, readonly field: string | undefined, message: string) {
+    super(message);
+    this.name = 'EndpointError';
+  }
+}
+
+export interface EndpointStatus {
+  id: string;
+  running: boolean;
+  /** Connections open on the endpoint, over every worker. */
+  endpointNumber: number;
+}
+
+interface Entry {
+  config: EndpointConfig;
+  slot: number;
+}
+
+type Stored = EndpointConfig | { id: string; removed: true };
+
+export interface EndpointDeps {
+  host: string;
+  /** messageMaxSize of an endpoint that does not set it (limits.maxPacketSize, capped to the spec's range). */
+  defaultMessageMaxSize: number;
+  counters: EndpointCounters;
+  store: Store | null;
+  log: Logger;
+  /** Ids of the running workers. */
+  workers(): number[];
+  call<T>(worker: number, op: string, args: unknown): Promise<T>;
+}
+
+export class EndpointManager {
+  private readonly entries = new Map<string, Entry>();
+  private nextSlot = 0;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: EndpointDeps) {}
+
+  /** The configuration's endpoints with the stored changes applied over them. */
+  async restore(fromConfig: EndpointConfig[]): Promise<void> {
+    const stored = this.deps.store ? await this.deps.store.listAdmin<Stored>(KIND) : [];
+    const byId = new Map(fromConfig.map((e) => [e.id, e]));
+    for (const { id, doc } of stored) {
+      if ('removed' in doc) byId.delete(id);
+      else byId.set(id, doc);
+    }
+    for (const config of byId.values()) this.entries.set(config.id, { config, slot: this.takeSlot() });
+    if (stored.length) this.deps.log.info('endpoints restored', { stored: stored.length, endpoints: this.entries.size });
+  }
+
+  list(): EndpointConfig[] {
+    return [...this.entries.values()].map((e) => e.config);
+  }
+
+  get(id: string): EndpointConfig | undefined {
+    return this.entries.get(id)?.config;
+  }
+
+  byPort(port: number): EndpointConfig | undefined {
+    for (const e of this.entries.values()) if (e.config.port === port) return e.config;
+    return undefined;
+  }
+
+  slotOf(id: string): number | undefined {
+    return this.entries.get(id)?.slot;
+  }
+
+  get counters(): EndpointCounters {
+    return this.deps.counters;
+  }
+
+  /** What a worker opens when it starts: every endpoint, with a fresh listening socket for each
+   * enabled TCP/TLS one. */
+  specsForWorker(): OpenEndpoint[] {
+    return [...this.entries.values()].map(({ config, slot }) => ({ config, slot, fd: this.fdFor(config) }));
+  }
+
+  /** Ports of every enabled endpoint, for the start-up check that nothing else holds them. */
+  enabledPorts(): { id: string; host: string; port: number }[] {
+    return this.list().filter((c) => c.enabled).map((c) => ({ id: c.id, host: c.host ?? this.deps.host, port: c.port }));
+  }
+
+  async status(id: string): Promise<EndpointStatus> {
+    const entry = this.entries.get(id);
+    if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
+    const runtimes = await this.everyWorker<EndpointRuntime[]>('endpoint-runtime', {});
+    const here = runtimes.map((list) => list.find((r) => r.id === id));
+    return {
+      id,
+      running: entry.config.enabled && here.length > 0 && here.every((r) => r?.running === true),
+      endpointNumber: here.reduce((n, r) => n + (r?.connections ?? 0), 0),
+    };
+  }
+
+  /** Checks a new endpoint without adding it: the complete configuration, or an EndpointError. */
+  async validateNew(input: unknown): Promise<EndpointConfig> {
+    const config = this.complete(input);
+    await this.checkPlace(config, undefined);
+    return config;
+  }
+
+  /** Checks a change without applying it: the configuration it would give. */
+  async validateChange(id: string, input: unknown): Promise<EndpointConfig> {
+    const entry = this.entries.get(id);
+    if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
+    const next = this.merge(entry.config, input);
+    await this.checkPlace(next, entry.config);
+    return next;
+  }
+
+  add(input: unknown): Promise<EndpointConfig> {
+    return this.serial(async () => {
+      const config = await this.validateNew(input);
+      const entry = { config, slot: this.takeSlot() };
+      await this.openEverywhere(entry);
+      this.entries.set(config.id, entry);
+      if (config.isDefault) await this.makeOnlyDefault(config.id);
+      await this.persist(config);
+      this.deps.log.info('endpoint added', { id: config.id, port: config.port });
+      return config;
+    });
+  }
+
+  update(id: string, input: unknown): Promise<EndpointConfig> {
+    return this.serial(async () => {
+      const entry = this.entries.get(id);
+      if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
+      const prev = entry.config;
+      const next = await this.validateChange(id, input);
+      if (prev.isDefault && !next.isDefault) throw new EndpointError(409, 'isDefault', `endpoint ${id} is the default endpoint: make another one the default instead`);
+      if (listenerChanged(prev, next)) {
+        const nextEntry = { config: next, slot: entry.slot };
+        await this.openEverywhere(nextEntry, entry);
+        this.entries.set(id, nextEntry);
+      } else {
+        await this.everyWorker('endpoint-update', { config: next });
+        entry.config = next;
+      }
+      if (next.isDefault && !prev.isDefault) await this.makeOnlyDefault(id);
+      await this.persist(next);
+      this.deps.log.info('endpoint updated', { id, port: next.port });
+      return next;
+    });
+  }
+
+  remove(id: string): Promise<EndpointConfig> {
+    return this.serial(async () => {
+      const entry = this.entries.get(id);
+      if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
+      if (entry.config.isDefault && this.entries.size > 1) throw new EndpointError(409, 'isDefault', `endpoint ${id} is the default endpoint: make another one the default first`);
+      await this.everyWorker('endpoint-remove', { id });
+      this.entries.delete(id);
+      if (this.deps.store) {
+        if (entry.config.source === 'config') await this.deps.store.putAdmin(KIND, id, { id, removed: true } satisfies Stored);
+        else await this.deps.store.deleteAdmin(KIND, id);
+      }
+      this.deps.log.info('endpoint removed', { id, port: entry.config.port });
+      return entry.config;
+    });
+  }
+
+  /** Whether a TCP port can be bound on `host` now (really tries it). */
+  static portAvailable(host: string, port: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve(true)));
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  /** A new endpoint's fields checked and completed with defaults (no id, port or bind checks). */
+  checkFields(input: unknown): EndpointConfig {
+    return this.complete(input);
+  }
+
+  private complete(input: unknown): EndpointConfig {
+    let fields;
+    try {
+      fields = checkEndpointFields(input);
+      return completeEndpoint(fields, { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api');
+    } catch (err) {
+      if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
+      throw err;
+    }
+  }
+
+  private merge(prev: EndpointConfig, input: unknown): EndpointConfig {
+    let fields;
+    try {
+      fields = checkEndpointFields(input);
+    } catch (err) {
+      if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
+      throw err;
+    }
+    if (fields.id !== undefined && fields.id !== prev.id) throw new EndpointError(400, 'id', 'an endpoint id cannot change');
+    const next: EndpointConfig = { ...prev, ...fields, id: prev.id, createTime: prev.createTime, source: prev.source };
+    // null clears a limit (unlimited) or TLS.
+    const raw = input as Record<string, unknown>;
+    for (const f of ['maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond', 'sslConfig'] as const) if (raw[f] === null) delete next[f];
+    return next;
+  }
+
+  /** 409 when the id or port is taken by another endpoint, or the port by another program. */
+  private async checkPlace(config: EndpointConfig, current: EndpointConfig | undefined): Promise<void> {
+    if (!current && this.entries.has(config.id)) throw new EndpointError(409, 'id', `endpoint ${config.id} exists`);
+    for (const e of this.entries.values()) {
+      if (e.config.id !== config.id && e.config.port === config.port) throw new EndpointError(409, 'port', `port ${config.port} is used by endpoint ${e.config.id}`);
+    }
+    if (this.entries.size >= MAX_ENDPOINT_SLOTS - 1 && !current) throw new EndpointError(409, 'id', 'too many endpoints');
+    const samePlace = current && current.port === config.port && (current.host ?? '') === (config.host ?? '') && current.enabled;
+    if (config.enabled && !samePlace && !(await EndpointManager.portAvailable(config.host ?? this.deps.host, config.port))) {
+      throw new EndpointError(409, 'port', `port ${config.port} is in use on ${config.host ?? this.deps.host}`);
+    }
+  }
+
+  /** Opens (or re-opens) the endpoint on every worker; on any failure every worker goes back to
+   * `previous` (or forgets the endpoint when it is new). */
+  private async openEverywhere(entry: Entry, previous?: Entry): Promise<void> {
+    const workers = this.deps.workers();
+    const opened: number[] = [];
+    try {
+      for (const w of workers) {
+        const fd = this.fdFor(entry.config);
+        try {
+          await this.deps.call(w, 'endpoint-open', { config: entry.config, slot: entry.slot, fd } satisfies OpenEndpoint);
+        } catch (err) {
+          if (fd !== undefined) closeFd(fd);
+          throw err;
+        }
+        opened.push(w);
+      }
+    } catch (err) {
+      if (previous) {
+        await Promise.allSettled(workers.map((w) => this.deps.call(w, 'endpoint-open', { config: previous.config, slot: previous.slot, fd: this.fdFor(previous.config) } satisfies OpenEndpoint)));
+      } else {
+        await Promise.allSettled(opened.map((w) => this.deps.call(w, 'endpoint-remove', { id: entry.config.id })));
+      }
+      const message = (err as Error).message;
+      throw new EndpointError(409, 'port', `endpoint ${entry.config.id} could not open: ${message}`);
+    }
+  }
+
+  private fdFor(config: EndpointConfig): number | undefined {
+    if (!config.enabled || config.useWebsocket) return undefined;
+    return reuseportListener(config.host ?? this.deps.host, config.port, config.serverOptions.backlog ?? DEFAULT_BACKLOG, false);
+  }
+
+  private async makeOnlyDefault(id: string): Promise<void> {
+    for (const e of this.entries.values()) {
+      if (e.config.id === id || !e.config.isDefault) continue;
+      e.config = { ...e.config, isDefault: false };
+      await this.everyWorker('endpoint-update', { config: e.config });
+      await this.persist(e.config);
+    }
+  }
+
+  private async persist(config: EndpointConfig): Promise<void> {
+    await this.deps.store?.putAdmin(KIND, config.id, config);
+  }
+
+  private everyWorker<T>(op: string, args: unknown): Promise<T[]> {
+    return Promise.all(this.deps.workers().map((w) => this.deps.call<T>(w, op, args)));
+  }
+
+  private takeSlot(): number {
+    if (this.nextSlot >= MAX_ENDPOINT_SLOTS) throw new EndpointError(409, 'id', 'too many endpoints created since start');
+    return this.nextSlot++;
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** Whether a change needs the listener re-opened (rather than new limits only). */
+function listenerChanged(a: EndpointConfig, b: EndpointConfig): boolean {
+  return a.port !== b.port || a.host !== b.host || a.useWebsocket !== b.useWebsocket || a.path !== b.path || a.enabled !== b.enabled ||
+    JSON.stringify(a.sslConfig) !== JSON.stringify(b.sslConfig) || JSON.stringify(a.serverOptions) !== JSON.stringify(b.serverOptions);
+}

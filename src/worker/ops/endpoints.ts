@@ -1,0 +1,55 @@
+// Endpoint operations on one worker: open (or re-open) a listener, change limits, remove an
+// endpoint (its connections here are closed: v5 clients get DISCONNECT 0x8B), and report.
+import type { EndpointConfig } from '../../broker/endpoint-config.ts';
+import type { OpenEndpoint } from '../../listener/listeners.ts';
+import { RC } from '../../protocol/reason-codes.ts';
+import type { Connection } from '../../session/connection.ts';
+import type { Op, OpsEnv } from './types.ts';
+import { OpError } from './types.ts';
+
+export interface EndpointRuntime {
+  id: string;
+  running: boolean;
+  /** Connections accepted here and still open (CONNECTed or not). */
+  connections: number;
+}
+
+function closeAll(id: string, connections: Iterable<Connection>): number {
+  let n = 0;
+  for (const conn of [...connections]) {
+    conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'endpoint_removed', `endpoint ${id} removed`);
+    n++;
+  }
+  return n;
+}
+
+export const endpointOps: Record<string, Op> = {
+  async 'endpoint-open'(args: OpenEndpoint, env: OpsEnv): Promise<EndpointRuntime> {
+    try {
+      await env.listeners.open(args);
+    } catch (err) {
+      throw new OpError(409, 'LISTEN_FAILED', (err as Error).message, 'port');
+    }
+    const ep = env.listeners.endpoints.get(args.config.id)!;
+    // Disabled: the endpoint stays known but its connections go.
+    if (!args.config.enabled) closeAll(ep.config.id, ep.connections);
+    return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
+  },
+
+  'endpoint-update'(args: { config: EndpointConfig }, env: OpsEnv): EndpointRuntime {
+    env.listeners.update(args.config);
+    const ep = env.listeners.endpoints.get(args.config.id);
+    if (!ep) throw new OpError(404, 'NOT_FOUND', `endpoint ${args.config.id} not open here`);
+    return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
+  },
+
+  'endpoint-remove'(args: { id: string }, env: OpsEnv): { closed: number } {
+    const ep = env.listeners.remove(args.id);
+    if (!ep) return { closed: 0 };
+    return { closed: closeAll(args.id, ep.connections) };
+  },
+
+  'endpoint-runtime'(_args: unknown, env: OpsEnv): EndpointRuntime[] {
+    return [...env.listeners.endpoints.values()].map((ep) => ({ id: ep.config.id, running: ep.running, connections: ep.connections.size }));
+  },
+};
