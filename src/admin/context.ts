@@ -16,4 +16,6 @@ export interface AdminContext {
   readonly log: Logger;
   /** The admin API's own address: `port` is the bound one, set once the server listens. */
   readonly http: { readonly host: string; port: number };
+  /** Registers what a module must stop when the admin API closes (timers, connections). */
+  onClose(fn: () => void | Promise<void>): void;
 }

@@ -53,7 +53,8 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   }
   const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime }, log);
   await auth.init();
-  const context: AdminContext = { supervisor, config, store, auth, log, http: { host: c.host, port: c.port } };
+  const closers: (() => void | Promise<void>)[] = [];
+  const context: AdminContext = { supervisor, config, store, auth, log, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{
@@ -74,6 +75,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     routes: server.all(),
     async close() {
       server.close();
+      for (const fn of closers.reverse()) await fn();
       if (ownStore) await ownStore.close();
     },
   };
