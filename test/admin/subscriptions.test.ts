@@ -176,6 +176,37 @@ test('proxy and local subscriptions are kept in the store and come back after a 
   }
 });
 
+test('a worker that restarts gets the proxy list and its local subscriptions back', async () => {
+  // Terminating a worker thread that holds a uWebSockets.js listener aborts Node: no WebSocket here.
+  const b = await startAdminBroker({ mqtt: { ws: { enabled: false } } });
+  try {
+    assert.equal((await b.api('POST', '/mqtt/proxy/subscribe/add', { body: { topic: 'crash/proxy', qos: 0 } })).status, 200);
+    const locals = ['crash/l1', 'crash/l2'];
+    for (const topic of locals) assert.equal((await b.api('POST', '/api/local/subscribe', { body: { topic } })).status, 200);
+    const list = await b.api('GET', '/api/local/subscriptions');
+    const onWorker0 = list.json.data.find((l: { topic: string; worker: number }) => locals.includes(l.topic) && l.worker === 0);
+    assert.ok(onWorker0, 'local subscriptions are spread over the workers');
+    const dead = b.supervisor.workers[0]!;
+    await dead.terminate();
+    await until(async () => b.supervisor.workers[0] !== dead && b.supervisor.runningWorkers().length === 2, 10_000);
+    // Clients on the restarted worker (and the other) get the proxy subscription.
+    const clients = await Promise.all([1, 2, 3, 4].map((i) => connect(b.url, { clientId: `crash-c${i}` })));
+    for (const c of clients) {
+      const id = c.options.clientId!;
+      await until(async () => (await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: id } })).json.data?.subscriptions.length === 1);
+    }
+    // The local subscription of worker 0 collects again.
+    await until(async () => {
+      await b.api('POST', '/api/publish', { body: { topic: onWorker0.topic, payload: 'after restart' } });
+      const r = await b.api('GET', `/api/local/messages?topic=${encodeURIComponent(onWorker0.topic)}`);
+      return r.status === 200 && r.json.data.messages.length > 0;
+    }, 5000);
+    await end(...clients);
+  } finally {
+    await b.stop();
+  }
+});
+
 async function until(check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
