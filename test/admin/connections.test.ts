@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { closed, connect, end, nextMessages } from '../helpers/broker.ts';
+import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { hashPassword } from '../../src/auth/index.ts';
 
 let b: AdminBroker;
@@ -86,12 +86,13 @@ test('close: a v5 client gets DISCONNECT 0x98, its will goes out, and its persis
   const c = await connect(b.url, { clientId: 'close-me', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 }, will: { topic: 'will/close', payload: Buffer.from('gone'), qos: 1, retain: false } });
   await c.subscribeAsync('close/t', { qos: 1 });
   const disconnect = new Promise<number | undefined>((resolve) => c.once('disconnect', (p) => resolve(p.reasonCode)));
+  const gone = closeOf(c);
   const will = nextMessages(watcher, 1);
   const r = await b.api('POST', '/mqtt/connection/close', { body: { clientId: 'close-me' } });
   assert.equal(r.status, 200);
   assert.equal(r.json.code, 200);
   assert.equal(await disconnect, 0x98);
-  await closed(c);
+  await gone;
   assert.equal((await will)[0].payload, 'gone');
   assert.equal((await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: 'close-me' } })).status, 404);
   const again = await connect(b.url, { clientId: 'close-me', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 } });
@@ -103,9 +104,10 @@ test('close: a v5 client gets DISCONNECT 0x98, its will goes out, and its persis
 
 test('/api/close closes a v3 client and ends its session; unknown clients are 404', async () => {
   const c = await connect(b.url, { clientId: 'api-close', clean: false });
+  const gone = closeOf(c);
   const r = await b.api('POST', '/api/close', { body: { clientId: 'api-close' } });
   assert.equal(r.status, 200);
-  await closed(c);
+  await gone;
   const again = await connect(b.url, { clientId: 'api-close', clean: false });
   assert.equal(await sessionPresentOf(again), false);
   await end(again);
@@ -123,10 +125,11 @@ test('down: the network connection drops, the will goes out, the persistent sess
   const c = await connect(b.url, { clientId: 'down-me', clean: false, will: { topic: 'will/down', payload: Buffer.from('dropped'), qos: 1, retain: false } });
   await c.subscribeAsync('down/t', { qos: 1 });
   const will = nextMessages(watcher, 1);
+  const gone = closeOf(c);
   const r = await b.api('POST', '/mqtt/connection/down', { body: { clientId: 'down-me' } });
   assert.equal(r.status, 200);
   assert.equal(r.json.data.sessionKept, true);
-  await closed(c);
+  await gone;
   assert.equal((await will)[0].payload, 'dropped');
   const rt = await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: 'down-me' } });
   assert.equal(rt.status, 200);
@@ -189,6 +192,12 @@ test('/api/check answers the CONNECT as seen, with the will, never the password'
   assert.equal((await b.api('POST', '/api/check', { body: { clientId: 1 } })).json.field, 'clientId');
   await end(c);
 });
+
+/** Resolves when the client's connection closes (listen before the close is caused: a 'close'
+ * that already happened is not seen again). */
+function closeOf(c: MqttClient): Promise<void> {
+  return new Promise((resolve) => c.once('close', () => resolve()));
+}
 
 /** The Session Present flag of the CONNACK mqtt.js got (on the 'connect' event it already fired). */
 async function sessionPresentOf(c: MqttClient): Promise<boolean> {
