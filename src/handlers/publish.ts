@@ -5,6 +5,7 @@
 import { DESC_EXPIRY, rewritePublishProperties } from '../native/index.ts';
 import type { Connection, HandlerResult } from '../session/connection.ts';
 import type { Message } from '../broker/message.ts';
+import type { Routed } from '../router/worker-router.ts';
 import { RC } from '../protocol/reason-codes.ts';
 import { ack, PUBACK, PUBREC } from '../protocol/send.ts';
 
@@ -128,7 +129,19 @@ function finishPublish(conn: Connection, message: Message, packetId: number, all
   // starts at once (the store keeps one caller's writes in order and commits them in groups);
   // delivery and acknowledgement wait behind the previous message's, so they keep the order the
   // messages arrived in [MQTT-4.6.0-2 .. MQTT-4.6.0-6]. The connection goes on reading.
-  const { stored, finish } = storeFirst(conn, message, packetId);
+  let routed: Routed[];
+  if (message.qos === 1 && !message.retain && conn.publishChain === null) {
+    // Nothing stored unless a persistent session gets it: then this is the plain fast path.
+    const done = ctx.router.publishOrRoute(message, conn.session!.handle, conn.clientHash, ctx.persistence.keeps);
+    if (typeof done === 'number') {
+      acknowledge(conn, message, packetId, done);
+      return;
+    }
+    routed = done;
+  } else {
+    routed = ctx.router.route(message, conn.session!.handle, conn.clientHash);
+  }
+  const { stored, finish } = storeFirst(conn, message, packetId, routed);
   const before = conn.publishChain;
   if (before === null && stored === undefined) {
     finish();
@@ -140,11 +153,10 @@ function finishPublish(conn: Connection, message: Message, packetId: number, all
 
 /** Routes the message and starts storing what must be kept; `finish` delivers and acknowledges
  * once `stored` (undefined: nothing to store) has resolved. */
-function storeFirst(conn: Connection, message: Message, packetId: number): { stored: Promise<unknown> | undefined; finish: () => void } {
+function storeFirst(conn: Connection, message: Message, packetId: number, routed: Routed[]): { stored: Promise<unknown> | undefined; finish: () => void } {
   const ctx = conn.ctx;
   const persistence = ctx.persistence!;
   const session = conn.session!;
-  const routed = ctx.router.route(message, session.handle, conn.clientHash);
   const waits: Promise<void>[] = [];
   const kept = persistence.messageRouted(message, routed);
   if (kept) waits.push(kept);

@@ -42,7 +42,27 @@ export class WorkerRouter {
    * of its client id (shared-subscription strategy). */
   publish(m: Message, publisher: number, publisherHash: number): number {
     if (m.retain) this.retain(m);
+    return this.deliverMatched(m, this.match(m, publisher, publisherHash));
+  }
+
+  /**
+   * A QoS 1/2 publish on a broker with a store: matches once; when no QoS 1/2 delivery goes to a
+   * session whose messages are kept (`kept(handle)`), delivers at once and answers the count, as
+   * `publish`; otherwise delivers nothing and answers the deliveries for `deliverRouted`, after
+   * the message is stored. (Most QoS 1 traffic goes to clean sessions and so skips the store.)
+   */
+  publishOrRoute(m: Message, publisher: number, publisherHash: number, kept: (handle: number) => boolean): number | Routed[] {
     const words = this.match(m, publisher, publisherHash);
+    const out = this.out;
+    for (let i = 0; i < words; i += 3 + out[i + 2]) {
+      if (((out[i + 1] >>> 16) & 3) !== 0 && kept(out[i])) return this.routedFrom(m, words);
+    }
+    if (m.retain) this.retain(m);
+    return this.deliverMatched(m, words);
+  }
+
+  /** Delivers the `words` of deliveries `match` left in `this.out`; answers how many. */
+  private deliverMatched(m: Message, words: number): number {
     const out = this.out;
     let count = 0;
     this.frameCache.clear();
@@ -82,7 +102,10 @@ export class WorkerRouter {
    * message will have, without delivering it. `deliverRouted` does the rest.
    */
   route(m: Message, publisher: number, publisherHash: number): Routed[] {
-    const words = this.match(m, publisher, publisherHash);
+    return this.routedFrom(m, this.match(m, publisher, publisherHash));
+  }
+
+  private routedFrom(m: Message, words: number): Routed[] {
     const out = this.out;
     const routed: Routed[] = [];
     for (let i = 0; i < words;) {

@@ -104,6 +104,9 @@ export class Persistence {
    * returns the Promise the publisher's acknowledgement waits for (undefined when nothing needs
    * storing). Sets `message.storeId` so the subscribers' workers can update delivery state.
    */
+  /** Whether the messages of the session `handle` are kept in the store (it is persistent). */
+  readonly keeps = (handle: number): boolean => this.registry.persistentClientId(handle) !== null;
+
   messageRouted(message: Message, deliveries: readonly RoutedDelivery[]): Promise<void> | undefined {
     let rows: { clientId: string; seq: bigint; qos: 0 | 1 | 2; retain: boolean; subscriptionIds: number[] }[] | null = null;
     for (const d of deliveries) {
