@@ -6,10 +6,15 @@ import { ack, PUBCOMP, PUBREL } from '../protocol/send.ts';
 
 /** PUBACK: a QoS 1 message we sent is delivered; free its packet id and send what waits. */
 export function handlePuback(conn: Connection, p: Packet): void {
+  handlePubackId(conn, p.messageId!);
+}
+
+/** PUBACK by packet id (connection.ts reads plain PUBACKs from their bytes). */
+export function handlePubackId(conn: Connection, id: number): void {
   const session = conn.session!;
-  const entry = session.inflight.get(p.messageId!);
+  const entry = session.inflight.get(id);
   if (entry && entry.qos === 1) {
-    session.inflight.delete(p.messageId!);
+    session.inflight.delete(id);
     conn.ctx.persistence?.delivered(session, entry.message);
     conn.ctx.sessions.drain(session);
   }

@@ -55,7 +55,11 @@ export class WorkerRouter {
     const words = this.match(m, publisher, publisherHash);
     const out = this.out;
     for (let i = 0; i < words; i += 3 + out[i + 2]) {
-      if (((out[i + 1] >>> 16) & 3) !== 0 && kept(out[i])) return this.routedFrom(m, words);
+      if (((out[i + 1] >>> 16) & 3) === 0) continue;
+      // A session of this thread says so itself (`stored` mirrors the registry's persistent
+      // flag, set together in Persistence.sessionConnected); others are asked of the registry.
+      const local = this.host.session(out[i]);
+      if (local ? local.stored : kept(out[i])) return this.routedFrom(m, words);
     }
     if (m.retain) this.retain(m);
     return this.deliverMatched(m, words);

@@ -14,6 +14,7 @@ import type { Authorizer, ClientIdentity } from '../auth/index.ts';
 import type { Delivery, Inflight, Session } from './session.ts';
 import type { WorkerEndpoint } from '../listener/listeners.ts';
 import { handlePacket, handlePublish } from '../handlers/index.ts';
+import { handlePubackId } from '../handlers/acks.ts';
 
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
 
@@ -179,6 +180,17 @@ export class Connection {
       return;
     }
     if (type === PT.PUBLISH) return handlePublish(this, src, desc, o);
+    // A plain PUBACK (fixed header 0x40, length 2, packet id): the most frequent packet after
+    // PUBLISH under QoS 1 load, handled from its bytes. Anything longer (v5 reason code,
+    // properties) or malformed goes through the decoder.
+    if (type === PT.PUBACK && desc[o + 2] === 4 && this.state === 'connected') {
+      const at = desc[o + 1];
+      if (src[at] === 0x40 && src[at + 1] === 2) {
+        const id = (src[at + 2] << 8) | src[at + 3];
+        // [MQTT-2.2.1-3] a packet identifier is non-zero.
+        if (id !== 0) return handlePubackId(this, id);
+      }
+    }
     let packet: Packet;
     try {
       packet = decodePacket(this.version, src, desc[o + 1], desc[o + 2]);
@@ -284,7 +296,7 @@ export class Connection {
     }
     if (d.qos > 0) {
       frame.writeUInt16BE(packetId, send.packetIdOffset(frame));
-      const entry: Inflight = { ...d, packetId, state: 'publish' };
+      const entry: Inflight = { message: d.message, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish' };
       session.inflight.set(packetId, entry);
       if (!resend) this.ctx.persistence?.deliveryState(session, m, 'inflight', packetId);
     }
