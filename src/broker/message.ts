@@ -56,13 +56,14 @@ export function writeRecord(m: Message, out: Buffer, offset: number): number {
 }
 
 /** Reads the record at `offset` of `buf` into a Message whose buffers are views into `buf`. */
-export function readRecord(buf: Buffer, offset: number): { message: Message; length: number } {
+export function readRecord(buf: Buffer, offset: number, receivedAt = Date.now()): { message: Message; length: number } {
   const flags = buf[offset];
   const topicLen = buf.readUInt16LE(offset + 2);
   const propsLen = buf.readUInt32LE(offset + 4);
   const payloadLen = buf.readUInt32LE(offset + 8);
   const expiresAt = buf.readDoubleLE(offset + 16);
-  const storeId = buf.readBigUInt64LE(offset + 24);
+  // Most messages are never stored: no BigInt for them.
+  const storeId = buf.readUInt32LE(offset + 24) === 0 && buf.readUInt32LE(offset + 28) === 0 ? 0n : buf.readBigUInt64LE(offset + 24);
   let at = offset + HEADER;
   const topicBytes = buf.subarray(at, at + topicLen);
   at += topicLen;
@@ -79,7 +80,7 @@ export function readRecord(buf: Buffer, offset: number): { message: Message; len
       retain: (flags & FLAG_RETAIN) !== 0,
       props,
       expiresAt,
-      receivedAt: Date.now(),
+      receivedAt,
       storeId: storeId === 0n ? undefined : storeId,
     },
     length: at - offset,

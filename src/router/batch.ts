@@ -67,24 +67,18 @@ function fresh(size: number): Buffer {
   return Buffer.from(new ArrayBuffer(size));
 }
 
-export interface BatchDelivery {
-  message: Message;
-  session: number;
-  qos: 0 | 1 | 2;
-  retain: boolean;
-  ids: number[] | null;
-}
-
-/** Reads a batch; calls `deliver` for each delivery in order. */
-export function readBatch(buffer: ArrayBuffer, length: number, deliver: (d: BatchDelivery) => void): void {
+/** Reads a batch; calls `deliver` for each delivery in order (no object per delivery). */
+export function readBatch(
+  buffer: ArrayBuffer,
+  length: number,
+  deliver: (message: Message, session: number, qos: 0 | 1 | 2, retain: boolean, ids: number[] | null) => void,
+): void {
   const b = Buffer.from(buffer, 0, length);
   let at = 0;
   while (at < length) {
     const rl = b.readUInt32LE(at);
-    const { message } = readRecord(b, at + 4);
-    at += 4 + rl;
-    message.receivedAt = b.readDoubleLE(at);
-    at += 8;
+    const { message } = readRecord(b, at + 4, b.readDoubleLE(at + 4 + rl));
+    at += 4 + rl + 8;
     const n = b.readUInt32LE(at);
     at += 4;
     for (let i = 0; i < n; i++) {
@@ -98,7 +92,7 @@ export function readBatch(buffer: ArrayBuffer, length: number, deliver: (d: Batc
         ids = [];
         for (let j = 0; j < k; j++, at += 4) ids.push(b.readUInt32LE(at));
       }
-      deliver({ message, session, qos, retain, ids });
+      deliver(message, session, qos, retain, ids);
     }
   }
 }

@@ -5,7 +5,7 @@
 import { Router, RetainedStore, DELIVERY_RAP, TopicError, native } from '../native/index.ts';
 import { toRecord, records, type Message } from '../broker/message.ts';
 import type { Delivery, Session } from '../session/session.ts';
-import { DeliveryBatch, readBatch, type BatchDelivery } from './batch.ts';
+import { DeliveryBatch, readBatch } from './batch.ts';
 import type { RoutedDelivery } from '../store/persistence.ts';
 
 /** One delivery found by `route`, not yet made. */
@@ -153,12 +153,12 @@ export class WorkerRouter {
   receiveBatch(buffer: ArrayBuffer, length: number): void {
     this.frameCache.clear();
     let last: Message | null = null;
-    readBatch(buffer, length, (b: BatchDelivery) => {
-      if (b.message !== last) {
+    readBatch(buffer, length, (message, session, qos, retain, ids) => {
+      if (message !== last) {
         this.frameCache.clear();
-        last = b.message;
+        last = message;
       }
-      this.deliver(b.session, { message: b.message, qos: b.qos, retain: b.retain, subscriptionIds: b.ids });
+      this.deliver(session, { message, qos, retain, subscriptionIds: ids });
     });
   }
 

@@ -15,6 +15,7 @@ import type { Delivery, Inflight, Session } from './session.ts';
 import type { WorkerEndpoint } from '../listener/listeners.ts';
 import { handlePacket, handlePublish } from '../handlers/index.ts';
 import { handlePubackId } from '../handlers/acks.ts';
+import { writePublishFrame } from '../protocol/publish-frame.ts';
 
 export type ConnectionState = 'new' | 'connecting' | 'connected' | 'closed';
 
@@ -330,8 +331,9 @@ export class Connection {
     }
     const len = send.publishLength(this.version, d.qos, topic.length, props?.length ?? 0, m.payload.length);
     const out = Buffer.allocUnsafe(len);
-    const flags = d.qos | (dup ? 4 : 0) | (d.retain ? 8 : 0);
-    encodePublish(this.version, out, 0, flags, d.qos ? 1 : 0, topic, m.payload, props ?? undefined);
+    const flags = (d.qos << 1) | (dup ? 8 : 0) | (d.retain ? 1 : 0);
+    if (props === null || props.length === 0) writePublishFrame(out, flags, d.qos ? 1 : 0, topic, m.payload, this.version === 5);
+    else encodePublish(this.version, out, 0, d.qos | (dup ? 4 : 0) | (d.retain ? 8 : 0), d.qos ? 1 : 0, topic, m.payload, props);
     // A frame too large for the client is not sent [MQTT-3.1.2-25]: the alias it would set stays
     // free, or later messages would carry an alias the client never learnt [MQTT-3.3.2-12].
     if (newAlias && len <= this.maxOutgoingPacket) this.aliasesOut.set(m.topic, newAlias);
