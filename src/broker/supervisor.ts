@@ -71,6 +71,8 @@ export class Supervisor {
   readonly registry: InstanceType<typeof ClientRegistry>;
   /** Per-endpoint counts every worker shares (connection and session limits). */
   private readonly countersBuffer = createCounters();
+  /** The subscription set's generation: workers drop their remembered matches when it moves. */
+  private readonly routeGeneration = new SharedArrayBuffer(4);
   /** The endpoints (MQTT listeners), managed at run time by the admin API. */
   endpoints!: EndpointManager;
 
@@ -171,7 +173,7 @@ export class Supervisor {
   }
 
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
-    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routerName: this.routerName, restore });
+    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeGeneration: this.routeGeneration, routerName: this.routerName, restore });
     slot.worker = worker;
     slot.ready = false;
     return new Promise((resolve, reject) => {

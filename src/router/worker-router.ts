@@ -2,7 +2,7 @@
 // routing core, delivers to the sessions this thread owns, and collects deliveries for other
 // workers into one batch per worker per tick. It also owns the retained-message side of a
 // publish and the retained messages sent on subscribe. One per thread; state is that thread's.
-import { Router, RetainedStore, DELIVERY_RAP, TopicError, native } from '../native/index.ts';
+import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, TopicError, native } from '../native/index.ts';
 import { toRecord, records, type Message } from '../broker/message.ts';
 import type { Delivery, Session } from '../session/session.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
@@ -25,8 +25,28 @@ export interface RouterHost {
   dropped(reason: 'noSession'): void;
 }
 
+/** Topics whose deliveries this thread remembers (see `match`); the map starts over when full. */
+const MATCH_CACHE_MAX = 10_000;
+/** A publisher with more subscriptions than this is not checked for No Local (no cache then). */
+const NO_LOCAL_SCAN_MAX = 16;
+const NO_LOCAL = 0x04;
+const NO_PUBLISHER = 0xffffffff;
+
 export class WorkerRouter {
   private out = new Uint32Array(4096);
+  /** Where the words of the last `match` are: `out`, or a remembered result. */
+  private view: Uint32Array = this.out;
+  /**
+   * This thread's memory of match results by topic, in front of the native core: a native call
+   * costs ~1 µs, mostly N-API argument handling, against ~50 ns for a Map lookup. Valid for one
+   * generation of the subscription set: every subscribe, unsubscribe and session removal on any
+   * worker bumps the shared generation, and the memory is dropped when it moved. Results with a
+   * shared subscription (a member is picked per message) are never remembered, nor results for a
+   * publisher that may have a No Local subscription (they depend on the publisher).
+   */
+  private readonly matchCache = new Map<string, Uint32Array>();
+  private matchCacheGen = -1;
+  private readonly generation: Int32Array;
   private readonly batches = new Map<number, DeliveryBatch>();
   private flushScheduled = false;
   private readonly frameCache = new Map<string, Buffer>();
@@ -35,7 +55,11 @@ export class WorkerRouter {
     private readonly host: RouterHost,
     readonly router: InstanceType<typeof Router>,
     readonly retained: InstanceType<typeof RetainedStore>,
-  ) {}
+    /** One Int32 shared by every worker: the subscription set's generation. */
+    generation: SharedArrayBuffer = new SharedArrayBuffer(4),
+  ) {
+    this.generation = new Int32Array(generation);
+  }
 
   /** Routes a message: retained store, then every matching session. Returns how many sessions it
    * went to. `publisher` is the publishing session's handle (No Local), `publisherHash` the hash
@@ -53,7 +77,7 @@ export class WorkerRouter {
    */
   publishOrRoute(m: Message, publisher: number, publisherHash: number, kept: (handle: number) => boolean): number | Routed[] {
     const words = this.match(m, publisher, publisherHash);
-    const out = this.out;
+    const out = this.view;
     for (let i = 0; i < words; i += 3 + out[i + 2]) {
       if (((out[i + 1] >>> 16) & 3) === 0) continue;
       // A session of this thread says so itself (`stored` mirrors the registry's persistent
@@ -65,9 +89,9 @@ export class WorkerRouter {
     return this.deliverMatched(m, words);
   }
 
-  /** Delivers the `words` of deliveries `match` left in `this.out`; answers how many. */
+  /** Delivers the `words` of deliveries `match` left in `this.view`; answers how many. */
   private deliverMatched(m: Message, words: number): number {
-    const out = this.out;
+    const out = this.view;
     let count = 0;
     this.frameCache.clear();
     for (let i = 0; i < words; count++) {
@@ -91,14 +115,49 @@ export class WorkerRouter {
     return count;
   }
 
-  /** Matches in the native core; the deliveries are in `this.out` (returns the words written). */
+  /** Matches; the deliveries are in `this.view` (returns the words written). */
   private match(m: Message, publisher: number, publisherHash: number): number {
+    const gen = Atomics.load(this.generation, 0);
+    if (gen !== this.matchCacheGen) {
+      this.matchCache.clear();
+      this.matchCacheGen = gen;
+    }
+    const cacheable = !this.mayHaveNoLocal(publisher);
+    if (cacheable) {
+      const hit = this.matchCache.get(m.topic);
+      if (hit !== undefined) {
+        this.view = hit;
+        return hit.length;
+      }
+    }
     let words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
     if (words < 0) {
       this.out = new Uint32Array(-words * 2);
       words = this.router.matchBytes(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, this.out);
     }
+    this.view = this.out;
+    // Remembered only if the subscription set did not change while matching.
+    if (cacheable && Atomics.load(this.generation, 0) === gen && !hasShared(this.out, words)) {
+      if (this.matchCache.size >= MATCH_CACHE_MAX) this.matchCache.clear();
+      this.matchCache.set(m.topic, this.out.slice(0, words));
+    }
     return words;
+  }
+
+  /** Whether the publishing session may have a No Local subscription (then its matches are its own). */
+  private mayHaveNoLocal(publisher: number): boolean {
+    if (publisher === NO_PUBLISHER) return false;
+    const s = this.host.session(publisher);
+    if (!s) return true;
+    if (s.subscriptions.size === 0) return false;
+    if (s.subscriptions.size > NO_LOCAL_SCAN_MAX) return true;
+    for (const sub of s.subscriptions.values()) if (sub.options & NO_LOCAL) return true;
+    return false;
+  }
+
+  /** The subscription set changed (here): every worker's remembered matches are stale. */
+  private changed(): void {
+    Atomics.add(this.generation, 0, 1);
   }
 
   /**
@@ -110,7 +169,7 @@ export class WorkerRouter {
   }
 
   private routedFrom(m: Message, words: number): Routed[] {
-    const out = this.out;
+    const out = this.view;
     const routed: Routed[] = [];
     for (let i = 0; i < words;) {
       const word = out[i + 1];
@@ -163,15 +222,23 @@ export class WorkerRouter {
   }
 
   subscribe(filter: string, session: number, options: number, subscriptionId: number): boolean {
-    return native(() => this.router.subscribe(filter, session, this.host.workerId, options, subscriptionId));
+    try {
+      return native(() => this.router.subscribe(filter, session, this.host.workerId, options, subscriptionId));
+    } finally {
+      this.changed();
+    }
   }
 
   unsubscribe(filter: string, session: number): boolean {
-    return this.router.unsubscribe(filter, session);
+    const existed = this.router.unsubscribe(filter, session);
+    this.changed();
+    return existed;
   }
 
   removeSession(session: number): number {
-    return this.router.removeSession(session);
+    const removed = this.router.removeSession(session);
+    this.changed();
+    return removed;
   }
 
   /** [MQTT-3.3.1-5 .. MQTT-3.3.1-7] store, replace, or (empty payload) clear the retained message. */
@@ -216,4 +283,9 @@ export class WorkerRouter {
       this.host.sendBatch(worker, buffer, length);
     }
   };
+}
+
+function hasShared(out: Uint32Array, words: number): boolean {
+  for (let i = 0; i < words; i += 3 + out[i + 2]) if (out[i + 1] & DELIVERY_SHARED) return true;
+  return false;
 }

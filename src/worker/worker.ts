@@ -31,6 +31,8 @@ interface WorkerData {
   endpoints: OpenEndpoint[];
   /** Per-endpoint connection and session counts shared by every worker. */
   counters: SharedArrayBuffer;
+  /** The subscription set's generation, shared by every worker (match results cached per thread). */
+  routeGeneration: SharedArrayBuffer;
   routerName: string;
   /** Stored sessions this worker takes on before it accepts connections. */
   restore: StoredSession[];
@@ -96,6 +98,7 @@ const router = new WorkerRouter(
   },
   Router.open(data.routerName),
   RetainedStore.open(data.routerName),
+  data.routeGeneration,
 );
 (ctx as { router: WorkerRouter }).router = router;
 (ctx as { sessions: SessionTable }).sessions = sessions;
