@@ -41,10 +41,17 @@ export class Connection {
   /** The client's Maximum Packet Size [MQTT-3.1.2-24]. */
   maxOutgoingPacket = 268435460;
   /** Topic aliases the client set [MQTT-3.3.2-9]: alias -> topic bytes. Die with the connection. */
-  readonly aliasesIn = new Map<number, Buffer>();
+  get aliasesIn(): Map<number, Buffer> {
+    return (this.aliasesInMap ??= new Map());
+  }
+  /** Made when first used (MQTT 5 clients with topic aliases): idle connections stay small. */
+  private aliasesInMap: Map<number, Buffer> | null = null;
+  private aliasesOutMap: Map<string, number> | null = null;
   /** The client's Topic Alias Maximum and the aliases we assigned: topic -> alias. */
   aliasMaxOut = 0;
-  readonly aliasesOut = new Map<string, number>();
+  get aliasesOut(): Map<string, number> {
+    return (this.aliasesOutMap ??= new Map());
+  }
   /** The connection ended with a DISCONNECT that keeps the will from being published. */
   normalDisconnect = false;
   closeReason: CloseReason | undefined;

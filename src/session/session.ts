@@ -48,7 +48,11 @@ export class Session {
   readonly inflight = new Map<number, Inflight>();
   readonly queue: BoundedQueue<Delivery>;
   /** Incoming QoS 2 packet ids received but not yet released [MQTT-4.3.3-10]. */
-  readonly incomingQos2 = new Set<number>();
+  get incomingQos2(): Set<number> {
+    return (this.incomingQos2Set ??= new Set());
+  }
+  /** Made when first used (QoS 2 publishers): idle sessions stay small. */
+  private incomingQos2Set: Set<number> | null = null;
   /** The connection the session is attached to; null while the client is away. */
   connection: Connection | null = null;
   will: Will | null = null;
