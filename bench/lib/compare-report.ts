@@ -276,6 +276,7 @@ function markdown(results: CompareResults, sums: Summary[], chartList: Chart[], 
     `- Load generator: spindle-loadgen (bench/loadgen), one epoll thread; its CPU over the measured windows: median ${median(loadgen).toFixed(2)}, max ${Math.max(...loadgen).toFixed(2)} of a core; ${bound} of ${results.runs.length} runs at 95 % or more of its core (loadgen-bound). On loopback the sender's core also does the receiver's TCP work, so its system time includes kernel work done for the broker.`,
     `- ${disturbed} of ${results.runs.length} recorded runs were still disturbed after retries (other processes used over a quarter of a core, or steal); a disturbed run is repeated once.`,
     `- Measured ${m.date} on ${m.cpu} (${m.cores} cores), Node ${m.node}; ${results.seconds ?? '?'} s in all.`,
+    ...(results.options.merged ? [`- ${String(results.options.merged)}`] : []),
     '',
   );
   if (tally.unmet.length) lines.push(`Not met: ${tally.unmet.join('; ')}.`, '');
