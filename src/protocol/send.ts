@@ -23,8 +23,13 @@ export function connack(version: Version, sessionPresent: boolean, reason: numbe
   // [MQTT-3.2.2-4] session present is 0 when the CONNECT is refused.
   const present = reason === RC.SUCCESS && sessionPresent;
   if (version === 5) return encodePacket(5, { cmd: 'connack', sessionPresent: present, reasonCode: reason, properties });
-  return encodePacket(version, { cmd: 'connack', sessionPresent: version === 4 && present, reasonCode: v3ConnackCode(reason) });
+  // v3: four fixed bytes, shared (sockets only read them) [MQTT-3.2.2-1, MQTT-3.2.2-2].
+  const code = v3ConnackCode(reason);
+  return V3_CONNACK_FRAMES[(version === 4 && present ? 8 : 0) + code] ??= Buffer.from([0x20, 2, version === 4 && present ? 1 : 0, code]);
 }
+
+/** The v3 CONNACK frames by session present * 8 + return code, made on first use. */
+const V3_CONNACK_FRAMES: Buffer[] = [];
 
 export function suback(version: Version, packetId: number, codes: number[], properties?: Properties): Buffer {
   // v3.1.1 has only 0x00-0x02 and 0x80 [MQTT-3.9.3-2].
