@@ -36,7 +36,8 @@ impl Framer {
     pub fn new(max_packet_size: u32) -> Self {
         Framer {
             inner: codec::Framer::new(max_packet_size),
-            frames: Vec::with_capacity(64),
+            // Grows with the largest read (amortised); an idle connection holds a few entries, not 64.
+            frames: Vec::new(),
             next: 0,
             version: ProtocolVersion::V311,
             error: None,
