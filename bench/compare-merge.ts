@@ -23,7 +23,9 @@ const merged: CompareResults = {
   machine: partial.machine,
   options: {
     ...full.options,
-    merged: `${full.options.merged ? `${String(full.options.merged)} ` : ''}Merged: ${replaced.size} (scenario, broker, mode) cells re-measured in a later run (${partial.brokers.spindle}; brokers ${[...new Set(partial.runs.map((r) => r.broker))].join(', ')}), the others from the full run (${full.brokers.spindle}). Ratios use the two brokers of the same run wherever both were re-measured.`,
+    merged: full.options.merged
+      ? `${String(full.options.merged)} Then ${replaced.size} cells re-measured in another run (${partial.brokers.spindle}; brokers ${[...new Set(partial.runs.map((r) => r.broker))].join(', ')}).`
+      : `Merged runs: the full run measured ${full.brokers.spindle} against every broker; ${replaced.size} (scenario, broker, mode) cells were re-measured in a later run (${partial.brokers.spindle}; brokers ${[...new Set(partial.runs.map((r) => r.broker))].join(', ')}). Ratios use the two brokers of the same run wherever both were re-measured; the Aedes columns, retained and 1 M subscriptions are from the full run unless listed.`,
   },
   runs: [...full.runs.filter((r) => !replaced.has(key(r))), ...partial.runs],
   seconds: (full.seconds ?? 0) + (partial.seconds ?? 0),
