@@ -168,6 +168,9 @@ test('maxConnectionSize: past the limit v5 gets CONNACK 0x97, v3.1.1 0x03; raisi
   await client(port, { ...auth, protocolVersion: 4 });
   assert.equal(await refusal(port, { ...auth, protocolVersion: 5 }), 0x97);
   assert.equal(await refusal(port, { ...auth, protocolVersion: 4 }), 3);
+  const metrics = await b.api('GET', `/api/endpoints/metrics?port=${port}&format=prometheus`);
+  const refused = new RegExp(`svc_endpoint_connection_errors_total\\{[^}]*error_code="0x97"[^}]*\\} 2\\b`);
+  assert.match(metrics.text, refused, 'both refusals counted under error_code 0x97');
   a1.end(true);
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(await refusal(port, { ...auth, protocolVersion: 5 }), 0, 'a freed place is usable again');
