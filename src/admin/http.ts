@@ -106,6 +106,12 @@ export function conflict(field: string, message: string): HttpError {
   return new HttpError(409, `${field}: ${message}`, { field });
 }
 
+/** A refusal from elsewhere in the broker (a worker op, the endpoint registry) that carries its
+ * HTTP status, as the admin API's error. */
+export function refusal(err: { status: number; message: string; code?: string; field?: string }): HttpError {
+  return new HttpError(err.status, err.message, { error: err.code, field: err.field });
+}
+
 export function json(value: unknown, status = 200): Reply {
   return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) };
 }

@@ -6,7 +6,8 @@ import uWS from 'uWebSockets.js';
 import type { Logger } from '../log/index.ts';
 import type { AdminAuth } from './auth.ts';
 import { WorkerOpError } from '../broker/supervisor.ts';
-import { HttpError, errorReply, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
+import { EndpointError } from '../broker/endpoints.ts';
+import { HttpError, errorReply, refusal, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
 
 export interface AdminServerOptions {
   host: string;
@@ -140,9 +141,10 @@ export class AdminServer {
 
   private failure(route: Route, err: unknown): Reply {
     if (err instanceof HttpError) return errorReply(err);
-    // A worker's refusal (unknown client: 404, ...) or unavailability (503) keeps its status.
-    if (err instanceof WorkerOpError && err.status < 500) return errorReply(new HttpError(err.status, err.message, { field: err.field }));
-    if (err instanceof WorkerOpError && err.status === 503) return errorReply(new HttpError(503, err.message));
+    // A refusal of the endpoint registry, or of a worker (unknown client: 404, ...; worker down:
+    // 503), keeps its status; a worker's internal failure is a 500 below.
+    if (err instanceof EndpointError) return errorReply(refusal(err));
+    if (err instanceof WorkerOpError && err.status !== 500) return errorReply(refusal(err));
     this.options.log.error('admin route failed', { route: `${route.method} ${route.path}`, err });
     return errorReply(new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`));
   }

@@ -115,7 +115,7 @@ export class EndpointManager {
 
   /** Checks a new endpoint without adding it: the complete configuration, or an EndpointError. */
   async validateNew(input: unknown): Promise<EndpointConfig> {
-    const config = this.complete(input);
+    const config = this.checkFields(input);
     await this.checkPlace(config, undefined);
     return config;
   }
@@ -193,28 +193,11 @@ export class EndpointManager {
 
   /** A new endpoint's fields checked and completed with defaults (no id, port or bind checks). */
   checkFields(input: unknown): EndpointConfig {
-    return this.complete(input);
-  }
-
-  private complete(input: unknown): EndpointConfig {
-    let fields;
-    try {
-      fields = checkEndpointFields(input);
-      return completeEndpoint(fields, { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api');
-    } catch (err) {
-      if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
-      throw err;
-    }
+    return completeEndpoint(checkedFields(input), { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api');
   }
 
   private merge(prev: EndpointConfig, input: unknown): EndpointConfig {
-    let fields;
-    try {
-      fields = checkEndpointFields(input);
-    } catch (err) {
-      if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
-      throw err;
-    }
+    const fields = checkedFields(input);
     if (fields.id !== undefined && fields.id !== prev.id) throw new EndpointError(400, 'id', 'an endpoint id cannot change');
     const next: EndpointConfig = { ...prev, ...fields, id: prev.id, createTime: prev.createTime, source: prev.source };
     // null clears a limit (unlimited) or TLS.
@@ -294,6 +277,16 @@ export class EndpointManager {
     const run = this.chain.then(fn, fn);
     this.chain = run.catch(() => undefined);
     return run;
+  }
+}
+
+/** The fields of `input` checked; a bad one is a 400 EndpointError naming it. */
+function checkedFields(input: unknown): Partial<EndpointConfig> {
+  try {
+    return checkEndpointFields(input);
+  } catch (err) {
+    if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
+    throw err;
   }
 }
 

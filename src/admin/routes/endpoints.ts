@@ -36,14 +36,6 @@ const ENDPOINT_SCHEMA: Schema = {
 
 const withRequired = (required: string[]): Schema => ({ ...ENDPOINT_SCHEMA, required });
 
-/** EndpointError -> the admin API's error (400/404/409 naming the field). */
-function mapped<T>(fn: () => Promise<T>): Promise<T> {
-  return fn().catch((err: unknown) => {
-    if (err instanceof EndpointError) throw new HttpError(err.status, err.message, { field: err.field });
-    throw err;
-  });
-}
-
 /** The configuration as the API shows it (`source` is internal bookkeeping). */
 function shown(c: EndpointConfig): Omit<EndpointConfig, 'source'> {
   const { source: _source, ...rest } = c;
@@ -70,7 +62,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
     return json(used ? { port, available, usedBy: used.id } : { port, available });
   };
 
-  const status = async (id: string) => json(await mapped(() => manager().status(id)));
+  const status = async (id: string) => json(await manager().status(id));
 
   return [
     // ---- variant A: by id ----
@@ -81,7 +73,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         idOf(b);
-        return ok(shown(await mapped(() => manager().add(b))));
+        return ok(shown(await manager().add(b)));
       },
     },
     {
@@ -91,7 +83,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         const id = idOf(b);
-        return ok(shown(await mapped(() => manager().update(id, b))));
+        return ok(shown(await manager().update(id, b)));
       },
     },
     {
@@ -101,7 +93,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         const id = idOf(b);
-        await mapped(() => manager().remove(id));
+        await manager().remove(id);
         return ok();
       },
     },
@@ -131,7 +123,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         int(b, 'port', 1, 65535, { required: true });
-        return ok(shown(await mapped(() => manager().add(b))));
+        return ok(shown(await manager().add(b)));
       },
     },
     {
@@ -141,7 +133,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         const e = byPort(b);
-        return ok(shown(await mapped(() => manager().update(e.id, b))));
+        return ok(shown(await manager().update(e.id, b)));
       },
     },
     {
@@ -150,7 +142,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['port'], properties: { port: { type: 'integer' } } },
       async handler(req) {
         const e = byPort(object(req.body));
-        await mapped(() => manager().remove(e.id));
+        await manager().remove(e.id);
         return ok();
       },
     },
@@ -228,7 +220,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
         if (mode === 'replace') {
           for (const e of m.list()) {
             if (ids.has(e.id)) continue;
-            await mapped(() => m.remove(e.id));
+            await m.remove(e.id);
             removed.push(e.id);
           }
         }
@@ -237,10 +229,10 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
         for (const fields of items) {
           const id = typeof fields.id === 'string' ? fields.id : `endpoint-${String(fields.port)}`;
           if (m.get(id)) {
-            await mapped(() => m.update(id, fields));
+            await m.update(id, fields);
             updated.push(id);
           } else {
-            await mapped(() => m.add(fields));
+            await m.add(fields);
             added.push(id);
           }
         }
@@ -253,7 +245,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       body: withRequired(['port']),
       async handler(req) {
         const b = object(req.body);
-        const config = await mapped(() => manager().validateNew(b));
+        const config = await manager().validateNew(b);
         return ok({ valid: true, config: shown(config) });
       },
     },
@@ -263,7 +255,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       body: ENDPOINT_SCHEMA,
       async handler(req) {
         const b = object(req.body);
-        const config = await mapped(async () => manager().checkFields(b));
+        const config = manager().checkFields(b);
         return ok({ valid: true, config: shown(config) });
       },
     },

@@ -3,13 +3,12 @@
 import { WorkerOpError } from '../../broker/supervisor.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, badRequest, notFound } from '../http.ts';
+import { badRequest, notFound, refusal } from '../http.ts';
 import { bool, int, reqStr, str, type Body } from '../validate.ts';
 
 /** A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) as an HTTP error. */
 export function asHttpError(err: unknown): unknown {
-  if (!(err instanceof WorkerOpError)) return err;
-  return new HttpError(err.status, err.message, { error: err.code, field: err.field });
+  return err instanceof WorkerOpError ? refusal(err) : err;
 }
 
 export async function onWorker<T>(ctx: AdminContext, worker: number, op: string, args: unknown): Promise<T> {
