@@ -10,6 +10,7 @@ import { fileValues } from './file-values.ts';
 import { readConfigFile } from './file.ts';
 import { deepFreeze } from './freeze.ts';
 import { KEYS } from './keys.ts';
+import { setPath } from './paths.ts';
 import type { BrokerConfig } from './types.ts';
 
 export interface LoadConfigOptions {
@@ -58,14 +59,4 @@ export function loadConfig(options: LoadConfigOptions = {}): BrokerConfig {
   }
   applyCrossChecks(config as unknown as BrokerConfig, sources);
   return deepFreeze(config as unknown as BrokerConfig);
-}
-
-function setPath(target: Record<string, unknown>, key: string, value: unknown): void {
-  const parts = key.split('.');
-  let node = target;
-  for (const part of parts.slice(0, -1)) {
-    node[part] ??= {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[parts[parts.length - 1]] = value;
 }

@@ -9,7 +9,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { AdminContext } from '../context.ts';
 import { HttpError, badRequest, conflict, json, ok, type Route } from '../http.ts';
 import { object, onlyFields, reqStr } from '../validate.ts';
-import { ConfigError, type BrokerConfig } from '../../config/index.ts';
+import { ConfigError, getPath, setPath, type BrokerConfig } from '../../config/index.ts';
 import { applyCrossChecks } from '../../config/cross-checks.ts';
 import { fileValues } from '../../config/file-values.ts';
 import { KEYS, keySpec } from '../../config/keys.ts';
@@ -488,22 +488,6 @@ function withoutPassword(url: string): string {
   } catch {
     return url;
   }
-}
-
-function getPath(target: unknown, key: string): unknown {
-  let node = target as Record<string, unknown> | undefined;
-  for (const part of key.split('.')) node = node?.[part] as Record<string, unknown> | undefined;
-  return node;
-}
-
-function setPath(target: Record<string, unknown>, key: string, value: unknown): void {
-  const parts = key.split('.');
-  let node = target;
-  for (const part of parts.slice(0, -1)) {
-    node[part] ??= {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[parts[parts.length - 1]] = value;
 }
 
 function isWildcard(host: string): boolean {
