@@ -38,8 +38,11 @@ test-rust:
 test-node: build databases
 	$(NODE_TEST) $$(find test -name '*.test.ts' | sort)
 
+# The type check, then the dependency rules of src/ (.dependency-cruiser.cjs: no import cycle,
+# type-only imports included; imports only along the layer order of the README's Layout).
 typecheck: build
 	npx tsc --noEmit -p tsconfig.json
+	npx depcruise src --config .dependency-cruiser.cjs
 
 bench: build bench-codec bench-trie bench-store bench-persistence bench-compare
 

@@ -28,3 +28,8 @@ export interface Authorizer {
   readonly allowsEverything: boolean;
   authorize(who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean>;
 }
+
+/** An enhanced-authentication method (MQTT 5.0 section 4.12) completed within CONNECT. */
+export interface AuthMethod {
+  authenticate(req: { clientId: string; username?: string; data?: Buffer }): Promise<{ ok: true; username?: string } | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' }>;
+}

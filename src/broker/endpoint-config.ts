@@ -56,13 +56,6 @@ export interface EndpointConfig {
   source: 'config' | 'api';
 }
 
-export type Transport = 'tcp' | 'tls' | 'ws' | 'wss';
-
-export function transportOf(e: Pick<EndpointConfig, 'useWebsocket' | 'sslConfig'>): Transport {
-  if (e.useWebsocket) return e.sslConfig ? 'wss' : 'ws';
-  return e.sslConfig ? 'tls' : 'tcp';
-}
-
 /** A field's problem, for a 400 naming it. */
 export class EndpointFieldError extends Error {
   constructor(readonly field: string, message: string) {

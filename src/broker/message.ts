@@ -17,6 +17,15 @@ export interface Message {
   receivedAt: number;
   /** The message's id in the store, once stored for a persistent session (see persistence.ts). */
   storeId?: bigint;
+  /** The shared routing clock's tick when the message was routed (WorkerRouter.tick); absent for
+   * messages not routed (retained messages sent on subscribe). */
+  seq?: number;
+}
+
+/** Whether `m` was routed before the clock showed `tick` (wrap-aware: valid while the two are
+ * less than 2^31 ticks apart). */
+export function routedBefore(m: Message, tick: number): boolean {
+  return m.seq !== undefined && ((m.seq - tick) | 0) < 0;
 }
 
 const HEADER = 32;

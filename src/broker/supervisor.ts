@@ -11,7 +11,7 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
 import type { FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
-import type { WorkerStatsSnapshot } from '../worker/stats.ts';
+import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 import { sysTopics } from './sys-topics.ts';
 import { createStore } from '../store/index.ts';
 import type { Store, StoredSession } from '../store/types.ts';
@@ -71,8 +71,9 @@ export class Supervisor {
   readonly registry: InstanceType<typeof ClientRegistry>;
   /** Per-endpoint counts every worker shares (connection and session limits). */
   private readonly countersBuffer = createCounters();
-  /** The subscription set's generation: workers drop their remembered matches when it moves. */
-  private readonly routeGeneration = new SharedArrayBuffer(4);
+  /** Shared by the workers' routers: the subscription set's generation (workers drop their
+   * remembered matches when it moves) and the routing clock. */
+  private readonly routeShared = new SharedArrayBuffer(8);
   /** The endpoints (MQTT listeners), managed at run time by the admin API. */
   endpoints!: EndpointManager;
 
@@ -173,7 +174,7 @@ export class Supervisor {
   }
 
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
-    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeGeneration: this.routeGeneration, routerName: this.routerName, restore });
+    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore });
     slot.worker = worker;
     slot.ready = false;
     return new Promise((resolve, reject) => {

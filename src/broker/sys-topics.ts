@@ -1,6 +1,6 @@
 // $SYS topics: broker statistics published periodically as retained messages. Filters that start
 // with a wildcard do not match them [MQTT-4.7.2-1]; subscribe to "$SYS/#" to see them.
-import type { WorkerStatsSnapshot } from '../worker/stats.ts';
+import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 
 export interface SysInput {
   version: string;

@@ -11,16 +11,21 @@ import uWS from 'uWebSockets.js';
 
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
 import type { EndpointCounters } from '../broker/endpoint-counters.ts';
-import { EndpointStats } from '../worker/endpoint-stats.ts';
-import type { Connection } from '../session/connection.ts';
+import { EndpointStats } from '../stats/endpoint-stats.ts';
+import type { CloseReason } from '../protocol/reason-codes.ts';
 import { SocketTransport } from './socket-transport.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
-import type { Transport } from './transport.ts';
+import type { Transport } from '../engine/connection/transport.ts';
+
+/** A connection as its endpoint keeps it: closed when the endpoint goes away. */
+export interface EndpointConnection {
+  disconnectWith(reason: number, why: CloseReason, message?: string): void;
+}
 
 /** An endpoint as one worker runs it: its configuration, its listener, its connections here. */
 export class WorkerEndpoint {
   readonly stats = new EndpointStats();
-  readonly connections = new Set<Connection>();
+  readonly connections = new Set<EndpointConnection>();
   server: net.Server | tls.Server | null = null;
   wsApp: uWS.TemplatedApp | null = null;
   wsSocket: uWS.us_listen_socket | null = null;

@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 
-import type { Transport, TransportHandlers, TransportKind } from './transport.ts';
+import type { Transport, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
 
 export class SocketTransport implements Transport {
   readonly remoteAddress: string;
@@ -29,9 +29,9 @@ export class SocketTransport implements Transport {
   start(handlers: TransportHandlers): void {
     this.socket.on('data', handlers.data);
     this.socket.on('close', handlers.close);
-    // An 'error' is always followed by 'close', where the connection cleans up; the error
-    // itself (reset by peer, broken pipe) needs no more than that.
-    this.socket.on('error', noteSocketError);
+    // An 'error' is always followed by 'close', where the connection cleans up; the error itself
+    // (reset by peer, broken pipe) is only counted.
+    this.socket.on('error', handlers.error);
   }
 
   write(frame: Buffer): void {
@@ -67,13 +67,4 @@ export class SocketTransport implements Transport {
     const cn = socket.getPeerCertificate()?.subject?.CN;
     return Array.isArray(cn) ? cn[0] : cn;
   }
-}
-
-let socketErrors = 0;
-function noteSocketError(): void {
-  socketErrors++;
-}
-
-export function socketErrorCount(): number {
-  return socketErrors;
 }

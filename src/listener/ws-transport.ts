@@ -2,7 +2,7 @@
 // (MQTT 5.0 section 6), so frames written in one tick leave as one binary message.
 import type { WebSocket } from 'uWebSockets.js';
 
-import type { Transport, TransportHandlers } from './transport.ts';
+import type { Transport, TransportHandlers } from '../engine/connection/transport.ts';
 
 export interface WsUserData {
   transport?: WsTransport;

@@ -9,7 +9,7 @@ import { AggregatorRegistry, Registry, collectDefaultMetrics, type MetricObjectW
 import type { Supervisor } from '../broker/supervisor.ts';
 import type { Logger } from '../log/index.ts';
 import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
-import { SIZE_BUCKETS } from '../worker/endpoint-stats.ts';
+import { SIZE_BUCKETS } from '../stats/endpoint-stats.ts';
 import { MetricSet, type MetricJson } from './metric-json.ts';
 import { brokerMetrics, endpointLabels, endpointWorkerMetrics, type EndpointFilter } from './worker-metrics.ts';
 import { OPERATIONS, RateWindow, rateCounters, sumEndpoints, type EndpointTotals, type Rates } from './endpoint-totals.ts';

@@ -1,6 +1,6 @@
 // An endpoint's counters summed over every worker thread, and the sliding window the main thread
 // computes per-second rates and recent averages from (the svc_endpoint_*_rate gauges).
-import type { EndpointStatsSnapshot, Operation } from '../worker/endpoint-stats.ts';
+import type { EndpointStatsSnapshot, Operation } from '../stats/endpoint-stats.ts';
 import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 
 export interface EndpointTotals {

@@ -1,8 +1,8 @@
 // One worker thread's snapshot (src/worker/ops/metrics.ts) as prom-client metric JSON: the
 // broker-wide spindle_* counters and the summable svc_endpoint_* ones. The supervisor's
 // collector aggregates these across workers with AggregatorRegistry.aggregate (sums).
-import { LATENCY_BUCKETS } from '../worker/stats.ts';
-import { SIZE_BUCKETS, type EndpointStatsSnapshot } from '../worker/endpoint-stats.ts';
+import { LATENCY_BUCKETS } from '../stats/worker-stats.ts';
+import { SIZE_BUCKETS, type EndpointStatsSnapshot } from '../stats/endpoint-stats.ts';
 import type { EndpointSnapshot, WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { MetricSet, type Labels } from './metric-json.ts';
 
@@ -43,6 +43,8 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.counter('spindle_auth_failures_total', 'CONNECTs refused by authentication.', s.authFailed);
   set.counter('spindle_acl_denials_total', 'PUBLISH and SUBSCRIBE requests refused by the access rules.', s.aclDenied);
   set.counter('spindle_protocol_errors_total', 'Connections closed for a malformed packet or protocol violation.', s.protocolErrors);
+  set.counter('spindle_socket_errors_total', 'Socket errors of MQTT connections (reset by peer, broken pipe, ...); each closes its connection.', s.socketErrors);
+  set.counter('spindle_session_takeover_timeouts_total', 'CONNECTs refused (CONNACK 0x88) because the worker holding their session did not hand it over within 10 s; the session is kept.', s.takeoverTimeouts);
   set.histogram(
     'spindle_delivery_latency_seconds',
     'Time from a PUBLISH being received to a delivery of it being written to a subscriber\'s socket (every first delivery, not sampled; millisecond clock resolution; includes time queued for offline or slow subscribers).',

@@ -4,5 +4,3 @@ export const PT = {
   SUBSCRIBE: 8, SUBACK: 9, UNSUBSCRIBE: 10, UNSUBACK: 11, PINGREQ: 12, PINGRESP: 13,
   DISCONNECT: 14, AUTH: 15,
 } as const;
-
-export const PINGRESP_BYTES = Buffer.from([0xd0, 0x00]);

@@ -2,23 +2,26 @@
 // routing core, delivers to the sessions this thread owns, and collects deliveries for other
 // workers into one batch per worker per tick. It also owns the retained-message side of a
 // publish and the retained messages sent on subscribe. One per thread; state is that thread's.
-import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, TopicError, native } from '../native/index.ts';
+// It sees the sessions only through RouterHost, by handle: the session layer is its caller.
+import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, TopicError, native } from '../native/index.ts';
 import { toRecord, records, type Message } from '../broker/message.ts';
-import type { Delivery, Session } from '../session/session.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
-import type { RoutedDelivery } from '../store/persistence.ts';
+import type { Delivery, Routed } from './delivery.ts';
 
-/** One delivery found by `route`, not yet made. */
-export interface Routed extends RoutedDelivery {
-  worker: number;
-}
+export type { Delivery, Routed } from './delivery.ts';
 
+/** What the router needs from the thread that owns the sessions (the worker wires it). */
 export interface RouterHost {
   readonly workerId: number;
-  /** Sessions this thread owns, by handle. */
-  session(handle: number): Session | undefined;
-  /** Delivers to a session this thread owns (connected or not). */
-  deliverLocal(session: Session, d: Delivery, frameCache: Map<string, Buffer>): void;
+  /** Delivers to the session `handle` if this thread owns it (connected or not); false when it
+   * owns none by that handle. `frameCache` holds this message's frames by variant. */
+  deliverLocal(handle: number, d: Delivery, frameCache: Map<string, Buffer>): boolean;
+  /** Whether the session `handle` of this thread keeps its messages in the store; undefined when
+   * this thread does not own it. */
+  storedLocally(handle: number): boolean | undefined;
+  /** Whether the publishing session may have a No Local subscription (its matches are then its
+   * own and not remembered). True for sessions this thread does not own. */
+  mayHaveNoLocal(handle: number): boolean;
   /** A session handle this thread no longer owns: where it went, if known. */
   movedTo(handle: number): number | undefined;
   sendBatch(worker: number, buffer: ArrayBuffer, length: number): void;
@@ -27,10 +30,6 @@ export interface RouterHost {
 
 /** Topics whose deliveries this thread remembers (see `match`); the map starts over when full. */
 const MATCH_CACHE_MAX = 10_000;
-/** A publisher with more subscriptions than this is not checked for No Local (no cache then). */
-const NO_LOCAL_SCAN_MAX = 16;
-const NO_LOCAL = 0x04;
-const NO_PUBLISHER = 0xffffffff;
 
 export class WorkerRouter {
   private out = new Uint32Array(4096);
@@ -47,6 +46,9 @@ export class WorkerRouter {
   private readonly matchCache = new Map<string, Uint32Array>();
   private matchCacheGen = -1;
   private readonly generation: Int32Array;
+  /** The routing clock every worker shares: each routed message takes a tick (Message.seq), so
+   * any two routings, and a routing and a session's attach, are ordered process-wide. */
+  private readonly clock: Int32Array;
   private readonly batches = new Map<number, DeliveryBatch>();
   private flushScheduled = false;
   private readonly frameCache = new Map<string, Buffer>();
@@ -55,16 +57,24 @@ export class WorkerRouter {
     private readonly host: RouterHost,
     readonly router: InstanceType<typeof Router>,
     readonly retained: InstanceType<typeof RetainedStore>,
-    /** One Int32 shared by every worker: the subscription set's generation. */
-    generation: SharedArrayBuffer = new SharedArrayBuffer(4),
+    /** Shared by every worker: Int32 0 is the subscription set's generation, Int32 1 the
+     * routing clock (a 4-byte buffer has no clock: one is made for this router alone). */
+    shared: SharedArrayBuffer = new SharedArrayBuffer(8),
   ) {
-    this.generation = new Int32Array(generation);
+    this.generation = new Int32Array(shared, 0, 1);
+    this.clock = shared.byteLength >= 8 ? new Int32Array(shared, 4, 1) : new Int32Array(new SharedArrayBuffer(4));
+  }
+
+  /** A tick of the shared routing clock (wraps at 2^31; compare with `ticksBefore`). */
+  tick(): number {
+    return Atomics.add(this.clock, 0, 1);
   }
 
   /** Routes a message: retained store, then every matching session. Returns how many sessions it
    * went to. `publisher` is the publishing session's handle (No Local), `publisherHash` the hash
    * of its client id (shared-subscription strategy). */
   publish(m: Message, publisher: number, publisherHash: number): number {
+    m.seq = this.tick();
     if (m.retain) this.retain(m);
     return this.deliverMatched(m, this.match(m, publisher, publisherHash));
   }
@@ -76,14 +86,14 @@ export class WorkerRouter {
    * the message is stored. (Most QoS 1 traffic goes to clean sessions and so skips the store.)
    */
   publishOrRoute(m: Message, publisher: number, publisherHash: number, kept: (handle: number) => boolean): number | Routed[] {
+    m.seq = this.tick();
     const words = this.match(m, publisher, publisherHash);
     const out = this.view;
     for (let i = 0; i < words; i += 3 + out[i + 2]) {
       if (((out[i + 1] >>> 16) & 3) === 0) continue;
-      // A session of this thread says so itself (`stored` mirrors the registry's persistent
+      // A session of this thread says so itself (its `stored` mirrors the registry's persistent
       // flag, set together in Persistence.sessionConnected); others are asked of the registry.
-      const local = this.host.session(out[i]);
-      if (local ? local.stored : kept(out[i])) return this.routedFrom(m, words);
+      if (this.host.storedLocally(out[i]) ?? kept(out[i])) return this.routedFrom(m, words);
     }
     if (m.retain) this.retain(m);
     return this.deliverMatched(m, words);
@@ -122,7 +132,7 @@ export class WorkerRouter {
       this.matchCache.clear();
       this.matchCacheGen = gen;
     }
-    const cacheable = !this.mayHaveNoLocal(publisher);
+    const cacheable = publisher === NO_PUBLISHER || !this.host.mayHaveNoLocal(publisher);
     if (cacheable) {
       const hit = this.matchCache.get(m.topic);
       if (hit !== undefined) {
@@ -144,17 +154,6 @@ export class WorkerRouter {
     return words;
   }
 
-  /** Whether the publishing session may have a No Local subscription (then its matches are its own). */
-  private mayHaveNoLocal(publisher: number): boolean {
-    if (publisher === NO_PUBLISHER) return false;
-    const s = this.host.session(publisher);
-    if (!s) return true;
-    if (s.subscriptions.size === 0) return false;
-    if (s.subscriptions.size > NO_LOCAL_SCAN_MAX) return true;
-    for (const sub of s.subscriptions.values()) if (sub.options & NO_LOCAL) return true;
-    return false;
-  }
-
   /** The subscription set changed (here): every worker's remembered matches are stale. */
   private changed(): void {
     Atomics.add(this.generation, 0, 1);
@@ -165,6 +164,7 @@ export class WorkerRouter {
    * message will have, without delivering it. `deliverRouted` does the rest.
    */
   route(m: Message, publisher: number, publisherHash: number): Routed[] {
+    m.seq = this.tick();
     return this.routedFrom(m, this.match(m, publisher, publisherHash));
   }
 
@@ -198,11 +198,7 @@ export class WorkerRouter {
   }
 
   private deliver(handle: number, d: Delivery): void {
-    const s = this.host.session(handle);
-    if (s) {
-      this.host.deliverLocal(s, d, this.frameCache);
-      return;
-    }
+    if (this.host.deliverLocal(handle, d, this.frameCache)) return;
     const to = this.host.movedTo(handle);
     if (to !== undefined && to !== this.host.workerId) this.batchFor(to).add(d.message, handle, d.qos, d.retain, d.subscriptionIds);
     else this.host.dropped('noSession');
@@ -247,8 +243,9 @@ export class WorkerRouter {
     else this.retained.set(m.topic, toRecord(m));
   }
 
-  /** Sends the retained messages a new subscription matches, RETAIN set [MQTT-3.3.1-9]. */
-  sendRetained(session: Session, filter: string, subQos: 0 | 1 | 2, subscriptionId: number): void {
+  /** Sends the retained messages a new subscription of the session `handle` (of this thread)
+   * matches, RETAIN set [MQTT-3.3.1-9]. */
+  sendRetained(handle: number, filter: string, subQos: 0 | 1 | 2, subscriptionId: number): void {
     let buf: Buffer;
     try {
       buf = native(() => this.retained.match(filter));
@@ -260,7 +257,7 @@ export class WorkerRouter {
     for (const m of records(buf)) {
       this.frameCache.clear(); // frames are cached per message
       const qos = (m.qos < subQos ? m.qos : subQos) as 0 | 1 | 2;
-      this.host.deliverLocal(session, { message: m, qos, retain: true, subscriptionIds: ids }, this.frameCache);
+      this.host.deliverLocal(handle, { message: m, qos, retain: true, subscriptionIds: ids }, this.frameCache);
     }
   }
 
@@ -274,8 +271,9 @@ export class WorkerRouter {
     return b;
   }
 
-  /** Once per tick: each worker's deliveries leave in one transferred buffer. */
-  private readonly flush = (): void => {
+  /** Once per tick (or at once, before a control message that must follow them): each worker's
+   * deliveries leave in one transferred buffer. */
+  readonly flush = (): void => {
     this.flushScheduled = false;
     for (const [worker, batch] of this.batches) {
       if (batch.length === 0) continue;

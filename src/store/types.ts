@@ -28,9 +28,12 @@ export interface StoredWill {
   delay: number;
 }
 
+/** Session Expiry Interval meaning "never" [MQTT-3.1.2-11 context: 0xFFFFFFFF]. */
+export const NEVER_EXPIRES = 0xffffffff;
+
 export interface StoredSession {
   clientId: string;
-  /** Seconds the session outlives its connection (0xFFFFFFFF: never expires). */
+  /** Seconds the session outlives its connection (NEVER_EXPIRES: never expires). */
   expiryInterval: number;
   /** When the client went away (ms since the epoch), or null while it is connected. */
   disconnectedAt: number | null;

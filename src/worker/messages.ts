@@ -2,8 +2,8 @@
 // {code, message} and are rebuilt on arrival (classes do not survive postMessage).
 import type { MessagePort } from 'node:worker_threads';
 
-import type { SessionState } from '../session/session-table.ts';
-import type { WorkerStatsSnapshot } from './stats.ts';
+import type { HandoverMessage } from '../engine/session/handover.ts';
+import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -37,7 +37,7 @@ export interface RpcError {
   field?: string;
 }
 
+/** Between two workers: delivery batches, and the hand-over of sessions. */
 export type PeerMessage =
   | { t: 'batch'; buffer: ArrayBuffer; length: number }
-  | { t: 'takeover'; clientId: string; handle: number; resume: boolean; from: number }
-  | { t: 'session-state'; clientId: string; handle: number; state: SessionState | null };
+  | HandoverMessage;

@@ -3,23 +3,28 @@
 // MessagePorts (delivery batches and session hand-over) and to the supervisor over parentPort.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 
-import { Router, RetainedStore, ClientRegistry, DESC_SLOTS } from '../native/index.ts';
+import { Router, RetainedStore, ClientRegistry, DESC_SLOTS, NO_PUBLISHER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { createLogger } from '../log/index.ts';
-import { StaticAuthenticator, StaticAuthorizer, CachedAuthorizer, type Authorizer, type ClientIdentity } from '../auth/index.ts';
+import { StaticAuthenticator, StaticAuthorizer, CachedAuthorizer, type Authorizer, type AuthMethod, type ClientIdentity } from '../auth/index.ts';
 import { WorkerRouter } from '../router/worker-router.ts';
-import { SessionTable } from '../session/session-table.ts';
-import { Connection } from '../session/connection.ts';
+import { SessionTable } from '../engine/session/session-table.ts';
+import { Outbox } from '../engine/session/outbox.ts';
+import { Wills } from '../engine/session/wills.ts';
+import { Persistence } from '../engine/session/persistence.ts';
+import { storedSession } from '../engine/session/restore.ts';
+import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
+import { createDispatcher } from '../engine/handlers/dispatch.ts';
+import type { HandlerHost } from '../engine/handlers/client.ts';
+import { Connection, type ConnectionHost } from '../engine/connection/connection.ts';
 import { RC } from '../protocol/reason-codes.ts';
 import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/listeners.ts';
 import { EndpointCounters } from '../broker/endpoint-counters.ts';
-import type { Transport } from '../listener/transport.ts';
-import { WorkerStats } from './stats.ts';
-import { registerEndpointStats } from './endpoint-stats.ts';
-import type { AuthMethod, WorkerContext } from './context.ts';
+import type { Transport } from '../engine/connection/transport.ts';
+import { WorkerStats } from '../stats/worker-stats.ts';
+import { registerEndpointStats } from '../stats/endpoint-stats.ts';
 import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
-import { Persistence } from '../store/persistence.ts';
 import type { StoredSession } from '../store/types.ts';
 import { OPS } from './ops/index.ts';
 import { OpError, type OpsEnv } from './ops/types.ts';
@@ -31,8 +36,9 @@ interface WorkerData {
   endpoints: OpenEndpoint[];
   /** Per-endpoint connection and session counts shared by every worker. */
   counters: SharedArrayBuffer;
-  /** The subscription set's generation, shared by every worker (match results cached per thread). */
-  routeGeneration: SharedArrayBuffer;
+  /** Shared by every worker: the subscription set's generation (match results are cached per
+   * thread) and the routing clock. */
+  routeShared: SharedArrayBuffer;
   routerName: string;
   /** Stored sessions this worker takes on before it accepts connections. */
   restore: StoredSession[];
@@ -40,55 +46,35 @@ interface WorkerData {
 
 const data = workerData as WorkerData;
 const config = data.config;
-const log = createLogger({ level: config.log.level, name: `worker-${data.workerId}` });
+const workerId = data.workerId;
+const log = createLogger({ level: config.log.level, name: `worker-${workerId}` });
 const stats = new WorkerStats();
 const peers = new Map<number, MessagePort>();
 const connections = new Set<Connection>();
 const authMethods = new Map<string, AuthMethod>();
 const endpointCounters = new EndpointCounters(data.counters);
+const limits = config.limits;
+const sessionLimits = { maxQueued: limits.maxQueuedMessages, dropPolicy: limits.queueDropPolicy };
 
 const staticAuthorizer = new StaticAuthorizer(config.auth);
+function authorizerFor(_who: ClientIdentity): Authorizer {
+  return staticAuthorizer.allowsEverything ? staticAuthorizer : new CachedAuthorizer(staticAuthorizer, config.auth.cacheSize);
+}
 const registry = ClientRegistry.open(data.routerName);
 // MEMORY keeps nothing: the broker then skips the store entirely.
 const store = config.store.storeType === 'MEMORY' ? null : await createStore(config);
 if (store) await store.open();
-const persistence = store ? new Persistence(store, registry, data.workerId, log) : null;
-const ctx: WorkerContext = {
-  workerId: data.workerId,
-  config,
-  log,
-  stats,
-  descTable: new Uint32Array(DESC_SLOTS * 1024),
-  router: undefined as unknown as WorkerRouter,
-  sessions: undefined as unknown as SessionTable,
-  persistence,
-  authenticator: new StaticAuthenticator(config.auth),
-  authMethods,
-  endpointCounters,
-  authorizerFor(who: ClientIdentity): Authorizer {
-    return staticAuthorizer.allowsEverything ? staticAuthorizer : new CachedAuthorizer(staticAuthorizer, config.auth.cacheSize);
-  },
-  sendControl(worker: number, msg: object): void {
-    const port = peers.get(worker);
-    if (port) port.postMessage(msg as PeerMessage);
-    else log.warn('no port to worker', { worker });
-  },
-  connectionClosed(conn: Connection, wasConnected: boolean): void {
-    connections.delete(conn);
-    conn.endpoint.connections.delete(conn);
-    conn.endpoint.stats.connectionsCurrent--;
-    stats.connectionsCurrent--;
-    if (wasConnected || conn.session) sessions.connectionClosed(conn);
-  },
-};
+const persistence = store ? new Persistence(store, registry, workerId, log) : null;
 
-const sessions = new SessionTable(ctx, registry);
-const router = new WorkerRouter(
+// The routing core's view of this thread's sessions (set up below: the two refer to each other
+// only through RouterHost, which the session table answers).
+const router: WorkerRouter = new WorkerRouter(
   {
-    workerId: data.workerId,
-    session: (h) => sessions.byHandle.get(h) ?? sessions.internal.get(h),
-    deliverLocal: (s, d, cache) => sessions.deliverLocal(s, d, cache),
-    movedTo: (h) => sessions.movedTo(h),
+    workerId,
+    deliverLocal: (handle, d, cache) => sessions.deliverLocal(handle, d, cache),
+    storedLocally: (handle) => sessions.byHandle.get(handle)?.stored,
+    mayHaveNoLocal: (handle) => sessions.byHandle.get(handle)?.mayHaveNoLocal() ?? true,
+    movedTo: (handle) => sessions.movedTo(handle),
     sendBatch(worker, buffer, length) {
       const port = peers.get(worker);
       if (port) port.postMessage({ t: 'batch', buffer, length } satisfies PeerMessage, [buffer]);
@@ -98,17 +84,78 @@ const router = new WorkerRouter(
   },
   Router.open(data.routerName),
   RetainedStore.open(data.routerName),
-  data.routeGeneration,
+  data.routeShared,
 );
-(ctx as { router: WorkerRouter }).router = router;
-(ctx as { sessions: SessionTable }).sessions = sessions;
+const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence);
+const wills = new Wills({ log, stats, router, persistence, authorizerFor });
+const sessions: SessionTable = new SessionTable({
+  workerId,
+  limits: sessionLimits,
+  log,
+  stats,
+  router,
+  persistence,
+  outbox,
+  wills,
+  endpointCounters,
+  registry,
+  sendControl(worker, msg) {
+    const port = peers.get(worker);
+    if (port) port.postMessage(msg satisfies PeerMessage);
+    else log.warn('no port to worker', { worker });
+  },
+  loadStored: async (clientId, handle) => {
+    if (!store) return null;
+    const stored = (await store.loadSessions()).find((s) => s.clientId === clientId);
+    if (!stored) return null;
+    const [subscriptions, deliveries, incomingQos2] = await Promise.all([store.loadSubscriptions(clientId), store.loadDeliveries(clientId), store.loadIncomingQos2(clientId)]);
+    return storedSession(handle, { session: stored, subscriptions, deliveries, incomingQos2 }, sessionLimits);
+  },
+});
+const proxies: ProxyEnv = {
+  router,
+  persistence,
+  maxTopicLevels: limits.maxTopicLevels,
+  log,
+  sessions: () => sessions.all(),
+  owns: (s) => sessions.owns(s),
+};
+const handlerHost: HandlerHost = {
+  config,
+  log,
+  stats,
+  router,
+  sessions,
+  outbox,
+  persistence,
+  authenticator: new StaticAuthenticator(config.auth),
+  authMethods,
+  endpointCounters,
+  proxies,
+  authorizerFor,
+};
+const dispatcher = createDispatcher(handlerHost);
+const connectionHost: ConnectionHost = {
+  stats,
+  log,
+  descTable: new Uint32Array(DESC_SLOTS * 1024),
+  endpointCounters,
+  closed(conn, wasConnected) {
+    connections.delete(conn);
+    const endpoint = conn.endpoint as WorkerEndpoint;
+    endpoint.connections.delete(conn);
+    endpoint.stats.connectionsCurrent--;
+    stats.connectionsCurrent--;
+    if ((wasConnected || conn.session) && conn.session) sessions.connectionClosed(conn.session, conn);
+  },
+};
 
 function accept(t: Transport, endpoint: WorkerEndpoint): void {
   if (shuttingDown) {
     t.destroy();
     return;
   }
-  const conn = new Connection(t, ctx, endpoint);
+  const conn = new Connection(t, endpoint, connectionHost, dispatcher);
   connections.add(conn);
   endpoint.connections.add(conn);
   stats.connectionsCurrent++;
@@ -123,12 +170,9 @@ const listeners = new Listeners(config.mqtt.host, endpointCounters, accept);
 // Runs when the thread exits, also after an uncaught exception (the supervisor restarts us).
 process.on('exit', () => listeners.releaseWs());
 
-function onPeerMessage(msg: PeerMessage): void {
-  switch (msg.t) {
-    case 'batch': router.receiveBatch(msg.buffer, msg.length); break;
-    case 'takeover': sessions.onTakeoverRequest(msg); break;
-    case 'session-state': sessions.onSessionState(msg); break;
-  }
+function onPeerMessage(from: number, msg: PeerMessage): void {
+  if (msg.t === 'batch') router.receiveBatch(msg.buffer, msg.length);
+  else sessions.onControl(msg, from);
 }
 
 let shuttingDown = false;
@@ -152,15 +196,16 @@ parentPort!.on('message', (msg: ToWorker) => {
   switch (msg.t) {
     case 'peer':
       peers.set(msg.worker, msg.port);
-      msg.port.on('message', onPeerMessage);
+      msg.port.on('message', (m: PeerMessage) => onPeerMessage(msg.worker, m));
       break;
     case 'peer-gone':
       peers.get(msg.worker)?.close();
       peers.delete(msg.worker);
+      sessions.onPeerGone(msg.worker);
       break;
     case 'publish': {
       // The supervisor ($SYS) or the admin API publishing through this worker.
-      router.publish({ ...msg.message, topicBytes: Buffer.from(msg.message.topic), payload: Buffer.from(msg.message.payload), props: null, receivedAt: Date.now() }, 0xffffffff, 0);
+      router.publish({ ...msg.message, topicBytes: Buffer.from(msg.message.topic), payload: Buffer.from(msg.message.payload), props: null, receivedAt: Date.now() }, NO_PUBLISHER, 0);
       break;
     }
     case 'stats':
@@ -186,7 +231,7 @@ parentPort!.on('message', (msg: ToWorker) => {
   }
 });
 
-const opsEnv: OpsEnv = { ctx, connections, listeners };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {
@@ -205,12 +250,12 @@ async function runOp(id: number, op: string, args: unknown): Promise<void> {
 async function restore(list: StoredSession[]): Promise<void> {
   if (!store) return;
   for (const s of list) {
-    const [subs, deliveries, incoming] = await Promise.all([
+    const [subscriptions, deliveries, incomingQos2] = await Promise.all([
       store.loadSubscriptions(s.clientId),
       store.loadDeliveries(s.clientId),
       store.loadIncomingQos2(s.clientId),
     ]);
-    sessions.restore(s, subs, deliveries, incoming);
+    sessions.restore(s.clientId, (handle) => storedSession(handle, { session: s, subscriptions, deliveries, incomingQos2 }, sessionLimits));
   }
   if (list.length) log.info('sessions restored', { count: list.length });
 }

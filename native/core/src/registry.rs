@@ -1,7 +1,10 @@
 //! ClientRegistry: which session handle and which worker thread own each client id, for the whole
 //! process. Every worker claims a client id here when a CONNECT arrives, so a client id is unique
 //! across workers [MQTT-3.1.4-3] and a takeover finds the previous owner even on another worker.
-//! Shared by all threads; one Mutex, never held while calling anything else (no lock order).
+//! Each claim gets a generation, and names the generation it follows: claims of one client id form
+//! a chain in the order the registry saw them, which is the order the session passes from owner to
+//! owner (see the TypeScript engine's takeover). Shared by all threads; one Mutex, never held while
+//! calling anything else (no lock order).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,12 +18,16 @@ const FIRST_HANDLE: u32 = 1;
 pub struct Owner {
     pub handle: u32,
     pub worker: u16,
+    /// The claim that made this owner (unique per claim, never 0).
+    pub generation: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Claim {
     /// The handle the new connection's session uses.
     pub handle: u32,
+    /// This claim's generation.
+    pub generation: u32,
     /// The owner before this claim, if the client id was known.
     pub previous: Option<Owner>,
 }
@@ -32,11 +39,17 @@ pub struct ClientRegistry {
     /// session on another worker knows whether, and under which client id, to store it).
     persistent: Mutex<HashMap<u32, Box<str>>>,
     next: AtomicU32,
+    next_generation: AtomicU32,
 }
 
 impl ClientRegistry {
     pub fn new() -> Self {
-        ClientRegistry { owners: Mutex::new(HashMap::new()), persistent: Mutex::new(HashMap::new()), next: AtomicU32::new(FIRST_HANDLE) }
+        ClientRegistry {
+            owners: Mutex::new(HashMap::new()),
+            persistent: Mutex::new(HashMap::new()),
+            next: AtomicU32::new(FIRST_HANDLE),
+            next_generation: AtomicU32::new(1),
+        }
     }
 
     /// A handle no session has had before.
@@ -58,16 +71,23 @@ impl ClientRegistry {
             Some(p) if !clean_start => p.handle,
             _ => self.new_handle(),
         };
-        owners.insert(client_id.into(), Owner { handle, worker });
-        Claim { handle, previous }
+        let generation = loop {
+            let g = self.next_generation.fetch_add(1, Ordering::Relaxed);
+            if g != 0 {
+                break g;
+            }
+        };
+        owners.insert(client_id.into(), Owner { handle, worker, generation });
+        Claim { handle, generation, previous }
     }
 
-    /// Forgets `client_id` if `handle` on `worker` still owns it (a session that ended). A session
-    /// that moved keeps its handle, so the worker is part of the check. Returns whether it did.
-    pub fn release(&self, client_id: &str, handle: u32, worker: u16) -> bool {
+    /// Forgets `client_id` if the claim `generation` still owns it (its session ended and nobody
+    /// claimed the client id since). Returns whether it did.
+    pub fn release(&self, client_id: &str, generation: u32) -> bool {
         let mut owners = self.owners.lock();
         match owners.get(client_id) {
-            Some(o) if o.handle == handle && o.worker == worker => {
+            Some(o) if o.generation == generation => {
+                let handle = o.handle;
                 owners.remove(client_id);
                 drop(owners);
                 self.persistent.lock().remove(&handle);
@@ -121,7 +141,7 @@ mod tests {
         let b = r.claim("b", 1, false);
         assert_eq!(a.previous, None);
         assert_ne!(a.handle, b.handle);
-        assert_eq!(r.lookup("b"), Some(Owner { handle: b.handle, worker: 1 }));
+        assert_eq!(r.lookup("b"), Some(Owner { handle: b.handle, worker: 1, generation: b.generation }));
     }
 
     #[test]
@@ -130,29 +150,41 @@ mod tests {
         let first = r.claim("c", 0, false);
         let resumed = r.claim("c", 1, false);
         assert_eq!(resumed.handle, first.handle);
-        assert_eq!(resumed.previous, Some(Owner { handle: first.handle, worker: 0 }));
+        assert_eq!(resumed.previous, Some(Owner { handle: first.handle, worker: 0, generation: first.generation }));
         let clean = r.claim("c", 0, true);
         assert_ne!(clean.handle, first.handle);
-        assert_eq!(clean.previous, Some(Owner { handle: first.handle, worker: 1 }));
+        assert_eq!(clean.previous, Some(Owner { handle: first.handle, worker: 1, generation: resumed.generation }));
     }
 
     #[test]
-    fn release_only_by_the_current_owner() {
+    fn release_only_by_the_current_claim() {
         let r = ClientRegistry::new();
-        let old = r.claim("d", 0, false).handle;
-        let new = r.claim("d", 1, true).handle;
-        assert!(!r.release("d", old, 0), "a stale session must not release the new one");
-        assert!(r.release("d", new, 1));
+        let old = r.claim("d", 0, false).generation;
+        let new = r.claim("d", 1, true).generation;
+        assert!(!r.release("d", old), "a stale session must not release the new one");
+        assert!(r.release("d", new));
         assert!(r.is_empty());
     }
 
     #[test]
-    fn a_moved_session_is_released_only_by_its_new_worker() {
+    fn a_resumed_session_is_released_only_by_its_latest_claim() {
         let r = ClientRegistry::new();
-        let h = r.claim("e", 0, false).handle;
-        assert_eq!(r.claim("e", 1, false).handle, h);
-        assert!(!r.release("e", h, 0), "the old worker no longer owns it");
-        assert!(r.release("e", h, 1));
+        let first = r.claim("e", 0, false);
+        let second = r.claim("e", 0, false);
+        assert_eq!(second.handle, first.handle, "the session keeps its handle");
+        assert_ne!(second.generation, first.generation);
+        assert!(!r.release("e", first.generation), "an earlier claim of the same worker no longer owns it");
+        assert!(r.release("e", second.generation));
+    }
+
+    #[test]
+    fn claims_of_one_client_id_form_a_chain() {
+        let r = ClientRegistry::new();
+        let a = r.claim("f", 0, false);
+        let b = r.claim("f", 1, false);
+        let c = r.claim("f", 0, true);
+        assert_eq!(b.previous.map(|p| p.generation), Some(a.generation));
+        assert_eq!(c.previous.map(|p| (p.worker, p.generation)), Some((1, b.generation)));
     }
 
     #[test]
@@ -162,7 +194,7 @@ mod tests {
         assert_eq!(r.persistent_client_id(h), None);
         r.set_persistent(h, "p", true);
         assert_eq!(r.persistent_client_id(h).as_deref(), Some("p"));
-        assert!(r.release("p", h, 0));
+        assert!(r.release("p", r.lookup("p").unwrap().generation));
         assert_eq!(r.persistent_client_id(h), None);
     }
 

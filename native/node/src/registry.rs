@@ -32,39 +32,42 @@ impl ClientRegistry {
         REGISTRIES.lock().remove(&name).is_some()
     }
 
-    /// Makes `worker` the owner of `clientId` and writes `[handle, previousHandle, previousWorker,
-    /// hadPrevious]` into `out`. The session keeps its handle unless `cleanStart`.
+    /// Makes `worker` the owner of `clientId` and writes `[handle, generation, previousHandle,
+    /// previousWorker, previousGeneration, hadPrevious]` into `out`. The session keeps its handle
+    /// unless `cleanStart`.
     #[napi(catch_unwind)]
     pub fn claim(&self, client_id: String, worker: u32, clean_start: bool, mut out: Uint32ArraySlice) -> Result<(), String> {
         // SAFETY: JS reads `out` only after this call returns (same thread).
         let out = unsafe { out.as_mut() };
-        if out.len() < 4 {
-            return Err(invalid_arg("INVALID_ARGUMENT", "out needs 4 slots".into()));
+        if out.len() < 6 {
+            return Err(invalid_arg("INVALID_ARGUMENT", "out needs 6 slots".into()));
         }
         let worker = u16::try_from(worker).map_err(|_| invalid_arg("INVALID_ARGUMENT", format!("worker out of range: {worker}")))?;
         let claim = self.inner.claim(&client_id, worker, clean_start);
         out[0] = claim.handle;
+        out[1] = claim.generation;
         match claim.previous {
             Some(p) => {
-                out[1] = p.handle;
-                out[2] = p.worker as u32;
-                out[3] = 1;
+                out[2] = p.handle;
+                out[3] = p.worker as u32;
+                out[4] = p.generation;
+                out[5] = 1;
             }
-            None => out[1..4].fill(0),
+            None => out[2..6].fill(0),
         }
         Ok(())
     }
 
-    /// Forgets `clientId` if `handle` on `worker` still owns it.
+    /// Forgets `clientId` if the claim `generation` still owns it.
     #[napi(catch_unwind)]
-    pub fn release(&self, client_id: String, handle: u32, worker: u32) -> bool {
-        u16::try_from(worker).map(|w| self.inner.release(&client_id, handle, w)).unwrap_or(false)
+    pub fn release(&self, client_id: String, generation: u32) -> bool {
+        self.inner.release(&client_id, generation)
     }
 
-    /// `[handle, worker]` of the current owner, or null.
+    /// `[handle, worker, generation]` of the current owner, or null.
     #[napi(catch_unwind)]
     pub fn lookup(&self, client_id: String) -> Option<Vec<u32>> {
-        self.inner.lookup(&client_id).map(|o| vec![o.handle, o.worker as u32])
+        self.inner.lookup(&client_id).map(|o| vec![o.handle, o.worker as u32, o.generation])
     }
 
     /// Marks a session as persistent (its messages are stored) or not.

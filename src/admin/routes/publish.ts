@@ -1,7 +1,7 @@
 // HTTP publish (spec 4.3, /api/publish): a message the operator sends to the broker's
 // subscribers, routed, retained and stored exactly like a client's PUBLISH. Answers {code: 0}
 // once the message is routed (and stored, where it must be).
-import { hashString } from '../../handlers/connect.ts';
+import { hashString } from '../../protocol/client-hash.ts';
 import { forwardedProperties } from '../../protocol/send.ts';
 import { NO_PUBLISHER } from '../../native/index.ts';
 import type { AdminContext } from '../context.ts';

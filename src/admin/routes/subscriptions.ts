@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { AdminContext } from '../context.ts';
 import { conflict, notFound, ok, type Route } from '../http.ts';
 import { object, onlyFields, qos as qosField } from '../validate.ts';
-import type { ProxySubscription } from '../../session/server-subscriptions.ts';
+import type { ProxySubscription } from '../../engine/session/proxy-subscriptions.ts';
 import { SUBSCRIPTION_OPTION_SCHEMA, clientIdField, onAllWorkers, onOwner, onWorker, subscriptionOptions, topicFilterField } from './mqtt-common.ts';
 
 const KIND = 'proxy-subscription';

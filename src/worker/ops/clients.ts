@@ -2,12 +2,12 @@
 // API's connection, topic, session and publish routes. Everything here runs on the worker's own
 // thread, so it sees its state between two packets, never in the middle of one.
 import { RC } from '../../protocol/reason-codes.ts';
-import type { Connection } from '../../session/connection.ts';
-import type { Session } from '../../session/session.ts';
+import type { Connection } from '../../engine/connection/connection.ts';
+import type { Session } from '../../engine/session/session.ts';
 import type { Message } from '../../broker/message.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
-import { subscribeSession, unsubscribeSession, SubscriptionRefused } from '../../session/server-subscriptions.ts';
-import { OpError, type Op, type OpsEnv } from './types.ts';
+import { subscribeOnBehalf, removeSubscription, SubscriptionRefused } from '../../engine/session/subscriptions.ts';
+import { OpError, connectionOf, type Op, type OpsEnv } from './types.ts';
 
 const VERSION_NAMES: Record<number, string> = { 3: '3.1', 4: '3.1.1', 5: '5.0' };
 
@@ -77,14 +77,14 @@ function contains(value: string | undefined, needle: string | undefined): boolea
 }
 
 function sessionOf(env: OpsEnv, clientId: string): Session {
-  const s = env.ctx.sessions.byClientId.get(clientId);
+  const s = env.sessions.byClientId.get(clientId);
   if (!s) throw new OpError(404, 'NOT_FOUND', `client ${clientId} not found`);
   return s;
 }
 
 function connectedOf(env: OpsEnv, clientId: string): { session: Session; conn: Connection } {
   const session = sessionOf(env, clientId);
-  const conn = session.connection;
+  const conn = connectionOf(session);
   if (!conn || conn.state !== 'connected') throw new OpError(404, 'NOT_FOUND', `client ${clientId} is not connected`);
   return { session, conn };
 }
@@ -118,7 +118,7 @@ export const clientOps: Record<string, Op> = {
       if (conn.state !== 'connected') continue;
       if (!contains(conn.clientId, args.clientId) || !contains(conn.username, args.username)) continue;
       if (args.port !== undefined && conn.endpoint.config.port !== args.port) continue;
-      items.push(connectionInfo(conn, env.ctx.workerId));
+      items.push(connectionInfo(conn, env.workerId));
     }
     items.sort(byConnectTime);
     return { total: items.length, items: items.slice(0, args.limit) };
@@ -132,32 +132,31 @@ export const clientOps: Record<string, Op> = {
    * (after its delay, as for any lost connection).
    */
   'clients.close'(args: { clientId: string; mode: 'close' | 'down' }, env) {
-    const ctx = env.ctx;
     if (args.mode === 'down') {
       const { session, conn } = connectedOf(env, args.clientId);
       conn.disconnectWith(RC.ADMINISTRATIVE_ACTION, 'kicked');
-      return { clientId: args.clientId, sessionKept: ctx.sessions.byHandle.get(session.handle) === session };
+      return { clientId: args.clientId, sessionKept: env.sessions.byHandle.get(session.handle) === session };
     }
     const session = sessionOf(env, args.clientId);
-    const conn = session.connection;
+    const conn = connectionOf(session);
     const wasConnected = conn !== null && conn.state !== 'closed';
     if (conn && conn.state !== 'closed') {
       // Expiry 0: the session ends as the connection closes, its will (delayed or not) goes out.
       session.expiryInterval = 0;
       conn.disconnectWith(RC.ADMINISTRATIVE_ACTION, 'kicked');
     }
-    ctx.sessions.end(session, true);
+    void env.sessions.end(session, true);
     return { clientId: args.clientId, wasConnected };
   },
 
   'clients.runtime'(args: { clientId: string }, env) {
-    const ctx = env.ctx;
     const session = sessionOf(env, args.clientId);
-    const conn = session.connection && session.connection.state === 'connected' ? session.connection : null;
+    const link = connectionOf(session);
+    const conn = link?.state === 'connected' ? link : null;
     return {
       clientId: session.clientId,
       username: session.username ?? null,
-      worker: ctx.workerId,
+      worker: env.workerId,
       connected: conn !== null,
       connectedAt: conn ? new Date(conn.connectedAt).toISOString() : null,
       disconnectedAt: conn ? null : isoOrNull(session.disconnectedAt),
@@ -171,9 +170,9 @@ export const clientOps: Record<string, Op> = {
       sessionExpiryInterval: session.expiryInterval,
       persistent: session.expiryInterval > 0,
       inflight: session.inflight.size,
-      inflightMax: conn ? Math.min(conn.sendQuota, ctx.config.limits.maxInflight) : ctx.config.limits.maxInflight,
+      inflightMax: conn ? Math.min(conn.receiveMaximum, env.config.limits.maxInflight) : env.config.limits.maxInflight,
       queued: session.queue.length,
-      queueMax: ctx.config.limits.maxQueuedMessages,
+      queueMax: env.config.limits.maxQueuedMessages,
       awaitingPubrel: session.incomingQos2.size,
       subscriptions: [...session.subscriptions.values()].map((s) => subscriptionInfo(s.filter, s.options, s.subscriptionId)),
       will: session.will !== null,
@@ -210,7 +209,6 @@ export const clientOps: Record<string, Op> = {
    * many subscriptions it went to.
    */
   async 'clients.publish'(args: { topic: string; payload: Uint8Array; qos: 0 | 1 | 2; retain: boolean; props: Uint8Array | null; expiresAt: number; publisher: number; publisherHash: number }, env) {
-    const ctx = env.ctx;
     const now = Date.now();
     const message: Message = {
       topic: args.topic,
@@ -222,19 +220,19 @@ export const clientOps: Record<string, Op> = {
       expiresAt: args.expiresAt,
       receivedAt: now,
     };
-    const persistence = ctx.persistence;
-    if (!persistence) return { matched: ctx.router.publish(message, args.publisher, args.publisherHash) };
-    const routed = ctx.router.route(message, args.publisher, args.publisherHash);
+    const persistence = env.persistence;
+    if (!persistence) return { matched: env.router.publish(message, args.publisher, args.publisherHash) };
+    const routed = env.router.route(message, args.publisher, args.publisherHash);
     const kept = persistence.messageRouted(message, routed);
     await Promise.all([kept, message.retain ? persistence.retained(message) : undefined]);
-    ctx.router.deliverRouted(message, routed);
+    env.router.deliverRouted(message, routed);
     return { matched: routed.length };
   },
 
   async 'clients.subscribe'(args: { clientId: string; topic: string; options: number }, env) {
     const session = sessionOf(env, args.clientId);
     try {
-      const existed = await subscribeSession(env.ctx, session, args.topic, args.options);
+      const existed = await subscribeOnBehalf(env.proxies, session, args.topic, args.options, () => env.sessions.owns(session));
       return { clientId: args.clientId, ...subscriptionInfo(args.topic, args.options, 0), replaced: existed };
     } catch (err) {
       if (err instanceof SubscriptionRefused) throw new OpError(400, 'INVALID_PARAMETER', `topic: ${err.message}`, 'topic');
@@ -244,24 +242,24 @@ export const clientOps: Record<string, Op> = {
 
   'clients.unsubscribe'(args: { clientId: string; topic: string }, env) {
     const session = sessionOf(env, args.clientId);
-    if (!unsubscribeSession(env.ctx, session, args.topic)) throw new OpError(404, 'NOT_FOUND', `client ${args.clientId} has no subscription to ${args.topic}`);
+    if (!removeSubscription(env.proxies, session, args.topic)) throw new OpError(404, 'NOT_FOUND', `client ${args.clientId} has no subscription to ${args.topic}`);
     return { clientId: args.clientId, topic: args.topic };
   },
 
   /** Every subscribed filter of this worker's client sessions (online or not) with its count. */
   'clients.topics'(_args: unknown, env) {
     const counts = new Map<string, number>();
-    for (const s of env.ctx.sessions.all()) for (const f of s.subscriptions.keys()) counts.set(f, (counts.get(f) ?? 0) + 1);
+    for (const s of env.sessions.all()) for (const f of s.subscriptions.keys()) counts.set(f, (counts.get(f) ?? 0) + 1);
     return [...counts];
   },
 
   /** The sessions of this worker subscribed to exactly `topic`. */
   'clients.subscribers'(args: { topic: string }, env) {
     const out: (SubscriptionInfo & { clientId: string; connected: boolean })[] = [];
-    for (const s of env.ctx.sessions.all()) {
+    for (const s of env.sessions.all()) {
       const sub = s.subscriptions.get(args.topic);
       if (!sub) continue;
-      out.push({ clientId: s.clientId, connected: s.connection?.state === 'connected', ...subscriptionInfo(sub.filter, sub.options, sub.subscriptionId) });
+      out.push({ clientId: s.clientId, connected: connectionOf(s)?.state === 'connected', ...subscriptionInfo(sub.filter, sub.options, sub.subscriptionId) });
     }
     return out;
   },
@@ -288,16 +286,15 @@ export const clientOps: Record<string, Op> = {
 
   /** Drops a session's queued and in-flight messages, here and in the store. */
   'clients.sessionClear'(args: { clientId: string }, env) {
-    const ctx = env.ctx;
     const session = sessionOf(env, args.clientId);
     let removed = 0;
     for (const e of session.inflight.values()) {
-      ctx.persistence?.delivered(session, e.message);
+      env.persistence?.delivered(session, e.message);
       removed++;
     }
     session.inflight.clear();
     for (const d of session.queue.clear()) {
-      ctx.persistence?.delivered(session, d.message);
+      env.persistence?.delivered(session, d.message);
       removed++;
     }
     return { clientId: args.clientId, removed };

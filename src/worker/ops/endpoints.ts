@@ -3,7 +3,7 @@
 import type { EndpointConfig } from '../../broker/endpoint-config.ts';
 import type { OpenEndpoint } from '../../listener/listeners.ts';
 import { RC } from '../../protocol/reason-codes.ts';
-import type { Connection } from '../../session/connection.ts';
+import type { EndpointConnection } from '../../listener/listeners.ts';
 import type { Op, OpsEnv } from './types.ts';
 import { OpError } from './types.ts';
 
@@ -14,7 +14,7 @@ export interface EndpointRuntime {
   connections: number;
 }
 
-function closeAll(id: string, connections: Iterable<Connection>): number {
+function closeAll(id: string, connections: Iterable<EndpointConnection>): number {
   let n = 0;
   for (const conn of [...connections]) {
     conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'endpoint_removed', `endpoint ${id} removed`);

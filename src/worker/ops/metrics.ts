@@ -5,8 +5,8 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 
-import type { WorkerStatsSnapshot } from '../stats.ts';
-import { registerEndpointStats, type EndpointStatsSnapshot } from '../endpoint-stats.ts';
+import type { WorkerStatsSnapshot } from '../../stats/worker-stats.ts';
+import { registerEndpointStats, type EndpointStatsSnapshot } from '../../stats/endpoint-stats.ts';
 import type { Op, OpsEnv } from './types.ts';
 
 /** The event-loop delay is reported over windows of this length (the last complete one). */
@@ -57,15 +57,15 @@ function readLag(): EventLoopLag {
 }
 
 function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
-  const { ctx, listeners } = env;
-  const sessions = ctx.sessions;
+  const { listeners } = env;
+  const sessions = env.sessions;
   // Sessions and subscriptions are counted here, once per request, not on the hot path.
   const perSlot = new Map<number, { current: number; persistent: number; subscriptions: number }>();
   let persistent = 0;
   for (const s of sessions.all()) {
     if (s.expiryInterval > 0) persistent++;
     // The endpoint the session is counted on (maxSessionSize), else its connection's.
-    const slot = s.endpointSlot >= 0 ? s.endpointSlot : s.connection?.endpoint.slot ?? -1;
+    const slot = s.endpointSlot >= 0 ? s.endpointSlot : s.connection?.endpointSlot ?? -1;
     if (slot < 0) continue;
     let c = perSlot.get(slot);
     if (!c) perSlot.set(slot, (c = { current: 0, persistent: 0, subscriptions: 0 }));
@@ -73,8 +73,8 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
     if (s.expiryInterval > 0) c.persistent++;
     c.subscriptions += s.subscriptions.size;
   }
-  ctx.stats.sessions = sessions.size;
-  ctx.stats.persistentSessions = persistent;
+  env.stats.sessions = sessions.size;
+  env.stats.persistentSessions = persistent;
   const endpoints: EndpointSnapshot[] = [];
   for (const ep of listeners.endpoints.values()) {
     registerEndpointStats(ep.slot, ep.stats);
@@ -93,8 +93,8 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
   }
   const heap = getHeapStatistics();
   return {
-    worker: ctx.workerId,
-    stats: ctx.stats.snapshot(),
+    worker: env.workerId,
+    stats: env.stats.snapshot(),
     endpoints,
     heap: { used: heap.used_heap_size, total: heap.total_heap_size },
     eventLoopLag: lastWindow ?? readLag(),

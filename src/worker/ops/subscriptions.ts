@@ -1,8 +1,9 @@
 // Worker operations for the broker's own subscriptions: the proxy subscription list (applied to
 // every client; see session/server-subscriptions.ts) and local subscriptions, internal sessions
 // of this worker that keep the latest messages they receive in a bounded ring.
-import type { Delivery, Session } from '../../session/session.ts';
-import { setProxySubscriptions, proxyStatus, subscribeSession, SubscriptionRefused, type ProxySubscription } from '../../session/server-subscriptions.ts';
+import type { Delivery, Session } from '../../engine/session/session.ts';
+import { setProxySubscriptions, proxyStatus, type ProxySubscription } from '../../engine/session/proxy-subscriptions.ts';
+import { subscribeOnBehalf, SubscriptionRefused } from '../../engine/session/subscriptions.ts';
 import { payloadText } from '../../broker/payload-text.ts';
 import { OpError, type Op } from './types.ts';
 
@@ -52,25 +53,24 @@ const locals = new Map<number, { session: Session; topic: string; qos: number; r
 
 export const subscriptionOps: Record<string, Op> = {
   'proxy.set'(args: { list: ProxySubscription[] }, env) {
-    setProxySubscriptions(env.ctx, args.list);
+    setProxySubscriptions(env.proxies, args.list);
     return { count: args.list.length };
   },
 
   'proxy.status'(_args: unknown, env) {
-    return proxyStatus(env.ctx);
+    return proxyStatus(env.proxies);
   },
 
   /** Opens (or reopens after a restart) local subscription `handle` to `topic`. */
   async 'local.open'(args: { handle: number; topic: string; qos: 0 | 1 | 2 }, env) {
-    const ctx = env.ctx;
     const old = locals.get(args.handle);
-    if (old) ctx.sessions.closeInternal(old.session);
+    if (old) env.sessions.closeInternal(old.session);
     const ring = new MessageRing();
-    const session = ctx.sessions.openInternal(args.handle, `$local/${args.handle}`, (d) => ring.push(d));
+    const session = env.sessions.openInternal(args.handle, `$local/${args.handle}`, (d) => ring.push(d));
     try {
-      await subscribeSession(ctx, session, args.topic, args.qos);
+      await subscribeOnBehalf(env.proxies, session, args.topic, args.qos, () => env.sessions.owns(session));
     } catch (err) {
-      ctx.sessions.closeInternal(session);
+      env.sessions.closeInternal(session);
       if (err instanceof SubscriptionRefused) throw new OpError(400, 'INVALID_PARAMETER', `topic: ${err.message}`, 'topic');
       throw err;
     }
@@ -81,7 +81,7 @@ export const subscriptionOps: Record<string, Op> = {
   'local.close'(args: { handle: number }, env) {
     const l = locals.get(args.handle);
     if (!l) return { closed: false };
-    env.ctx.sessions.closeInternal(l.session);
+    env.sessions.closeInternal(l.session);
     locals.delete(args.handle);
     return { closed: true };
   },

@@ -1,12 +1,28 @@
 // Operations the supervisor (the admin API) asks a worker thread to run on the state it owns:
 // its connections, sessions, listeners and counters. Each module of ops is a plain table of
 // named functions; results and errors cross back as structured-clone values.
-import type { WorkerContext } from '../context.ts';
-import type { Connection } from '../../session/connection.ts';
+import type { BrokerConfig } from '../../config/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { Connection } from '../../engine/connection/connection.ts';
+import type { SessionTable } from '../../engine/session/session-table.ts';
+import type { Session } from '../../engine/session/session.ts';
+import type { Persistence } from '../../engine/session/persistence.ts';
+import type { ProxyEnv } from '../../engine/session/proxy-subscriptions.ts';
+import type { WorkerRouter } from '../../router/worker-router.ts';
+import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Listeners } from '../../listener/listeners.ts';
 
+/** What the operations reach of their worker thread (the worker wires it). */
 export interface OpsEnv {
-  readonly ctx: WorkerContext;
+  readonly workerId: number;
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+  readonly stats: WorkerStats;
+  readonly router: WorkerRouter;
+  readonly sessions: SessionTable;
+  readonly persistence: Persistence | null;
+  /** Subscriptions made by the broker (also the environment subscribing needs). */
+  readonly proxies: ProxyEnv;
   readonly connections: ReadonlySet<Connection>;
   readonly listeners: Listeners;
 }
@@ -21,4 +37,10 @@ export class OpError extends Error {
     super(message);
     this.name = 'OpError';
   }
+}
+
+/** The connection of a session: every SessionLink of this worker's sessions is a Connection (the
+ * worker makes them), so the operations may read its details. */
+export function connectionOf(session: Session): Connection | null {
+  return session.connection as Connection | null;
 }

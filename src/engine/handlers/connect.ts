@@ -3,37 +3,39 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 
-import type { Packet } from '../native/index.ts';
-import type { Connection } from '../session/connection.ts';
-import { RC } from '../protocol/reason-codes.ts';
-import * as send from '../protocol/send.ts';
-import { NEVER_EXPIRES } from '../session/session.ts';
-import type { Message } from '../broker/message.ts';
-import { applyProxySubscriptions } from '../session/server-subscriptions.ts';
-import type { Authorizer } from '../auth/index.ts';
+import type { Packet } from '../../native/index.ts';
+import type { Message } from '../../broker/message.ts';
+import type { Authorizer } from '../../auth/index.ts';
+import { RC } from '../../protocol/reason-codes.ts';
+import { hashString } from '../../protocol/client-hash.ts';
+import * as send from '../../protocol/send.ts';
+import { NEVER_EXPIRES } from '../../store/types.ts';
+import type { Will } from '../session/session.ts';
+import type { Opening } from '../session/session-table.ts';
+import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
+import type { Client, HandlerHost } from './client.ts';
 
 /** The authorizer of endpoints with enableAcl off. */
 const ALLOW_ALL: Authorizer = { allowsEverything: true, authorize: () => true };
 
-export async function handleConnect(conn: Connection, p: Packet): Promise<void> {
+export async function handleConnect(host: HandlerHost, c: Client, p: Packet): Promise<void> {
   const startedAt = performance.now();
-  const ctx = conn.ctx;
-  if (conn.state !== 'new') {
+  if (c.state !== 'new') {
     // [MQTT-3.1.0-2] a second CONNECT is a protocol violation.
-    conn.protocolError(RC.PROTOCOL_ERROR, 'second CONNECT');
+    c.protocolError(RC.PROTOCOL_ERROR, 'second CONNECT');
     return;
   }
-  conn.state = 'connecting';
+  c.state = 'connecting';
   const version = p.protocolVersion as send.Version;
-  conn.version = version;
-  const limits = ctx.config.limits;
+  c.version = version;
+  const limits = host.config.limits;
   const props = p.properties ?? {};
   const clean = p.clean ?? true;
 
   const refuse = (reason: number, why: 'not_authorized' | 'protocol_error' = 'protocol_error') => {
-    conn.endpoint.stats.connectionError(`0x${reason.toString(16).padStart(2, '0')}`);
-    conn.write(send.connack(version, false, reason));
-    conn.close(why);
+    c.endpoint.stats.connectionError(`0x${reason.toString(16).padStart(2, '0')}`);
+    c.write(send.connack(version, false, reason));
+    c.close(why);
   };
 
   // Client identifier [MQTT-3.1.3-6 .. MQTT-3.1.3-9].
@@ -51,22 +53,22 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
     refuse(RC.CLIENT_IDENTIFIER_NOT_VALID);
     return;
   }
-  conn.clientId = clientId;
-  conn.clientHash = hashString(clientId);
-  conn.cleanStart = clean;
+  c.clientId = clientId;
+  c.clientHash = hashString(clientId);
+  c.cleanStart = clean;
 
   // The endpoint's connection limit, across every worker: 0x97 Quota Exceeded (v5) or 0x03
   // Server Unavailable (v3) [MQTT-3.2.2-6: the server then closes the connection].
-  const endpoint = conn.endpoint;
-  if (!ctx.endpointCounters.tryConnection(endpoint.slot, endpoint.config.maxConnectionSize)) {
+  const endpoint = c.endpoint;
+  if (!host.endpointCounters.tryConnection(endpoint.slot, endpoint.config.maxConnectionSize)) {
     refuse(RC.QUOTA_EXCEEDED); // v3: 0x03 Server Unavailable (send.connack maps it)
     return;
   }
-  conn.countedOnEndpoint = true;
+  c.countedOnEndpoint = true;
 
   // Enhanced authentication: only registered methods [MQTT-4.12.0-1].
   const method = props.authenticationMethod;
-  if (method && !ctx.authMethods.has(method)) {
+  if (method && !host.authMethods.has(method)) {
     refuse(RC.BAD_AUTHENTICATION_METHOD, 'not_authorized');
     return;
   }
@@ -75,32 +77,32 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
   const result = !endpoint.config.enableAuth
     ? { ok: true as const, username: p.username ?? undefined }
     : method
-    ? await ctx.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
-    : await ctx.authenticator.authenticate({
+    ? await host.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
+    : await host.authenticator.authenticate({
       clientId,
       username: p.username ?? undefined,
       password: p.password ?? undefined,
-      remoteAddress: conn.transport.remoteAddress,
-      certificateCN: conn.transport.certificateCN,
+      remoteAddress: c.remoteAddress,
+      certificateCN: c.certificateCN,
       protocolVersion: version,
     });
-  if (conn.isClosed()) return; // the socket went away while we waited
+  if (c.isClosed()) return; // the socket went away while we waited
   if (!result.ok) {
-    ctx.stats.authFailed++;
-    conn.endpoint.stats.authFailed++;
+    host.stats.authFailed++;
+    c.endpoint.stats.authFailed++;
     refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
     return;
   }
-  conn.username = result.username ?? p.username ?? undefined;
-  conn.identity = { clientId, username: conn.username };
+  c.username = result.username ?? p.username ?? undefined;
+  c.identity = { clientId, username: c.username };
   // An endpoint with enableAcl off lets its clients publish and subscribe to every topic.
-  conn.authorizer = endpoint.config.enableAcl ? ctx.authorizerFor(conn.identity) : ALLOW_ALL;
+  c.authorizer = endpoint.config.enableAcl ? host.authorizerFor(c.identity) : ALLOW_ALL;
 
   // The limits the client asked for [MQTT-3.1.2-* properties].
   if (version === 5) {
-    conn.sendQuota = props.receiveMaximum ?? 65535;
-    conn.maxOutgoingPacket = props.maximumPacketSize ?? conn.maxOutgoingPacket;
-    conn.aliasMaxOut = props.topicAliasMaximum ?? 0;
+    c.receiveMaximum = props.receiveMaximum ?? 65535;
+    c.maxPacketSize = props.maximumPacketSize ?? c.maxPacketSize;
+    c.aliasMaxOut = props.topicAliasMaximum ?? 0;
   }
   let expiry: number;
   if (version === 5) expiry = props.sessionExpiryInterval ?? 0;
@@ -118,39 +120,51 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
 
   // The endpoint's session limit counts sessions it created; resuming one takes no new place.
   const maxSessions = endpoint.config.maxSessionSize;
-  const newSession = clean || !ctx.sessions.known(clientId);
+  const newSession = clean || !host.sessions.known(clientId);
   let sessionSlotTaken = false;
   if (newSession) {
-    if (!ctx.endpointCounters.trySession(endpoint.slot, maxSessions)) {
+    if (!host.endpointCounters.trySession(endpoint.slot, maxSessions)) {
       refuse(RC.QUOTA_EXCEEDED); // v3: 0x03 Server Unavailable (send.connack maps it)
       return;
     }
     sessionSlotTaken = true;
   }
-  const opened = await ctx.sessions.open(conn, clientId, clean, cappedExpiry);
-  const session = opened.session;
+  const opening = await host.sessions.open(c, clientId, c.username, clean, cappedExpiry);
+  if (opening === null) {
+    if (sessionSlotTaken) host.endpointCounters.releaseSession(endpoint.slot);
+    if (!c.isClosed()) refuse(RC.SERVER_UNAVAILABLE);
+    return;
+  }
+  const session = opening.session;
   if (sessionSlotTaken) {
-    if (opened.present || session.endpointSlot >= 0) ctx.endpointCounters.releaseSession(endpoint.slot);
+    if (opening.present || session.endpointSlot >= 0) host.endpointCounters.releaseSession(endpoint.slot);
     else session.endpointSlot = endpoint.slot;
   }
-  if (conn.isClosed()) return;
-  if (p.will) session.will = { message: willMessage(p.will), delay: version === 5 ? p.will.properties?.willDelayInterval ?? 0 : 0 };
+  if (c.isClosed()) {
+    opening.abandon();
+    return;
+  }
+  c.session = session;
+  if (p.will) session.will = willOf(p.will, version);
   // A persistent session exists for the client only once it is stored.
-  const saved = ctx.persistence?.sessionConnected(session);
+  const saved = host.persistence?.sessionConnected(session);
   if (saved) {
     try {
       await saved;
     } catch (err) {
-      ctx.log.error('session could not be stored; CONNECT refused', { clientId, err });
+      host.log.error('session could not be stored; CONNECT refused', { clientId, err });
       refuse(RC.SERVER_UNAVAILABLE);
+      opening.abandon();
       return;
     }
-    if (conn.isClosed()) return;
+    if (c.isClosed()) {
+      opening.abandon();
+      return;
+    }
   }
-
-  const connackProps = version === 5 ? {
+  connected(host, c, opening, version, keepalive, {
     receiveMaximum: limits.receiveMaximum,
-    maximumPacketSize: conn.endpointMaxPacket,
+    maximumPacketSize: c.endpointMaxPacket,
     topicAliasMaximum: limits.topicAliasMaximum,
     retainAvailable: true,
     wildcardSubscriptionAvailable: true,
@@ -160,37 +174,35 @@ export async function handleConnect(conn: Connection, p: Packet): Promise<void> 
     serverKeepAlive,
     sessionExpiryInterval: cappedExpiry !== expiry ? cappedExpiry : undefined,
     authenticationMethod: method ?? undefined,
-  } : undefined;
-  conn.write(send.connack(version, opened.present, RC.SUCCESS, connackProps));
-  conn.onConnected(keepalive);
-  conn.endpoint.stats.timed('connect', startedAt);
-  ctx.sessions.resume(session);
-  // Subscriptions the operator adds to every client (admin API proxy subscriptions).
-  applyProxySubscriptions(ctx, session);
+  });
+  c.endpoint.stats.timed('connect', startedAt);
 }
 
-function willMessage(w: NonNullable<Packet['will']>): Message {
-  const topicBytes = Buffer.from(w.topic, 'utf8');
-  const expiry = w.properties?.messageExpiryInterval;
-  return {
+/** CONNACK, then the session's traffic: what was in flight and queued, and the proxy
+ * subscriptions. */
+function connected(host: HandlerHost, c: Client, opening: Opening, version: send.Version, keepalive: number, props: NonNullable<Parameters<typeof send.connack>[3]>): void {
+  c.write(send.connack(version, opening.present, RC.SUCCESS, version === 5 ? props : undefined));
+  c.onConnected(keepalive);
+  opening.attach();
+  // Subscriptions the operator adds to every client (admin API proxy subscriptions).
+  applyProxySubscriptions(host.proxies, opening.session);
+}
+
+function willOf(w: NonNullable<Packet['will']>, version: send.Version): Will {
+  const message: Message = {
     topic: w.topic,
-    topicBytes,
+    topicBytes: Buffer.from(w.topic, 'utf8'),
     payload: Buffer.from(w.payload),
     qos: w.qos as 0 | 1 | 2,
     retain: w.retain,
     props: send.forwardedProperties(w.properties),
-    // The will's expiry counts from when it is published; kept relative until then.
-    expiresAt: expiry ? -expiry : 0,
+    // Set when the will is published: its expiry counts from then (see wills.ts).
+    expiresAt: 0,
     receivedAt: Date.now(),
   };
-}
-
-/** FNV-1a of a string: the publisher hash for the hash_clientid shared-subscription strategy. */
-export function hashString(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
+  return {
+    message,
+    delay: version === 5 ? w.properties?.willDelayInterval ?? 0 : 0,
+    expiryInterval: w.properties?.messageExpiryInterval ?? 0,
+  };
 }

@@ -1,10 +1,13 @@
-// Transport: what a connection needs from a listener, whatever the wire (TCP, TLS, WebSocket):
-// bytes in, bytes out, close. Writes made during one tick leave in one corked write.
+// Transport: what a connection needs from the listener that accepted it, whatever the wire (TCP,
+// TLS, WebSocket): bytes in, bytes out, close. Declared here, by its user; the listeners
+// implement it. Writes made during one tick leave in one corked write.
 
 export type TransportKind = 'tcp' | 'tls' | 'ws';
 
 export interface TransportHandlers {
   data(chunk: Buffer): void;
+  /** A socket error (reset by peer, broken pipe): counted; `close` follows. */
+  error(err: Error): void;
   close(hadError: boolean): void;
 }
 

@@ -33,6 +33,10 @@ export class WorkerStats {
   authFailed = 0;
   aclDenied = 0;
   protocolErrors = 0;
+  /** CONNECTs refused because the previous owner of their session did not hand it over in time. */
+  takeoverTimeouts = 0;
+  /** Socket errors of MQTT connections (reset by peer, broken pipe, ...). */
+  socketErrors = 0;
   sessions = 0;
   persistentSessions = 0;
 

@@ -4,19 +4,12 @@
 // guard an acknowledgement are returned to the caller, which acknowledges only once they
 // resolve; the rest are tracked so that a failure is logged and counted, never lost silently.
 // One per worker thread (the stores batch across callers themselves).
-import type { ClientRegistry } from '../native/index.ts';
-import type { Logger } from '../log/index.ts';
-import type { Message } from '../broker/message.ts';
-import type { Session, SubscriptionEntry } from '../session/session.ts';
-import type { Store, StoredMessage, StoredSession } from './types.ts';
-
-/** One delivery of a message to a session, as routing found it. */
-export interface RoutedDelivery {
-  handle: number;
-  qos: 0 | 1 | 2;
-  retain: boolean;
-  subscriptionIds: number[] | null;
-}
+import type { ClientRegistry } from '../../native/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { Message } from '../../broker/message.ts';
+import type { Routed } from '../../router/delivery.ts';
+import type { Store, StoredMessage, StoredSession } from '../../store/types.ts';
+import type { Session, SubscriptionEntry } from './session.ts';
 
 /** Background writes in flight above which deliveries from queues pause (and below which they
  * resume): the store's own queues are bounded, and a subscriber acknowledging faster than the
@@ -99,15 +92,15 @@ export class Persistence {
     this.background(this.store.removeSubscription(session.clientId, filter), 'remove subscription');
   }
 
+  /** Whether the messages of the session `handle` are kept in the store (it is persistent). */
+  readonly keeps = (handle: number): boolean => this.registry.persistentClientId(handle) !== null;
+
   /**
    * Stores a routed message for the persistent sessions among its QoS 1/2 deliveries, once, and
    * returns the Promise the publisher's acknowledgement waits for (undefined when nothing needs
    * storing). Sets `message.storeId` so the subscribers' workers can update delivery state.
    */
-  /** Whether the messages of the session `handle` are kept in the store (it is persistent). */
-  readonly keeps = (handle: number): boolean => this.registry.persistentClientId(handle) !== null;
-
-  messageRouted(message: Message, deliveries: readonly RoutedDelivery[]): Promise<void> | undefined {
+  messageRouted(message: Message, deliveries: readonly Routed[]): Promise<void> | undefined {
     let rows: { clientId: string; seq: bigint; qos: 0 | 1 | 2; retain: boolean; subscriptionIds: number[] }[] | null = null;
     for (const d of deliveries) {
       if (d.qos === 0) continue;
@@ -170,7 +163,7 @@ export class Persistence {
       expiryInterval: session.expiryInterval,
       disconnectedAt,
       username: session.username ?? null,
-      will: will ? { delay: will.delay, message: { topic: will.message.topic, payload: will.message.payload, qos: will.message.qos, retain: will.message.retain, properties: will.message.props, expiresAt: will.message.expiresAt } } : null,
+      will: will ? { delay: will.delay, message: { topic: will.message.topic, payload: will.message.payload, qos: will.message.qos, retain: will.message.retain, properties: will.message.props, expiresAt: storedWillExpiry(will.expiryInterval) } } : null,
     };
   }
 
@@ -203,4 +196,16 @@ export class Persistence {
       for (const fn of waiting) fn();
     }
   }
+}
+
+/** The stored form of a will's Message Expiry Interval (seconds, counted from its publication):
+ * StoredWill keeps it in `message.expiresAt` as minus the interval (0: none). Only this file and
+ * restore.ts read or write that form. */
+export function storedWillExpiry(expiryInterval: number): number {
+  return expiryInterval > 0 ? -expiryInterval : 0;
+}
+
+/** The Message Expiry Interval of a stored will (see storedWillExpiry). */
+export function willExpiryOfStored(expiresAt: number): number {
+  return expiresAt < 0 ? -expiresAt : 0;
 }

@@ -2,25 +2,18 @@
 // or last resumed it (see SessionTable). It holds the subscriptions (mirrored in the shared
 // routing core), the outgoing QoS 1/2 messages in flight and queued, the incoming QoS 2 packet
 // ids awaiting PUBREL, the will, and the expiry. It outlives connections when it is persistent.
-import type { Message } from '../broker/message.ts';
+import type { Message } from '../../broker/message.ts';
+import type { Delivery } from '../../router/delivery.ts';
 import { BoundedQueue, type DropPolicy } from './queue.ts';
-import type { Connection } from './connection.ts';
+import type { SessionLink } from './link.ts';
+
+export type { Delivery } from '../../router/delivery.ts';
 
 export interface SubscriptionEntry {
   filter: string;
   /** v5 subscription options byte: QoS, No Local, Retain As Published, Retain Handling. */
   options: number;
   subscriptionId: number;
-}
-
-/** One message on its way to this session's client. */
-export interface Delivery {
-  message: Message;
-  qos: 0 | 1 | 2;
-  /** The RETAIN flag to send: the message's own with Retain As Published or for retained
-   * messages sent on subscribe, else 0 [MQTT-3.3.1-12 .. MQTT-3.3.1-13]. */
-  retain: boolean;
-  subscriptionIds: number[] | null;
 }
 
 export interface Inflight extends Delivery {
@@ -30,9 +23,12 @@ export interface Inflight extends Delivery {
 }
 
 export interface Will {
+  /** The will as it will be published; its `expiresAt` is set when it is published. */
   message: Message;
   /** Will Delay Interval, seconds [MQTT-3.1.3-9]. */
   delay: number;
+  /** Message Expiry Interval of the will, seconds (0: none); counts from its publication. */
+  expiryInterval: number;
 }
 
 export interface SessionLimits {
@@ -40,8 +36,10 @@ export interface SessionLimits {
   dropPolicy: DropPolicy;
 }
 
-/** Session Expiry Interval meaning "never". */
-export const NEVER_EXPIRES = 0xffffffff;
+/** v5 SUBSCRIBE option bit No Local [MQTT-3.8.3-3]. */
+const NO_LOCAL = 0x04;
+/** A session with more subscriptions than this is assumed to have a No Local one (no scan). */
+const NO_LOCAL_SCAN_MAX = 16;
 
 export class Session {
   readonly subscriptions = new Map<string, SubscriptionEntry>();
@@ -54,7 +52,9 @@ export class Session {
   /** Made when first used (QoS 2 publishers): idle sessions stay small. */
   private incomingQos2Set: Set<number> | null = null;
   /** The connection the session is attached to; null while the client is away. */
-  connection: Connection | null = null;
+  connection: SessionLink | null = null;
+  /** The routing clock's tick when the current connection was attached (see Outbox.deliver). */
+  attachedTick = 0;
   will: Will | null = null;
   /** Seconds the session outlives its connection; 0 = it ends with the connection. */
   expiryInterval = 0;
@@ -85,6 +85,14 @@ export class Session {
       this.nextPacketId = id === 65535 ? 1 : id + 1;
       if (!this.inflight.has(id)) return id;
     }
+  }
+
+  /** Whether a subscription of this session may have No Local (its matches depend on it). */
+  mayHaveNoLocal(): boolean {
+    if (this.subscriptions.size === 0) return false;
+    if (this.subscriptions.size > NO_LOCAL_SCAN_MAX) return true;
+    for (const sub of this.subscriptions.values()) if (sub.options & NO_LOCAL) return true;
+    return false;
   }
 
   clearTimers(): void {

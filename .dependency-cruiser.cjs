@@ -1,0 +1,64 @@
+// Dependency rules for src/, checked by `make typecheck` (dependency-cruiser, type-only imports
+// included). See the README's Layout for the layers.
+//
+// Inside a worker thread data flows one way: listener -> engine/connection -> engine/handlers ->
+// engine/session -> router -> store. A module may import from its own layer and the layers after
+// it, never from one before it (a layer sees the one before it only through an interface it
+// declares itself, e.g. handlers/client.ts, session/link.ts, RouterHost). worker/ is the
+// composition root that wires the concrete classes, and nothing below it imports it.
+const LAYERS = [
+  'src/listener/',
+  'src/engine/connection/',
+  'src/engine/handlers/',
+  'src/engine/session/',
+  'src/router/',
+  'src/store/',
+];
+
+const against = LAYERS.slice(1).map((layer, i) => ({
+  name: `layer-order-${layer.replace(/^src\/|\/$/g, '').replace('/', '-')}`,
+  comment: `${layer} comes after ${LAYERS.slice(0, i + 1).join(', ')} on the data path: it may not import them`,
+  severity: 'error',
+  from: { path: `^${layer}` },
+  to: { path: `^(${LAYERS.slice(0, i + 1).join('|')})` },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import cycles in src/, type-only imports included.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    ...against,
+    {
+      name: 'engine-not-into-worker',
+      comment: 'The worker thread wires the engine; the engine, router, store and listeners never import it.',
+      severity: 'error',
+      from: { path: '^src/(engine|router|store|listener|stats|protocol)/' },
+      to: { path: '^src/worker/' },
+    },
+    {
+      name: 'leaves-stay-leaves',
+      comment: 'protocol/, stats/ and native/ are leaves: they import nothing of the broker but each other.',
+      severity: 'error',
+      from: { path: '^src/(protocol|stats|native)/' },
+      to: { path: '^src/(?!protocol/|stats/|native/)' },
+    },
+    {
+      name: 'main-thread-not-into-engine',
+      comment: 'The main thread (admin API, supervisor, metrics) reaches the engine only through worker operations.',
+      severity: 'error',
+      from: { path: '^src/(admin|metrics)/' },
+      to: { path: '^src/(engine|router|listener)/', dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    includeOnly: '^src/',
+  },
+};

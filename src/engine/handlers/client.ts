@@ -1,0 +1,108 @@
+// What the packet handlers see: the client connection a packet came from (Client), and the
+// worker thread's services (HandlerHost). Both are interfaces, so the handlers never import the
+// connection or the worker; the connection layer implements Client and the worker wires the
+// host. Unit tests give the handlers in-memory implementations of both.
+import type { Packet } from '../../native/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../../auth/index.ts';
+import type { BrokerConfig } from '../../config/index.ts';
+import type { EndpointConfig } from '../../broker/endpoint-config.ts';
+import type { EndpointCounters } from '../../broker/endpoint-counters.ts';
+import type { CloseReason } from '../../protocol/reason-codes.ts';
+import type { Version } from '../../protocol/send.ts';
+import type { EndpointStats } from '../../stats/endpoint-stats.ts';
+import type { WorkerStats } from '../../stats/worker-stats.ts';
+import type { WorkerRouter } from '../../router/worker-router.ts';
+import type { Persistence } from '../session/persistence.ts';
+import type { Session } from '../session/session.ts';
+import type { SessionLink } from '../session/link.ts';
+import type { SessionTable } from '../session/session-table.ts';
+import type { Outbox } from '../session/outbox.ts';
+import type { ProxyEnv } from '../session/proxy-subscriptions.ts';
+
+/** A packet handler may finish later (authentication, authorization, the store): the connection
+ * then holds the packets that follow until it has. */
+export type HandlerResult = void | Promise<void>;
+
+export type ClientState = 'new' | 'connecting' | 'connected' | 'closed';
+
+/** The endpoint (listener) a connection came in on, as handlers see it. */
+export interface ClientEndpoint {
+  readonly config: EndpointConfig;
+  readonly slot: number;
+  readonly stats: EndpointStats;
+}
+
+/** A client connection, as the packet handlers see it. */
+export interface Client extends SessionLink {
+  state: ClientState;
+  version: Version;
+  clientId: string;
+  username: string | undefined;
+  /** Hash of the client id, for the hash_clientid shared-subscription strategy. */
+  clientHash: number;
+  cleanStart: boolean;
+  session: Session | null;
+  authorizer: Authorizer;
+  identity: ClientIdentity;
+  /** Limits the client asked for in CONNECT (v5). */
+  receiveMaximum: number;
+  maxPacketSize: number;
+  aliasMaxOut: number;
+  normalDisconnect: boolean;
+  /** The connection is counted in its endpoint's connections (maxConnectionSize). */
+  countedOnEndpoint: boolean;
+  readonly endpoint: ClientEndpoint;
+  /** The endpoint's Maximum Packet Size when the connection was accepted (CONNACK advertises it). */
+  readonly endpointMaxPacket: number;
+  readonly remoteAddress: string;
+  readonly certificateCN: string | undefined;
+  /** Topic aliases the client set [MQTT-3.3.2-9]: alias -> topic bytes. */
+  readonly aliasesIn: Map<number, Buffer>;
+  /** Traffic counters for the admin API. */
+  messagesIn: number;
+  /** The tail of this connection's publishes waiting for the store (null: none), and how many. */
+  publishChain: Promise<void> | null;
+  publishPending: number;
+  isClosed(): boolean;
+  /** CONNACK was sent: the connection is open for traffic, with this keepalive (seconds). */
+  onConnected(keepalive: number): void;
+  /** A protocol violation: v5 gets DISCONNECT with the reason code, then the connection closes. */
+  protocolError(reason: number, message?: string): void;
+  /** Server DISCONNECT (v5, once connected) with `reason`, then close [MQTT-4.13.2-1]. */
+  disconnectWith(reason: number, why: CloseReason, message?: string): void;
+  close(why: CloseReason): void;
+  /** Stops and restarts reading from the client (back-pressure of the publish pipeline). */
+  pauseReading(): void;
+  resumeReading(): void;
+}
+
+/** The worker thread's services, as the packet handlers see them. */
+export interface HandlerHost {
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+  readonly stats: WorkerStats;
+  readonly router: WorkerRouter;
+  readonly sessions: SessionTable;
+  readonly outbox: Outbox;
+  /** The store's view for this worker; null with the MEMORY store (nothing is kept). */
+  readonly persistence: Persistence | null;
+  readonly authenticator: Authenticator;
+  readonly authMethods: ReadonlyMap<string, AuthMethod>;
+  /** Connections and sessions per endpoint, shared by every worker (endpoint limits). */
+  readonly endpointCounters: EndpointCounters;
+  /** Subscriptions the operator adds to every client (proxy subscriptions). */
+  readonly proxies: ProxyEnv;
+  /** A per-connection authorizer (decisions cached, bounded). */
+  authorizerFor(who: ClientIdentity): Authorizer;
+}
+
+/** How a connection hands its packets to the handlers (the worker gives it one). */
+export interface Dispatcher {
+  /** A PUBLISH, from the framer's descriptor `desc` at word `o` over the bytes `src`. */
+  publish(c: Client, src: Buffer, desc: Uint32Array, o: number): HandlerResult;
+  /** A plain PUBACK read from its bytes. */
+  puback(c: Client, packetId: number): HandlerResult;
+  /** Any other packet, decoded. */
+  packet(c: Client, p: Packet): HandlerResult;
+}

@@ -1,0 +1,211 @@
+// handle_publish: an application message from a client. Works from the framer's descriptor (no
+// packet object): resolves the topic alias, checks flow control and authorization, routes, and
+// acknowledges. QoS 2 is routed once, when the PUBLISH first arrives; its packet id is kept until
+// PUBREL so a resent PUBLISH is acknowledged without being routed again [MQTT-4.3.3-10].
+import { DESC_EXPIRY, rewritePublishProperties } from '../../native/index.ts';
+import type { Message } from '../../broker/message.ts';
+import { RC } from '../../protocol/reason-codes.ts';
+import { ack, PUBACK, PUBREC } from '../../protocol/send.ts';
+import { tooManyLevels } from '../../protocol/topic-levels.ts';
+import type { Routed } from '../../router/delivery.ts';
+import type { Client, HandlerHost, HandlerResult } from './client.ts';
+
+export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
+  if (c.state !== 'connected') {
+    c.protocolError(RC.PROTOCOL_ERROR, 'PUBLISH before CONNACK');
+    return;
+  }
+  const header = d[o] & 0xff;
+  const qos = ((header >> 1) & 3) as 0 | 1 | 2;
+  const packetId = d[o + 5];
+  const session = c.session!;
+  const limits = host.config.limits;
+
+  // Topic, possibly through a topic alias [MQTT-3.3.2-10 .. MQTT-3.3.2-12].
+  let topicBytes = src.subarray(d[o + 3], d[o + 3] + d[o + 4]);
+  const alias = d[o + 10];
+  if (alias !== 0) {
+    if (alias > limits.topicAliasMaximum) {
+      c.protocolError(RC.TOPIC_ALIAS_INVALID, 'topic alias above the maximum');
+      return;
+    }
+    if (topicBytes.length === 0) {
+      const known = c.aliasesIn.get(alias);
+      if (!known) {
+        c.protocolError(RC.PROTOCOL_ERROR, 'unknown topic alias');
+        return;
+      }
+      topicBytes = known;
+    } else {
+      c.aliasesIn.set(alias, Buffer.from(topicBytes));
+    }
+  }
+
+  const stats = host.stats;
+  stats.messagesReceived++;
+  c.messagesIn++;
+  stats.publishReceived[qos]++;
+  stats.publishBytesReceived[qos] += d[o + 2];
+  c.endpoint.stats.publishIn(d[o + 2]);
+
+  if (qos === 2) {
+    if (session.incomingQos2.has(packetId)) {
+      // A resend of a message already routed: acknowledge only.
+      c.write(ack(PUBREC, packetId, c.version));
+      return;
+    }
+    // [MQTT-3.3.4-8] Receive Maximum: unreleased QoS 2 messages beyond ours are refused.
+    if (session.incomingQos2.size >= limits.receiveMaximum) {
+      c.disconnectWith(RC.RECEIVE_MAXIMUM_EXCEEDED, 'receive_maximum_exceeded');
+      return;
+    }
+  }
+
+  const now = Date.now();
+  let props: Buffer | null = null;
+  if (c.version === 5 && d[o + 7] > 0) {
+    props = src.subarray(d[o + 6], d[o + 6] + d[o + 7]);
+    // Topic alias and expiry are set per delivery; the rest is forwarded as it came.
+    if (alias !== 0 || d[o] & DESC_EXPIRY) {
+      const rest = rewritePublishProperties(props);
+      props = rest.length > 0 ? rest : null;
+    }
+  }
+  const topic = topicBytes.toString('utf8');
+  const message: Message = {
+    topic,
+    topicBytes,
+    payload: src.subarray(d[o + 8], d[o + 8] + d[o + 9]),
+    qos,
+    retain: (header & 1) !== 0,
+    props,
+    expiresAt: d[o] & DESC_EXPIRY ? now + d[o + 11] * 1000 : 0,
+    receivedAt: now,
+  };
+  c.endpoint.stats.publishStart(message);
+
+  // A topic with more levels than configured: refused like an invalid topic name.
+  if (tooManyLevels(topic, limits.maxTopicLevels)) {
+    if (c.version === 5) refusePublish(c, qos, packetId, RC.TOPIC_NAME_INVALID);
+    else c.close('protocol_error');
+    return;
+  }
+  // Clients may not publish to $-topics such as $SYS (MQTT 5.0 section 4.7.2: server-specific).
+  if (topic.charCodeAt(0) === 0x24) {
+    refusePublish(c, qos, packetId);
+    return;
+  }
+  if (!c.authorizer.allowsEverything) {
+    const allowed = c.authorizer.authorize(c.identity, 'publish', topic);
+    if (typeof allowed !== 'boolean') {
+      // The decision is not cached yet: the connection holds later packets until it is.
+      return allowed.then((ok) => finishPublish(host, c, message, packetId, ok));
+    }
+    finishPublish(host, c, message, packetId, allowed);
+    return;
+  }
+  finishPublish(host, c, message, packetId, true);
+}
+
+function finishPublish(host: HandlerHost, c: Client, message: Message, packetId: number, allowed: boolean): void {
+  if (c.state === 'closed') return;
+  if (!allowed) {
+    host.stats.aclDenied++;
+    host.stats.dropped.notAuthorized++;
+    c.endpoint.stats.aclDenied++;
+    refusePublish(c, message.qos, packetId);
+    return;
+  }
+  c.endpoint.stats.topicsPublished++;
+  if (message.qos === 2) c.session!.incomingQos2.add(packetId); // resends are now duplicates
+  const persistence = host.persistence;
+  if (persistence === null || (message.qos === 0 && !message.retain && c.publishChain === null)) {
+    // Nothing to keep: route and acknowledge now.
+    acknowledge(c, message, packetId, host.router.publish(message, c.session!.handle, c.clientHash));
+    return;
+  }
+  // With a store, what must be kept is stored before the message is delivered or acknowledged
+  // ("store before you publish": a failed store never produces a delivered message). Storing
+  // starts at once (the store keeps one caller's writes in order and commits them in groups);
+  // delivery and acknowledgement wait behind the previous message's, so they keep the order the
+  // messages arrived in [MQTT-4.6.0-2 .. MQTT-4.6.0-6]. The connection goes on reading.
+  let routed: Routed[];
+  if (message.qos === 1 && !message.retain && c.publishChain === null) {
+    // Nothing stored unless a persistent session gets it: then this is the plain fast path.
+    const done = host.router.publishOrRoute(message, c.session!.handle, c.clientHash, persistence.keeps);
+    if (typeof done === 'number') {
+      acknowledge(c, message, packetId, done);
+      return;
+    }
+    routed = done;
+  } else {
+    routed = host.router.route(message, c.session!.handle, c.clientHash);
+  }
+  const { stored, finish } = storeFirst(host, c, message, packetId, routed);
+  const before = c.publishChain;
+  if (before === null && stored === undefined) {
+    finish();
+    return;
+  }
+  const gate = before === null ? stored! : stored === undefined ? before : Promise.all([before, stored]);
+  chain(host, c, gate.then(finish));
+}
+
+/** Starts storing what must be kept of a routed message; `finish` delivers and acknowledges once
+ * `stored` (undefined: nothing to store) has resolved. */
+function storeFirst(host: HandlerHost, c: Client, message: Message, packetId: number, routed: Routed[]): { stored: Promise<unknown> | undefined; finish: () => void } {
+  const persistence = host.persistence!;
+  const session = c.session!;
+  const waits: Promise<void>[] = [];
+  const kept = persistence.messageRouted(message, routed);
+  if (kept) waits.push(kept);
+  if (message.retain) waits.push(persistence.retained(message));
+  if (message.qos === 2) {
+    const q2 = persistence.incomingQos2(session, packetId);
+    if (q2) waits.push(q2);
+  }
+  const finish = () => {
+    // Stored, so delivered even if the publisher went away meanwhile (it is then not
+    // acknowledged: the client sends it again, a duplicate QoS 1 allows and QoS 2 recognises).
+    host.router.deliverRouted(message, routed);
+    acknowledge(c, message, packetId, routed.length);
+  };
+  return { stored: waits.length === 0 ? undefined : waits.length === 1 ? waits[0] : Promise.all(waits), finish };
+}
+
+/** Appends to the connection's publish pipeline; bounded: reading pauses while it is long. */
+function chain(host: HandlerHost, c: Client, p: Promise<void>): void {
+  const max = host.config.limits.receiveMaximum;
+  c.publishPending++;
+  if (c.publishPending === max) c.pauseReading();
+  const link: Promise<void> = p.then(
+    () => settle(c, link, max),
+    (err: unknown) => {
+      settle(c, link, max);
+      // Not acknowledged, so not lost: the client keeps the message and sends it again.
+      host.log.error('store failed; message not acknowledged', { clientId: c.clientId, err });
+      c.disconnectWith(RC.UNSPECIFIED_ERROR, 'protocol_error', 'message could not be stored');
+    },
+  );
+  c.publishChain = link;
+}
+
+function settle(c: Client, link: Promise<void>, max: number): void {
+  c.publishPending--;
+  if (c.publishChain === link) c.publishChain = null;
+  if (c.publishPending === max - 1 && c.state !== 'closed') c.resumeReading();
+}
+
+function acknowledge(c: Client, message: Message, packetId: number, matched: number): void {
+  c.endpoint.stats.publishDone(message);
+  if (c.state === 'closed') return;
+  if (message.qos === 1) c.write(ack(PUBACK, packetId, c.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
+  else if (message.qos === 2) c.write(ack(PUBREC, packetId, c.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
+}
+
+/** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has
+ * no negative acknowledgement, so the message is acknowledged and dropped. */
+function refusePublish(c: Client, qos: number, packetId: number, reason: number = RC.NOT_AUTHORIZED): void {
+  if (qos === 1) c.write(ack(PUBACK, packetId, c.version, reason));
+  else if (qos === 2) c.write(ack(PUBREC, packetId, c.version, reason));
+}

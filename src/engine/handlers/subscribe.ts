@@ -1,0 +1,65 @@
+// handle_subscribe: adds subscriptions to the session and the shared routing core, answers
+// SUBACK once a persistent session's subscriptions are stored, then sends the retained messages
+// the new subscriptions match (by Retain Handling). The subscription logic itself is shared with
+// the broker's own subscriptions: ../session/subscriptions.ts.
+import { performance } from 'node:perf_hooks';
+
+import type { Packet } from '../../native/index.ts';
+import { RC } from '../../protocol/reason-codes.ts';
+import { suback } from '../../protocol/send.ts';
+import { addSubscription, optionsByte, sendRetained, SubscriptionRefused, type SubscriptionEnv } from '../session/subscriptions.ts';
+import type { Client, HandlerHost, HandlerResult } from './client.ts';
+
+export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): HandlerResult {
+  const startedAt = performance.now();
+  const subs = p.subscriptions!;
+  if (c.authorizer.allowsEverything) return finishSubscribe(host, c, p, subs.map(() => true), startedAt);
+  const decisions = subs.map((s) => c.authorizer.authorize(c.identity, 'subscribe', s.topic));
+  if (decisions.every((d) => typeof d === 'boolean')) return finishSubscribe(host, c, p, decisions as boolean[], startedAt);
+  return Promise.all(decisions).then((ok) => finishSubscribe(host, c, p, ok, startedAt));
+}
+
+function finishSubscribe(host: HandlerHost, c: Client, p: Packet, allowed: boolean[], startedAt: number): HandlerResult {
+  if (c.state === 'closed') return;
+  const session = c.session!;
+  const env: SubscriptionEnv = { router: host.router, persistence: host.persistence, maxTopicLevels: host.config.limits.maxTopicLevels };
+  const subscriptionId = p.properties?.subscriptionIdentifier?.[0] ?? 0;
+  const codes: number[] = [];
+  const added: { filter: string; options: number; existed: boolean }[] = [];
+  const storing: Promise<void>[] = [];
+  p.subscriptions!.forEach((sub, i) => {
+    if (!allowed[i]) {
+      host.stats.aclDenied++;
+      c.endpoint.stats.aclDenied++;
+      codes.push(RC.NOT_AUTHORIZED); // [MQTT-3.9.3-1 context] 0x87 in v5, 0x80 in v3
+      return;
+    }
+    const options = optionsByte(sub.qos, sub.nl ?? false, sub.rap ?? false, sub.rh ?? 0);
+    try {
+      const { existed, stored } = addSubscription(env, session, sub.topic, options, subscriptionId);
+      if (stored) storing.push(stored);
+      added.push({ filter: sub.topic, options, existed });
+      codes.push(sub.qos); // granted QoS: we support all three
+    } catch (err) {
+      if (!(err instanceof SubscriptionRefused)) throw err;
+      host.log.debug('subscription refused', { clientId: c.clientId, filter: sub.topic, err });
+      codes.push(err.reason);
+    }
+  });
+  const answer = () => {
+    c.write(suback(c.version, p.messageId!, codes));
+    c.endpoint.stats.timed('subscribe', startedAt);
+    for (const a of added) sendRetained(env, session, a.filter, a.options, subscriptionId, a.existed);
+  };
+  if (storing.length === 0) {
+    answer();
+    return;
+  }
+  // A persistent session's subscriptions are acknowledged once stored.
+  return Promise.all(storing).then(() => {
+    if (!c.isClosed()) answer();
+  }, (err: unknown) => {
+    host.log.error('subscription could not be stored', { clientId: c.clientId, err });
+    c.disconnectWith(RC.UNSPECIFIED_ERROR, 'protocol_error', 'subscription could not be stored');
+  });
+}

@@ -1,0 +1,13 @@
+// handle_unsubscribe: removes subscriptions from the session and the routing core.
+import type { Packet } from '../../native/index.ts';
+import { RC } from '../../protocol/reason-codes.ts';
+import { unsuback } from '../../protocol/send.ts';
+import { removeSubscription } from '../session/subscriptions.ts';
+import type { Client, HandlerHost } from './client.ts';
+
+export function handleUnsubscribe(host: HandlerHost, c: Client, p: Packet): void {
+  const session = c.session!;
+  const env = { router: host.router, persistence: host.persistence, maxTopicLevels: host.config.limits.maxTopicLevels };
+  const codes = p.unsubscriptions!.map((filter) => (removeSubscription(env, session, filter) ? RC.SUCCESS : RC.NO_SUBSCRIPTION_EXISTED));
+  c.write(unsuback(c.version, p.messageId!, codes));
+}

@@ -1,0 +1,189 @@
+// Outbox: the way out of a session towards its client, for one worker thread. It sends a
+// delivery now or queues it (offline, or the inflight window is full), allocates packet ids and
+// records QoS 1/2 messages in flight, resends what was in flight when a session resumes, drains
+// the queue as acknowledgements free the window, and counts every message it drops by reason.
+// It writes through the session's SessionLink and tells Persistence what changed.
+import { isExpired, routedBefore } from '../../broker/message.ts';
+import { ack, packetIdOffset, PUBREL } from '../../protocol/send.ts';
+import type { WorkerStats } from '../../stats/worker-stats.ts';
+import { endpointStatsOfSlot } from '../../stats/endpoint-stats.ts';
+import type { Delivery } from '../../router/delivery.ts';
+import type { Persistence } from './persistence.ts';
+import type { Inflight, Session } from './session.ts';
+import type { SessionLink } from './link.ts';
+
+export interface OutboxLimits {
+  /** QoS 1/2 messages in flight to a client at most (also bounded by its Receive Maximum). */
+  readonly maxInflight: number;
+  /** Queue QoS 0 messages for offline sessions. */
+  readonly queueQos0: boolean;
+}
+
+export class Outbox {
+  constructor(
+    private readonly limits: OutboxLimits,
+    private readonly stats: WorkerStats,
+    private readonly persistence: Persistence | null,
+  ) {}
+
+  /** The QoS 1/2 window towards the session's client. */
+  window(link: SessionLink): number {
+    return Math.min(link.receiveMaximum, this.limits.maxInflight);
+  }
+
+  /**
+   * A delivery for a session of this thread: to its connection, or to its queue. `frameCache`
+   * holds the frames of this message already encoded for other subscribers, by variant.
+   */
+  deliver(session: Session, d: Delivery, frameCache: Map<string, Buffer> | null): void {
+    if (session.sink !== null) {
+      session.sink(d);
+      return;
+    }
+    const link = session.connection;
+    if (link === null || !link.connected) {
+      this.enqueue(session, d);
+      return;
+    }
+    // QoS 0 routed before this connection was attached went to a session that was offline (or to
+    // the connection before it): not queued, so not delivered either [MQTT-3.1.2-5 context].
+    if (d.qos === 0 && routedBefore(d.message, session.attachedTick)) {
+      this.dropQos0Offline(session);
+      return;
+    }
+    // A stored message waits in the queue while the store is congested (drain resumes it).
+    if (d.message.storeId !== undefined && session.stored && this.persistence?.congested) {
+      this.enqueue(session, d);
+      this.drain(session);
+      return;
+    }
+    if (d.qos > 0 && session.inflight.size >= this.window(link)) {
+      this.enqueue(session, d);
+      return;
+    }
+    let frame: Buffer | undefined;
+    if (frameCache !== null && link.sharesFrames) {
+      // One encoding per variant of the message for this tick's subscribers.
+      const key = `${link.version}${d.qos}${d.retain ? 1 : 0}${d.subscriptionIds ?? ''}`;
+      frame = frameCache.get(key);
+      if (!frame) {
+        frame = link.encodePublish(d, Date.now(), false);
+        frameCache.set(key, frame);
+      }
+    }
+    this.send(session, link, d, frame, false, 0);
+  }
+
+  /**
+   * Encodes (or reuses `frame`, shared with other subscribers: copied before its packet id is
+   * patched) and writes one PUBLISH; records it in flight for QoS > 0. `packetId` is given for a
+   * resend of a message already in flight.
+   */
+  private send(session: Session, link: SessionLink, d: Delivery, frame: Buffer | undefined, dup: boolean, packetId: number): void {
+    const m = d.message;
+    const now = Date.now();
+    if (isExpired(m, now)) {
+      // [MQTT-3.3.2-5] an expired message is not delivered.
+      this.stats.dropped.expired++;
+      link.endpointStats.dropped.others++;
+      if (packetId !== 0) session.inflight.delete(packetId);
+      this.persistence?.delivered(session, m);
+      return;
+    }
+    const resend = packetId !== 0;
+    if (d.qos > 0 && packetId === 0) {
+      packetId = session.allocatePacketId();
+      if (packetId === 0) {
+        this.enqueue(session, d);
+        return;
+      }
+    }
+    if (!frame || dup) frame = link.encodePublish(d, now, dup);
+    else if (d.qos > 0) frame = Buffer.from(frame);
+    if (frame.length > link.maxPacketSize) {
+      // [MQTT-3.1.2-25] too big for this client: dropped for it, as if sent.
+      this.stats.dropped.tooLarge++;
+      link.endpointStats.dropped.others++;
+      if (resend) session.inflight.delete(packetId);
+      this.persistence?.delivered(session, m);
+      return;
+    }
+    if (d.qos > 0) {
+      frame.writeUInt16BE(packetId, packetIdOffset(frame));
+      if (!resend) {
+        const entry: Inflight = { message: m, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish' };
+        session.inflight.set(packetId, entry);
+        this.persistence?.deliveryState(session, m, 'inflight', packetId);
+      }
+    }
+    this.stats.messagesSent++;
+    this.stats.publishSent[d.qos]++;
+    this.stats.publishBytesSent[d.qos] += frame.length;
+    link.published(frame.length);
+    if (!resend) this.stats.recordDelivery(now - m.receivedAt);
+    link.write(frame);
+  }
+
+  enqueue(session: Session, d: Delivery): void {
+    if (d.qos === 0 && !this.limits.queueQos0 && !session.connection?.connected) {
+      this.dropQos0Offline(session);
+      return;
+    }
+    const dropped = session.queue.push(d);
+    if (dropped !== undefined) {
+      this.stats.dropped.queueFull++;
+      const es = session.connection?.endpointStats ?? endpointStatsOfSlot(session.endpointSlot);
+      if (es) es.dropped.buffer_full++;
+      this.persistence?.delivered(session, dropped.message);
+    }
+  }
+
+  private dropQos0Offline(session: Session): void {
+    this.stats.dropped.qos0Offline++;
+    const es = endpointStatsOfSlot(session.endpointSlot) ?? session.connection?.endpointStats;
+    if (es) es.dropped.client_disconnected++;
+  }
+
+  /** Sends queued deliveries while the client's window has room (and the store keeps up). */
+  drain(session: Session): void {
+    const link = session.connection;
+    if (!link || !link.connected) return;
+    const persistence = this.persistence;
+    if (persistence?.congested && session.stored) {
+      if (!session.drainScheduled) {
+        session.drainScheduled = true;
+        persistence.whenClear(() => {
+          session.drainScheduled = false;
+          this.drain(session);
+        });
+      }
+      return;
+    }
+    const window = this.window(link);
+    while (session.queue.length > 0) {
+      const next = session.queue.peek()!;
+      if (next.qos > 0 && session.inflight.size >= window) return;
+      session.queue.shift();
+      this.send(session, link, next, undefined, false, 0);
+    }
+  }
+
+  /** After CONNACK: resend what was in flight (PUBLISH with DUP, or PUBREL) [MQTT-4.4.0-1], then
+   * what was queued. */
+  resume(session: Session): void {
+    const link = session.connection!;
+    for (const entry of [...session.inflight.values()]) {
+      if (entry.state === 'pubrel') link.write(ack(PUBREL, entry.packetId, link.version));
+      else this.send(session, link, entry, undefined, true, entry.packetId);
+    }
+    this.drain(session);
+  }
+
+  /** A QoS 1 message or a QoS 2 flow towards the client completed (or was refused): free its
+   * packet id and send what waits. */
+  completed(session: Session, entry: Inflight): void {
+    session.inflight.delete(entry.packetId);
+    this.persistence?.delivered(session, entry.message);
+    this.drain(session);
+  }
+}

@@ -1,0 +1,79 @@
+// Wills: publishing a session's will when its connection is lost (now, or after its Will Delay
+// Interval), and cancelling it when the client comes back in time [MQTT-3.1.2-8, MQTT-3.1.3-9].
+// A will is routed like a PUBLISH of the client: authorized, and stored for persistent
+// subscribers (and as retained) before it is delivered.
+import { NO_PUBLISHER } from '../../native/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { Authorizer, ClientIdentity } from '../../auth/index.ts';
+import type { WorkerStats } from '../../stats/worker-stats.ts';
+import type { WorkerRouter } from '../../router/worker-router.ts';
+import type { Persistence } from './persistence.ts';
+import type { Session, Will } from './session.ts';
+
+export interface WillEnv {
+  readonly log: Logger;
+  readonly stats: WorkerStats;
+  readonly router: WorkerRouter;
+  readonly persistence: Persistence | null;
+  authorizerFor(who: ClientIdentity): Authorizer;
+}
+
+export class Wills {
+  constructor(private readonly env: WillEnv) {}
+
+  /** The connection of `session` was lost: its will goes out now, or after its delay (capped by
+   * the session's expiry: the will goes when the session ends, if first). */
+  connectionLost(session: Session, will: Will): void {
+    if (will.delay > 0 && session.expiryInterval > 0) this.delay(session, will, Math.min(will.delay, session.expiryInterval) * 1000);
+    else this.publish(session, will);
+  }
+
+  /** Keeps the will until `ms` pass (or the session ends, or the client comes back first). */
+  delay(session: Session, will: Will, ms: number): void {
+    session.will = will;
+    session.willTimer = setTimeout(() => {
+      session.willTimer = null;
+      const w = session.will;
+      session.will = null;
+      if (w) this.publish(session, w);
+    }, ms);
+  }
+
+  /** A new connection for the session's client id: a will still waiting is not sent
+   * [MQTT-3.1.2-8], whether the session continues or not. */
+  cancel(session: Session): void {
+    if (session.willTimer) clearTimeout(session.willTimer);
+    session.willTimer = null;
+    session.will = null;
+  }
+
+  publish(session: Session, will: Will): void {
+    const base = will.message;
+    // The will's Message Expiry Interval counts from its publication [MQTT-3.1.3-? : 3.1.3.2.4].
+    const message = { ...base, expiresAt: will.expiryInterval > 0 ? Date.now() + will.expiryInterval * 1000 : 0, receivedAt: Date.now() };
+    if (message.topic.charCodeAt(0) === 0x24) return;
+    const env = this.env;
+    const identity = { clientId: session.clientId, username: session.username };
+    const allowed = env.authorizerFor(identity).authorize(identity, 'publish', message.topic);
+    const go = (ok: boolean) => {
+      if (!ok) {
+        env.stats.dropped.notAuthorized++;
+        return;
+      }
+      const persistence = env.persistence;
+      if (!persistence) {
+        env.router.publish(message, NO_PUBLISHER, 0);
+        return;
+      }
+      // Stored for persistent subscribers (and as retained) before it is delivered, like a PUBLISH.
+      const routed = env.router.route(message, NO_PUBLISHER, 0);
+      const waits = [persistence.messageRouted(message, routed), message.retain ? persistence.retained(message) : undefined].filter((p) => p !== undefined);
+      Promise.all(waits).then(
+        () => env.router.deliverRouted(message, routed),
+        (err: unknown) => env.log.error('will could not be stored; not published', { clientId: session.clientId, err }),
+      );
+    };
+    if (typeof allowed === 'boolean') go(allowed);
+    else allowed.then(go, (err: unknown) => env.log.error('will authorization failed', { clientId: session.clientId, err }));
+  }
+}

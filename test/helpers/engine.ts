@@ -1,0 +1,276 @@
+// An in-memory engine for unit tests: one or more "workers" (router, session table, outbox,
+// wills, handler host) in this thread over a routing core and client registry of their own,
+// wired as src/worker/worker.ts wires them, with the messages between workers (delivery batches,
+// session hand-over) passed in memory and delivered on the next turn of the event loop, as
+// MessagePorts do. Clients are FakeClients: no sockets; what the broker writes is parsed back.
+import { randomUUID } from 'node:crypto';
+
+import mqttPacket, { type Packet as MqttPacket } from 'mqtt-packet';
+
+import { Router, RetainedStore, ClientRegistry, DESC_SLOTS, Framer, encodePacket, type Packet } from '../../src/native/index.ts';
+import { loadConfig, type BrokerConfig } from '../../src/config/index.ts';
+import { createLogger } from '../../src/log/index.ts';
+import { StaticAuthenticator, StaticAuthorizer, type Authorizer } from '../../src/auth/index.ts';
+import { EndpointCounters, createCounters } from '../../src/broker/endpoint-counters.ts';
+import { completeEndpoint } from '../../src/broker/endpoint-config.ts';
+import { remainingExpiry } from '../../src/broker/message.ts';
+import type { CloseReason } from '../../src/protocol/reason-codes.ts';
+import * as send from '../../src/protocol/send.ts';
+import { WorkerRouter } from '../../src/router/worker-router.ts';
+import type { Delivery } from '../../src/router/delivery.ts';
+import { SessionTable } from '../../src/engine/session/session-table.ts';
+import { Outbox } from '../../src/engine/session/outbox.ts';
+import { Wills } from '../../src/engine/session/wills.ts';
+import { Persistence } from '../../src/engine/session/persistence.ts';
+import type { Session } from '../../src/engine/session/session.ts';
+import type { HandoverMessage } from '../../src/engine/session/handover.ts';
+import type { ProxyEnv } from '../../src/engine/session/proxy-subscriptions.ts';
+import { createDispatcher } from '../../src/engine/handlers/dispatch.ts';
+import type { Client, ClientEndpoint, ClientState, Dispatcher, HandlerHost } from '../../src/engine/handlers/client.ts';
+import { WorkerStats } from '../../src/stats/worker-stats.ts';
+import { EndpointStats } from '../../src/stats/endpoint-stats.ts';
+import type { Store } from '../../src/store/types.ts';
+
+export interface EngineWorker {
+  id: number;
+  host: HandlerHost;
+  router: WorkerRouter;
+  sessions: SessionTable;
+  stats: WorkerStats;
+  dispatch: Dispatcher;
+}
+
+export interface Engine {
+  config: BrokerConfig;
+  workers: EngineWorker[];
+  /** Resolves once every message between workers sent so far (and those they cause) arrived. */
+  settle(): Promise<void>;
+  /** A client on worker `worker` (not connected yet: send it a CONNECT). */
+  client(worker?: number): FakeClient;
+  close(): void;
+}
+
+/** Configuration as a config file would give it (`overrides` in the file's shape). */
+export function engineConfig(overrides: Record<string, unknown> = {}): BrokerConfig {
+  const env: Record<string, string> = { SPINDLE_LOG_LEVEL: 'error', SPINDLE_SYS_ENABLED: 'false', SPINDLE_STORE_STORE_TYPE: 'MEMORY' };
+  for (const [k, v] of Object.entries(flatten(overrides))) env[`SPINDLE_${k.replace(/([a-z])([A-Z])/g, '$1_$2').replace(/\./g, '_').toUpperCase()}`] = typeof v === 'string' ? v : JSON.stringify(v);
+  return loadConfig({ argv: [], env });
+}
+
+function flatten(o: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (v && typeof v === 'object' && !Array.isArray(v)) Object.assign(out, flatten(v as Record<string, unknown>, `${prefix}${k}.`));
+    else out[`${prefix}${k}`] = v;
+  }
+  return out;
+}
+
+export function startEngine(options: { workers?: number; config?: BrokerConfig; store?: Store } = {}): Engine {
+  const config = options.config ?? engineConfig();
+  const name = `engine-${randomUUID()}`;
+  const registry = ClientRegistry.open(name);
+  const counters = new EndpointCounters(createCounters());
+  const shared = new SharedArrayBuffer(8);
+  const log = createLogger({ level: 'error', name: 'engine-test' });
+  let inFlight = 0;
+  let idle: (() => void)[] = [];
+  const post = (fn: () => void) => {
+    inFlight++;
+    setImmediate(() => {
+      try {
+        fn();
+      } finally {
+        inFlight--;
+        if (inFlight === 0) for (const f of idle.splice(0)) f();
+      }
+    });
+  };
+  const workers: EngineWorker[] = [];
+  const count = options.workers ?? 1;
+  for (let id = 0; id < count; id++) {
+    const stats = new WorkerStats();
+    const persistence = options.store ? new Persistence(options.store, registry, id, log) : null;
+    const limits = config.limits;
+    const sessionLimits = { maxQueued: limits.maxQueuedMessages, dropPolicy: limits.queueDropPolicy };
+    const staticAuthorizer = new StaticAuthorizer(config.auth);
+    const authorizerFor = (): Authorizer => staticAuthorizer;
+    // eslint-disable-next-line prefer-const
+    let sessions: SessionTable;
+    const router = new WorkerRouter({
+      workerId: id,
+      deliverLocal: (h, d, cache) => sessions.deliverLocal(h, d, cache),
+      storedLocally: (h) => sessions.byHandle.get(h)?.stored,
+      mayHaveNoLocal: (h) => sessions.byHandle.get(h)?.mayHaveNoLocal() ?? true,
+      movedTo: (h) => sessions.movedTo(h),
+      sendBatch: (worker, buffer, length) => post(() => workers[worker].router.receiveBatch(buffer, length)),
+      dropped: () => stats.dropped.noSession++,
+    }, Router.open(name), RetainedStore.open(name), shared);
+    const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence);
+    const wills = new Wills({ log, stats, router, persistence, authorizerFor });
+    sessions = new SessionTable({
+      workerId: id, limits: sessionLimits, log, stats, router, persistence, outbox, wills, endpointCounters: counters, registry,
+      sendControl: (worker: number, msg: HandoverMessage) => post(() => workers[worker].sessions.onControl(msg, id)),
+      loadStored: async () => null,
+    });
+    const proxies: ProxyEnv = { router, persistence, maxTopicLevels: limits.maxTopicLevels, log, sessions: () => sessions.all(), owns: (s) => sessions.owns(s) };
+    const host: HandlerHost = {
+      config, log, stats, router, sessions, outbox, persistence,
+      authenticator: new StaticAuthenticator(config.auth), authMethods: new Map(), endpointCounters: counters, proxies, authorizerFor,
+    };
+    workers.push({ id, host, router, sessions, stats, dispatch: createDispatcher(host) });
+  }
+  const endpoint: ClientEndpoint = { config: completeEndpoint({ port: 1883 }, { messageMaxSize: config.limits.maxPacketSize }, 'config'), slot: 0, stats: new EndpointStats() };
+  return {
+    config,
+    workers,
+    settle: () => new Promise<void>((resolve) => {
+      const check = () => setImmediate(() => (inFlight === 0 ? resolve() : idle.push(check)));
+      check();
+    }),
+    client: (worker = 0) => new FakeClient(workers[worker], endpoint),
+    close() {
+      Router.close(name);
+      RetainedStore.close(name);
+      ClientRegistry.close(name);
+    },
+  };
+}
+
+/** A client connection without a socket: packets in through the worker's dispatcher (encoded and
+ * framed as a socket would deliver them), what the broker writes parsed back in order. */
+export class FakeClient implements Client {
+  state: ClientState = 'new';
+  version: send.Version = 5;
+  clientId = '';
+  username: string | undefined;
+  clientHash = 0;
+  cleanStart = true;
+  session: Session | null = null;
+  authorizer!: Authorizer;
+  identity!: { clientId: string; username?: string };
+  receiveMaximum = 65535;
+  maxPacketSize = 268435460;
+  aliasMaxOut = 0;
+  normalDisconnect = false;
+  countedOnEndpoint = false;
+  readonly endpointMaxPacket: number;
+  readonly remoteAddress = '127.0.0.1';
+  readonly certificateCN = undefined;
+  readonly aliasesIn = new Map<number, Buffer>();
+  messagesIn = 0;
+  publishChain: Promise<void> | null = null;
+  publishPending = 0;
+  paused = false;
+  closeReason: CloseReason | undefined;
+  /** Everything the broker wrote, parsed, in order. */
+  readonly received: MqttPacket[] = [];
+  private readonly framer: InstanceType<typeof Framer>;
+  private parser: ReturnType<typeof mqttPacket.parser> | null = null;
+  private readonly table = new Uint32Array(DESC_SLOTS * 64);
+  private work: Promise<void> = Promise.resolve();
+
+  constructor(readonly worker: EngineWorker, readonly endpoint: ClientEndpoint) {
+    this.endpointMaxPacket = endpoint.config.messageMaxSize;
+    this.framer = new Framer(this.endpointMaxPacket);
+  }
+
+  get connected(): boolean { return this.state === 'connected'; }
+  get sharesFrames(): boolean { return this.aliasMaxOut === 0; }
+  get endpointStats(): EndpointStats { return this.endpoint.stats; }
+  get endpointSlot(): number { return this.endpoint.slot; }
+
+  /** Sends packets (mqtt-packet objects) to the broker; resolves when the handlers are done. */
+  send(...packets: Record<string, unknown>[]): Promise<void> {
+    for (const p of packets) {
+      const version = p.cmd === 'connect' ? (p.protocolVersion as number) ?? 5 : this.version;
+      const bytes = mqttPacket.generate(p as unknown as MqttPacket, { protocolVersion: version as 4 | 5 });
+      this.work = this.work.then(() => this.feed(bytes));
+    }
+    return this.work;
+  }
+
+  private async feed(bytes: Buffer): Promise<void> {
+    if (this.state === 'closed') return;
+    let n = this.framer.feed(bytes, this.table);
+    while (n > 0) {
+      for (let i = 0; i < n; i++) {
+        const o = i * DESC_SLOTS;
+        const desc = this.table.slice(o, o + DESC_SLOTS);
+        const type = (desc[0] & 0xff) >> 4;
+        if (type === 3) await this.worker.dispatch.publish(this, bytes, desc, 0);
+        else await this.worker.dispatch.packet(this, decode(this.version, bytes, desc));
+        if (this.state === 'closed') return;
+      }
+      n = this.framer.more(bytes, this.table);
+    }
+  }
+
+  /** The packets of type `cmd` received so far. */
+  packets(cmd: string): MqttPacket[] {
+    return this.received.filter((p) => p.cmd === cmd);
+  }
+
+  // ---- Client / SessionLink --------------------------------------------------------------
+
+  write(frame: Buffer): void {
+    if (this.state === 'closed') return;
+    this.parser ??= mqttPacket.parser({ protocolVersion: this.version });
+    this.parser.removeAllListeners('packet');
+    this.parser.on('packet', (p: MqttPacket) => this.received.push(p));
+    this.parser.parse(frame);
+  }
+
+  published(): void {}
+
+  encodePublish(d: Delivery, now: number, dup: boolean): Buffer {
+    const m = d.message;
+    const props = this.version === 5 ? send.publishProperties(m.props, remainingExpiry(m, now), d.subscriptionIds, 0) : null;
+    const len = send.publishLength(this.version, d.qos, m.topicBytes.length, props?.length ?? 0, m.payload.length);
+    const out = Buffer.alloc(len);
+    const { encodePublish } = native;
+    encodePublish(this.version, out, 0, d.qos | (dup ? 4 : 0) | (d.retain ? 8 : 0), d.qos ? 1 : 0, m.topicBytes, m.payload, props ?? undefined);
+    return out;
+  }
+
+  isClosed(): boolean { return this.state === 'closed'; }
+
+  onConnected(): void {
+    this.state = 'connected';
+    this.framer.setVersion(this.version);
+  }
+
+  protocolError(reason: number, message?: string): void {
+    this.disconnectWith(reason, 'protocol_error', message);
+  }
+
+  disconnectWith(reason: number, why: CloseReason, message?: string): void {
+    if (this.state === 'closed') return;
+    if (this.version === 5 && this.state === 'connected') this.write(send.disconnect(reason, message));
+    this.close(why);
+  }
+
+  kick(reason: number, why: CloseReason, message?: string): void {
+    this.disconnectWith(reason, why, message);
+  }
+
+  close(why: CloseReason): void {
+    if (this.state === 'closed') return;
+    this.closeReason ??= why;
+    this.state = 'closed';
+    if (this.countedOnEndpoint) this.worker.host.endpointCounters.releaseConnection(this.endpoint.slot);
+    if (this.session) this.worker.sessions.connectionClosed(this.session, this);
+  }
+
+  pauseReading(): void { this.paused = true; }
+  resumeReading(): void { this.paused = false; }
+}
+
+import * as nativeModule from '../../src/native/index.ts';
+const native = nativeModule;
+
+function decode(version: number, bytes: Buffer, desc: Uint32Array): Packet {
+  return native.decodePacket(version, bytes, desc[1], desc[2]);
+}
+
+export { encodePacket };
