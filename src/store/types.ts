@@ -10,7 +10,7 @@
 
 /** A stored application message (written once, referenced by every delivery of it). */
 export interface StoredMessage {
-  /** Store-wide unique id chosen by the broker (worker id and sequence; see ids.ts). */
+  /** Store-wide unique id chosen by the broker (milliseconds, worker, counter; see Persistence.nextMessageId). */
   id: bigint;
   topic: string;
   payload: Buffer;
@@ -28,9 +28,12 @@ export interface StoredWill {
   delay: number;
 }
 
+/** Session Expiry Interval meaning the session never expires (MQTT 5, 3.1.2.11.2). */
+export const NEVER_EXPIRES = 0xffffffff;
+
 export interface StoredSession {
   clientId: string;
-  /** Seconds the session outlives its connection (0xFFFFFFFF: never expires). */
+  /** Seconds the session outlives its connection (NEVER_EXPIRES: it never does). */
   expiryInterval: number;
   /** When the client went away (ms since the epoch), or null while it is connected. */
   disconnectedAt: number | null;

@@ -1,7 +1,7 @@
 // Conversions between Store records and SQL column values shared by the SQL backends: delivery
 // state codes, session expiry deadline, and whole-row decoding helpers.
 import { StoreError } from '../errors.ts';
-import type { DeliveryState, StoredSession } from '../types.ts';
+import { NEVER_EXPIRES, type DeliveryState, type StoredSession } from '../types.ts';
 
 const STATES: readonly DeliveryState[] = ['queued', 'inflight', 'pubrel'];
 
@@ -16,8 +16,6 @@ export function stateName(code: number): DeliveryState {
   if (state === undefined) throw new StoreError('STORE_IO', `stored delivery state ${code} is unknown`);
   return state;
 }
-
-export const NEVER_EXPIRES = 0xffffffff;
 
 /** When a session expires (ms since the epoch), or null while connected or never expiring. */
 export function sessionDeadline(s: StoredSession): number | null {
