@@ -65,6 +65,9 @@ export interface StoredDelivery {
   subscriptionIds: number[];
 }
 
+/** A delivery as addMessage creates it: queued, its message id that of the message stored with it. */
+export type NewDelivery = Omit<StoredDelivery, 'messageId' | 'state' | 'packetId'>;
+
 /** A delivery with its message, as a restart reads it back. */
 export interface LoadedDelivery extends StoredDelivery {
   message: StoredMessage;
@@ -106,7 +109,7 @@ export interface Store {
    * Stores a message once and a queued delivery of it for each given client, atomically.
    * `deliveries` carry their own seq, qos, retain and subscription ids.
    */
-  addMessage(message: StoredMessage, deliveries: Omit<StoredDelivery, 'messageId' | 'state' | 'packetId'>[]): Promise<void>;
+  addMessage(message: StoredMessage, deliveries: NewDelivery[]): Promise<void>;
   /** Moves a delivery to `state` (queued -> inflight with a packet id -> pubrel). */
   updateDelivery(clientId: string, messageId: bigint, state: DeliveryState, packetId: number): Promise<void>;
   /** Removes a delivery (acknowledged, expired or dropped); the message goes when no delivery and
