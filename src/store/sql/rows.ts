@@ -53,8 +53,6 @@ export const SESSION_COLUMNS = [
 export const DELIVERY_COLUMNS = ['client_id', 'message_id', 'seq', 'state', 'packet_id', 'qos', 'retain', 'subscription_ids'] as const;
 
 type Columns<C extends readonly string[]> = Record<C[number], unknown>;
-export type MessageRow = ReturnType<typeof messageRow>;
-export type SessionRow = ReturnType<typeof sessionRow>;
 export type DeliveryRow = ReturnType<typeof deliveryRow>;
 
 /** The values of `row` in the order of `columns`. */

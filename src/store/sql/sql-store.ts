@@ -52,11 +52,13 @@ export abstract class SqlStore<Tx, Result> {
   /** The rows of a query's result. */
   protected abstract rows(result: Result): Row[];
 
-  // Statements: each issues its statements before its first await (they run pipelined).
+  // Statements the shared flows are built from.
 
-  /** INSERTs the messages, keeping a message already stored; one promise per statement. */
+  /** INSERTs the messages, keeping a message already stored; issues every statement at once (the
+   * merged addMessage job is pipelined) and returns one promise per statement. */
   protected abstract insertMessageRows(tx: Tx, messages: StoredMessage[]): Promise<unknown>[];
-  /** INSERTs deliveries (at most DELIVERY_ROWS), replacing the row of a (client, message) pair already stored. */
+  /** INSERTs deliveries (at most DELIVERY_ROWS) in one statement, issued at once, replacing the row
+   * of a (client, message) pair already stored. */
   protected abstract upsertDeliveryRows(tx: Tx, rows: DeliveryRow[]): Promise<unknown>;
   /** DELETEs the deliveries (any number of them). */
   protected abstract deleteDeliveryRows(tx: Tx, keys: DeliveryKey[]): Promise<void>;
