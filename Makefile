@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie bench-store bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -44,7 +44,7 @@ typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
-bench: build bench-codec bench-trie bench-store bench-persistence bench-compare
+bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-compare
 
 bench-codec: build
 	node --import tsx bench/codec.ts
@@ -54,6 +54,10 @@ bench-trie: build
 
 bench-store: build
 	node --import tsx bench/store-local.ts
+
+# Concurrent addMessage on the MYSQL and POSTGRESQL stores (starts the databases when missing).
+bench-store-sql: build databases
+	node --import tsx bench/store-sql.ts
 
 # Persistent QoS 1 fan-in for each store (starts PostgreSQL and MariaDB when missing).
 bench-persistence: build databases

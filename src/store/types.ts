@@ -10,7 +10,7 @@
 
 /** A stored application message (written once, referenced by every delivery of it). */
 export interface StoredMessage {
-  /** Store-wide unique id chosen by the broker (worker id and sequence; see ids.ts). */
+  /** Store-wide unique id chosen by the broker (milliseconds, worker, counter; see Persistence.nextMessageId). */
   id: bigint;
   topic: string;
   payload: Buffer;
@@ -28,12 +28,12 @@ export interface StoredWill {
   delay: number;
 }
 
-/** Session Expiry Interval meaning "never" [MQTT-3.1.2-11 context: 0xFFFFFFFF]. */
+/** Session Expiry Interval meaning the session never expires (MQTT 5, 3.1.2.11.2). */
 export const NEVER_EXPIRES = 0xffffffff;
 
 export interface StoredSession {
   clientId: string;
-  /** Seconds the session outlives its connection (NEVER_EXPIRES: never expires). */
+  /** Seconds the session outlives its connection (NEVER_EXPIRES: it never does). */
   expiryInterval: number;
   /** When the client went away (ms since the epoch), or null while it is connected. */
   disconnectedAt: number | null;
@@ -64,6 +64,9 @@ export interface StoredDelivery {
   retain: boolean;
   subscriptionIds: number[];
 }
+
+/** A delivery as addMessage creates it: queued, its message id that of the message stored with it. */
+export type NewDelivery = Omit<StoredDelivery, 'messageId' | 'state' | 'packetId'>;
 
 /** A delivery with its message, as a restart reads it back. */
 export interface LoadedDelivery extends StoredDelivery {
@@ -106,7 +109,7 @@ export interface Store {
    * Stores a message once and a queued delivery of it for each given client, atomically.
    * `deliveries` carry their own seq, qos, retain and subscription ids.
    */
-  addMessage(message: StoredMessage, deliveries: Omit<StoredDelivery, 'messageId' | 'state' | 'packetId'>[]): Promise<void>;
+  addMessage(message: StoredMessage, deliveries: NewDelivery[]): Promise<void>;
   /** Moves a delivery to `state` (queued -> inflight with a packet id -> pubrel). */
   updateDelivery(clientId: string, messageId: bigint, state: DeliveryState, packetId: number): Promise<void>;
   /** Removes a delivery (acknowledged, expired or dropped); the message goes when no delivery and

@@ -1,6 +1,6 @@
 // The store suite against MySQL / MariaDB (each test in its own database, dropped afterwards),
-// plus recovery after the server kills the store's connection, byte-exact keys, limits, and a
-// throughput measurement of concurrent addMessage calls.
+// plus recovery after the server kills the store's connection, byte-exact keys and limits. The
+// throughput of concurrent addMessage calls is measured by bench/store-sql.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
@@ -139,34 +139,6 @@ test('mysql: keys compare byte-exact (case, trailing spaces); over-long keys are
     await store.setRetained('r', message(1n, { topic: 'r' }));
     await store.setRetained('r ', message(2n, { topic: 'r ' }));
     assert.equal((await store.loadRetained()).length, 2);
-  } finally {
-    await store.close();
-    await dropDatabase(database);
-  }
-});
-
-test('mysql: throughput of 10 000 concurrent addMessage calls (1 delivery each)', { timeout: 120_000 }, async (t) => {
-  const database = uniqueName('spindle_t');
-  const store = await openStore(database);
-  try {
-    await store.saveSession({ clientId: 'c', expiryInterval: 0, disconnectedAt: null, username: null, will: null });
-    const n = 10_000;
-    const payload = Buffer.alloc(64, 7);
-    const runs: number[] = [];
-    for (let run = 0; run < 3; run++) {
-      const base = BigInt(run * n);
-      const start = performance.now();
-      const calls: Promise<void>[] = [];
-      for (let i = 0; i < n; i++) {
-        const id = base + BigInt(i) + 1n;
-        calls.push(store.addMessage(message(id, { payload }), [{ clientId: 'c', seq: id, qos: 1, retain: false, subscriptionIds: [1] }]));
-      }
-      await Promise.all(calls);
-      runs.push(n / ((performance.now() - start) / 1000));
-    }
-    assert.equal((await store.stats()).messages, 3 * n);
-    t.diagnostic(`mysql addMessage: ${runs.map((r) => Math.round(r)).join(', ')} msgs/s (3 runs of ${n})`);
-    console.log(`mysql addMessage: ${runs.map((r) => Math.round(r)).join(', ')} msgs/s (3 runs of ${n})`);
   } finally {
     await store.close();
     await dropDatabase(database);

@@ -12,7 +12,7 @@ use spindle_core::{registry, retained_store};
 use crate::errors::{invalid_arg, topic_error};
 
 static REGISTRIES: LazyLock<Mutex<HashMap<String, Arc<registry::ClientRegistry>>>> = LazyLock::new(Default::default);
-static RETAINED: LazyLock<Mutex<HashMap<String, Arc<retained_store::RetainedStore>>>> = LazyLock::new(Default::default);
+static RETAINED_STORES: LazyLock<Mutex<HashMap<String, Arc<retained_store::RetainedStore>>>> = LazyLock::new(Default::default);
 
 #[napi]
 pub struct ClientRegistry {
@@ -103,13 +103,13 @@ pub struct RetainedStore {
 impl RetainedStore {
     #[napi(factory, catch_unwind)]
     pub fn open(name: String) -> RetainedStore {
-        let inner = RETAINED.lock().entry(name).or_insert_with(|| Arc::new(retained_store::RetainedStore::new())).clone();
+        let inner = RETAINED_STORES.lock().entry(name).or_insert_with(|| Arc::new(retained_store::RetainedStore::new())).clone();
         RetainedStore { inner }
     }
 
     #[napi(catch_unwind)]
     pub fn close(name: String) -> bool {
-        RETAINED.lock().remove(&name).is_some()
+        RETAINED_STORES.lock().remove(&name).is_some()
     }
 
     /// Stores the record for a topic name (validated by the caller); true when it replaced one.

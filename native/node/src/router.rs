@@ -13,7 +13,7 @@ use spindle_core::topic::{self, MatchResult, RouterConfig, ShareStrategy, SubOpt
 use crate::errors::{invalid_arg, topic_error};
 
 static ROUTERS: LazyLock<Mutex<HashMap<String, Arc<topic::Router>>>> = LazyLock::new(Default::default);
-static RETAINED: LazyLock<Mutex<HashMap<String, Arc<topic::RetainedIndex>>>> = LazyLock::new(Default::default);
+static RETAINED_INDEXES: LazyLock<Mutex<HashMap<String, Arc<topic::RetainedIndex>>>> = LazyLock::new(Default::default);
 
 thread_local! {
     // One reusable match buffer per thread: matching allocates nothing once it has grown.
@@ -180,13 +180,13 @@ pub struct RetainedIndex {
 impl RetainedIndex {
     #[napi(factory, catch_unwind)]
     pub fn open(name: String) -> RetainedIndex {
-        let inner = RETAINED.lock().entry(name).or_insert_with(|| Arc::new(topic::RetainedIndex::new())).clone();
+        let inner = RETAINED_INDEXES.lock().entry(name).or_insert_with(|| Arc::new(topic::RetainedIndex::new())).clone();
         RetainedIndex { inner }
     }
 
     #[napi(catch_unwind)]
     pub fn close(name: String) -> bool {
-        RETAINED.lock().remove(&name).is_some()
+        RETAINED_INDEXES.lock().remove(&name).is_some()
     }
 
     /// Sets topic -> value (value < 2^53); returns the previous value or null.

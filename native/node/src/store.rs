@@ -219,6 +219,92 @@ fn core_message(m: JsStoredMessage) -> Result<core::Message, String> {
     })
 }
 
+fn packet(v: u32) -> Result<u16, String> {
+    Ok(small("packetId", v, 65535)? as u16)
+}
+
+fn delivery_state(v: u32) -> Result<core::DeliveryState, String> {
+    Ok(core::DeliveryState::from_u8(small("state", v, 2)? as u8).unwrap_or(core::DeliveryState::Queued))
+}
+
+fn core_session(session: JsStoredSession) -> Result<core::Session, String> {
+    let will = match session.will {
+        None => None,
+        Some(w) => Some(core::Will {
+            topic: w.topic,
+            payload: w.payload.to_vec(),
+            qos: small("will qos", w.qos, 2)? as u8,
+            retain: w.retain,
+            properties: w.properties.map(|p| p.to_vec()),
+            expires_at: ms("will expiresAt", w.expires_at)?,
+            delay: w.delay,
+        }),
+    };
+    let disconnected_at = match session.disconnected_at {
+        Some(v) => Some(ms("disconnectedAt", v)?),
+        None => None,
+    };
+    Ok(core::Session { client_id: session.client_id, expiry_interval: session.expiry_interval, disconnected_at, username: session.username, will })
+}
+
+fn js_session(s: core::Session) -> JsStoredSession {
+    JsStoredSession {
+        client_id: s.client_id,
+        expiry_interval: s.expiry_interval,
+        disconnected_at: s.disconnected_at.map(|v| v as f64),
+        username: s.username,
+        will: s.will.map(|w| JsStoredWill {
+            topic: w.topic,
+            payload: w.payload.into(),
+            qos: w.qos as u32,
+            retain: w.retain,
+            properties: w.properties.map(Into::into),
+            expires_at: w.expires_at as f64,
+            delay: w.delay,
+        }),
+    }
+}
+
+/// The deliveries of `addMessage`: a flat array of 4 entries per delivery (see there).
+fn core_deliveries(deliveries: &Array) -> Result<Vec<core::NewDelivery>, String> {
+    let len = deliveries.len();
+    if len % 4 != 0 {
+        return Err(invalid_arg("STORE_INVALID", format!("deliveries must hold 4 entries per delivery, not {len}")));
+    }
+    let bad = |what: &str| invalid_arg("STORE_INVALID", format!("delivery {what} is missing"));
+    let conv = |e: Error| invalid_arg("STORE_INVALID", format!("delivery: {}", e.reason));
+    let mut ds = Vec::with_capacity(len as usize / 4);
+    for i in (0..len).step_by(4) {
+        let client_id: String = deliveries.get(i).map_err(conv)?.ok_or_else(|| bad("clientId"))?;
+        let seq: BigInt = deliveries.get(i + 1).map_err(conv)?.ok_or_else(|| bad("seq"))?;
+        let flags: u32 = deliveries.get(i + 2).map_err(conv)?.ok_or_else(|| bad("flags"))?;
+        let subscription_ids: Option<Vec<u32>> = deliveries.get(i + 3).map_err(conv)?.flatten();
+        ds.push(core::NewDelivery {
+            client_id,
+            seq: id("delivery seq", seq)?,
+            qos: small("delivery qos", flags & 3, 2)? as u8,
+            retain: flags & 4 != 0,
+            subscription_ids: subscription_ids.unwrap_or_default(),
+        });
+    }
+    Ok(ds)
+}
+
+fn js_delivery(l: core::LoadedDelivery) -> JsLoadedDelivery {
+    let d = l.delivery;
+    JsLoadedDelivery {
+        client_id: d.client_id,
+        message_id: i64n(d.message_id),
+        seq: i64n(d.seq),
+        state: d.state as u32,
+        packet_id: d.packet_id as u32,
+        qos: d.qos as u32,
+        retain: d.retain,
+        subscription_ids: d.subscription_ids,
+        message: js_message(l.message),
+    }
+}
+
 /// A handle on the process-wide LOCAL store of one database file.
 #[napi]
 pub struct LocalStore {
@@ -278,24 +364,6 @@ impl LocalStore {
         STORES.lock().get(&self.key).map_or(0, |s| s.refs as u32)
     }
 
-    fn submit(&mut self, op: Op) -> u32 {
-        let ticket = self.next_ticket;
-        self.next_ticket = self.next_ticket.wrapping_add(1);
-        self.pending += 1;
-        if self.pending == 1 {
-            // keep the event loop alive while results are owed to this thread
-            unsafe { napi::sys::napi_ref_threadsafe_function(self.env, self.sink.wake.raw()) };
-        }
-        match &self.store {
-            Some(store) => store.submit(op, self.sink.clone(), ticket as u64),
-            None => {
-                self.sink.complete(ticket as u64, Err(StoreError::closed()));
-                self.sink.flush();
-            }
-        }
-        ticket
-    }
-
     /// Completed operations since the last call, as `[ticket, kind]` pairs (kind 0 done, 1 done
     /// with a value for `take*`, 2 failed: `take*` throws).
     #[napi(catch_unwind)]
@@ -325,6 +393,37 @@ impl LocalStore {
         Uint32Array::new(out)
     }
 
+    /// Throws the error of a failed operation (or returns when it has nothing stored).
+    #[napi(catch_unwind)]
+    pub fn take_void(&mut self, ticket: u32) -> Result<(), String> {
+        self.take(ticket).map(|_| ())
+    }
+}
+
+impl LocalStore {
+    /// A new ticket owed to this thread; the first one owed keeps the event loop alive.
+    fn owe_ticket(&mut self) -> u32 {
+        let ticket = self.next_ticket;
+        self.next_ticket = self.next_ticket.wrapping_add(1);
+        self.pending += 1;
+        if self.pending == 1 {
+            unsafe { napi::sys::napi_ref_threadsafe_function(self.env, self.sink.wake.raw()) };
+        }
+        ticket
+    }
+
+    fn submit(&mut self, op: Op) -> u32 {
+        let ticket = self.owe_ticket();
+        match &self.store {
+            Some(store) => store.submit(op, self.sink.clone(), ticket as u64),
+            None => {
+                self.sink.complete(ticket as u64, Err(StoreError::closed()));
+                self.sink.flush();
+            }
+        }
+        ticket
+    }
+
     fn take(&mut self, ticket: u32) -> Result<Reply, String> {
         match self.results.remove(&ticket) {
             Some(Ok(r)) => Ok(r),
@@ -336,304 +435,125 @@ impl LocalStore {
     fn mismatch(ticket: u32) -> Error<String> {
         invalid_arg("STORE_INVALID", format!("ticket {ticket} holds another kind of result"))
     }
+}
 
-    /// Throws the error of a failed operation (or returns when it has nothing stored).
-    #[napi(catch_unwind)]
-    pub fn take_void(&mut self, ticket: u32) -> Result<(), String> {
-        self.take(ticket).map(|_| ())
-    }
+/// Emits one `#[napi] impl LocalStore` block from a table of operations, so each is an entry:
+/// `fn name(args) => op;` checks its arguments while building `op` (a `?` refuses the call),
+/// queues it and returns the ticket; `fn take_x(Variant(v)) -> T { value }` takes a finished
+/// operation's reply, throwing its error, or STORE_INVALID when it holds another kind of reply.
+/// Arguments and attributes are passed on as plain tokens, so napi reads them as written. Doc
+/// comments in the table are `#[doc = "..."]`: a `///` inside a macro call reaches napi as a raw
+/// string, which it copies into index.d.ts with its `r"` prefix.
+macro_rules! operations {
+    (@methods [$($methods:tt)*]) => {
+        #[napi]
+        impl LocalStore {
+            $($methods)*
+        }
+    };
+    (@methods [$($methods:tt)*] $(#[$($attr:tt)*])* fn $name:ident($variant:ident($value:pat)) -> $ret:ty $body:block $($rest:tt)*) => {
+        operations!(@methods [$($methods)*
+            $(#[$($attr)*])*
+            #[napi(catch_unwind)]
+            pub fn $name(&mut self, ticket: u32) -> Result<$ret, String> {
+                let Reply::$variant($value) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
+                Ok($body)
+            }
+        ] $($rest)*);
+    };
+    (@methods [$($methods:tt)*] $(#[$($attr:tt)*])* fn $name:ident($($args:tt)*) => $op:expr; $($rest:tt)*) => {
+        operations!(@methods [$($methods)*
+            $(#[$($attr)*])*
+            #[napi(catch_unwind)]
+            pub fn $name(&mut self, $($args)*) -> Result<u32, String> {
+                Ok(self.submit($op))
+            }
+        ] $($rest)*);
+    };
+    ($($entries:tt)*) => {
+        operations!(@methods [] $($entries)*);
+    };
+}
 
-    #[napi(catch_unwind)]
-    pub fn save_session(&mut self, session: JsStoredSession) -> Result<u32, String> {
-        let will = match session.will {
-            None => None,
-            Some(w) => Some(core::Will {
-                topic: w.topic,
-                payload: w.payload.to_vec(),
-                qos: small("will qos", w.qos, 2)? as u8,
-                retain: w.retain,
-                properties: w.properties.map(|p| p.to_vec()),
-                expires_at: ms("will expiresAt", w.expires_at)?,
-                delay: w.delay,
-            }),
-        };
-        let disconnected_at = match session.disconnected_at {
-            Some(v) => Some(ms("disconnectedAt", v)?),
-            None => None,
-        };
-        Ok(self.submit(Op::SaveSession(core::Session {
-            client_id: session.client_id,
-            expiry_interval: session.expiry_interval,
-            disconnected_at,
-            username: session.username,
-            will,
-        })))
-    }
+operations! {
+    fn save_session(session: JsStoredSession) => Op::SaveSession(core_session(session)?);
+    fn delete_session(client_id: String) => Op::DeleteSession(client_id);
+    fn load_sessions() => Op::LoadSessions;
+    fn take_sessions(Sessions(v)) -> Vec<JsStoredSession> { v.into_iter().map(js_session).collect() }
 
-    #[napi(catch_unwind)]
-    pub fn delete_session(&mut self, client_id: String) -> u32 {
-        self.submit(Op::DeleteSession(client_id))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn load_sessions(&mut self) -> u32 {
-        self.submit(Op::LoadSessions)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_sessions(&mut self, ticket: u32) -> Result<Vec<JsStoredSession>, String> {
-        let Reply::Sessions(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v.into_iter()
-            .map(|s| JsStoredSession {
-                client_id: s.client_id,
-                expiry_interval: s.expiry_interval,
-                disconnected_at: s.disconnected_at.map(|v| v as f64),
-                username: s.username,
-                will: s.will.map(|w| JsStoredWill {
-                    topic: w.topic,
-                    payload: w.payload.into(),
-                    qos: w.qos as u32,
-                    retain: w.retain,
-                    properties: w.properties.map(Into::into),
-                    expires_at: w.expires_at as f64,
-                    delay: w.delay,
-                }),
-            })
-            .collect())
-    }
-
-    #[napi(catch_unwind)]
-    pub fn add_subscription(&mut self, client_id: String, filter: String, options: u32, subscription_id: u32) -> Result<u32, String> {
-        let options = small("options", options, 255)? as u8;
-        Ok(self.submit(Op::AddSubscription(core::Subscription { client_id, filter, options, subscription_id })))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn remove_subscription(&mut self, client_id: String, filter: String) -> u32 {
-        self.submit(Op::RemoveSubscription { client_id, filter })
-    }
-
-    #[napi(catch_unwind)]
-    pub fn load_subscriptions(&mut self, client_id: Option<String>) -> u32 {
-        self.submit(Op::LoadSubscriptions(client_id))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_subscriptions(&mut self, ticket: u32) -> Result<Vec<JsStoredSubscription>, String> {
-        let Reply::Subscriptions(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v.into_iter()
+    fn add_subscription(client_id: String, filter: String, options: u32, subscription_id: u32) =>
+        Op::AddSubscription(core::Subscription { client_id, filter, options: small("options", options, 255)? as u8, subscription_id });
+    fn remove_subscription(client_id: String, filter: String) => Op::RemoveSubscription { client_id, filter };
+    fn load_subscriptions(client_id: Option<String>) => Op::LoadSubscriptions(client_id);
+    fn take_subscriptions(Subscriptions(v)) -> Vec<JsStoredSubscription> {
+        v.into_iter()
             .map(|s| JsStoredSubscription { client_id: s.client_id, filter: s.filter, options: s.options as u32, subscription_id: s.subscription_id })
-            .collect())
+            .collect()
     }
 
-    /// Stores a message and a queued delivery of it per delivery, atomically. The message comes
-    /// as separate arguments and the deliveries as one flat array of 4 entries per delivery,
-    /// `[clientId: string, seq: bigint, flags: number (qos | retain << 2), subscriptionIds:
-    /// number[] | null, ...]`: read by index, with no property lookups.
-    #[napi(catch_unwind)]
+    #[doc = " Stores a message and a queued delivery of it per delivery, atomically. The message comes"]
+    #[doc = " as separate arguments and the deliveries as one flat array of 4 entries per delivery,"]
+    #[doc = " `[clientId: string, seq: bigint, flags: number (qos | retain << 2), subscriptionIds:"]
+    #[doc = " number[] | null, ...]`: read by index, with no property lookups."]
     #[allow(clippy::too_many_arguments)]
-    pub fn add_message(
-        &mut self,
-        id_: BigInt,
-        topic: String,
-        payload: &[u8],
-        qos: u32,
-        retain: bool,
-        properties: Option<&[u8]>,
-        expires_at: f64,
-        deliveries: Array,
-    ) -> Result<u32, String> {
-        let message = core::Message {
-            id: id("message id", id_)?,
-            topic,
-            payload: payload.to_vec(),
-            qos: small("qos", qos, 2)? as u8,
-            retain,
-            properties: properties.map(|p| p.to_vec()),
-            expires_at: ms("expiresAt", expires_at)?,
-        };
-        let len = deliveries.len();
-        if len % 4 != 0 {
-            return Err(invalid_arg("STORE_INVALID", format!("deliveries must hold 4 entries per delivery, not {len}")));
-        }
-        let bad = |what: &str| invalid_arg("STORE_INVALID", format!("delivery {what} is missing"));
-        let conv = |e: Error| invalid_arg("STORE_INVALID", format!("delivery: {}", e.reason));
-        let mut ds = Vec::with_capacity(len as usize / 4);
-        for i in (0..len).step_by(4) {
-            let client_id: String = deliveries.get(i).map_err(conv)?.ok_or_else(|| bad("clientId"))?;
-            let seq: BigInt = deliveries.get(i + 1).map_err(conv)?.ok_or_else(|| bad("seq"))?;
-            let flags: u32 = deliveries.get(i + 2).map_err(conv)?.ok_or_else(|| bad("flags"))?;
-            let subscription_ids: Option<Vec<u32>> = deliveries.get(i + 3).map_err(conv)?.flatten();
-            ds.push(core::NewDelivery {
-                client_id,
-                seq: id("delivery seq", seq)?,
-                qos: small("delivery qos", flags & 3, 2)? as u8,
-                retain: flags & 4 != 0,
-                subscription_ids: subscription_ids.unwrap_or_default(),
-            });
-        }
-        Ok(self.submit(Op::AddMessage(message, ds)))
+    fn add_message(id_: BigInt, topic: String, payload: &[u8], qos: u32, retain: bool, properties: Option<&[u8]>, expires_at: f64, deliveries: Array) =>
+        Op::AddMessage(
+            core::Message {
+                id: id("message id", id_)?,
+                topic,
+                payload: payload.to_vec(),
+                qos: small("qos", qos, 2)? as u8,
+                retain,
+                properties: properties.map(|p| p.to_vec()),
+                expires_at: ms("expiresAt", expires_at)?,
+            },
+            core_deliveries(&deliveries)?,
+        );
+    #[doc = " `state`: 0 queued, 1 inflight, 2 pubrel."]
+    fn update_delivery(client_id: String, message_id: BigInt, state: u32, packet_id: u32) =>
+        Op::UpdateDelivery { client_id, message_id: id("message id", message_id)?, state: delivery_state(state)?, packet_id: packet(packet_id)? };
+    fn remove_delivery(client_id: String, message_id: BigInt) => Op::RemoveDelivery { client_id, message_id: id("message id", message_id)? };
+    fn load_deliveries(client_id: String) => Op::LoadDeliveries(client_id);
+    fn take_deliveries(Deliveries(v)) -> Vec<JsLoadedDelivery> { v.into_iter().map(js_delivery).collect() }
+
+    fn add_incoming_qos2(client_id: String, packet_id: u32) => Op::AddIncomingQos2 { client_id, packet_id: packet(packet_id)? };
+    fn remove_incoming_qos2(client_id: String, packet_id: u32) => Op::RemoveIncomingQos2 { client_id, packet_id: packet(packet_id)? };
+    fn load_incoming_qos2(client_id: String) => Op::LoadIncomingQos2(client_id);
+    fn take_packet_ids(PacketIds(v)) -> Vec<u32> { v.into_iter().map(u32::from).collect() }
+
+    fn set_retained(topic: String, message: JsStoredMessage) => Op::SetRetained(topic, core_message(message)?);
+    fn delete_retained(topic: String) => Op::DeleteRetained(topic);
+    fn load_retained() => Op::LoadRetained;
+    fn take_retained(Retained(v)) -> Vec<JsStoredRetained> {
+        v.into_iter().map(|r| JsStoredRetained { topic: r.topic, message: js_message(r.message) }).collect()
     }
 
-    /// `state`: 0 queued, 1 inflight, 2 pubrel.
-    #[napi(catch_unwind)]
-    pub fn update_delivery(&mut self, client_id: String, message_id: BigInt, state: u32, packet_id: u32) -> Result<u32, String> {
-        let message_id = id("message id", message_id)?;
-        let state = core::DeliveryState::from_u8(small("state", state, 2)? as u8).unwrap_or(core::DeliveryState::Queued);
-        let packet_id = small("packetId", packet_id, 65535)? as u16;
-        Ok(self.submit(Op::UpdateDelivery { client_id, message_id, state, packet_id }))
-    }
+    fn delete_expired(now: f64) => Op::DeleteExpired(ms("now", now)?);
+    fn take_expired(Expired(e)) -> JsExpired { JsExpired { sessions: e.sessions, messages: e.messages as f64 } }
 
-    #[napi(catch_unwind)]
-    pub fn remove_delivery(&mut self, client_id: String, message_id: BigInt) -> Result<u32, String> {
-        let message_id = id("message id", message_id)?;
-        Ok(self.submit(Op::RemoveDelivery { client_id, message_id }))
-    }
+    #[doc = " `doc` is JSON text."]
+    fn put_admin(kind: String, id: String, doc: String) => Op::PutAdmin { kind, id, doc };
+    fn get_admin(kind: String, id: String) => Op::GetAdmin { kind, id };
+    fn take_admin(Admin(v)) -> Option<String> { v }
+    fn delete_admin(kind: String, id: String) => Op::DeleteAdmin { kind, id };
+    fn take_bool(Bool(v)) -> bool { v }
+    fn list_admin(kind: String) => Op::ListAdmin(kind);
+    fn take_admin_list(AdminList(v)) -> Vec<JsAdminDoc> { v.into_iter().map(|d| JsAdminDoc { id: d.id, doc: d.doc }).collect() }
 
-    #[napi(catch_unwind)]
-    pub fn load_deliveries(&mut self, client_id: String) -> u32 {
-        self.submit(Op::LoadDeliveries(client_id))
+    fn stats() => Op::Stats;
+    fn take_stats(Stats(s)) -> JsStoreStats {
+        JsStoreStats { sessions: s.sessions as f64, messages: s.messages as f64, deliveries: s.deliveries as f64, retained: s.retained as f64 }
     }
+}
 
-    #[napi(catch_unwind)]
-    pub fn take_deliveries(&mut self, ticket: u32) -> Result<Vec<JsLoadedDelivery>, String> {
-        let Reply::Deliveries(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v.into_iter()
-            .map(|l| {
-                let d = l.delivery;
-                JsLoadedDelivery {
-                    client_id: d.client_id,
-                    message_id: i64n(d.message_id),
-                    seq: i64n(d.seq),
-                    state: d.state as u32,
-                    packet_id: d.packet_id as u32,
-                    qos: d.qos as u32,
-                    retain: d.retain,
-                    subscription_ids: d.subscription_ids,
-                    message: js_message(l.message),
-                }
-            })
-            .collect())
-    }
-
-    #[napi(catch_unwind)]
-    pub fn add_incoming_qos2(&mut self, client_id: String, packet_id: u32) -> Result<u32, String> {
-        let packet_id = small("packetId", packet_id, 65535)? as u16;
-        Ok(self.submit(Op::AddIncomingQos2 { client_id, packet_id }))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn remove_incoming_qos2(&mut self, client_id: String, packet_id: u32) -> Result<u32, String> {
-        let packet_id = small("packetId", packet_id, 65535)? as u16;
-        Ok(self.submit(Op::RemoveIncomingQos2 { client_id, packet_id }))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn load_incoming_qos2(&mut self, client_id: String) -> u32 {
-        self.submit(Op::LoadIncomingQos2(client_id))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_packet_ids(&mut self, ticket: u32) -> Result<Vec<u32>, String> {
-        let Reply::PacketIds(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v.into_iter().map(u32::from).collect())
-    }
-
-    #[napi(catch_unwind)]
-    pub fn set_retained(&mut self, topic: String, message: JsStoredMessage) -> Result<u32, String> {
-        let message = core_message(message)?;
-        Ok(self.submit(Op::SetRetained(topic, message)))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn delete_retained(&mut self, topic: String) -> u32 {
-        self.submit(Op::DeleteRetained(topic))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn load_retained(&mut self) -> u32 {
-        self.submit(Op::LoadRetained)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_retained(&mut self, ticket: u32) -> Result<Vec<JsStoredRetained>, String> {
-        let Reply::Retained(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v.into_iter().map(|r| JsStoredRetained { topic: r.topic, message: js_message(r.message) }).collect())
-    }
-
-    #[napi(catch_unwind)]
-    pub fn delete_expired(&mut self, now: f64) -> Result<u32, String> {
-        let now = ms("now", now)?;
-        Ok(self.submit(Op::DeleteExpired(now)))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_expired(&mut self, ticket: u32) -> Result<JsExpired, String> {
-        let Reply::Expired(e) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(JsExpired { sessions: e.sessions, messages: e.messages as f64 })
-    }
-
-    /// `doc` is JSON text.
-    #[napi(catch_unwind)]
-    pub fn put_admin(&mut self, kind: String, id: String, doc: String) -> u32 {
-        self.submit(Op::PutAdmin { kind, id, doc })
-    }
-
-    #[napi(catch_unwind)]
-    pub fn get_admin(&mut self, kind: String, id: String) -> u32 {
-        self.submit(Op::GetAdmin { kind, id })
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_admin(&mut self, ticket: u32) -> Result<Option<String>, String> {
-        let Reply::Admin(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn delete_admin(&mut self, kind: String, id: String) -> u32 {
-        self.submit(Op::DeleteAdmin { kind, id })
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_bool(&mut self, ticket: u32) -> Result<bool, String> {
-        let Reply::Bool(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn list_admin(&mut self, kind: String) -> u32 {
-        self.submit(Op::ListAdmin(kind))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_admin_list(&mut self, ticket: u32) -> Result<Vec<JsAdminDoc>, String> {
-        let Reply::AdminList(v) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(v.into_iter().map(|d| JsAdminDoc { id: d.id, doc: d.doc }).collect())
-    }
-
-    #[napi(catch_unwind)]
-    pub fn stats(&mut self) -> u32 {
-        self.submit(Op::Stats)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn take_stats(&mut self, ticket: u32) -> Result<JsStoreStats, String> {
-        let Reply::Stats(s) = self.take(ticket)? else { return Err(Self::mismatch(ticket)) };
-        Ok(JsStoreStats { sessions: s.sessions as f64, messages: s.messages as f64, deliveries: s.deliveries as f64, retained: s.retained as f64 })
-    }
-
+#[napi]
+impl LocalStore {
     /// Releases this handle; its ticket completes once everything it queued is durable. The last
     /// handle of the process closes the database (WAL checkpoint) and stops the writer thread.
     /// Later operations on this handle fail with STORE_CLOSED.
     #[napi(catch_unwind)]
     pub fn close(&mut self) -> u32 {
-        let ticket = self.next_ticket;
-        self.next_ticket = self.next_ticket.wrapping_add(1);
-        self.pending += 1;
-        if self.pending == 1 {
-            unsafe { napi::sys::napi_ref_threadsafe_function(self.env, self.sink.wake.raw()) };
-        }
+        let ticket = self.owe_ticket();
         let Some(store) = self.store.take() else {
             // already closed: nothing to do
             self.sink.complete(ticket as u64, Ok(Reply::None));

@@ -2,6 +2,7 @@
 // synchronously, so calls are applied in the order they are made and every Promise resolves at
 // once. Values are copied in and out so callers never share mutable state with the store.
 import { StoreError } from '../errors.ts';
+import { NEVER_EXPIRES } from '../types.ts';
 import type {
   AdminKind,
   DeliveryState,
@@ -178,7 +179,7 @@ export class MemoryStore implements Store {
     }
     const sessions: string[] = [];
     for (const s of [...this.sessions.values()]) {
-      if (s.disconnectedAt === null || s.expiryInterval === 0xffffffff) continue;
+      if (s.disconnectedAt === null || s.expiryInterval === NEVER_EXPIRES) continue;
       if (s.disconnectedAt + s.expiryInterval * 1000 <= now) {
         this.dropSession(s.clientId);
         sessions.push(s.clientId);

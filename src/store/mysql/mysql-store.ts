@@ -1,8 +1,9 @@
-// MYSQL store (MySQL 8 / MariaDB 10.5+) through mysql2: schema created and migrated at open()
-// under a named lock (GET_LOCK), every call queued into the group commit (../sql/group-commit.ts)
-// on ONE dedicated connection, so concurrent writes share one transaction and reads see every
-// write issued before them; addMessage calls queued together become multi-row INSERTs. mysql2
-// runs the statements of one connection in order, so pipelined jobs just issue them.
+// MYSQL store (MySQL 8 / MariaDB 10.5+) through mysql2: its SQL and its driver on the shared SQL
+// store skeleton (../sql/sql-store.ts: every call queued into the group commit so concurrent writes
+// share one transaction and reads see every write issued before them; addMessage calls queued
+// together become multi-row INSERTs). Schema created and migrated at open() under a named lock
+// (GET_LOCK). The group commit runs on ONE dedicated connection; mysql2 runs the statements of one
+// connection in order, so pipelined jobs just issue them.
 //
 // The connection runs with autocommit off: should InnoDB roll a batch back on its own (deadlock),
 // the statements after it still belong to a transaction that the failed batch rolls back, never
@@ -15,15 +16,32 @@ import mysql from 'mysql2/promise';
 import type { Connection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 
 import { StoreError } from '../errors.ts';
-import { GroupCommit } from '../sql/group-commit.ts';
 import { pending } from '../sql/migration.ts';
-import { qos, sessionDeadline, stateCode, stateName } from '../sql/rows.ts';
+import {
+  DELIVERY_COLUMNS,
+  MESSAGE_COLUMNS,
+  SESSION_COLUMNS,
+  messageRow,
+  sessionRow,
+  stateCode,
+  text,
+  toAdminDoc,
+  toDelivery,
+  toRetained,
+  toSession,
+  toStats,
+  toSubscription,
+  values,
+  type DeliveryRow,
+  type Row,
+} from '../sql/rows.ts';
+import { SqlStore, type DeliveryKey } from '../sql/sql-store.ts';
 import type {
   AdminKind,
   DeliveryState,
   LoadedDelivery,
+  NewDelivery,
   Store,
-  StoredDelivery,
   StoredMessage,
   StoredRetained,
   StoredSession,
@@ -34,8 +52,6 @@ import { classifyMysql } from './classify.ts';
 import { KEY_LIMITS, MYSQL_MIGRATIONS } from './migrations.ts';
 
 type Tx = Connection;
-type Row = Record<string, unknown>;
-type NewDelivery = Omit<StoredDelivery, 'messageId' | 'state' | 'packetId'>;
 
 export interface MysqlStoreOptions {
   /** mysql://user:password@host:port/database */
@@ -49,29 +65,28 @@ export interface MysqlStoreOptions {
   migrationLockTimeout?: number;
 }
 
-/** Ids per IN (...) list. */
-const CHUNK = 10_000;
 /** Row-value pairs per DELETE: keeps the statement well under max_allowed_packet. */
 const REMOVE_CHUNK = 2_000;
 /** Bytes of row data per multi-row INSERT at most (escaped; buffers go as hex, twice their size). */
 const STATEMENT_BYTES = 4 * 1024 * 1024;
 
-interface AddItem {
-  message: StoredMessage;
-  deliveries: NewDelivery[];
-}
+const INSERT_MESSAGES = `INSERT INTO spindle_messages (${MESSAGE_COLUMNS.join(', ')}) VALUES ? ON DUPLICATE KEY UPDATE id = id`;
+const SAVE_SESSION = `INSERT INTO spindle_sessions (${SESSION_COLUMNS.join(', ')}) VALUES (?)
+  ON DUPLICATE KEY UPDATE ${SESSION_COLUMNS.slice(1).map((c) => `${c} = VALUES(${c})`).join(', ')}`;
+const UPSERT_DELIVERIES = `INSERT INTO spindle_deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES ?
+  ON DUPLICATE KEY UPDATE seq = VALUES(seq), state = 0, packet_id = 0, qos = VALUES(qos), retain = VALUES(retain),
+    subscription_ids = VALUES(subscription_ids)`;
 
-export class MysqlStore implements Store {
+export class MysqlStore extends SqlStore<Tx, [unknown, unknown]> implements Store {
   readonly kind = 'MYSQL' as const;
   private conn: Connection | null = null;
-  private readonly commit: GroupCommit<Tx>;
-  private state: 'new' | 'open' | 'closed' = 'new';
   private readonly config: mysql.ConnectionOptions;
   private readonly database: string;
   /** The server's max_allowed_packet (read at open): a call that cannot fit is refused up front. */
   private maxPacket = 16 * 1024 * 1024;
 
   constructor(private readonly options: MysqlStoreOptions) {
+    super('mysql', classifyMysql);
     const url = new URL(options.url);
     if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:') {
       throw new StoreError('STORE_INVALID', `mysql store: unsupported URL scheme ${url.protocol}`);
@@ -91,10 +106,6 @@ export class MysqlStore implements Store {
       enableKeepAlive: true,
       multipleStatements: false,
     };
-    this.commit = new GroupCommit<Tx>({
-      transaction: (body) => this.transaction(body),
-      classify: classifyMysql,
-    });
   }
 
   /** A new connection in our session settings; `useDatabase` false for the one that creates it. */
@@ -120,7 +131,7 @@ export class MysqlStore implements Store {
   }
 
   /** One transaction on the dedicated connection (connected first when there is none). */
-  private async transaction(body: (tx: Tx) => Promise<void>): Promise<void> {
+  protected async transaction(body: (tx: Tx) => Promise<void>): Promise<void> {
     const conn = this.conn ?? (this.conn = await this.connect(true));
     try {
       // Not awaited on its own: the body's statements queue behind it on the same connection.
@@ -145,13 +156,8 @@ export class MysqlStore implements Store {
     }
   }
 
-  /** False while batches fail (server unreachable); true again once one commits. */
-  get healthy(): boolean {
-    return this.commit.healthy;
-  }
-
-  async open(): Promise<void> {
-    if (this.state !== 'new') throw new StoreError('STORE_INVALID', `mysql store cannot open: it is ${this.state}`);
+  /** Creates the database when missing, migrates it, and keeps the connection for the group commit. */
+  protected async connectAndMigrate(): Promise<void> {
     let conn: Connection | null = null;
     try {
       conn = await this.connect(false);
@@ -163,13 +169,9 @@ export class MysqlStore implements Store {
       await conn.query('COMMIT');
     } catch (err) {
       if (conn) conn.destroy();
-      this.state = 'closed';
-      if (err instanceof StoreError) throw err;
-      const e = classifyMysql(err);
-      throw e.code === 'STORE_UNAVAILABLE' ? e : new StoreError('STORE_MIGRATION', `mysql schema migration failed: ${e.message}`, { cause: err });
+      throw err;
     }
     this.conn = conn;
-    this.state = 'open';
   }
 
   /** Applies pending migrations under a server-wide named lock (one per database). */
@@ -193,10 +195,7 @@ export class MysqlStore implements Store {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
-    await this.commit.drain();
+  protected async disconnect(): Promise<void> {
     const conn = this.conn;
     this.conn = null;
     if (conn) {
@@ -208,41 +207,21 @@ export class MysqlStore implements Store {
     }
   }
 
+  protected rows(result: [unknown, unknown]): Row[] {
+    return result[0] as Row[];
+  }
+
   saveSession(s: StoredSession): Promise<void> {
     const bad = this.checkKey('client id', s.clientId, KEY_LIMITS.clientId) ?? (s.will ? this.checkSize(s.will.message.payload, s.will.message.properties) : undefined);
     if (bad) return Promise.reject(bad);
-    const w = s.will;
-    const row = [
-      s.clientId,
-      s.expiryInterval,
-      s.disconnectedAt,
-      sessionDeadline(s),
-      s.username,
-      w?.message.topic ?? null,
-      w?.message.payload ?? null,
-      w?.message.qos ?? null,
-      w ? w.message.retain : null,
-      w?.message.properties ?? null,
-      w?.message.expiresAt ?? null,
-      w?.delay ?? null,
-    ];
-    return this.exec(true, (tx) =>
-      tx.query(
-        `INSERT INTO spindle_sessions (client_id, expiry_interval, disconnected_at, expires_at, username, will_topic,
-           will_payload, will_qos, will_retain, will_properties, will_expires_at, will_delay) VALUES (?)
-         ON DUPLICATE KEY UPDATE expiry_interval = VALUES(expiry_interval), disconnected_at = VALUES(disconnected_at),
-           expires_at = VALUES(expires_at), username = VALUES(username), will_topic = VALUES(will_topic),
-           will_payload = VALUES(will_payload), will_qos = VALUES(will_qos), will_retain = VALUES(will_retain),
-           will_properties = VALUES(will_properties), will_expires_at = VALUES(will_expires_at), will_delay = VALUES(will_delay)`,
-        [row],
-      ),
-    );
+    const row = values(sessionRow(s), SESSION_COLUMNS);
+    return this.exec(true, (tx) => tx.query(SAVE_SESSION, [row]));
   }
 
   deleteSession(clientId: string): Promise<void> {
     return this.exec(false, async (tx) => {
       const del = tx.query('DELETE FROM spindle_sessions WHERE client_id = ?', [clientId]);
-      await Promise.all([del, dropOwned(tx, [clientId])]);
+      await Promise.all([del, this.dropOwned(tx, [clientId])]);
     });
   }
 
@@ -272,16 +251,8 @@ export class MysqlStore implements Store {
         clientId === undefined
           ? tx.query('SELECT * FROM spindle_subscriptions')
           : tx.query('SELECT * FROM spindle_subscriptions WHERE client_id = ?', [clientId]),
-      (rows) => rows.map((r) => ({ clientId: text(r.client_id), filter: text(r.filter), options: Number(r.options), subscriptionId: Number(r.subscription_id) })),
+      (rows) => rows.map(toSubscription),
     );
-  }
-
-  addMessage(message: StoredMessage, deliveries: NewDelivery[]): Promise<void> {
-    if (this.state !== 'open') return Promise.reject(this.notOpen());
-    let bad = this.checkSize(message.payload, message.properties);
-    for (const d of deliveries) bad ??= this.checkKey('client id', d.clientId, KEY_LIMITS.clientId);
-    if (bad) return Promise.reject(bad);
-    return this.commit.submitMerged('addMessage', { message, deliveries }, (tx, items) => insertMessages(tx, items as AddItem[]));
   }
 
   updateDelivery(clientId: string, messageId: bigint, state: DeliveryState, packetId: number): Promise<void> {
@@ -289,12 +260,6 @@ export class MysqlStore implements Store {
     return this.exec(true, (tx) =>
       tx.query('UPDATE spindle_deliveries SET state = ?, packet_id = ? WHERE client_id = ? AND message_id = ?', [code, packetId, clientId, messageId]),
     );
-  }
-
-  removeDelivery(clientId: string, messageId: bigint): Promise<void> {
-    if (this.state !== 'open') return Promise.reject(this.notOpen());
-    // Acknowledgements arrive in streams while a subscriber drains: queued ones become one DELETE.
-    return this.commit.submitMerged('removeDelivery', { clientId, messageId }, (tx, items) => removeDeliveries(tx, items as RemoveItem[]));
   }
 
   loadDeliveries(clientId: string): Promise<LoadedDelivery[]> {
@@ -306,18 +271,7 @@ export class MysqlStore implements Store {
            WHERE d.client_id = ? ORDER BY d.seq`,
           [clientId],
         ),
-      (rows) =>
-        rows.map((r) => ({
-          clientId: text(r.client_id),
-          messageId: BigInt(r.message_id as string),
-          seq: BigInt(r.seq as string),
-          state: stateName(Number(r.state)),
-          packetId: Number(r.packet_id),
-          qos: qos(Number(r.qos)),
-          retain: Number(r.retain) !== 0,
-          subscriptionIds: JSON.parse(r.subscription_ids as string) as number[],
-          message: toMessage(r.message_id, r, 'm_qos', 'm_retain'),
-        })),
+      (rows) => rows.map(toDelivery),
     );
   }
 
@@ -345,15 +299,14 @@ export class MysqlStore implements Store {
     if (bad) return Promise.reject(bad);
     return this.exec(false, async (tx) => {
       // Issued together (one connection runs them in order): the old entry is read before the upsert.
-      const ins = tx.query(`INSERT INTO spindle_messages (id, topic, payload, qos, retain, properties, expires_at) VALUES (?)
-                            ON DUPLICATE KEY UPDATE id = id`, [messageRow(message)]);
+      const ins = tx.query(INSERT_MESSAGES, [[values(messageRow(message), MESSAGE_COLUMNS)]]);
       const old = tx.query<RowDataPacket[]>('SELECT message_id FROM spindle_retained WHERE topic = ? FOR UPDATE', [topic]);
       const up = tx.query(`INSERT INTO spindle_retained (topic, message_id) VALUES (?, ?)
                            ON DUPLICATE KEY UPDATE message_id = VALUES(message_id)`, [topic, message.id]);
       const [, [oldRows]] = await Promise.all([ins, old, up]);
       if (oldRows.length > 0) {
         const oldId = BigInt(oldRows[0].message_id as string);
-        if (oldId !== message.id) await collect(tx, [oldId]);
+        if (oldId !== message.id) await this.deleteUnreferencedMessages(tx, [oldId]);
       }
     });
   }
@@ -363,14 +316,14 @@ export class MysqlStore implements Store {
       const old = tx.query<RowDataPacket[]>('SELECT message_id FROM spindle_retained WHERE topic = ? FOR UPDATE', [topic]);
       const del = tx.query('DELETE FROM spindle_retained WHERE topic = ?', [topic]);
       const [[oldRows]] = await Promise.all([old, del]);
-      if (oldRows.length > 0) await collect(tx, [BigInt(oldRows[0].message_id as string)]);
+      if (oldRows.length > 0) await this.deleteUnreferencedMessages(tx, [BigInt(oldRows[0].message_id as string)]);
     });
   }
 
   loadRetained(): Promise<StoredRetained[]> {
     return this.read(
       (tx) => tx.query('SELECT r.topic AS r_topic, m.* FROM spindle_retained r JOIN spindle_messages m ON m.id = r.message_id'),
-      (rows) => rows.map((r) => ({ topic: text(r.r_topic), message: toMessage(r.id, r, 'qos', 'retain') })),
+      (rows) => rows.map(toRetained),
     );
   }
 
@@ -385,7 +338,7 @@ export class MysqlStore implements Store {
       const del = tx.query('DELETE FROM spindle_sessions WHERE expires_at IS NOT NULL AND expires_at <= ?', [now]);
       const [, , [goneRes], [expiredRows]] = await Promise.all([d, r, gone, expired, del]);
       const sessions = expiredRows.map((row) => text(row.client_id));
-      await dropOwned(tx, sessions);
+      await this.dropOwned(tx, sessions);
       return { sessions, messages: goneRes.affectedRows };
     });
   }
@@ -417,7 +370,7 @@ export class MysqlStore implements Store {
   listAdmin<T = unknown>(kind: AdminKind): Promise<{ id: string; doc: T }[]> {
     return this.read(
       (tx) => tx.query('SELECT id, doc FROM spindle_admin WHERE kind = ? ORDER BY id', [kind]),
-      (rows) => rows.map((r) => ({ id: text(r.id), doc: JSON.parse(r.doc as string) as T })),
+      (rows) => rows.map((r) => toAdminDoc<T>(r)),
     );
   }
 
@@ -426,7 +379,7 @@ export class MysqlStore implements Store {
       (tx) =>
         tx.query(`SELECT (SELECT COUNT(*) FROM spindle_sessions) AS sessions, (SELECT COUNT(*) FROM spindle_messages) AS messages,
                          (SELECT COUNT(*) FROM spindle_deliveries) AS deliveries, (SELECT COUNT(*) FROM spindle_retained) AS retained`),
-      (rows) => ({ sessions: Number(rows[0].sessions), messages: Number(rows[0].messages), deliveries: Number(rows[0].deliveries), retained: Number(rows[0].retained) }),
+      (rows) => toStats(rows[0]),
     );
   }
 
@@ -435,28 +388,10 @@ export class MysqlStore implements Store {
     return this.conn?.threadId ?? null;
   }
 
-  /** Queues a write whose result is not returned. */
-  private exec(pipelined: boolean, run: (tx: Tx) => Promise<unknown>): Promise<void> {
-    if (this.state !== 'open') return Promise.reject(this.notOpen());
-    return this.commit.submit(async (tx) => {
-      await run(tx);
-    }, pipelined);
-  }
-
-  /** Queues a write; `pipelined` jobs must issue every statement before their first await. */
-  private write<T>(pipelined: boolean, run: (tx: Tx) => Promise<T>): Promise<T> {
-    if (this.state !== 'open') return Promise.reject(this.notOpen());
-    return this.commit.submit(run, pipelined);
-  }
-
-  /** Reads go through the same queue, so they see every write issued before them. */
-  private read<T>(query: (tx: Tx) => Promise<[unknown, unknown]>, map: (rows: Row[]) => T): Promise<T> {
-    if (this.state !== 'open') return Promise.reject(this.notOpen());
-    return this.commit.submit(async (tx) => map((await query(tx))[0] as Row[]), true);
-  }
-
-  private notOpen(): StoreError {
-    return new StoreError('STORE_CLOSED', this.state === 'new' ? 'mysql store is not open yet' : 'mysql store is closed');
+  protected override refuseMessage(message: StoredMessage, deliveries: NewDelivery[]): StoreError | undefined {
+    let bad = this.checkSize(message.payload, message.properties);
+    for (const d of deliveries) bad ??= this.checkKey('client id', d.clientId, KEY_LIMITS.clientId);
+    return bad;
   }
 
   /** A key longer than its VARBINARY column is refused before it can fail a whole batch. */
@@ -470,151 +405,68 @@ export class MysqlStore implements Store {
     const n = 2 * (payload.length + (properties?.length ?? 0)) + 64 * 1024;
     return n <= this.maxPacket ? undefined : new StoreError('STORE_INVALID', `mysql store: message of ${payload.length} bytes does not fit the server's max_allowed_packet (${this.maxPacket})`);
   }
-}
 
-function messageRow(m: StoredMessage): unknown[] {
-  return [m.id, m.topic, m.payload, m.qos, m.retain, m.properties, m.expiresAt];
+  /** Multi-row INSERTs, split to stay well below max_allowed_packet. */
+  protected insertMessageRows(tx: Tx, messages: StoredMessage[]): Promise<unknown>[] {
+    const done: Promise<unknown>[] = [];
+    let batch: unknown[][] = [];
+    let bytes = 0;
+    const flush = () => {
+      if (batch.length === 0) return;
+      done.push(tx.query(INSERT_MESSAGES, [batch]));
+      batch = [];
+      bytes = 0;
+    };
+    for (const message of messages) {
+      const n = rowBytes(message);
+      if (bytes + n > STATEMENT_BYTES) flush();
+      batch.push(values(messageRow(message), MESSAGE_COLUMNS));
+      bytes += n;
+    }
+    flush();
+    return done;
+  }
+
+  protected upsertDeliveryRows(tx: Tx, rows: DeliveryRow[]): Promise<unknown> {
+    return tx.query(UPSERT_DELIVERIES, [rows.map((r) => values(r, DELIVERY_COLUMNS))]);
+  }
+
+  protected async deleteDeliveryRows(tx: Tx, keys: DeliveryKey[]): Promise<void> {
+    // Grouped by client: `client_id = ? AND message_id IN (...)` uses the primary key, where
+    // MariaDB plans a row-value `(client_id, message_id) IN (...)` list as a scan.
+    const byClient = new Map<string, bigint[]>();
+    for (const d of keys) {
+      const ids = byClient.get(d.clientId);
+      if (ids) ids.push(d.messageId);
+      else byClient.set(d.clientId, [d.messageId]);
+    }
+    for (const [clientId, ids] of byClient) {
+      for (let i = 0; i < ids.length; i += REMOVE_CHUNK) {
+        await tx.query('DELETE FROM spindle_deliveries WHERE client_id = ? AND message_id IN (?)', [clientId, ids.slice(i, i + REMOVE_CHUNK)]);
+      }
+    }
+  }
+
+  protected deleteMessagesUnlessReferenced(tx: Tx, ids: bigint[]): Promise<unknown> {
+    return tx.query(
+      `DELETE FROM spindle_messages WHERE id IN (?)
+       AND NOT EXISTS (SELECT 1 FROM spindle_deliveries d WHERE d.message_id = spindle_messages.id)
+       AND NOT EXISTS (SELECT 1 FROM spindle_retained r WHERE r.message_id = spindle_messages.id)`,
+      [ids],
+    );
+  }
+
+  protected async deleteOwnedRows(tx: Tx, clientIds: string[]): Promise<bigint[]> {
+    const subs = tx.query('DELETE FROM spindle_subscriptions WHERE client_id IN (?)', [clientIds]);
+    const qos2 = tx.query('DELETE FROM spindle_incoming_qos2 WHERE client_id IN (?)', [clientIds]);
+    const owned = tx.query<RowDataPacket[]>('SELECT DISTINCT message_id FROM spindle_deliveries WHERE client_id IN (?) FOR UPDATE', [clientIds]);
+    const del = tx.query('DELETE FROM spindle_deliveries WHERE client_id IN (?)', [clientIds]);
+    const [, , [ownedRows]] = await Promise.all([subs, qos2, owned, del]);
+    return ownedRows.map((r) => BigInt(r.message_id as string));
+  }
 }
 
 /** Rough escaped size of a message row (buffers are sent as hex). */
 function rowBytes(m: StoredMessage): number {
   return 2 * (m.payload.length + (m.properties?.length ?? 0)) + 3 * m.topic.length + 64;
-}
-
-/** Many addMessage calls as multi-row INSERTs (split to stay well below max_allowed_packet), issued at once. */
-function insertMessages(tx: Tx, items: AddItem[]): Promise<unknown> {
-  const done: Promise<unknown>[] = [];
-  let batch: unknown[][] = [];
-  let bytes = 0;
-  const flush = () => {
-    if (batch.length === 0) return;
-    done.push(
-      tx.query(`INSERT INTO spindle_messages (id, topic, payload, qos, retain, properties, expires_at) VALUES ?
-                ON DUPLICATE KEY UPDATE id = id`, [batch]),
-    );
-    batch = [];
-    bytes = 0;
-  };
-  for (const { message } of items) {
-    const n = rowBytes(message);
-    if (bytes + n > STATEMENT_BYTES) flush();
-    batch.push(messageRow(message));
-    bytes += n;
-  }
-  flush();
-  // One row per (client, message): a later call for the same pair replaces the earlier one.
-  const deliveries = new Map<string, unknown[]>();
-  for (const { message, deliveries: ds } of items) {
-    for (const d of ds) {
-      deliveries.set(`${d.clientId}\u0000${message.id}`, [d.clientId, message.id, d.seq, 0, 0, d.qos, d.retain, JSON.stringify(d.subscriptionIds)]);
-    }
-  }
-  const rows = [...deliveries.values()];
-  for (let i = 0; i < rows.length; i += 5_000) {
-    done.push(
-      tx.query(
-        `INSERT INTO spindle_deliveries (client_id, message_id, seq, state, packet_id, qos, retain, subscription_ids) VALUES ?
-         ON DUPLICATE KEY UPDATE seq = VALUES(seq), state = 0, packet_id = 0, qos = VALUES(qos), retain = VALUES(retain),
-           subscription_ids = VALUES(subscription_ids)`,
-        [rows.slice(i, i + 5_000)],
-      ),
-    );
-  }
-  // A message given no delivery is referred to by nothing and is not kept.
-  const orphans = items.filter((i) => i.deliveries.length === 0).map((i) => i.message.id);
-  if (orphans.length > 0) done.push(collect(tx, orphans));
-  return Promise.all(done);
-}
-
-/** Deletes the given messages that no delivery and no retained entry refers to any more. */
-interface RemoveItem {
-  clientId: string;
-  messageId: bigint;
-}
-
-/** Deletes many deliveries in one statement per chunk, then the messages they leave unreferenced. */
-async function removeDeliveries(tx: Tx, items: RemoveItem[]): Promise<void> {
-  // Grouped by client: `client_id = ? AND message_id IN (...)` uses the primary key, where
-  // MariaDB plans a row-value `(client_id, message_id) IN (...)` list as a scan.
-  const byClient = new Map<string, bigint[]>();
-  for (const d of items) {
-    const ids = byClient.get(d.clientId);
-    if (ids) ids.push(d.messageId);
-    else byClient.set(d.clientId, [d.messageId]);
-  }
-  for (const [clientId, ids] of byClient) {
-    for (let i = 0; i < ids.length; i += REMOVE_CHUNK) {
-      await tx.query('DELETE FROM spindle_deliveries WHERE client_id = ? AND message_id IN (?)', [clientId, ids.slice(i, i + REMOVE_CHUNK)]);
-    }
-  }
-  await collect(tx, [...new Set(items.map((d) => d.messageId))]);
-}
-
-function collect(tx: Tx, ids: bigint[]): Promise<unknown> {
-  const done: Promise<unknown>[] = [];
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    done.push(
-      tx.query(
-        `DELETE FROM spindle_messages WHERE id IN (?)
-         AND NOT EXISTS (SELECT 1 FROM spindle_deliveries d WHERE d.message_id = spindle_messages.id)
-         AND NOT EXISTS (SELECT 1 FROM spindle_retained r WHERE r.message_id = spindle_messages.id)`,
-        [ids.slice(i, i + CHUNK)],
-      ),
-    );
-  }
-  return Promise.all(done);
-}
-
-/** Removes what sessions own (subscriptions, incoming QoS 2 ids, deliveries) and the messages left unreferenced. */
-async function dropOwned(tx: Tx, clientIds: string[]): Promise<void> {
-  for (let i = 0; i < clientIds.length; i += CHUNK) {
-    const ids = clientIds.slice(i, i + CHUNK);
-    const subs = tx.query('DELETE FROM spindle_subscriptions WHERE client_id IN (?)', [ids]);
-    const qos2 = tx.query('DELETE FROM spindle_incoming_qos2 WHERE client_id IN (?)', [ids]);
-    const owned = tx.query<RowDataPacket[]>('SELECT DISTINCT message_id FROM spindle_deliveries WHERE client_id IN (?) FOR UPDATE', [ids]);
-    const del = tx.query('DELETE FROM spindle_deliveries WHERE client_id IN (?)', [ids]);
-    const [, , [ownedRows]] = await Promise.all([subs, qos2, owned, del]);
-    const messageIds = ownedRows.map((r) => BigInt(r.message_id as string));
-    if (messageIds.length > 0) await collect(tx, messageIds);
-  }
-}
-
-/** VARBINARY key columns come back as Buffers. */
-function text(v: unknown): string {
-  return Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
-}
-
-function toMessage(id: unknown, r: Row, qosCol: string, retainCol: string): StoredMessage {
-  return {
-    id: BigInt(id as string),
-    topic: r.topic as string,
-    payload: r.payload as Buffer,
-    qos: qos(Number(r[qosCol])),
-    retain: Number(r[retainCol]) !== 0,
-    properties: (r.properties as Buffer | null) ?? null,
-    expiresAt: Number(r.expires_at),
-  };
-}
-
-function toSession(r: Row): StoredSession {
-  return {
-    clientId: text(r.client_id),
-    expiryInterval: Number(r.expiry_interval),
-    disconnectedAt: r.disconnected_at === null ? null : Number(r.disconnected_at),
-    username: (r.username as string | null) ?? null,
-    will:
-      r.will_topic === null
-        ? null
-        : {
-            delay: Number(r.will_delay),
-            message: {
-              topic: r.will_topic as string,
-              payload: r.will_payload as Buffer,
-              qos: qos(Number(r.will_qos)),
-              retain: Number(r.will_retain) !== 0,
-              properties: (r.will_properties as Buffer | null) ?? null,
-              expiresAt: Number(r.will_expires_at),
-            },
-          },
-  };
 }
