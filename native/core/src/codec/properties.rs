@@ -229,7 +229,7 @@ impl<'a> PropertyReader<'a> {
         let raw_id = self.reader.read_varint()?;
         let spec = property_spec(raw_id).ok_or(CodecError::UNKNOWN_PROPERTY)?;
         if !spec.allowed_in(self.context) {
-            return Err(CodecError::PROPERTY_NOT_ALLOWED);
+            return Err(CodecError::PROPERTY_NOT_ALLOWED); // 0x81, MQTT 5.0 section 2.2.2.2
         }
         let bit = 1u64 << spec.id;
         if self.seen & bit != 0 && !spec.may_repeat_in(self.context) {
@@ -534,6 +534,8 @@ mod tests {
         for (bytes, err) in cases {
             assert_eq!(decode_properties(bytes, ctx), Err(*err), "{bytes:02x?}");
         }
+        assert_eq!(CodecError::PROPERTY_NOT_ALLOWED.reason, crate::codec::reason::MALFORMED_PACKET);
+        assert_eq!(CodecError::DUPLICATE_PROPERTY.reason, crate::codec::reason::PROTOCOL_ERROR);
         assert_eq!(
             decode_properties(&[0x04, 0x0B, 0x01, 0x0B, 0x02], PropertyContext::Subscribe),
             Err(CodecError::DUPLICATE_PROPERTY)
