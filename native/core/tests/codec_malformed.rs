@@ -278,6 +278,19 @@ const ROWS: &[Row] = &[
         "DUPLICATE_PROPERTY",
         PROTOCOL,
     ),
+    row(
+        "CONNECT v5 authentication data without method (MQTT 5.0 3.1.2.11.10)",
+        V5,
+        &[
+            0x10, 0x12, // CONNECT, remaining length 18
+            0x00, 0x04, b'M', b'Q', b'T', b'T', 0x05, // "MQTT" level 5
+            0x02, 0x00, 0x3C, // clean start, keep alive 60
+            0x04, 0x16, 0x00, 0x01, 0xAA, // properties: authentication data [0xAA], no method
+            0x00, 0x01, b'x', // client id "x"
+        ],
+        "AUTH_DATA_WITHOUT_METHOD",
+        PROTOCOL,
+    ),
     // CONNACK.
     row("CONNACK reserved flags [MQTT-3.2.2-1]", V311, &[0x20, 0x02, 0x02, 0x00], "CONNACK_RESERVED_FLAGS", MALFORMED),
     row("CONNACK v3 return code 6", V311, &[0x20, 0x02, 0x00, 0x06], "INVALID_REASON_CODE", MALFORMED),
@@ -397,6 +410,17 @@ const ROWS: &[Row] = &[
         ],
         "PROPERTY_NOT_ALLOWED",
         MALFORMED,
+    ),
+    row(
+        "AUTH v5 authentication data without method (MQTT 5.0 3.15.2.2.2)",
+        V5,
+        &[
+            0xF0, 0x06, // AUTH, remaining length 6
+            0x18, // continue authentication
+            0x04, 0x16, 0x00, 0x01, 0xAA, // properties: authentication data [0xAA], no method
+        ],
+        "AUTH_DATA_WITHOUT_METHOD",
+        PROTOCOL,
     ),
 ];
 

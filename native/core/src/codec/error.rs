@@ -108,6 +108,7 @@ codec_errors! {
     // property ("It is a Protocol Error to include the ... more than once").
     PROPERTY_NOT_ALLOWED = MALFORMED_PACKET, "property not allowed in this packet";
     DUPLICATE_PROPERTY = PROTOCOL_ERROR, "property appears more than once";
+    AUTH_DATA_WITHOUT_METHOD = PROTOCOL_ERROR, "authentication data without an authentication method";
     INVALID_PROPERTY_VALUE = PROTOCOL_ERROR, "property has a value outside its range";
     SUBSCRIPTION_ID_ZERO = PROTOCOL_ERROR, "subscription identifier 0";
     SUBSCRIPTION_ID_FROM_CLIENT = PROTOCOL_ERROR, "subscription identifier in a PUBLISH from a client";

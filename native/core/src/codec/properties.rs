@@ -285,6 +285,17 @@ fn check_property_value(id: u8, value: PropertyValue<'_>) -> Result<(), CodecErr
     }
 }
 
+/// Authentication Data only makes sense with the Authentication Method that defines it: "It is a
+/// Protocol Error to include Authentication Data if there is no Authentication Method" (CONNECT,
+/// MQTT 5.0 3.1.2.11.10); AUTH must carry the method at all (3.15.2.2.2: "It is a Protocol Error
+/// to omit the Authentication Method"). For CONNECT and AUTH property blocks.
+pub(crate) fn check_authentication_pair(props: &Properties) -> Result<(), CodecError> {
+    if props.authentication_data.is_some() && props.authentication_method.is_none() {
+        return Err(CodecError::AUTH_DATA_WITHOUT_METHOD);
+    }
+    Ok(())
+}
+
 /// Reads a property length and returns the property block it announces and the bytes used by
 /// length and block together. `buf` starts at the property length.
 pub fn split_property_block(buf: &[u8]) -> Result<(&[u8], usize), CodecError> {
