@@ -356,6 +356,7 @@ const ROWS: &[Row] = &[
         "PROPERTY_NOT_ALLOWED",
         MALFORMED,
     ),
+    row("SUBSCRIBE v3.1.1 DUP set [MQTT-3.8.1-1]", V311, &[0x8A, 0x06, 0x00, 0x01, 0x00, 0x01, b'a', 0x00], "RESERVED_FLAGS", MALFORMED),
     row("SUBSCRIBE missing options byte", V311, &[0x82, 0x05, 0x00, 0x01, 0x00, 0x01, b'a'], "TRUNCATED", MALFORMED),
     row("UNSUBSCRIBE without filters [MQTT-3.10.3-2]", V311, &[0xA2, 0x02, 0x00, 0x01], "EMPTY_UNSUBSCRIBE", PROTOCOL),
     row("UNSUBSCRIBE packet id 0", V311, &[0xA2, 0x05, 0x00, 0x00, 0x00, 0x01, b'a'], "PACKET_ID_ZERO", MALFORMED),
@@ -422,6 +423,13 @@ const ROWS: &[Row] = &[
         "AUTH_DATA_WITHOUT_METHOD",
         PROTOCOL,
     ),
+    // PUBREL with DUP, as MQTT 3.1 clients re-send it: accepted in 3.1 only (codec_fixtures.rs).
+    row("PUBREL v3.1.1 DUP set [MQTT-3.6.1-1]", V311, &[0x6A, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v5 DUP set [MQTT-3.6.1-1]", V5, &[0x6A, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v3.1 QoS 0 flags", V31, &[0x60, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v3.1 DUP and RETAIN", V31, &[0x6B, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v3.1 DUP with QoS 2", V31, &[0x6C, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBACK v3.1 DUP set", V31, &[0x48, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
 ];
 
 #[test]
