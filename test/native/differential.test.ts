@@ -296,7 +296,7 @@ const MALFORMED: { name: string; v: Version; hex: string; reason: number; mqttPa
   { name: 'PINGREQ with a body', v: 4, hex: 'c001 00', reason: 0x81, mqttPacketAccepts: 'MQTT 3.1.1 section 3.12: PINGREQ has no variable header and no payload (remaining length 0)' },
   { name: 'PUBLISH v5 with a duplicated property [MQTT-2.2.2-2]', v: 5, hex: '3008 0001 61 04 0100 0100', reason: 0x82, mqttPacketAccepts: 'a property other than User Property and Subscription Identifier included twice is a Protocol Error (MQTT 5 section 2.2.2.2)' },
   { name: 'PUBLISH v5 with topic alias 0 [MQTT-3.3.2-8]', v: 5, hex: '3007 0001 61 03 230000', reason: 0x94, mqttPacketAccepts: 'MQTT-3.3.2-8: a Topic Alias of 0 is not permitted' },
-  { name: 'PUBLISH v5 with a property not allowed in PUBLISH (Session Expiry)', v: 5, hex: '3009 0001 61 05 1100000000', reason: 0x82, mqttPacketAccepts: 'MQTT 5.0 section 2.2.2.2: a property not listed for a packet type is a protocol error' },
+  { name: 'PUBLISH v5 with a property not allowed in PUBLISH (Session Expiry)', v: 5, hex: '3009 0001 61 05 1100000000', reason: 0x81, mqttPacketAccepts: 'MQTT 5.0 section 2.2.2.2: an Identifier not valid for its packet type is a Malformed Packet' },
   { name: 'AUTH in v3.1.1', v: 4, hex: 'f000', reason: 0x81 },
   { name: 'Reserved packet type 0', v: 4, hex: '0000', reason: 0x81 },
 ];

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt-packet';
 
-import { Framer, DESC_SLOTS, DESC_HELD, DESC_EXPIRY, encodePacket } from '../../src/native/index.ts';
+import { Framer, DESC_SLOTS, DESC_HELD, DESC_EXPIRY, encodePacket, decodePacket } from '../../src/native/index.ts';
 import { Rng, seeds } from '../helpers/random.ts';
 
 type Frame = { header: number; bytes: Buffer; desc: Uint32Array; source: Buffer };
@@ -121,4 +121,21 @@ test('packets before an invalid one are still delivered, then the framer stays f
 
 test('setVersion refuses an unknown protocol level', () => {
   assert.throws(() => new Framer(100).setVersion(6), { code: 'UNSUPPORTED_PROTOCOL_VERSION' });
+});
+
+test('an MQTT 3.1 PUBREL re-sent with DUP (0x6A) is framed and decoded in 3.1, refused in 3.1.1 and 5.0 [MQTT-3.6.1-1]', () => {
+  const framer = new Framer(1 << 20);
+  framer.setVersion(3);
+  // PUBREL with DUP, packet id 7 (re-sent after reconnecting), then a first-time PUBREL, packet id 8.
+  const chunk = Buffer.from([0x6a, 0x02, 0x00, 0x07, 0x62, 0x02, 0x00, 0x08]);
+  const frames = feedAll(framer, chunk);
+  assert.ok(!framer.error, `framer error ${framer.error?.code}`);
+  assert.deepEqual(frames.map((f) => f.header), [0x6a, 0x62]);
+  const [resent, first] = frames.map((f) => decodePacket(3, f.source, f.desc[1], f.desc[2]));
+  assert.equal(resent.cmd, 'pubrel');
+  assert.equal(resent.messageId, 7);
+  assert.equal(first.messageId, 8);
+  for (const level of [4, 5]) {
+    assert.throws(() => decodePacket(level, chunk, 0, 4), { code: 'RESERVED_FLAGS', message: /^\[0x81\]/ });
+  }
 });

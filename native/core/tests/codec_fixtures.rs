@@ -754,6 +754,44 @@ fn v5_long_forms_decode_like_short_forms() {
     assert_eq!(d, Packet::Disconnect(Disconnect { reason_code: 0, properties: none() }));
 }
 
+/// MQTT 3.1 sends PUBREL, SUBSCRIBE and UNSUBSCRIBE at QoS 1 and sets DUP when it re-delivers
+/// them (MQTT 3.1 section 2.1, DUP: "set when the client or server attempts to re-deliver a
+/// PUBLISH, PUBREL, SUBSCRIBE or UNSUBSCRIBE message"), e.g. a PUBREL re-sent after reconnecting.
+/// A 3.1 server accepts them like first sends; 3.1.1 and 5.0 reserve those flags as 0010
+/// [MQTT-3.6.1-1] [MQTT-3.8.1-1] [MQTT-3.10.1-1] (codec_malformed.rs). Decode only: we never send DUP.
+#[test]
+fn v31_redelivered_pubrel_subscribe_unsubscribe_decode_like_first_sends() {
+    let pubrel: &[u8] = &[
+        0x6A, // PUBREL, flags 0b1010: DUP, QoS 1
+        0x02, // remaining length 2
+        0x00, 0x03, // packet id 3
+    ];
+    let subscribe: &[u8] = &[
+        0x8A, // SUBSCRIBE, flags 0b1010: DUP, QoS 1
+        0x06, // remaining length 6
+        0x00, 0x0A, // packet id 10
+        0x00, 0x01, b'#', // filter "#"
+        0x01, // options: QoS 1
+    ];
+    let unsubscribe: &[u8] = &[
+        0xAA, // UNSUBSCRIBE, flags 0b1010: DUP, QoS 1
+        0x05, // remaining length 5
+        0x00, 0x0B, // packet id 11
+        0x00, 0x01, b'#', // filter "#"
+    ];
+    for dup_frame in [pubrel, subscribe, unsubscribe] {
+        let mut first_send = dup_frame.to_vec();
+        first_send[0] &= !0x08; // the same packet without DUP
+        let expected = decode(V31, &first_send).unwrap();
+        assert_eq!(decode(V31, dup_frame), Ok(expected.clone()), "{dup_frame:02x?}");
+        assert_eq!(decode_from_client(V31, dup_frame), Ok(expected), "{dup_frame:02x?}");
+        for v in [V311, V5] {
+            assert_eq!(decode(v, dup_frame), Err(CodecError::RESERVED_FLAGS), "{dup_frame:02x?} {v:?}");
+        }
+    }
+    assert_eq!(decode(V31, pubrel), Ok(Packet::Pubrel(ack(3, 0, none()))));
+}
+
 #[test]
 fn large_remaining_length_uses_multi_byte_varint() {
     let publish = Packet::Publish(Publish {

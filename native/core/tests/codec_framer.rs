@@ -3,7 +3,7 @@
 //! it whole (including one byte at a time).
 
 use spindle_core::codec::*;
-use ProtocolVersion::V5;
+use ProtocolVersion::{V31, V311, V5};
 
 /// Seeded xorshift64 so failures reproduce.
 struct Rng(u64);
@@ -190,4 +190,37 @@ fn packet_type_zero_is_rejected() {
     let mut frames = Vec::new();
     let err = Framer::new(0).feed(&[0x00, 0x00], &mut frames).unwrap_err();
     assert_eq!((err.code, err.reason), ("RESERVED_PACKET_TYPE", 0x81));
+}
+
+/// Issue 11: an MQTT 3.1 client reconnects and re-sends its PUBREL with DUP set (0x6A). The framer
+/// is version-neutral (it checks no flags, so the frame reaches the decoder whatever the version);
+/// the decoder accepts DUP on PUBREL in 3.1 only (MQTT 3.1 section 2.1) and keeps the 3.1.1 / 5.0
+/// rule that PUBREL flags are 0010 [MQTT-3.6.1-1].
+#[test]
+fn v31_pubrel_with_dup_passes_the_framer_and_decodes_in_v31_only() {
+    let stream: &[u8] = &[
+        0x10, 0x0F, // CONNECT, remaining length 15
+        0x00, 0x06, b'M', b'Q', b'I', b's', b'd', b'p', 0x03, // "MQIsdp" level 3
+        0x00, 0x00, 0x3C, // no clean session, keep alive 60
+        0x00, 0x01, b'c', // client id "c"
+        0x6A, 0x02, 0x00, 0x07, // PUBREL with DUP (re-sent), packet id 7
+        0x62, 0x02, 0x00, 0x08, // PUBREL, packet id 8
+    ];
+    let whole = collect_frames(&mut Framer::new(0), &[stream]);
+    let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+    assert_eq!(collect_frames(&mut Framer::new(0), &bytes), whole);
+    assert_eq!(whole.len(), 3);
+    match decode(V31, &whole[0]) {
+        Ok(Packet::Connect(c)) => assert_eq!(c.version, V31),
+        other => panic!("{other:?}"),
+    }
+    let resent = &whole[1];
+    assert_eq!(resent[0], 0x6A);
+    let release = |id| Ok(Packet::Pubrel(Ack { packet_id: id, reason_code: 0, properties: Properties::default() }));
+    assert_eq!(decode_from_client(V31, resent), release(7));
+    assert_eq!(decode_from_client(V31, &whole[2]), release(8));
+    for v in [V311, V5] {
+        let err = decode_from_client(v, resent).unwrap_err();
+        assert_eq!((err.code, err.reason), ("RESERVED_FLAGS", 0x81), "{v:?}");
+    }
 }

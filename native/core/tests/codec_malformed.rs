@@ -62,11 +62,11 @@ const ROWS: &[Row] = &[
         PROTOCOL,
     ),
     row(
-        "PUBLISH with session expiry",
+        "PUBLISH with session expiry (MQTT 5.0 2.2.2.2)",
         V5,
         &[0x30, 0x09, 0x00, 0x01, b't', 0x05, 0x11, 0, 0, 0, 1],
         "PROPERTY_NOT_ALLOWED",
-        PROTOCOL,
+        MALFORMED,
     ),
     row("PUBLISH unknown property 0x04", V5, &[0x30, 0x06, 0x00, 0x01, b't', 0x02, 0x04, 0x00], "UNKNOWN_PROPERTY", MALFORMED),
     row("PUBLISH property id 128 (2-byte varint)", V5, &[0x30, 0x07, 0x00, 0x01, b't', 0x03, 0x80, 0x01, 0x00], "UNKNOWN_PROPERTY", MALFORMED),
@@ -221,6 +221,74 @@ const ROWS: &[Row] = &[
             0x01, 0x00, 0x01, b'w', 0x00, 0x00,
         ],
         "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
+    row(
+        "CONNECT v5 topic alias (MQTT 5.0 2.2.2.2)",
+        V5,
+        &[
+            0x10, 0x11, // CONNECT, remaining length 17
+            0x00, 0x04, b'M', b'Q', b'T', b'T', 0x05, // "MQTT" level 5
+            0x02, 0x00, 0x3C, // clean start, keep alive 60
+            0x03, 0x23, 0x00, 0x01, // properties: topic alias 1 (PUBLISH only)
+            0x00, 0x01, b'x', // client id "x"
+        ],
+        "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
+    row(
+        "CONNECT v5 will delay interval outside the will (MQTT 5.0 2.2.2.2)",
+        V5,
+        &[
+            0x10, 0x13, // CONNECT, remaining length 19
+            0x00, 0x04, b'M', b'Q', b'T', b'T', 0x05, // "MQTT" level 5
+            0x02, 0x00, 0x3C, // clean start, keep alive 60
+            0x05, 0x18, 0, 0, 0, 1, // properties: will delay interval 1 (will properties only)
+            0x00, 0x01, b'x', // client id "x"
+        ],
+        "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
+    row(
+        "CONNECT v5 session expiry in will properties (MQTT 5.0 2.2.2.2)",
+        V5,
+        &[
+            0x10, 0x19, // CONNECT, remaining length 25
+            0x00, 0x04, b'M', b'Q', b'T', b'T', 0x05, // "MQTT" level 5
+            0x06, 0x00, 0x3C, // will, clean start, keep alive 60
+            0x00, // properties: none
+            0x00, 0x01, b'x', // client id "x"
+            0x05, 0x11, 0, 0, 0, 1, // will properties: session expiry 1 (not a will property)
+            0x00, 0x01, b'w', // will topic "w"
+            0x00, 0x00, // will payload empty
+        ],
+        "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
+    row(
+        "CONNECT v5 session expiry twice (MQTT 5.0 3.1.2.11.2)",
+        V5,
+        &[
+            0x10, 0x18, // CONNECT, remaining length 24
+            0x00, 0x04, b'M', b'Q', b'T', b'T', 0x05, // "MQTT" level 5
+            0x02, 0x00, 0x3C, // clean start, keep alive 60
+            0x0A, 0x11, 0, 0, 0, 1, 0x11, 0, 0, 0, 2, // properties: session expiry 1, session expiry 2
+            0x00, 0x01, b'x', // client id "x"
+        ],
+        "DUPLICATE_PROPERTY",
+        PROTOCOL,
+    ),
+    row(
+        "CONNECT v5 authentication data without method (MQTT 5.0 3.1.2.11.10)",
+        V5,
+        &[
+            0x10, 0x12, // CONNECT, remaining length 18
+            0x00, 0x04, b'M', b'Q', b'T', b'T', 0x05, // "MQTT" level 5
+            0x02, 0x00, 0x3C, // clean start, keep alive 60
+            0x04, 0x16, 0x00, 0x01, 0xAA, // properties: authentication data [0xAA], no method
+            0x00, 0x01, b'x', // client id "x"
+        ],
+        "AUTH_DATA_WITHOUT_METHOD",
         PROTOCOL,
     ),
     // CONNACK.
@@ -276,9 +344,34 @@ const ROWS: &[Row] = &[
         "DUPLICATE_PROPERTY",
         PROTOCOL,
     ),
+    row(
+        "SUBSCRIBE v5 session expiry (MQTT 5.0 2.2.2.2)",
+        V5,
+        &[
+            0x82, 0x0C, // SUBSCRIBE, remaining length 12
+            0x00, 0x01, // packet id 1
+            0x05, 0x11, 0, 0, 0, 1, // properties: session expiry 1 (CONNECT, CONNACK, DISCONNECT only)
+            0x00, 0x01, b'a', 0x00, // filter "a", QoS 0
+        ],
+        "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
+    row("SUBSCRIBE v3.1.1 DUP set [MQTT-3.8.1-1]", V311, &[0x8A, 0x06, 0x00, 0x01, 0x00, 0x01, b'a', 0x00], "RESERVED_FLAGS", MALFORMED),
     row("SUBSCRIBE missing options byte", V311, &[0x82, 0x05, 0x00, 0x01, 0x00, 0x01, b'a'], "TRUNCATED", MALFORMED),
     row("UNSUBSCRIBE without filters [MQTT-3.10.3-2]", V311, &[0xA2, 0x02, 0x00, 0x01], "EMPTY_UNSUBSCRIBE", PROTOCOL),
     row("UNSUBSCRIBE packet id 0", V311, &[0xA2, 0x05, 0x00, 0x00, 0x00, 0x01, b'a'], "PACKET_ID_ZERO", MALFORMED),
+    row(
+        "UNSUBSCRIBE v5 subscription id (MQTT 5.0 2.2.2.2)",
+        V5,
+        &[
+            0xA2, 0x08, // UNSUBSCRIBE, remaining length 8
+            0x00, 0x01, // packet id 1
+            0x02, 0x0B, 0x01, // properties: subscription id 1 (PUBLISH, SUBSCRIBE only)
+            0x00, 0x01, b'a', // filter "a"
+        ],
+        "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
     row("SUBACK without reason codes", V5, &[0x90, 0x03, 0x00, 0x01, 0x00], "EMPTY_ACK_REASON_CODES", PROTOCOL),
     // Acks, DISCONNECT, AUTH.
     row("PUBACK packet id 0", V311, &[0x40, 0x02, 0x00, 0x00], "PACKET_ID_ZERO", MALFORMED),
@@ -287,13 +380,56 @@ const ROWS: &[Row] = &[
     row("PUBACK v5 reason 0x92", V5, &[0x40, 0x03, 0x00, 0x01, 0x92], "INVALID_REASON_CODE", MALFORMED),
     row("DISCONNECT v3 with a byte", V31, &[0xE0, 0x01, 0x00], "TRAILING_BYTES", MALFORMED),
     row(
-        "DISCONNECT v5 with topic alias",
+        "PUBACK v5 topic alias (MQTT 5.0 2.2.2.2)",
+        V5,
+        &[
+            0x40, 0x07, // PUBACK, remaining length 7
+            0x00, 0x01, // packet id 1
+            0x00, // reason: success
+            0x03, 0x23, 0x00, 0x01, // properties: topic alias 1 (PUBLISH only)
+        ],
+        "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
+    row(
+        "DISCONNECT v5 with topic alias (MQTT 5.0 2.2.2.2)",
         V5,
         &[0xE0, 0x05, 0x00, 0x03, 0x23, 0x00, 0x01],
         "PROPERTY_NOT_ALLOWED",
-        PROTOCOL,
+        MALFORMED,
     ),
     row("AUTH v5 reason 0x01", V5, &[0xF0, 0x01, 0x01], "INVALID_REASON_CODE", MALFORMED),
+    row(
+        "AUTH v5 session expiry (MQTT 5.0 2.2.2.2)",
+        V5,
+        &[
+            0xF0, 0x0B, // AUTH, remaining length 11
+            0x18, // continue authentication
+            0x09, // property length 9
+            0x15, 0x00, 0x01, b'm', // authentication method "m"
+            0x11, 0, 0, 0, 1, // session expiry 1 (CONNECT, CONNACK, DISCONNECT only)
+        ],
+        "PROPERTY_NOT_ALLOWED",
+        MALFORMED,
+    ),
+    row(
+        "AUTH v5 authentication data without method (MQTT 5.0 3.15.2.2.2)",
+        V5,
+        &[
+            0xF0, 0x06, // AUTH, remaining length 6
+            0x18, // continue authentication
+            0x04, 0x16, 0x00, 0x01, 0xAA, // properties: authentication data [0xAA], no method
+        ],
+        "AUTH_DATA_WITHOUT_METHOD",
+        PROTOCOL,
+    ),
+    // PUBREL with DUP, as MQTT 3.1 clients re-send it: accepted in 3.1 only (codec_fixtures.rs).
+    row("PUBREL v3.1.1 DUP set [MQTT-3.6.1-1]", V311, &[0x6A, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v5 DUP set [MQTT-3.6.1-1]", V5, &[0x6A, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v3.1 QoS 0 flags", V31, &[0x60, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v3.1 DUP and RETAIN", V31, &[0x6B, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBREL v3.1 DUP with QoS 2", V31, &[0x6C, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
+    row("PUBACK v3.1 DUP set", V31, &[0x48, 0x02, 0x00, 0x01], "RESERVED_FLAGS", MALFORMED),
 ];
 
 #[test]
@@ -326,5 +462,81 @@ fn server_side_publish_may_carry_subscription_ids() {
     match decode(V5, &bytes).unwrap() {
         Packet::Publish(p) => assert_eq!(p.properties.subscription_identifiers, vec![1, 2]),
         other => panic!("{other:?}"),
+    }
+}
+
+/// Every property block context: the 13 packets with properties and the will of a CONNECT.
+const EVERY_CONTEXT: [PropertyContext; 14] = {
+    use PropertyContext::*;
+    [Connect, Connack, Publish, Will, Puback, Pubrec, Pubrel, Pubcomp, Subscribe, Suback, Unsubscribe, Unsuback, Disconnect, Auth]
+};
+
+/// MQTT 5.0 table 2-4 (section 2.2.2.2), transcribed here independently of the codec's own table:
+/// each property identifier and the packets (or the will, "W") that may carry it.
+const SPEC_TABLE_2_4: &[(u8, &[PropertyContext])] = {
+    use PropertyContext::*;
+    &[
+        (0x01, &[Publish, Will]), // Payload Format Indicator
+        (0x02, &[Publish, Will]), // Message Expiry Interval
+        (0x03, &[Publish, Will]), // Content Type
+        (0x08, &[Publish, Will]), // Response Topic
+        (0x09, &[Publish, Will]), // Correlation Data
+        (0x0B, &[Publish, Subscribe]), // Subscription Identifier
+        (0x11, &[Connect, Connack, Disconnect]), // Session Expiry Interval
+        (0x12, &[Connack]), // Assigned Client Identifier
+        (0x13, &[Connack]), // Server Keep Alive
+        (0x15, &[Connect, Connack, Auth]), // Authentication Method
+        (0x16, &[Connect, Connack, Auth]), // Authentication Data
+        (0x17, &[Connect]), // Request Problem Information
+        (0x18, &[Will]), // Will Delay Interval
+        (0x19, &[Connect]), // Request Response Information
+        (0x1A, &[Connack]), // Response Information
+        (0x1C, &[Connack, Disconnect]), // Server Reference
+        (0x1F, &[Connack, Puback, Pubrec, Pubrel, Pubcomp, Suback, Unsuback, Disconnect, Auth]), // Reason String
+        (0x21, &[Connect, Connack]), // Receive Maximum
+        (0x22, &[Connect, Connack]), // Topic Alias Maximum
+        (0x23, &[Publish]), // Topic Alias
+        (0x24, &[Connack]), // Maximum QoS
+        (0x25, &[Connack]), // Retain Available
+        (0x26, &EVERY_CONTEXT), // User Property
+        (0x27, &[Connect, Connack]), // Maximum Packet Size
+        (0x28, &[Connack]), // Wildcard Subscription Available
+        (0x29, &[Connack]), // Subscription Identifier Available
+        (0x2A, &[Connack]), // Shared Subscription Available
+    ]
+};
+
+/// A property block holding property `id` once, with a value valid for it.
+fn one_property_block(id: u8) -> Vec<u8> {
+    let value: &[u8] = match property_spec(id as u32).expect("known id").kind {
+        PropertyKind::Byte => &[0x01],
+        PropertyKind::TwoByteInt => &[0x00, 0x01],
+        PropertyKind::FourByteInt => &[0x00, 0x00, 0x00, 0x01],
+        PropertyKind::Varint => &[0x01],
+        PropertyKind::Utf8String => &[0x00, 0x01, b'a'],
+        PropertyKind::BinaryData => &[0x00, 0x01, 0xAA],
+        PropertyKind::Utf8StringPair => &[0x00, 0x01, b'a', 0x00, 0x01, b'b'],
+    };
+    let mut block = vec![(1 + value.len()) as u8, id];
+    block.extend_from_slice(value);
+    block
+}
+
+#[test]
+fn every_property_outside_its_packets_is_malformed() {
+    assert_eq!(SPEC_TABLE_2_4.len(), PROPERTY_TABLE.len());
+    for &(id, allowed) in SPEC_TABLE_2_4 {
+        let block = one_property_block(id);
+        for ctx in EVERY_CONTEXT {
+            let result = decode_properties(&block, ctx).map(|_| ());
+            if allowed.contains(&ctx) {
+                assert_eq!(result, Ok(()), "property 0x{id:02X} in {ctx:?}");
+            } else {
+                // MQTT 5.0 2.2.2.2: "A Control Packet which contains an Identifier which is not
+                // valid for its packet type ... is a Malformed Packet" (0x81).
+                let err = result.expect_err(&format!("property 0x{id:02X} accepted in {ctx:?}"));
+                assert_eq!((err.code, err.reason), ("PROPERTY_NOT_ALLOWED", MALFORMED), "0x{id:02X} in {ctx:?}");
+            }
+        }
     }
 }

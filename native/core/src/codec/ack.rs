@@ -4,7 +4,7 @@
 use super::connect::{read_properties, write_properties};
 use super::error::CodecError;
 use super::packet::{Ack, PacketType, Properties, ProtocolVersion};
-use super::properties::PropertyContext;
+use super::properties::{check_authentication_pair, PropertyContext};
 use super::reader::Reader;
 use super::reason_codes::is_allowed_reason_code;
 use super::subscribe::read_packet_id;
@@ -41,6 +41,9 @@ fn read_reason_and_properties(
     } else {
         read_properties(r, version, property_context(packet))?
     };
+    if packet == PacketType::Auth {
+        check_authentication_pair(&properties)?; // MQTT 5.0 3.15.2.2.2
+    }
     r.expect_end()?;
     Ok((reason_code, properties))
 }

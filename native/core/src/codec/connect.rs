@@ -2,7 +2,7 @@
 
 use super::error::CodecError;
 use super::packet::{Connack, Connect, PacketType, Properties, ProtocolVersion, Will};
-use super::properties::{decode_properties, encode_properties, PropertyContext};
+use super::properties::{check_authentication_pair, decode_properties, encode_properties, PropertyContext};
 use super::reader::Reader;
 use super::reason_codes::is_allowed_reason_code;
 use super::utf8::check_topic_name;
@@ -55,6 +55,7 @@ pub(crate) fn decode_connect_body(r: &mut Reader<'_>) -> Result<Connect, CodecEr
     let clean_start = flags & FLAG_CLEAN_START != 0;
     let keep_alive = r.read_u16()?;
     let properties = read_properties(r, version, PropertyContext::Connect)?;
+    check_authentication_pair(&properties)?; // MQTT 5.0 3.1.2.11.10
     let client_id = r.read_str()?; // [MQTT-3.1.3-4]
     check_client_id(version, client_id, clean_start)?;
     let will = if has_will {

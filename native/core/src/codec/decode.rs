@@ -61,15 +61,30 @@ pub fn decode_from_client(version: ProtocolVersion, frame: &[u8]) -> Result<Pack
 }
 
 /// The packet type of `header`, after checking that the type exists in `version` (AUTH is
-/// reserved before v5) and that its fixed header flags are the required ones [MQTT-2.1.3-1].
+/// reserved before v5) and that its fixed header flags are the required ones [MQTT-2.1.3-1],
+/// or, in MQTT 3.1 only, those of a re-delivery (`is_v31_redelivery`).
 /// PUBLISH flags are checked by the PUBLISH decoder.
 pub fn checked_packet_type(version: ProtocolVersion, header: u8) -> Result<PacketType, CodecError> {
     let packet_type = PacketType::from_header(header).ok_or(CodecError::RESERVED_PACKET_TYPE)?;
     if packet_type == PacketType::Auth && !version.is_v5() {
         return Err(CodecError::RESERVED_PACKET_TYPE);
     }
-    if packet_type != PacketType::Publish && header & 0x0F != packet_type.required_flags() {
-        return Err(CodecError::RESERVED_FLAGS); // [MQTT-2.1.3-1]
+    let flags = header & 0x0F;
+    if packet_type != PacketType::Publish
+        && flags != packet_type.required_flags()
+        && !is_v31_redelivery(version, packet_type, flags)
+    {
+        return Err(CodecError::RESERVED_FLAGS); // [MQTT-2.1.3-1] [MQTT-3.6.1-1] [MQTT-3.8.1-1] [MQTT-3.10.1-1]
     }
     Ok(packet_type)
+}
+
+/// MQTT 3.1 sends PUBREL, SUBSCRIBE and UNSUBSCRIBE at QoS 1 (flags 0010) and sets DUP (1010)
+/// when it re-delivers one, e.g. a PUBREL re-sent after reconnecting: MQTT 3.1 section 2.1, DUP
+/// "is set when the client or server attempts to re-deliver a PUBLISH, PUBREL, SUBSCRIBE or
+/// UNSUBSCRIBE message". 3.1.1 and 5.0 made these bits reserved, 0010 exactly [MQTT-3.6.1-1].
+#[inline]
+fn is_v31_redelivery(version: ProtocolVersion, packet_type: PacketType, flags: u8) -> bool {
+    const DUP: u8 = 0b1000;
+    version == ProtocolVersion::V31 && packet_type.required_flags() == 0b0010 && flags == 0b0010 | DUP
 }

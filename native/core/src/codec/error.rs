@@ -103,8 +103,12 @@ codec_errors! {
     EMPTY_ACK_REASON_CODES = PROTOCOL_ERROR, "SUBACK / UNSUBACK without any reason code";
     // Properties.
     UNKNOWN_PROPERTY = MALFORMED_PACKET, "unknown property identifier";
-    PROPERTY_NOT_ALLOWED = PROTOCOL_ERROR, "property not allowed in this packet";
+    // MQTT 5.0 2.2.2.2: "A Control Packet which contains an Identifier which is not valid for its
+    // packet type ... is a Malformed Packet"; a repeated one is a Protocol Error, stated property by
+    // property ("It is a Protocol Error to include the ... more than once").
+    PROPERTY_NOT_ALLOWED = MALFORMED_PACKET, "property not allowed in this packet";
     DUPLICATE_PROPERTY = PROTOCOL_ERROR, "property appears more than once";
+    AUTH_DATA_WITHOUT_METHOD = PROTOCOL_ERROR, "authentication data without an authentication method";
     INVALID_PROPERTY_VALUE = PROTOCOL_ERROR, "property has a value outside its range";
     SUBSCRIPTION_ID_ZERO = PROTOCOL_ERROR, "subscription identifier 0";
     SUBSCRIPTION_ID_FROM_CLIENT = PROTOCOL_ERROR, "subscription identifier in a PUBLISH from a client";

@@ -229,7 +229,7 @@ impl<'a> PropertyReader<'a> {
         let raw_id = self.reader.read_varint()?;
         let spec = property_spec(raw_id).ok_or(CodecError::UNKNOWN_PROPERTY)?;
         if !spec.allowed_in(self.context) {
-            return Err(CodecError::PROPERTY_NOT_ALLOWED);
+            return Err(CodecError::PROPERTY_NOT_ALLOWED); // 0x81, MQTT 5.0 section 2.2.2.2
         }
         let bit = 1u64 << spec.id;
         if self.seen & bit != 0 && !spec.may_repeat_in(self.context) {
@@ -283,6 +283,17 @@ fn check_property_value(id: u8, value: PropertyValue<'_>) -> Result<(), CodecErr
         (id::RESPONSE_TOPIC, PropertyValue::Utf8String(s)) => check_topic_name(s.as_bytes()).map(|_| ()),
         _ => Ok(()),
     }
+}
+
+/// Authentication Data only makes sense with the Authentication Method that defines it: "It is a
+/// Protocol Error to include Authentication Data if there is no Authentication Method" (CONNECT,
+/// MQTT 5.0 3.1.2.11.10); AUTH must carry the method at all (3.15.2.2.2: "It is a Protocol Error
+/// to omit the Authentication Method"). For CONNECT and AUTH property blocks.
+pub(crate) fn check_authentication_pair(props: &Properties) -> Result<(), CodecError> {
+    if props.authentication_data.is_some() && props.authentication_method.is_none() {
+        return Err(CodecError::AUTH_DATA_WITHOUT_METHOD);
+    }
+    Ok(())
 }
 
 /// Reads a property length and returns the property block it announces and the bytes used by
@@ -534,6 +545,8 @@ mod tests {
         for (bytes, err) in cases {
             assert_eq!(decode_properties(bytes, ctx), Err(*err), "{bytes:02x?}");
         }
+        assert_eq!(CodecError::PROPERTY_NOT_ALLOWED.reason, crate::codec::reason::MALFORMED_PACKET);
+        assert_eq!(CodecError::DUPLICATE_PROPERTY.reason, crate::codec::reason::PROTOCOL_ERROR);
         assert_eq!(
             decode_properties(&[0x04, 0x0B, 0x01, 0x0B, 0x02], PropertyContext::Subscribe),
             Err(CodecError::DUPLICATE_PROPERTY)
