@@ -200,7 +200,7 @@ export class FakeClient implements Client {
         const type = (desc[0] & 0xff) >> 4;
         if (type === 3) await this.worker.dispatch.publish(this, bytes, desc, 0);
         else await this.worker.dispatch.packet(this, decode(this.version, bytes, desc));
-        if (this.state === 'closed') return;
+        if (this.isClosed()) return;
       }
       n = this.framer.more(bytes, this.table);
     }

@@ -317,11 +317,14 @@ export class SessionTable {
       removed.then(() => reply({ kind: 'none' }), () => reply({ kind: 'none' })); // a failure is logged by Persistence
       return;
     }
-    this.forget(session);
     if (!cross) {
+      // Same worker: the session stays in the table while it passes to the next claim, so a
+      // delivery made meanwhile (a store write completing) finds it, and queues.
+      session.clearTimers();
       reply({ kind: 'session', session });
       return;
     }
+    this.forget(session);
     // Deliveries already batched for the new owner leave before the session does.
     this.env.router.flush();
     this.moved.set(session.handle, req.from);
