@@ -116,7 +116,7 @@ export class AdminServer {
 
   private async handle(route: Route, req: AdminRequest, raw: Buffer): Promise<Reply> {
     if (route.access !== 'public') {
-      const user = await this.options.auth.authenticate(req.headers.authorization);
+      const user = await this.options.auth.authenticate(req.headers.authorization, req.remoteAddress);
       if (!user) {
         const reply = errorReply(new HttpError(401, req.headers.authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login'));
         reply.headers = { 'www-authenticate': 'Basic realm="spindle", charset="UTF-8"' };

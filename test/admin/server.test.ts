@@ -5,11 +5,12 @@ import assert from 'node:assert/strict';
 
 import { startAdminBroker, basic, VIEWER, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD } from '../helpers/broker.ts';
-import { signJwt } from '../../src/admin/auth.ts';
+import { SignJWT } from 'jose';
 
 let b: AdminBroker;
 before(async () => {
-  b = await startAdminBroker({ admin: { maxBodySize: 2048, tokenLifetime: 60 } });
+  // Wrong credentials are sent on purpose here: no lockout (login-lockout.test.ts tests them).
+  b = await startAdminBroker({ admin: { maxBodySize: 2048, tokenLifetime: 60, loginMaxFailures: 0 } });
 });
 after(() => b.stop());
 
@@ -43,12 +44,12 @@ test('login answers a token that works as Bearer; a bad one is 401', async () =>
 
 test('an expired token, an alg=none token and a token signed with another secret are 401', async () => {
   const now = Math.floor(Date.now() / 1000);
-  const other = signJwt({ sub: 'admin', role: 'admin', iat: now, exp: now + 60 }, Buffer.alloc(32, 1));
+  const other = await new SignJWT({ ver: 1 }).setProtectedHeader({ alg: 'HS256' }).setSubject('admin').setIssuedAt(now).setExpirationTime(now + 60).sign(Buffer.alloc(32, 1));
   assert.equal((await b.api('GET', '/api/users', { authorization: `Bearer ${other}` })).status, 401);
   const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'admin', exp: now + 60 })).toString('base64url')}.`;
   assert.equal((await b.api('GET', '/api/users', { authorization: `Bearer ${none}` })).status, 401);
   const auth = b.admin!.context.auth;
-  const old = auth.issue({ username: 'admin', role: 'admin' }, Date.now() - 120_000);
+  const old = await auth.issue({ username: 'admin', role: 'admin' }, Date.now() - 120_000);
   assert.equal((await b.api('GET', '/api/users', { authorization: `Bearer ${old.token}` })).status, 401);
 });
 
