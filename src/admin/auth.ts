@@ -1,12 +1,19 @@
 // Admin users and their credentials: users with roles (admin, viewer) kept in the store, HTTP
-// Basic, and HS256 JWTs issued by /public/login. The signing secret is generated at first start
-// and kept in the store, so tokens survive a restart. Owned by the main thread.
-import { createHmac, randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+// Basic, and the tokens /public/login issues (tokens.ts). Each user record has an immutable
+// random id and a credential version: a token names both, so it dies with a password or role
+// change, with the user's deletion, and is never taken for a user re-created under the same name.
+// Failed sign-ins go through the LoginLimiter (429 while locked out). The signing secret is
+// generated at first start and kept in the store, so tokens survive a restart. Owned by the main
+// thread.
+import { randomBytes, randomUUID, createHash } from 'node:crypto';
 
 import { hashPassword, verifyPassword } from '../auth/password.ts';
 import type { Store } from '../store/types.ts';
 import type { Logger } from '../log/index.ts';
 import { HttpError, type AdminUser, type Role } from './http.ts';
+import { signToken, verifyToken } from './tokens.ts';
+import { LoginLimiter, type LoginLimits, type Lockout } from './login-limiter.ts';
+import type { AuthMetrics, SignInMethod } from './auth-metrics.ts';
 
 export const ROLES: readonly Role[] = ['admin', 'viewer'];
 const USER_KIND = 'admin-user';
@@ -16,9 +23,13 @@ const BASIC_CACHE_MS = 60_000;
 const BASIC_CACHE_MAX = 1024;
 
 export interface StoredAdminUser {
+  /** Random, never changed or reused: the `sub` of the user's tokens. */
+  id: string;
   username: string;
   passwordHash: string;
   role: Role;
+  /** Credential version, the `ver` of the user's tokens: raised by a password or role change. */
+  tokenVersion: number;
   createTime: string;
 }
 
@@ -26,14 +37,18 @@ export interface AdminAuthOptions {
   username: string;
   password: string;
   tokenLifetime: number;
+  limits: LoginLimits;
 }
 
 export class AdminAuth {
-  private secret: Buffer = Buffer.alloc(0);
+  private secret: Uint8Array = new Uint8Array(0);
   private readonly users = new Map<string, StoredAdminUser>();
   private readonly basicCache = new Map<string, { username: string; until: number }>();
+  private readonly limiter: LoginLimiter;
 
-  constructor(private readonly store: Store, private readonly options: AdminAuthOptions, private readonly log: Logger) {}
+  constructor(private readonly store: Store, private readonly options: AdminAuthOptions, private readonly log: Logger, private readonly metrics: AuthMetrics) {
+    this.limiter = new LoginLimiter(options.limits, () => metrics.eviction());
+  }
 
   /** Loads users and the signing secret; creates both at first start. */
   async init(): Promise<void> {
@@ -41,9 +56,19 @@ export class AdminAuth {
     if (secret) this.secret = Buffer.from(secret.key, 'base64url');
     else {
       this.secret = randomBytes(32);
-      await this.store.putAdmin(SECRET_KIND, 'jwt', { key: this.secret.toString('base64url') });
+      await this.store.putAdmin(SECRET_KIND, 'jwt', { key: Buffer.from(this.secret).toString('base64url') });
     }
-    for (const { doc } of await this.store.listAdmin<StoredAdminUser>(USER_KIND)) this.users.set(doc.username, doc);
+    for (const { doc } of await this.store.listAdmin<Partial<StoredAdminUser> & Omit<StoredAdminUser, 'id' | 'tokenVersion'>>(USER_KIND)) {
+      if (typeof doc.id === 'string' && typeof doc.tokenVersion === 'number') {
+        this.users.set(doc.username, doc as StoredAdminUser);
+        continue;
+      }
+      // A user stored before records had ids: given one now, and kept.
+      const user: StoredAdminUser = { ...doc, id: doc.id ?? randomUUID(), tokenVersion: doc.tokenVersion ?? 1 };
+      await this.store.putAdmin(USER_KIND, user.username, user);
+      this.users.set(user.username, user);
+      this.log.info('admin user given an id', { username: user.username });
+    }
     if (this.users.size === 0) {
       const generated = this.options.password === '';
       const password = generated ? randomBytes(12).toString('base64url') : this.options.password;
@@ -66,19 +91,21 @@ export class AdminAuth {
   }
 
   async addUser(username: string, password: string, role: Role): Promise<void> {
-    const user: StoredAdminUser = { username, passwordHash: await hashPassword(password), role, createTime: new Date().toISOString() };
+    const user: StoredAdminUser = { id: randomUUID(), username, passwordHash: await hashPassword(password), role, tokenVersion: 1, createTime: new Date().toISOString() };
     await this.store.putAdmin(USER_KIND, username, user);
     this.users.set(username, user);
     this.forgetBasic(username);
   }
 
+  /** A new password: the user's tokens issued before are refused from now on. */
   async setPassword(username: string, password: string): Promise<void> {
-    const user = this.users.get(username);
-    if (!user) throw new HttpError(404, `user ${username} not found`);
-    const next = { ...user, passwordHash: await hashPassword(password) };
-    await this.store.putAdmin(USER_KIND, username, next);
-    this.users.set(username, next);
-    this.forgetBasic(username);
+    const passwordHash = await hashPassword(password);
+    await this.change(username, (user) => ({ ...user, passwordHash }));
+  }
+
+  /** A new role: the user's tokens issued before are refused from now on. */
+  async setRole(username: string, role: Role): Promise<void> {
+    await this.change(username, (user) => ({ ...user, role }));
   }
 
   async deleteUser(username: string): Promise<boolean> {
@@ -89,39 +116,39 @@ export class AdminAuth {
     return true;
   }
 
-  /** The user when the password is right, null otherwise. */
-  async check(username: string, password: string): Promise<AdminUser | null> {
-    const user = this.users.get(username);
-    if (!user) {
-      // Same work as a real check, so timing does not tell which usernames exist.
-      await verifyPassword(DUMMY_HASH, password).catch(() => false);
-      return null;
-    }
-    return (await verifyPassword(user.passwordHash, password)) ? { username: user.username, role: user.role } : null;
+  /**
+   * /public/login: the user when the password is right, null when it is not (counted against the
+   * address and the username); 429 while either is locked out, without checking the password.
+   */
+  async login(username: string, password: string, address: string): Promise<AdminUser | null> {
+    return this.limited('login', address, username, () => this.check(username, password));
   }
 
   /** A signed token for `user`, valid for the configured lifetime. */
-  issue(user: AdminUser, now = Date.now()): { token: string; expires: string; expiresIn: number } {
+  async issue(user: AdminUser, now = Date.now()): Promise<{ token: string; expires: string; expiresIn: number }> {
+    const stored = this.users.get(user.username);
+    if (!stored) throw new HttpError(404, `user ${user.username} not found`);
     const iat = Math.floor(now / 1000);
     const exp = iat + this.options.tokenLifetime;
-    const token = signJwt({ sub: user.username, role: user.role, iat, exp }, this.secret);
+    const token = await signToken({ sub: stored.id, ver: stored.tokenVersion, iat, exp }, this.secret);
     return { token, expires: new Date(exp * 1000).toISOString(), expiresIn: this.options.tokenLifetime };
   }
 
   /**
-   * The user an Authorization header stands for; null when there is none or it is wrong.
-   * A token of a deleted user, or one signed before a restart with a lost secret, is refused.
+   * The user an Authorization header stands for; null when there is none or it is wrong. A token
+   * is refused when its user record is gone or its credential version is not the record's. Wrong
+   * Basic credentials count as a failed sign-in; 429 while the address or username is locked out.
    */
-  async authenticate(header: string | undefined, now = Date.now()): Promise<AdminUser | null> {
+  async authenticate(header: string | undefined, address: string, now = Date.now()): Promise<AdminUser | null> {
     if (!header) return null;
     const space = header.indexOf(' ');
     const scheme = header.slice(0, space).toLowerCase();
     const value = header.slice(space + 1).trim();
     if (scheme === 'bearer') {
-      const claims = verifyJwt(value, this.secret, now);
-      if (!claims || typeof claims.sub !== 'string') return null;
-      const user = this.users.get(claims.sub);
-      return user ? { username: user.username, role: user.role } : null;
+      const claims = await verifyToken(value, this.secret, now);
+      if (!claims) return null;
+      const user = this.byId(claims.sub);
+      return user && user.tokenVersion === claims.ver ? { username: user.username, role: user.role } : null;
     }
     if (scheme === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
@@ -131,10 +158,11 @@ export class AdminAuth {
       const key = createHash('sha256').update(decoded).digest('base64');
       const cached = this.basicCache.get(key);
       if (cached && cached.until > now && this.users.has(cached.username)) {
+        // Credentials verified within BASIC_CACHE_MS are not a guess: no lockout applies to them.
         const u = this.users.get(cached.username)!;
         return { username: u.username, role: u.role };
       }
-      const user = await this.check(username, decoded.slice(colon + 1));
+      const user = await this.limited('basic', address, username, () => this.check(username, decoded.slice(colon + 1)));
       if (user) {
         if (this.basicCache.size >= BASIC_CACHE_MAX) this.basicCache.delete(this.basicCache.keys().next().value!);
         this.basicCache.set(key, { username, until: now + BASIC_CACHE_MS });
@@ -144,6 +172,60 @@ export class AdminAuth {
     return null;
   }
 
+  /** The user when the password is right, null otherwise. */
+  private async check(username: string, password: string): Promise<AdminUser | null> {
+    const user = this.users.get(username);
+    if (!user) {
+      // Same work as a real check, so timing does not tell which usernames exist.
+      await verifyPassword(DUMMY_HASH, password).catch(() => false);
+      return null;
+    }
+    return (await verifyPassword(user.passwordHash, password)) ? { username: user.username, role: user.role } : null;
+  }
+
+  private async change(username: string, next: (user: StoredAdminUser) => StoredAdminUser): Promise<void> {
+    const user = this.users.get(username);
+    if (!user) throw new HttpError(404, `user ${username} not found`);
+    const changed: StoredAdminUser = { ...next(user), id: user.id, tokenVersion: user.tokenVersion + 1 };
+    await this.store.putAdmin(USER_KIND, username, changed);
+    this.users.set(username, changed);
+    this.forgetBasic(username);
+  }
+
+  private byId(id: string): StoredAdminUser | undefined {
+    for (const user of this.users.values()) if (user.id === id) return user;
+    return undefined;
+  }
+
+  /** Runs a password check through the limiter: 429 while locked out, a failure counted. */
+  private async limited(method: SignInMethod, address: string, username: string, check: () => Promise<AdminUser | null>): Promise<AdminUser | null> {
+    const lock = this.limiter.begin(address, username);
+    if (lock) {
+      const seconds = Math.max(1, Math.ceil((lock.until - Date.now()) / 1000));
+      throw new HttpError(429, `too many failed sign-ins for this ${lock.kind}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+    }
+    let user: AdminUser | null = null;
+    try {
+      user = await check();
+    } finally {
+      // A check that threw (the hash library failing) ends the attempt as a failure.
+      const started = this.limiter.end(address, username, user !== null);
+      if (!user) this.failed(method, address, username, started);
+    }
+    return user;
+  }
+
+  private failed(method: SignInMethod, address: string, username: string, started: Lockout[]): void {
+    this.metrics.failure(method);
+    for (const lock of started) {
+      this.metrics.lockout(lock.kind);
+      this.log.warn('admin sign-in locked out', {
+        address, username, lockedBy: lock.kind, method,
+        failures: this.options.limits.maxFailures, lockoutSeconds: this.options.limits.lockoutMs / 1000,
+      });
+    }
+  }
+
   private forgetBasic(username: string): void {
     for (const [k, v] of this.basicCache) if (v.username === username) this.basicCache.delete(k);
   }
@@ -151,35 +233,3 @@ export class AdminAuth {
 
 // argon2 hash of a random password, for constant-time refusal of unknown users.
 const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$AsqZAD3RLictPo1WHDVPfA$H9zVLoXTRyZM0gbGrbUwx91Eyhn/aayt+XcbOEp8nUU';
-
-function b64url(data: Buffer | string): string {
-  return Buffer.from(data).toString('base64url');
-}
-
-const JWT_HEADER = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
-
-export function signJwt(claims: Record<string, unknown>, secret: Buffer): string {
-  const body = `${JWT_HEADER}.${b64url(JSON.stringify(claims))}`;
-  return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
-}
-
-/** The claims of a valid, unexpired HS256 token; null otherwise. */
-export function verifyJwt(token: string, secret: Buffer, now = Date.now()): Record<string, unknown> | null {
-  const parts = token.split('.');
-  if (parts.length !== 3) return null;
-  let header: { alg?: unknown };
-  let claims: Record<string, unknown>;
-  try {
-    header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as { alg?: unknown };
-    claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-  // Only HS256: "none" and asymmetric algorithms are refused, whatever the header says.
-  if (header.alg !== 'HS256') return null;
-  const expected = createHmac('sha256', secret).update(`${parts[0]}.${parts[1]}`).digest();
-  const given = Buffer.from(parts[2], 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now) return null;
-  return claims;
-}

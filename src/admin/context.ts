@@ -1,6 +1,8 @@
 // What every admin route module is given: the running broker (the supervisor, which reaches the
 // workers and the shared routing core), the configuration, the store admin objects live in, the
-// admin users, and the logger. One per admin server, in the main thread.
+// admin users, the logger, and the main thread's metrics registry. One per admin server, in the main thread.
+import type { Registry } from 'prom-client';
+
 import type { Supervisor } from '../broker/supervisor.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -14,6 +16,8 @@ export interface AdminContext {
   readonly store: Store;
   readonly auth: AdminAuth;
   readonly log: Logger;
+  /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
+  readonly registry: Registry;
   /** The admin API's own address: `port` is the bound one, set once the server listens. */
   readonly http: { readonly host: string; port: number };
   /** Registers what a module must stop when the admin API closes (timers, connections). */

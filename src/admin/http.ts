@@ -58,6 +58,8 @@ const STATUS_TEXT: Record<number, string> = {
   405: '405 Method Not Allowed',
   409: '409 Conflict',
   413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
+  429: '429 Too Many Requests',
   500: '500 Internal Server Error',
   503: '503 Service Unavailable',
 };
@@ -74,6 +76,8 @@ const ERROR_CODES: Record<number, string> = {
   405: 'METHOD_NOT_ALLOWED',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'TOO_MANY_REQUESTS',
   500: 'INTERNAL_ERROR',
   503: 'UNAVAILABLE',
 };
@@ -84,13 +88,16 @@ export class HttpError extends Error {
   readonly error: string;
   /** The request field at fault (400). */
   readonly field: string | undefined;
+  /** Headers the answer carries (retry-after of a 429, allow of a 405). */
+  readonly headers: Record<string, string> | undefined;
 
-  constructor(status: number, message: string, options: { error?: string; field?: string } = {}) {
+  constructor(status: number, message: string, options: { error?: string; field?: string; headers?: Record<string, string> } = {}) {
     super(message);
     this.name = 'HttpError';
     this.status = status;
     this.error = options.error ?? ERROR_CODES[status] ?? 'ERROR';
     this.field = options.field;
+    this.headers = options.headers;
   }
 }
 
@@ -133,5 +140,7 @@ export function text(body: string, contentType = 'text/plain; charset=utf-8'): R
 export function errorReply(err: HttpError): Reply {
   const body: Record<string, unknown> = { code: err.status, message: err.message, error: err.error };
   if (err.field) body.field = err.field;
-  return json(body, err.status);
+  const reply = json(body, err.status);
+  if (err.headers) reply.headers = { ...err.headers };
+  return reply;
 }

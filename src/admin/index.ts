@@ -3,11 +3,14 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
+import { Registry } from 'prom-client';
+
 import type { Supervisor } from '../broker/supervisor.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { MemoryStore } from '../store/memory/memory-store.ts';
 import { AdminAuth } from './auth.ts';
+import { AuthMetrics } from './auth-metrics.ts';
 import type { AdminContext } from './context.ts';
 import { json, type Route } from './http.ts';
 import { openApiDocument } from './openapi.ts';
@@ -51,10 +54,12 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     await ownStore.open();
     store = ownStore;
   }
-  const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime }, log);
+  const registry = new Registry();
+  const limits = { maxFailures: c.loginMaxFailures, windowMs: c.loginWindow * 1000, lockoutMs: c.loginLockout * 1000 };
+  const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime, limits }, log, new AuthMetrics(registry));
   await auth.init();
   const closers: (() => void | Promise<void>)[] = [];
-  const context: AdminContext = { supervisor, config, store, auth, log, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

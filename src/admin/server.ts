@@ -1,6 +1,7 @@
 // The admin HTTP server on uWebSockets.js, in the main thread (which carries no MQTT traffic, so
-// message load never blocks it). Reads and limits the body, parses JSON, authenticates, dispatches
-// to a route by method and path, and answers in the envelope of http.ts. Owns its listen socket.
+// message load never blocks it). Reads and limits the body, authenticates (before routing),
+// dispatches to a route by method and path, requires JSON bodies, and answers in the envelope of
+// http.ts. Owns its listen socket.
 import uWS from 'uWebSockets.js';
 
 import type { Logger } from '../log/index.ts';
@@ -78,15 +79,7 @@ export class AdminServer {
       state.aborted = true;
     });
 
-    const route = this.routes.get(`${method} ${path}`);
-    if (!route) {
-      const methods = this.methodsByPath.get(path);
-      const err = methods
-        ? new HttpError(405, `${method} is not allowed on ${path}; use ${methods.join(' or ')}`)
-        : new HttpError(404, `no such route: ${method} ${path}`);
-      this.send(res, state, errorReply(err), methods ? { allow: methods.join(', ') } : undefined);
-      return;
-    }
+    // The same for every path, known or not, so it tells a stranger nothing about the routes.
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > this.options.maxBodySize) {
       this.send(res, state, errorReply(new HttpError(413, `request body of ${declared} bytes is larger than admin.maxBodySize (${this.options.maxBodySize})`)), { connection: 'close' });
@@ -107,29 +100,45 @@ export class AdminServer {
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
       const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress };
-      this.handle(route, request, Buffer.concat(chunks)).then(
+      this.handle(request, Buffer.concat(chunks)).then(
         (reply) => this.send(res, state, reply),
-        (err: unknown) => this.send(res, state, this.failure(route, err)),
+        (err: unknown) => this.send(res, state, this.failure(request, err)),
       );
     });
   }
 
-  private async handle(route: Route, req: AdminRequest, raw: Buffer): Promise<Reply> {
-    if (route.access !== 'public') {
-      const user = await this.options.auth.authenticate(req.headers.authorization);
+  /**
+   * Authenticates before routing: a caller without valid credentials gets 401 on any path that
+   * is not a public route, so 404 and 405 are answered only to signed-in callers. Then 403 for a
+   * viewer on a write route, 415 for a body that is not JSON, 400 for bad JSON.
+   */
+  private async handle(req: AdminRequest, raw: Buffer): Promise<Reply> {
+    const route = this.routes.get(`${req.method} ${req.path}`);
+    const methods = this.methodsByPath.get(req.path);
+    const isPublic = route ? route.access === 'public' : methods !== undefined && methods.every((m) => this.routes.get(`${m} ${req.path}`)!.access === 'public');
+    if (!isPublic) {
+      const user = await this.options.auth.authenticate(req.headers.authorization, req.remoteAddress);
       if (!user) {
-        const reply = errorReply(new HttpError(401, req.headers.authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login'));
-        reply.headers = { 'www-authenticate': 'Basic realm="spindle", charset="UTF-8"' };
-        return reply;
+        throw new HttpError(401, req.headers.authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login', {
+          headers: { 'www-authenticate': 'Basic realm="spindle", charset="UTF-8"' },
+        });
       }
-      if (route.access === 'write' && user.role !== 'admin') throw new HttpError(403, `user ${user.username} (${user.role}) may not call ${route.method} ${route.path}`);
       req.user = user;
     }
-    if (raw.length > 0) {
-      const type = req.headers['content-type'] ?? 'application/json';
-      if (!/^application\/json\b/i.test(type) && !/^text\/plain\b/i.test(type)) {
-        throw new HttpError(400, `content-type ${type} is not supported; send application/json`, { field: 'content-type' });
+    if (!route) {
+      if (methods) throw new HttpError(405, `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}`, { headers: { allow: methods.join(', ') } });
+      throw new HttpError(404, `no such route: ${req.method} ${req.path}`);
+    }
+    if (route.access === 'write' && req.user!.role !== 'admin') throw new HttpError(403, `user ${req.user!.username} (${req.user!.role}) may not call ${route.method} ${route.path}`);
+    // Every request that can change something, and every body, must be declared JSON: a browser
+    // page can send text/plain or a form without a CORS preflight, but not application/json.
+    if (req.method !== 'GET' || raw.length > 0) {
+      const type = req.headers['content-type'];
+      if (type === undefined || !/^application\/json\s*(;|$)/i.test(type)) {
+        throw new HttpError(415, `content-type ${type === undefined ? '(none)' : JSON.stringify(type)} is not supported; send application/json`, { field: 'content-type' });
       }
+    }
+    if (raw.length > 0) {
       try {
         req.body = JSON.parse(raw.toString('utf8'));
       } catch (err) {
@@ -139,13 +148,13 @@ export class AdminServer {
     return route.handler(req);
   }
 
-  private failure(route: Route, err: unknown): Reply {
+  private failure(req: AdminRequest, err: unknown): Reply {
     if (err instanceof HttpError) return errorReply(err);
     // A refusal of the endpoint registry, or of a worker (unknown client: 404, ...; worker down:
     // 503), keeps its status; a worker's internal failure is a 500 below.
     if (err instanceof EndpointError) return errorReply(refusal(err));
     if (err instanceof WorkerOpError && err.status !== 500) return errorReply(refusal(err));
-    this.options.log.error('admin route failed', { route: `${route.method} ${route.path}`, err });
+    this.options.log.error('admin route failed', { route: `${req.method} ${req.path}`, err });
     return errorReply(new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`));
   }
 

@@ -66,6 +66,9 @@ export interface BrokerConfig {
     port: number;
     maxBodySize: number;
     tokenLifetime: number;
+    loginMaxFailures: number;
+    loginWindow: number;
+    loginLockout: number;
     username: string;
     password: string;
     licensePublicKey: string;

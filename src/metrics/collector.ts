@@ -43,14 +43,16 @@ interface ProcessUsage {
 }
 
 export class MetricsCollector {
-  /** The main thread's own metrics: process CPU, memory, handles, its event loop, GC. */
-  private readonly main = new Registry();
+  /** The main thread's own metrics: process CPU, memory, handles, its event loop, GC, and the
+   * admin API's counters (registered by their owners). */
+  private readonly main: Registry;
   private readonly window = new RateWindow(RATE_WINDOW_MS);
   private readonly timer: NodeJS.Timeout;
   private cpuMark = { usage: process.cpuUsage(), at: performance.now() };
   private cpuPercent = 0;
 
-  constructor(private readonly supervisor: Supervisor, private readonly log: Logger) {
+  constructor(private readonly supervisor: Supervisor, private readonly log: Logger, main = new Registry()) {
+    this.main = main;
     collectDefaultMetrics({ register: this.main, prefix: 'spindle_' });
     this.timer = setInterval(() => void this.sample(), SAMPLE_INTERVAL_MS);
     this.timer.unref();

@@ -99,9 +99,14 @@ test('variant B: added by port with the id endpoint-<port>; get, status and chec
   assert.equal(r.json.data.id, `endpoint-${port}`);
   const g = await b.api('GET', `/api/endpoints/get?port=${port}`);
   assert.equal(g.json.data.maxConnectionSize, 100);
-  assert.equal((await b.api('GET', `/api/endpoints/status?port=${port}`)).json.running, true);
+  const status = await b.api('GET', `/api/endpoints/status?port=${port}`);
+  assert.deepEqual({ ...status.json, data: undefined }, { code: 200, message: 'success', data: undefined }, 'variant B answers the envelope');
+  assert.equal(status.json.data.running, true);
+  assert.equal(status.json.data.id, `endpoint-${port}`);
+  assert.equal((await b.api('GET', `/endpoints/status?id=endpoint-${port}`)).json.running, true, 'variant A answers the bare shape');
   const used = await b.api('GET', `/api/endpoints/check-port?port=${port}`);
-  assert.deepEqual(used.json, { port, available: false, usedBy: `endpoint-${port}` });
+  assert.deepEqual(used.json, { code: 200, message: 'success', data: { port, available: false, usedBy: `endpoint-${port}` } });
+  assert.deepEqual((await b.api('GET', `/endpoints/check-port?port=${port}`)).json, { port, available: false, usedBy: `endpoint-${port}` });
   const free = await freePort();
   assert.deepEqual((await b.api('GET', `/endpoints/check-port?port=${free}`)).json, { port: free, available: true });
   const holder = net.createServer().listen(free, '0.0.0.0');

@@ -1,15 +1,17 @@
-// The admin server itself: authentication (Basic, Bearer, 401, 403), the envelope, unknown routes,
-// bad JSON, oversized bodies, and the OpenAPI document.
+// The admin server itself: authentication (Basic, Bearer, 401, 403), authentication before
+// routing (401 on any non-public path without credentials), the envelope, unknown routes, JSON
+// bodies only (415), bad JSON, oversized bodies, and the OpenAPI document.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { startAdminBroker, basic, VIEWER, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD } from '../helpers/broker.ts';
-import { signJwt } from '../../src/admin/auth.ts';
+import { SignJWT } from 'jose';
 
 let b: AdminBroker;
 before(async () => {
-  b = await startAdminBroker({ admin: { maxBodySize: 2048, tokenLifetime: 60 } });
+  // Wrong credentials are sent on purpose here: no lockout (login-lockout.test.ts tests them).
+  b = await startAdminBroker({ admin: { maxBodySize: 2048, tokenLifetime: 60, loginMaxFailures: 0 } });
 });
 after(() => b.stop());
 
@@ -43,12 +45,12 @@ test('login answers a token that works as Bearer; a bad one is 401', async () =>
 
 test('an expired token, an alg=none token and a token signed with another secret are 401', async () => {
   const now = Math.floor(Date.now() / 1000);
-  const other = signJwt({ sub: 'admin', role: 'admin', iat: now, exp: now + 60 }, Buffer.alloc(32, 1));
+  const other = await new SignJWT({ ver: 1 }).setProtectedHeader({ alg: 'HS256' }).setSubject('admin').setIssuedAt(now).setExpirationTime(now + 60).sign(Buffer.alloc(32, 1));
   assert.equal((await b.api('GET', '/api/users', { authorization: `Bearer ${other}` })).status, 401);
   const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'admin', exp: now + 60 })).toString('base64url')}.`;
   assert.equal((await b.api('GET', '/api/users', { authorization: `Bearer ${none}` })).status, 401);
   const auth = b.admin!.context.auth;
-  const old = auth.issue({ username: 'admin', role: 'admin' }, Date.now() - 120_000);
+  const old = await auth.issue({ username: 'admin', role: 'admin' }, Date.now() - 120_000);
   assert.equal((await b.api('GET', '/api/users', { authorization: `Bearer ${old.token}` })).status, 401);
 });
 
@@ -92,6 +94,20 @@ test('a viewer changes their own password', async () => {
   await b.api('POST', '/api/users/password', { body: { username: VIEWER.username, password: VIEWER.password } });
 });
 
+test('without credentials every path that is not a public route is 401, known or not', async () => {
+  for (const [method, path] of [['GET', '/no/such/route'], ['GET', '/api/users/add'], ['POST', '/api/nothing'], ['GET', '/public/nothing'], ['DELETE', '/api/users']]) {
+    const r = await b.api(method, path, { as: 'none' });
+    assert.equal(r.status, 401, `${method} ${path}`);
+    assert.match(r.headers.get('www-authenticate') ?? '', /^Basic/);
+    const wrong = await b.api(method, path, { authorization: basic('admin', 'wrong-password') });
+    assert.equal(wrong.status, 401, `${method} ${path} with wrong credentials`);
+  }
+  assert.equal((await b.api('GET', '/health', { as: 'none' })).status, 200, 'public routes stay open');
+  assert.equal((await b.api('GET', '/public/openapi.json', { as: 'none' })).status, 200);
+  const wrongMethod = await b.api('GET', '/public/login', { as: 'none' });
+  assert.equal(wrongMethod.status, 405, 'a public path tells its methods to anyone');
+});
+
 test('unknown route 404, wrong method 405 with Allow', async () => {
   const r = await b.api('GET', '/no/such/route');
   assert.equal(r.status, 404);
@@ -99,6 +115,25 @@ test('unknown route 404, wrong method 405 with Allow', async () => {
   const m = await b.api('GET', '/api/users/add');
   assert.equal(m.status, 405);
   assert.equal(m.headers.get('allow'), 'POST');
+});
+
+test('a request with a body, and every POST, must be application/json: 415 naming the content-type, nothing changes', async () => {
+  const body = JSON.stringify({ username: 'csrf', password: 'long-enough-pw', role: 'admin' });
+  for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp']) {
+    const r = await b.api('POST', '/api/users/add', { raw: body, headers: { 'content-type': type } });
+    assert.equal(r.status, 415, type);
+    assert.equal(r.json.error, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.ok(r.json.message.includes(JSON.stringify(type)), `the message names ${type}`);
+  }
+  assert.ok(!b.admin!.context.auth.has('csrf'), 'no user was created');
+  const empty = await b.api('POST', '/license/refresh', {});
+  assert.equal(empty.status, 415, 'a POST without a body and without a content-type');
+  assert.match(empty.json.message, /\(none\)/);
+  const login = await b.api('POST', '/public/login', { as: 'none', raw: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }), headers: { 'content-type': 'text/plain' } });
+  assert.equal(login.status, 415, 'public routes too');
+  const charset = await b.api('POST', '/api/users/add', { raw: body, headers: { 'content-type': 'application/json; charset=utf-8' } });
+  assert.equal(charset.status, 200);
+  assert.equal((await b.api('POST', '/api/users/delete', { body: { username: 'csrf' } })).status, 200);
 });
 
 test('malformed JSON is 400 naming the body; a non-object body is 400', async () => {

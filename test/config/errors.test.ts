@@ -97,3 +97,13 @@ test('unreadable and malformed files are refused, naming the file', () => {
   refusal(() => loadConfig({ argv: yaml('list.yaml', '- 1\n- 2\n'), env: {} }), 'CONFIG_FILE', 'mapping');
   refusal(() => loadConfig({ argv: ['--config'], env: {} }), 'CONFIG_FILE', '--config needs a file path');
 });
+
+test('the admin sign-in limits have defaults, take the environment, and are refused out of range', () => {
+  const c = loadConfig({ argv: [], env: {} });
+  assert.deepEqual([c.admin.loginMaxFailures, c.admin.loginWindow, c.admin.loginLockout], [10, 60, 60]);
+  const e = loadConfig({ argv: [], env: { SPINDLE_ADMIN_LOGIN_MAX_FAILURES: '0', SPINDLE_ADMIN_LOGIN_LOCKOUT: '900' } });
+  assert.deepEqual([e.admin.loginMaxFailures, e.admin.loginLockout], [0, 900]);
+  refusal(() => loadConfig({ argv: yaml('fail.yaml', 'admin:\n  loginMaxFailures: -1\n'), env: {} }), 'CONFIG_INVALID', 'admin.loginMaxFailures');
+  refusal(() => loadConfig({ argv: yaml('window.yaml', 'admin:\n  loginWindow: 0\n'), env: {} }), 'CONFIG_INVALID', 'admin.loginWindow');
+  refusal(() => loadConfig({ argv: yaml('lockout.yaml', 'admin:\n  loginLockout: 86401\n'), env: {} }), 'CONFIG_INVALID', 'admin.loginLockout');
+});

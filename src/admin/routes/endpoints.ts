@@ -59,10 +59,8 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
     const port = int(portQuery(q), 'port', 1, 65535, { required: true })!;
     const used = manager().byPort(port);
     const available = !used && await EndpointManager.portAvailable(host, port);
-    return json(used ? { port, available, usedBy: used.id } : { port, available });
+    return used ? { port, available, usedBy: used.id } : { port, available };
   };
-
-  const status = async (id: string) => json(await manager().status(id));
 
   return [
     // ---- variant A: by id ----
@@ -106,13 +104,13 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       method: 'GET', path: '/endpoints/status', access: 'read', tag: 'endpoints',
       summary: 'Endpoint status by id: {id, running, endpointNumber (open connections)}',
       query: { id: { type: 'string', required: true } },
-      handler: (req) => status(reqStr(queryBody(req.query), 'id')),
+      handler: async (req) => json(await manager().status(reqStr(queryBody(req.query), 'id'))),
     },
     {
       method: 'GET', path: '/endpoints/check-port', access: 'read', tag: 'endpoints',
-      summary: 'Whether a port is free: not used by an endpoint and really bindable now ({port, available[, usedBy]})',
+      summary: 'Whether a port is free: not used by an endpoint and really bindable now (bare {port, available[, usedBy]})',
       query: { port: { type: 'integer', required: true } },
-      handler: (req) => checkPort(req.query),
+      handler: async (req) => json(await checkPort(req.query)),
     },
 
     // ---- variant B: by port, under /api ----
@@ -161,15 +159,15 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
     },
     {
       method: 'GET', path: '/api/endpoints/status', access: 'read', tag: 'endpoints',
-      summary: 'Status of the endpoint on a port: {id, running, endpointNumber}',
+      summary: 'Status of the endpoint on a port: {code, message, data: {id, running, endpointNumber}}',
       query: { port: { type: 'integer', required: true } },
-      handler: (req) => status(byPort(portQuery(req.query)).id),
+      handler: async (req) => ok(await manager().status(byPort(portQuery(req.query)).id)),
     },
     {
       method: 'GET', path: '/api/endpoints/check-port', access: 'read', tag: 'endpoints',
-      summary: 'Whether a port is free (really tries to bind it)',
+      summary: 'Whether a port is free (really tries to bind it): {code, message, data: {port, available[, usedBy]}}',
       query: { port: { type: 'integer', required: true } },
-      handler: (req) => checkPort(req.query),
+      handler: async (req) => ok(await checkPort(req.query)),
     },
     {
       method: 'GET', path: '/api/endpoints/get', access: 'read', tag: 'endpoints',

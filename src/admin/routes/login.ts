@@ -9,15 +9,15 @@ export function loginRoutes(ctx: AdminContext): Route[] {
     path: '/public/login',
     access: 'public',
     tag: 'public',
-    summary: 'Sign in: answers {token, expires}; send the token as "Authorization: Bearer <token>"',
+    summary: 'Sign in: answers {token, expires}; send the token as "Authorization: Bearer <token>". 429 with Retry-After after admin.loginMaxFailures failures from the address or for the username within admin.loginWindow',
     body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } },
     async handler(req) {
       const b = object(req.body);
       const username = reqStr(b, 'username');
       const password = reqStr(b, 'password');
-      const user = await ctx.auth.check(username, password);
+      const user = await ctx.auth.login(username, password, req.remoteAddress);
       if (!user) throw new HttpError(401, 'wrong username or password');
-      const { token, expires } = ctx.auth.issue(user);
+      const { token, expires } = await ctx.auth.issue(user);
       return json({ token, expires });
     },
   }];

@@ -6,7 +6,7 @@ import { covers } from '../../auth/topic-filter.ts';
 import { recordReceivedAt } from '../../broker/message.ts';
 import { isoOrNull } from '../../broker/payload-text.ts';
 import type { AdminContext } from '../context.ts';
-import { json, notFound, type Route } from '../http.ts';
+import { json, type Route } from '../http.ts';
 import { object, onlyFields, paging } from '../validate.ts';
 import type { SubscriptionInfo } from '../../worker/ops/clients.ts';
 import { onAllWorkers, sharedInner, topicFilterField } from './mqtt-common.ts';
@@ -71,7 +71,7 @@ export function topicRoutes(ctx: AdminContext): Route[] {
       path: '/topic/connect/query',
       access: 'read',
       tag: 'topics',
-      summary: 'The clients subscribed to a topic filter (exactly this filter), with their subscription options, paged; 404 when none is',
+      summary: 'The clients subscribed to a topic filter (exactly this filter), with their subscription options, paged; an empty page when none is',
       body: { type: 'object', required: ['topic'], properties: { ...PAGING, topic: { type: 'string' } } },
       async handler(req) {
         const b = object(req.body);
@@ -80,7 +80,6 @@ export function topicRoutes(ctx: AdminContext): Route[] {
         const topic = topicFilterField(ctx, b)!;
         const parts = await onAllWorkers<(SubscriptionInfo & { clientId: string; connected: boolean })[]>(ctx, 'clients.subscribers', { topic });
         const all = parts.flat().sort((a, c) => (a.clientId < c.clientId ? -1 : a.clientId > c.clientId ? 1 : 0));
-        if (all.length === 0) throw notFound(`no client is subscribed to ${topic}`);
         return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size });
       },
     },

@@ -1,5 +1,6 @@
-// Admin users: list, add (or change the password and role of) and delete the users who may call
-// the admin API. Roles: admin (everything) and viewer (read-only routes).
+// Admin users: list, add, change the password or the role of, and delete the users who may call
+// the admin API. Roles: admin (everything) and viewer (read-only routes). A password or role
+// change, and a deletion, end the user's tokens.
 import type { AdminContext } from '../context.ts';
 import { HttpError, conflict, notFound, ok, type Route } from '../http.ts';
 import { ROLES } from '../auth.ts';
@@ -42,7 +43,7 @@ export function userRoutes(ctx: AdminContext): Route[] {
       path: '/api/users/password',
       access: 'read',
       tag: 'users',
-      summary: "Change a user's password (admins: anyone's; viewers: their own)",
+      summary: "Change a user's password (admins: anyone's; viewers: their own); the user's tokens issued before are refused from then on",
       body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string', minLength: 8 } } },
       async handler(req) {
         const b = object(req.body);
@@ -58,10 +59,29 @@ export function userRoutes(ctx: AdminContext): Route[] {
     },
     {
       method: 'POST',
+      path: '/api/users/role',
+      access: 'write',
+      tag: 'users',
+      summary: "Change a user's role (not the last admin's to viewer); the user's tokens issued before are refused from then on",
+      body: { type: 'object', required: ['username', 'role'], properties: { username: { type: 'string' }, role: { enum: ROLES } } },
+      async handler(req) {
+        const b = object(req.body);
+        onlyFields(b, ['username', 'role']);
+        const username = reqStr(b, 'username');
+        const role = oneOf(b, 'role', ROLES, { required: true })!;
+        if (!ctx.auth.has(username)) throw notFound(`user ${username} not found`);
+        const admins = ctx.auth.list().filter((u) => u.role === 'admin');
+        if (role !== 'admin' && admins.length === 1 && admins[0].username === username) throw conflict('role', 'the last admin cannot become a viewer');
+        await ctx.auth.setRole(username, role);
+        return ok({ username, role });
+      },
+    },
+    {
+      method: 'POST',
       path: '/api/users/delete',
       access: 'write',
       tag: 'users',
-      summary: 'Delete an admin user (not the last admin)',
+      summary: 'Delete an admin user (not the last admin); their tokens are refused from then on, also after a user of the same name is added',
       body: { type: 'object', required: ['username'], properties: { username: { type: 'string' } } },
       async handler(req) {
         const b = object(req.body);
