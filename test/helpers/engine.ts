@@ -206,8 +206,8 @@ export class FakeClient implements Client {
     }
   }
 
-  /** The packets of type `cmd` received so far. */
-  packets(cmd: string): MqttPacket[] {
+  /** The packets of type `cmd` received so far (fields read loosely, as the tests need). */
+  packets(cmd: string): (MqttPacket & Record<string, any>)[] {
     return this.received.filter((p) => p.cmd === cmd);
   }
 
