@@ -190,6 +190,12 @@ export class FakeClient implements Client {
     return this.work;
   }
 
+  /** Sends bytes as they are (what an encoder would refuse to make). */
+  sendBytes(bytes: Buffer): Promise<void> {
+    this.work = this.work.then(() => this.feed(bytes));
+    return this.work;
+  }
+
   private async feed(bytes: Buffer): Promise<void> {
     if (this.state === 'closed') return;
     let n = this.framer.feed(bytes, this.table);
