@@ -63,8 +63,8 @@ bench-store-sql: build databases
 bench-persistence: build databases
 	node --import tsx bench/persistence.ts
 
-# Spindle against Mosquitto (installed from Debian when missing) and Aedes (npm dev dependency),
-# driven by bench/loadgen; writes bench/results/<date>/ and the README's table. COMPARE_ARGS
+# Spindle against Mosquitto (installed from Debian when missing), Aedes (npm dev dependency) and
+# rumqttd (cargo install when missing), driven by bench/loadgen; writes bench/results/<date>/ and the README's table. COMPARE_ARGS
 # passes options, e.g. make bench-compare COMPARE_ARGS="--quick".
 bench-compare: build
 	./scripts/ensure-bench-brokers.sh

@@ -1,21 +1,21 @@
-// The comparison bench (issue 6): runs spindle-loadgen (bench/loadgen) against Spindle, Debian's
-// Mosquitto and Aedes on this machine, every scenario pinned (broker on core 0, generator on
-// core 1, Spindle with one worker) and unpinned (Spindle with its default workers), and writes
-// bench/results/<date>/compare.{json,md} with SVG charts and the README's table.
+// The comparison bench (issues 6 and 11): runs spindle-loadgen (bench/loadgen) against Spindle,
+// Debian's Mosquitto, Aedes and rumqttd on this machine, every scenario pinned (broker on core 0,
+// generator on core 1, Spindle with one worker) and unpinned (Spindle with its default workers),
+// and writes bench/results/<date>/compare.{json,md} with SVG charts and the README's table.
 //
 //   node --import tsx bench/compare.ts [--quick] [--only fanin,latency-q0-v4] [--modes pinned]
-//        [--brokers spindle,mosquitto] [--runs 3] [--no-readme] [--date YYYY-MM-DD]
+//        [--brokers spindle,mosquitto,aedes,rumqttd] [--runs 3] [--no-readme] [--date YYYY-MM-DD]
 //        [--spindle-root DIR]   (measure Spindle from another checkout, e.g. a clean worktree)
 //
-// Runs are interleaved (Spindle, Mosquitto, Aedes, then again) so a slow spell of the machine
-// hits every broker alike. A run is disturbed when other processes used more than a quarter of
-// a core while it ran, or the hypervisor stole time; it is repeated once. Scenarios
+// Runs are interleaved (Spindle, Mosquitto, Aedes, rumqttd, then again) so a slow spell of the
+// machine hits every broker alike. A run is disturbed when other processes used more than a
+// quarter of a core while it ran, or the hypervisor stole time; it is repeated once. Scenarios
 // whose runs spread more than 25 % get more runs (up to 5).
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
-import { ROOT, LOADGEN_CORE, setSpindleRoot, startBroker, supports, processCpuSeconds, machineCpu, versions, type BrokerName, type Mode, type RunningBroker } from './lib/compare-brokers.ts';
+import { ROOT, LOADGEN_CORE, BROKER_NAMES, setSpindleRoot, startBroker, notRun, processCpuSeconds, machineCpu, versions, type BrokerName, type Mode, type RunningBroker } from './lib/compare-brokers.ts';
 import { scenarios, QUICK_IDS, type Scenario } from './lib/compare-scenarios.ts';
 import { writeCompareReport, type RunRecord, type CompareResults } from './lib/compare-report.ts';
 import { machine } from './lib/report.ts';
@@ -38,7 +38,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { quick: false, only: [], modes: ['pinned', 'unpinned'], brokers: ['spindle', 'mosquitto', 'aedes'], runs: 3, readme: true, date: new Date().toISOString().slice(0, 10) };
+  const o: Options = { quick: false, only: [], modes: ['pinned', 'unpinned'], brokers: [...BROKER_NAMES], runs: 3, readme: true, date: new Date().toISOString().slice(0, 10) };
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -50,7 +50,11 @@ function parseOptions(argv: string[]): Options {
     if (a === '--quick') o.quick = true;
     else if (a === '--only') o.only.push(...next().split(','));
     else if (a === '--modes') o.modes = next().split(',') as Mode[];
-    else if (a === '--brokers') o.brokers = next().split(',') as BrokerName[];
+    else if (a === '--brokers') {
+      o.brokers = next().split(',') as BrokerName[];
+      const unknown = o.brokers.filter((b) => !BROKER_NAMES.includes(b));
+      if (unknown.length) throw new Error(`unknown broker ${unknown.join(',')} (one of ${BROKER_NAMES.join(', ')})`);
+    }
     else if (a === '--runs') {
       o.runs = Number(next());
       runsGiven = true;
@@ -68,7 +72,7 @@ function selected(s: Scenario, o: Options): boolean {
   return !o.quick || QUICK_IDS.has(s.id);
 }
 
-/** Installs Mosquitto when missing, npm packages (Aedes) when missing, and builds the generator. */
+/** Installs Mosquitto and rumqttd when missing, npm packages (Aedes) when missing, and builds the generator. */
 function prepare(): void {
   execFileSync(path.join(ROOT, 'scripts/ensure-bench-brokers.sh'), { stdio: 'inherit' });
   if (!existsSync(path.join(ROOT, 'node_modules/aedes/package.json'))) {
@@ -109,12 +113,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One measured run; the broker is `shared` or started fresh for it. */
 async function runOnce(s: Scenario, name: BrokerName, mode: Mode, shared: RunningBroker | null): Promise<RunRecord> {
-  const broker = shared ?? (await startBroker(name, mode));
+  const broker = shared ?? (await startBroker(name, mode, s.retainedTopics));
   try {
     const m0 = machineCpu();
     const b0 = processCpuSeconds(broker.pid);
     const t0 = performance.now();
-    const { out, stderr } = await runLoadgen([...s.loadgenArgs, '--port', String(broker.port), '--broker-pid', String(broker.pid)], mode === 'pinned', s.timeoutMs);
+    const { out, stderr } = await runLoadgen([...s.loadgenArgs, '--port', String(broker.ports[s.version]), '--broker-pid', String(broker.pid)], mode === 'pinned', s.timeoutMs);
     const wall = (performance.now() - t0) / 1000;
     const m1 = machineCpu();
     const brokerCpu = processCpuSeconds(broker.pid) - b0;
@@ -200,7 +204,7 @@ async function main(): Promise<void> {
     };
     try {
       for (const s of list) {
-        const names = o.brokers.filter((n) => supports(n, s.version));
+        const names = o.brokers.filter((n) => notRun(n, s) === undefined);
         const records = new Map<BrokerName, RunRecord[]>(names.map((n) => [n, []]));
         for (let r = 0; r < o.runs; r++) {
           for (const name of names) records.get(name)!.push(await measuredRun(s, name, mode, sharedBroker(name, s)));

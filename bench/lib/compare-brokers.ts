@@ -1,6 +1,7 @@
 // Starts and stops the brokers the comparison bench measures: Spindle (bin/spindle.mjs),
-// Debian's Mosquitto and Aedes (bench/brokers/aedes-server.mjs), each on a free loopback port,
-// optionally pinned to one core with taskset. Owns the broker child processes.
+// Debian's Mosquitto, Aedes (bench/brokers/aedes-server.mjs) and rumqttd (cargo install, see
+// scripts/ensure-rumqttd.sh), each on free loopback ports, optionally pinned to one core with
+// taskset. Owns the broker child processes.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -8,10 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import type { Family } from './compare-scenarios.ts';
+
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MOSQUITTO = '/usr/sbin/mosquitto';
+/** Where scripts/ensure-rumqttd.sh installs it (cargo's bin directory); RUMQTTD overrides. */
+export const RUMQTTD = process.env.RUMQTTD ?? path.join(process.env.CARGO_HOME ?? path.join(os.homedir(), '.cargo'), 'bin/rumqttd');
 
-export type BrokerName = 'spindle' | 'mosquitto' | 'aedes';
+export type BrokerName = 'spindle' | 'mosquitto' | 'aedes' | 'rumqttd';
+export const BROKER_NAMES: BrokerName[] = ['spindle', 'mosquitto', 'aedes', 'rumqttd'];
 export type Mode = 'pinned' | 'unpinned';
 
 /** Core the broker gets when pinned; the load generator gets the other one. */
@@ -21,7 +27,10 @@ export const LOADGEN_CORE = 1;
 export interface RunningBroker {
   name: BrokerName;
   mode: Mode;
+  /** Port of the MQTT 3.1.1 listener. */
   port: number;
+  /** Port per protocol version: the same for every broker but rumqttd, which has a listener for each. */
+  ports: Record<4 | 5, number>;
   pid: number;
   child: ChildProcess;
   /** Output of the broker, kept for the report when it fails. */
@@ -30,9 +39,18 @@ export interface RunningBroker {
   alive(): boolean;
 }
 
-/** MQTT 3.1.1 only for Aedes: it answers a 5.0 CONNECT with return code 1. */
-export function supports(name: BrokerName, version: 4 | 5): boolean {
-  return name !== 'aedes' || version === 4;
+/**
+ * Why `name` is not run on a scenario, as the report's cell says it; undefined when it is.
+ * Aedes speaks MQTT 3.1.1 only: it answers a 5.0 CONNECT with return code 1. rumqttd matches a
+ * topic it has not seen before against every filter in turn (DataLog::matches, router/logs.rs),
+ * so with 1 M exact subscriptions each publish on a new topic scans all of them: with 100 000
+ * (the quick run) it delivered nothing within the load generator's 5 s drain, and it holds about
+ * 6.4 KB per subscription (6.4 GB for the full run).
+ */
+export function notRun(name: BrokerName, s: { version: 4 | 5; family: Family }): string | undefined {
+  if (name === 'aedes' && s.version === 5) return 'no 5.0';
+  if (name === 'rumqttd' && s.family === 'subs1m') return 'no (linear filter match)';
+  return undefined;
 }
 
 export function freePort(): Promise<number> {
@@ -46,8 +64,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once a CONNECT on `port` gets a CONNACK (the broker accepts and speaks MQTT). */
-function mqttReady(port: number): Promise<boolean> {
+/** Resolves once a CONNECT of `version` on `port` gets a CONNACK (the broker accepts and speaks MQTT). */
+function mqttReady(port: number, version: 4 | 5): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect(port, '127.0.0.1');
     const done = (ok: boolean) => {
@@ -58,7 +76,10 @@ function mqttReady(port: number): Promise<boolean> {
     s.on('error', () => done(false));
     s.on('connect', () => {
       const id = Buffer.from('compare-ready');
-      s.write(Buffer.concat([Buffer.from([0x10, 12 + id.length, 0, 4, 0x4d, 0x51, 0x54, 0x54, 4, 2, 0, 30, 0, id.length]), id]));
+      // CONNECT: "MQTT", level 4 or 5, clean start, keep-alive 30 s, (5.0: no properties), client id.
+      const props = version === 5 ? [0] : [];
+      const head = [0, 4, 0x4d, 0x51, 0x54, 0x54, version, 2, 0, 30, ...props, 0, id.length];
+      s.write(Buffer.concat([Buffer.from([0x10, head.length + id.length, ...head]), id]));
     });
     s.on('data', (d: Buffer) => {
       if (d[0] === 0x20) s.write(Buffer.from([0xe0, 0]));
@@ -76,7 +97,13 @@ export function versions(): Record<BrokerName, string> {
     // mosquitto -h exits 3 after printing its usage.
     mosquitto = String((err as { stdout?: string }).stdout ?? '').split('\n')[0] || 'unknown';
   }
-  return { spindle: `spindle ${pkg('package.json')} (${spindleCommit()})`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}` };
+  let rumqttd = 'unknown';
+  try {
+    rumqttd = execFileSync(RUMQTTD, ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // Not installed: the report says unknown; starting it fails with the reason.
+  }
+  return { spindle: `spindle ${pkg('package.json')} (${spindleCommit()})`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}`, rumqttd };
 }
 
 interface Launch {
@@ -153,11 +180,69 @@ function launchAedes(port: number): Launch {
   return { argv: [process.execPath, path.join(ROOT, 'bench/brokers/aedes-server.mjs'), String(port), '127.0.0.1'], readyLine: 'listening' };
 }
 
-/** Starts `name` fresh (new port, new data directory) and waits until it answers MQTT. */
-export async function startBroker(name: BrokerName, mode: Mode): Promise<RunningBroker> {
+/**
+ * rumqttd serves one protocol version per listener: a v4 (3.1.1) one on `port` and a v5 one on
+ * `port5`. No console, Prometheus or WebSocket listener. Limits as the others run with: any
+ * payload size, no wait between accepts (next_connection_delay_ms is 1 ms by default; even at 0
+ * its accept loop awaits a tokio sleep, whose timer has millisecond ticks, so it still accepts
+ * about 1000 connections/s), room for the 10 000 idle connections and the bench's own. Every
+ * filter's commit log keeps up to 10 x 10 MB, far more than the 4096 deliveries a bench run keeps
+ * outstanding, so a subscriber never falls off its log. max_inflight_count is how many incoming
+ * packets a connection hands the router at once. Its outgoing QoS 1 window is fixed at 100 in
+ * rumqttd's source (router/iobufs.rs MAX_INFLIGHT) and cannot be raised by configuration.
+ * max_outgoing_packet_count is how many QoS 0 messages the router moves to a connection at once,
+ * and also how many retained messages a new subscription gets (the rest are dropped): it keeps
+ * its default of 200, which gave rumqttd more throughput than 100 000 did, except on a broker
+ * started for `retainedTopics` retained messages, where it is raised to that many.
+ */
+function launchRumqttd(port: number, port5: number, dir: string, retainedTopics: number): Launch {
+  const conf = path.join(dir, 'rumqttd.toml');
+  const listener = (section: string, name: string, p: number) => [
+    `[${section}]`,
+    `name = "${name}"`,
+    `listen = "127.0.0.1:${p}"`,
+    'next_connection_delay_ms = 0',
+    `[${section}.connections]`,
+    'connection_timeout_ms = 60000',
+    'max_payload_size = 268435455',
+    'max_inflight_count = 4096',
+    'dynamic_filters = true',
+    '',
+  ];
+  writeFileSync(
+    conf,
+    [
+      'id = 0',
+      '',
+      '[router]',
+      'id = 0',
+      'max_connections = 20000',
+      `max_outgoing_packet_count = ${Math.max(200, retainedTopics)}`,
+      'max_segment_size = 10485760',
+      'max_segment_count = 10',
+      '',
+      ...listener('v4.1', 'v4-1', port),
+      ...listener('v5.1', 'v5-1', port5),
+    ].join('\n'),
+  );
+  return { argv: [RUMQTTD, '--quiet', '--config', conf] };
+}
+
+/**
+ * Starts `name` fresh (new port, new data directory) and waits until it answers MQTT.
+ * `retainedTopics`: how many retained messages one subscription will be sent (rumqttd's limit).
+ */
+export async function startBroker(name: BrokerName, mode: Mode, retainedTopics = 0): Promise<RunningBroker> {
   const port = await freePort();
+  let port5 = port;
+  while (name === 'rumqttd' && port5 === port) port5 = await freePort();
+  const ports = { 4: port, 5: port5 };
   const dir = mkdtempSync(path.join(os.tmpdir(), `compare-${name}-`));
-  const launch = name === 'spindle' ? launchSpindle(port, mode, dir) : name === 'mosquitto' ? launchMosquitto(port, dir) : launchAedes(port);
+  const launch =
+    name === 'spindle' ? launchSpindle(port, mode, dir)
+    : name === 'mosquitto' ? launchMosquitto(port, dir)
+    : name === 'rumqttd' ? launchRumqttd(ports[4], ports[5], dir, retainedTopics)
+    : launchAedes(port);
   const pin = mode === 'pinned' ? ['taskset', '-c', String(BROKER_CORE)] : [];
   // bash raises the open-file limit (10 000 idle connections) and execs, so the pid is the broker's.
   const argv = ['bash', '-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash', ...pin, ...launch.argv];
@@ -181,6 +266,7 @@ export async function startBroker(name: BrokerName, mode: Mode): Promise<Running
     name,
     mode,
     port,
+    ports,
     pid: child.pid!,
     child,
     log,
@@ -197,7 +283,7 @@ export async function startBroker(name: BrokerName, mode: Mode): Promise<Running
   };
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline && !exited) {
-    if (sawReady && (await mqttReady(port))) {
+    if (sawReady && (await mqttReady(port, 4)) && (ports[5] === port || (await mqttReady(ports[5], 5)))) {
       // Let worker threads finish starting (their listeners share the port through SO_REUSEPORT).
       await new Promise((r) => setTimeout(r, 300));
       return broker;
@@ -205,7 +291,7 @@ export async function startBroker(name: BrokerName, mode: Mode): Promise<Running
     await new Promise((r) => setTimeout(r, 100));
   }
   await broker.stop();
-  throw new Error(`${name} (${mode}) did not start on port ${port}: ${log.join('').slice(-2000)}`);
+  throw new Error(`${name} (${mode}) did not start on port ${[...new Set([ports[4], ports[5]])].join(' and ')}: ${log.join('').slice(-2000)}`);
 }
 
 /** CPU seconds (user + system, all threads) process `pid` has used, from /proc/<pid>/stat. */

@@ -1,5 +1,5 @@
 // The comparison bench's scenarios (what the load generator runs, which numbers it reports) and
-// the issue's targets for each, as ratios of Spindle to Mosquitto and Aedes in the same run.
+// the issues' targets for each, as ratios of Spindle to Mosquitto, Aedes and rumqttd in the same run.
 import type { Mode } from './compare-brokers.ts';
 
 export type Family = 'fanin' | 'fanout100' | 'fanout1000' | 'pairs100' | 'connrate' | 'idle' | 'latency' | 'retained' | 'subs1m';
@@ -20,6 +20,8 @@ export interface Scenario {
   qos?: 0 | 1;
   /** Needs a freshly started broker for every run (memory readings, retained state). */
   fresh: boolean;
+  /** Retained messages the scenario stores and then expects in one subscription. */
+  retainedTopics?: number;
   loadgenArgs: string[];
   metrics: Metric[];
   timeoutMs: number;
@@ -36,6 +38,8 @@ export interface Targets {
   mosquitto?: Target;
   /** On Spindle's advantage over Aedes (Aedes / Spindle for lower-is-better metrics). */
   aedes?: Target;
+  /** On Spindle / rumqttd (issue 11: throughput only). */
+  rumqttd?: Target;
   /** On Spindle's own value. */
   absolute?: Target;
 }
@@ -128,6 +132,7 @@ export function scenarios(quick: boolean): Scenario[] {
       title: FAMILY_TITLES.retained,
       version,
       fresh: true,
+      retainedTopics: quick ? 20_000 : 100_000,
       loadgenArgs: ['retained', '--topics', quick ? '20000' : '100000', ...v],
       metrics: [{ key: 'rate', label: 'retained msgs/s', unit: 'msgs/s', better: 'higher' }],
       timeoutMs: 300_000,
@@ -162,7 +167,11 @@ const THROUGHPUT_FAMILIES = new Set<Family>(['fanin', 'fanout100', 'fanout1000',
 export function targetsFor(s: Scenario, metric: Metric, mode: Mode): Targets {
   const aedes: Target = { op: '>=', value: 5, text: '≥ 5x' };
   if (THROUGHPUT_FAMILIES.has(s.family)) {
-    return { mosquitto: mode === 'pinned' ? { op: '>=', value: 1, text: '≥ 1.0x' } : { op: '>=', value: 1.5, text: '≥ 1.5x' }, aedes };
+    return {
+      mosquitto: mode === 'pinned' ? { op: '>=', value: 1, text: '≥ 1.0x' } : { op: '>=', value: 1.5, text: '≥ 1.5x' },
+      aedes,
+      rumqttd: { op: '>=', value: 1, text: '≥ 1.0x' },
+    };
   }
   switch (s.family) {
     case 'connrate':
