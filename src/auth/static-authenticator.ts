@@ -1,6 +1,8 @@
 // Owns authentication against the users listed in the configuration. Anonymous clients (no
 // username) are accepted when allowAnonymous; a named client needs a configured user and the
-// right password; a client whose verified certificate CN the listener passes is identified by
+// right password, except on a broker with anonymous access and no users at all, where the
+// username is taken as the client's identity (as Mosquitto does: clients pointed at a fresh broker
+// often send credentials); a client whose verified certificate CN the listener passes is identified by
 // that CN, accepted when allowAnonymous or when the CN is a configured username. Unknown users
 // still cost one hash verification, so response time does not reveal which usernames exist.
 import { AuthError } from './errors.ts';
@@ -50,6 +52,7 @@ export class StaticAuthenticator implements Authenticator {
     if (req.username === undefined) {
       return this.allowAnonymous ? { ok: true } : { ok: false, reason: 'not_authorized' };
     }
+    if (this.allowAnonymous && this.users.size === 0) return { ok: true, username: req.username };
     const hash = this.users.get(req.username);
     const password = req.password ?? EMPTY;
     if (hash === undefined) {

@@ -48,6 +48,9 @@ export interface BrokerConfig {
     maxSessionExpiry: number;
     maxClientIdLength: number;
     maxTopicLevels: number;
+    maxOutboundBytes: number;
+    slowConsumerTimeout: number;
+    partialPacketTimeout: number;
   };
   auth: {
     allowAnonymous: boolean;

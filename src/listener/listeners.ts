@@ -51,6 +51,7 @@ export class Listeners {
 
   constructor(
     private readonly defaultHost: string,
+    private readonly maxOutboundBytes: number,
     readonly counters: EndpointCounters,
     private readonly accept: (t: Transport, endpoint: WorkerEndpoint) => void,
   ) {}
@@ -137,7 +138,10 @@ export class Listeners {
       // The framer enforces the endpoint's packet limit and answers 0x95; this only bounds a frame.
       maxPayloadLength: Math.max(c.messageMaxSize, 16 * 1024 * 1024) + 8,
       idleTimeout: 0, // MQTT keepalive does this job
-      maxBackpressure: 16 * 1024 * 1024,
+      // The broker's own outbound limit (limits.maxOutboundBytes) acts first: it stops sending
+      // below this, plus a packet and control traffic, so uWS never drops a send by itself.
+      maxBackpressure: this.maxOutboundBytes + Math.max(c.messageMaxSize, 1024 * 1024) + 1024 * 1024,
+      closeOnBackpressureLimit: 0,
       upgrade: (res, req, context) => {
         // [MQTT-6.0.0-3] the subprotocol is "mqtt" ("mqttv3.1" for MQTT 3.1 clients).
         const offered = req.getHeader('sec-websocket-protocol').split(',').map((s) => s.trim());
@@ -165,9 +169,19 @@ export class Listeners {
         ep.wsTransports.add(t);
         this.accept(t, ep);
       },
-      message: (ws, message) => {
+      message: (ws, message, isBinary) => {
+        const t = ws.getUserData().transport;
+        if (!isBinary) {
+          // MQTT over WebSocket is binary frames only [MQTT-6.0.0-1]: a text frame closes the
+          // connection (1003: unsupported data).
+          t?.handlers?.violation('WebSocket text frame');
+          return;
+        }
         // uWS reuses the ArrayBuffer after this callback: copy.
-        ws.getUserData().transport?.handlers?.data(Buffer.from(new Uint8Array(message)));
+        t?.handlers?.data(Buffer.from(new Uint8Array(message)));
+      },
+      drain: (ws) => {
+        ws.getUserData().transport?.handlers?.drain();
       },
       close: (ws) => {
         const t = ws.getUserData().transport;

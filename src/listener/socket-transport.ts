@@ -32,6 +32,7 @@ export class SocketTransport implements Transport {
     // An 'error' is always followed by 'close', where the connection cleans up; the error itself
     // (reset by peer, broken pipe) is only counted.
     this.socket.on('error', handlers.error);
+    this.socket.on('drain', handlers.drain);
   }
 
   write(frame: Buffer): void {

@@ -18,7 +18,11 @@ export class WsTransport implements Transport {
   handlers: TransportHandlers | null = null;
   closed = false;
   private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private scheduled = false;
+  /** uWS refused a send (over its maxBackpressure: set above the broker's outbound limit, so this
+   * is a bug if it ever counts). */
+  static dropped = 0;
 
   constructor(private readonly ws: WebSocket<WsUserData>, readonly localPort: number) {
     const data = ws.getUserData();
@@ -27,7 +31,7 @@ export class WsTransport implements Transport {
   }
 
   get bufferedBytes(): number {
-    return this.closed ? 0 : this.ws.getBufferedAmount();
+    return this.closed ? 0 : this.pendingBytes + this.ws.getBufferedAmount();
   }
 
   start(handlers: TransportHandlers): void {
@@ -37,6 +41,7 @@ export class WsTransport implements Transport {
   write(frame: Buffer): void {
     if (this.closed) return;
     this.pending.push(frame);
+    this.pendingBytes += frame.length;
     if (!this.scheduled) {
       this.scheduled = true;
       process.nextTick(this.flush);
@@ -48,7 +53,11 @@ export class WsTransport implements Transport {
     if (this.closed || this.pending.length === 0) return;
     const data = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
     this.pending = [];
-    this.ws.cork(() => this.ws.send(data, true));
+    this.pendingBytes = 0;
+    this.ws.cork(() => {
+      // 2: dropped by uWS's own backpressure limit (see WsTransport.dropped).
+      if (this.ws.send(data, true) === 2) WsTransport.dropped++;
+    });
   };
 
   end(): void {
@@ -64,7 +73,8 @@ export class WsTransport implements Transport {
     this.ws.close();
   }
 
-  // Backpressure is handled by uWS's maxBackpressure; reads are not paused on a WebSocket.
+  // Outbound: the connection bounds what waits (limits.maxOutboundBytes). Inbound reads are not
+  // paused on a WebSocket.
   pause(): void {}
   resume(): void {}
 }

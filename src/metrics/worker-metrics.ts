@@ -16,6 +16,7 @@ const DROP_REASONS: Record<string, string> = {
   noSession: 'no_session',
   notAuthorized: 'not_authorized',
   qos0Offline: 'qos0_offline',
+  slowConsumer: 'slow_consumer',
 };
 
 export function endpointLabels(e: { id: string; port: number }): Labels {
@@ -38,11 +39,12 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.counter('spindle_network_bytes_received_total', 'Bytes read from MQTT connections (every packet type).', s.bytesReceived);
   set.counter('spindle_network_bytes_sent_total', 'Bytes written to MQTT connections (every packet type).', s.bytesSent);
   for (const [key, reason] of Object.entries(DROP_REASONS)) {
-    set.counter('spindle_messages_dropped_total', 'Messages not delivered, by reason: expired, queue_full (session queue at limits.maxQueuedMessages), too_large (above the client\'s Maximum Packet Size), no_session (subscriber gone), not_authorized, qos0_offline.', s.dropped[key as keyof typeof s.dropped], { reason });
+    set.counter('spindle_messages_dropped_total', 'Messages not delivered, by reason: expired, queue_full (session queue at limits.maxQueuedMessages), too_large (above the client\'s Maximum Packet Size), no_session (subscriber gone), not_authorized, qos0_offline, slow_consumer (QoS 0 past limits.maxOutboundBytes of a client that does not read).', s.dropped[key as keyof typeof s.dropped], { reason });
   }
   set.counter('spindle_auth_failures_total', 'CONNECTs refused by authentication.', s.authFailed);
   set.counter('spindle_acl_denials_total', 'PUBLISH and SUBSCRIBE requests refused by the access rules.', s.aclDenied);
   set.counter('spindle_protocol_errors_total', 'Connections closed for a malformed packet or protocol violation.', s.protocolErrors);
+  set.counter('spindle_slow_consumer_disconnects_total', 'Connections closed for staying over limits.maxOutboundBytes longer than limits.slowConsumerTimeout.', s.slowConsumerDisconnects);
   set.counter('spindle_socket_errors_total', 'Socket errors of MQTT connections (reset by peer, broken pipe, ...); each closes its connection.', s.socketErrors);
   set.counter('spindle_session_takeover_timeouts_total', 'CONNECTs refused (CONNACK 0x88) because the worker holding their session did not hand it over within 10 s; the session is kept.', s.takeoverTimeouts);
   set.histogram(

@@ -72,4 +72,5 @@ export function v3ConnackCode(reason: number): number {
 /** Why a connection was closed: the names the admin API and logs use. */
 export type CloseReason =
   | 'normal' | 'kicked' | 'takeover' | 'timeout' | 'not_authorized' | 'protocol_error'
-  | 'receive_maximum_exceeded' | 'shutdown' | 'socket_error' | 'packet_too_large' | 'endpoint_removed';
+  | 'receive_maximum_exceeded' | 'shutdown' | 'socket_error' | 'packet_too_large' | 'endpoint_removed'
+  | 'slow_consumer';

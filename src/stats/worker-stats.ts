@@ -29,6 +29,7 @@ export class WorkerStats {
     noSession: 0,
     notAuthorized: 0,
     qos0Offline: 0,
+    slowConsumer: 0,
   };
   authFailed = 0;
   aclDenied = 0;
@@ -37,6 +38,8 @@ export class WorkerStats {
   takeoverTimeouts = 0;
   /** Socket errors of MQTT connections (reset by peer, broken pipe, ...). */
   socketErrors = 0;
+  /** Connections closed for staying over limits.maxOutboundBytes too long. */
+  slowConsumerDisconnects = 0;
   sessions = 0;
   persistentSessions = 0;
 

@@ -136,6 +136,7 @@ const handlerHost: HandlerHost = {
 };
 const dispatcher = createDispatcher(handlerHost);
 const connectionHost: ConnectionHost = {
+  limits,
   stats,
   log,
   descTable: new Uint32Array(DESC_SLOTS * 1024),
@@ -147,6 +148,9 @@ const connectionHost: ConnectionHost = {
     endpoint.stats.connectionsCurrent--;
     stats.connectionsCurrent--;
     if ((wasConnected || conn.session) && conn.session) sessions.connectionClosed(conn.session, conn);
+  },
+  drained(conn) {
+    if (conn.session) outbox.drain(conn.session);
   },
 };
 
@@ -166,7 +170,7 @@ function accept(t: Transport, endpoint: WorkerEndpoint): void {
   conn.start();
 }
 
-const listeners = new Listeners(config.mqtt.host, endpointCounters, accept);
+const listeners = new Listeners(config.mqtt.host, limits.maxOutboundBytes, endpointCounters, accept);
 // Runs when the thread exits, also after an uncaught exception (the supervisor restarts us).
 process.on('exit', () => listeners.releaseWs());
 

@@ -162,6 +162,9 @@ export class FakeClient implements Client {
   publishChain: Promise<void> | null = null;
   publishPending = 0;
   paused = false;
+  /** Set false to play a client that does not read (slow consumer). */
+  writable = true;
+  congestedCount = 0;
   closeReason: CloseReason | undefined;
   /** Everything the broker wrote, parsed, in order. */
   readonly received: MqttPacket[] = [];
@@ -228,6 +231,10 @@ export class FakeClient implements Client {
   }
 
   published(): void {}
+
+  congested(): void {
+    this.congestedCount++;
+  }
 
   encodePublish(d: Delivery, now: number, dup: boolean): Buffer {
     const m = d.message;

@@ -20,8 +20,19 @@ import type { Delivery } from '../../router/delivery.ts';
 import type { Session } from '../session/session.ts';
 import type { Client, ClientEndpoint, ClientState, Dispatcher, HandlerResult } from '../handlers/client.ts';
 
+/** The limits a connection enforces (from limits.* of the configuration). */
+export interface ConnectionLimits {
+  /** Bytes buffered for the client above which deliveries wait or drop (see Outbox). */
+  readonly maxOutboundBytes: number;
+  /** Seconds over maxOutboundBytes before the connection is closed. */
+  readonly slowConsumerTimeout: number;
+  /** Seconds a packet may take to arrive, for clients without keep alive. */
+  readonly partialPacketTimeout: number;
+}
+
 /** What a connection needs from its worker thread. */
 export interface ConnectionHost {
+  readonly limits: ConnectionLimits;
   readonly stats: WorkerStats;
   readonly log: Logger;
   /** The framer descriptor table of this thread (a feed's descriptors are read before the next). */
@@ -29,6 +40,8 @@ export interface ConnectionHost {
   readonly endpointCounters: EndpointCounters;
   /** The connection closed (`wasConnected`: it had been answered CONNACK). */
   closed(conn: Connection, wasConnected: boolean): void;
+  /** The client took what was buffered for it: deliveries held back may go out. */
+  drained(conn: Connection): void;
 }
 
 interface Backlog {
@@ -76,6 +89,10 @@ export class Connection implements Client {
   readonly endpointMaxPacket: number;
   private readonly framer: InstanceType<typeof Framer>;
   private keepaliveTimer: NodeJS.Timeout | null = null;
+  /** Runs while the connection is over limits.maxOutboundBytes (slow consumer). */
+  private slowTimer: NodeJS.Timeout | null = null;
+  /** Runs while a packet is half received, for clients without keep alive. */
+  private partialTimer: NodeJS.Timeout | null = null;
   private backlog: Backlog | null = null;
 
   constructor(
@@ -112,10 +129,46 @@ export class Connection implements Client {
     return this.endpoint.slot;
   }
 
+  /** Below limits.maxOutboundBytes: deliveries may be written. */
+  get writable(): boolean {
+    return this.transport.bufferedBytes < this.host.limits.maxOutboundBytes;
+  }
+
+  /** A delivery was held back or dropped because the client does not take what is written: a
+   * client that stays over the limit for limits.slowConsumerTimeout is closed. */
+  congested(): void {
+    if (this.slowTimer !== null || this.state === 'closed') return;
+    this.slowTimer = setTimeout(() => {
+      this.slowTimer = null;
+      if (this.state === 'closed' || this.writable) return;
+      this.host.stats.slowConsumerDisconnects++;
+      this.host.log.info('slow consumer closed', { clientId: this.clientId, buffered: this.transport.bufferedBytes });
+      // A DISCONNECT would wait behind what the client does not read: the socket goes now.
+      this.closeReason = 'slow_consumer';
+      this.transport.destroy();
+      this.onClose();
+    }, this.host.limits.slowConsumerTimeout * 1000);
+  }
+
+  private onDrain(): void {
+    if (this.slowTimer !== null) {
+      clearTimeout(this.slowTimer);
+      this.slowTimer = null;
+    }
+    if (this.state === 'connected') this.host.drained(this);
+  }
+
   start(): void {
     this.transport.start({
       data: (chunk) => this.onData(chunk),
+      drain: () => this.onDrain(),
       error: () => this.host.stats.socketErrors++,
+      violation: (what) => {
+        this.host.stats.protocolErrors++;
+        this.endpoint.stats.protocolErrors++;
+        this.host.log.debug('transport violation', { clientId: this.clientId, what });
+        this.close('protocol_error');
+      },
       close: () => this.onClose(),
     });
     // A client must send CONNECT soon after connecting (servers close idle sockets).
@@ -128,13 +181,13 @@ export class Connection implements Client {
     this.host.stats.bytesReceived += chunk.length;
     this.bytesIn += chunk.length;
     this.lastActivity = Date.now();
-    if (this.keepaliveTimer && this.state === 'connected') this.keepaliveTimer.refresh();
     if (this.backlog) {
       this.queueChunk(chunk);
       return;
     }
     const table = this.host.descTable;
     let n = this.framer.feed(chunk, table);
+    this.received(n);
     while (n > 0) {
       const held = table[0] & DESC_HELD ? this.framer.takeHeld() : undefined;
       for (let i = 0; i < n; i++) {
@@ -160,6 +213,29 @@ export class Connection implements Client {
     this.checkFramerError();
   }
 
+  /**
+   * A read gave `packets` whole packets. Keep alive counts packets, not bytes [MQTT-3.1.2-22]: a
+   * client sending a packet a byte at a time is closed all the same. Without keep alive, a packet
+   * half received may take limits.partialPacketTimeout at most (before CONNECT the CONNECT
+   * timeout bounds it).
+   */
+  private received(packets: number): void {
+    if (this.state !== 'connected') return;
+    if (packets > 0 && this.keepaliveTimer) this.keepaliveTimer.refresh();
+    if (this.keepalive !== 0) return;
+    if (this.framer.buffered === 0) {
+      if (this.partialTimer) {
+        clearTimeout(this.partialTimer);
+        this.partialTimer = null;
+      }
+    } else if (this.partialTimer === null) {
+      this.partialTimer = setTimeout(() => {
+        this.partialTimer = null;
+        if (this.framer.buffered > 0) this.disconnectWith(RC.KEEP_ALIVE_TIMEOUT, 'timeout', 'packet not completed in time');
+      }, this.host.limits.partialPacketTimeout * 1000);
+    }
+  }
+
   /** Frames of the current read that the table had no room for, while a backlog is open. */
   private queueRest(chunk: Buffer): void {
     const table = new Uint32Array(DESC_SLOTS * 256);
@@ -173,6 +249,7 @@ export class Connection implements Client {
   private queueChunk(chunk: Buffer): void {
     const table = new Uint32Array(DESC_SLOTS * 256);
     let n = this.framer.feed(chunk, table);
+    this.received(n);
     while (n > 0) {
       const held = table[0] & DESC_HELD ? this.framer.takeHeld() : undefined;
       for (let k = 0; k < n; k++) {
@@ -249,7 +326,16 @@ export class Connection implements Client {
         this.close('protocol_error');
         return;
       }
-      this.protocolError(reason ? parseInt(reason[1], 16) : RC.MALFORMED_PACKET, (err as Error).message);
+      const code = reason ? parseInt(reason[1], 16) : RC.MALFORMED_PACKET;
+      // A v5 CONNECT with an error is answered with CONNACK and its reason code before the close
+      // [MQTT-4.13.1-1 context: "it MAY send a CONNACK ... before closing"].
+      if (type === PT.CONNECT && connectLevel(src, desc[o + 1]) === 5) {
+        this.write(send.connack(5, false, code));
+        this.endpoint.stats.connectionError(`0x${code.toString(16)}`);
+        this.close('protocol_error');
+        return;
+      }
+      this.protocolError(code, (err as Error).message);
       return;
     }
     return this.dispatch.packet(this, packet);
@@ -339,7 +425,12 @@ export class Connection implements Client {
   disconnectWith(reason: number, why: CloseReason, message?: string): void {
     if (this.state === 'closed') return;
     // No DISCONNECT before a successful CONNACK [MQTT-3.14.0-1]; v3 has no server DISCONNECT.
-    if (this.version === 5 && this.state === 'connected') this.write(send.disconnect(reason, message));
+    // The Reason String goes first when the packet is larger than the client accepts
+    // [MQTT-3.1.2-24, MQTT-3.1.2-25].
+    if (this.version === 5 && this.state === 'connected') {
+      const frame = send.disconnect(reason, message);
+      this.write(frame.length <= this.maxPacketSize ? frame : send.disconnect(reason));
+    }
     this.close(why);
   }
 
@@ -365,6 +456,9 @@ export class Connection implements Client {
     this.closeReason ??= 'normal';
     if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
     this.keepaliveTimer = null;
+    if (this.slowTimer) clearTimeout(this.slowTimer);
+    if (this.partialTimer) clearTimeout(this.partialTimer);
+    this.slowTimer = this.partialTimer = null;
     if (this.countedOnEndpoint) {
       this.countedOnEndpoint = false;
       this.host.endpointCounters.releaseConnection(this.endpoint.slot);

@@ -8,6 +8,10 @@ export interface TransportHandlers {
   data(chunk: Buffer): void;
   /** A socket error (reset by peer, broken pipe): counted; `close` follows. */
   error(err: Error): void;
+  /** The wire broke a rule below MQTT (a WebSocket text frame): the connection closes. */
+  violation(what: string): void;
+  /** What was buffered for the client has been taken (after bufferedBytes grew). */
+  drain(): void;
   close(hadError: boolean): void;
 }
 
@@ -19,7 +23,8 @@ export interface Transport {
   readonly certificateCN: string | undefined;
   /** Port of the listener that accepted the connection. */
   readonly localPort: number;
-  /** Bytes accepted by write() but not yet handed to the kernel. */
+  /** Bytes accepted by write() and not yet taken by the client's side: not yet handed to the
+   * kernel (TCP, TLS), or not yet sent (WebSocket). */
   readonly bufferedBytes: number;
   start(handlers: TransportHandlers): void;
   write(frame: Buffer): void;

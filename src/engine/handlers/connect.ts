@@ -162,14 +162,13 @@ export async function handleConnect(host: HandlerHost, c: Client, p: Packet): Pr
       return;
     }
   }
+  // Retain, wildcard subscriptions, subscription identifiers and shared subscriptions are
+  // available: the default when CONNACK does not say (MQTT 5.0 section 3.2.2.3), so it does not,
+  // and stays within small client Maximum Packet Sizes [MQTT-3.1.2-24].
   connected(host, c, opening, version, keepalive, {
-    receiveMaximum: limits.receiveMaximum,
+    receiveMaximum: limits.receiveMaximum === 65535 ? undefined : limits.receiveMaximum,
     maximumPacketSize: c.endpointMaxPacket,
-    topicAliasMaximum: limits.topicAliasMaximum,
-    retainAvailable: true,
-    wildcardSubscriptionAvailable: true,
-    subscriptionIdentifiersAvailable: true,
-    sharedSubscriptionAvailable: true,
+    topicAliasMaximum: limits.topicAliasMaximum || undefined,
     assignedClientIdentifier: assigned ? clientId : undefined,
     serverKeepAlive,
     sessionExpiryInterval: cappedExpiry !== expiry ? cappedExpiry : undefined,
@@ -181,7 +180,16 @@ export async function handleConnect(host: HandlerHost, c: Client, p: Packet): Pr
 /** CONNACK, then the session's traffic: what was in flight and queued, and the proxy
  * subscriptions. */
 function connected(host: HandlerHost, c: Client, opening: Opening, version: send.Version, keepalive: number, props: NonNullable<Parameters<typeof send.connack>[3]>): void {
-  c.write(send.connack(version, opening.present, RC.SUCCESS, version === 5 ? props : undefined));
+  const frame = send.connack(version, opening.present, RC.SUCCESS, version === 5 ? props : undefined);
+  if (frame.length > c.maxPacketSize) {
+    // Even without optional properties the CONNACK is larger than the client accepts
+    // [MQTT-3.1.2-24]: the connection cannot go on.
+    host.log.debug('CONNACK larger than the client\'s Maximum Packet Size', { clientId: c.clientId, size: frame.length, max: c.maxPacketSize });
+    c.close('packet_too_large');
+    opening.abandon();
+    return;
+  }
+  c.write(frame);
   c.onConnected(keepalive);
   opening.attach();
   // Subscriptions the operator adds to every client (admin API proxy subscriptions).

@@ -7,6 +7,7 @@ import type { Message } from '../../broker/message.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import { ack, PUBACK, PUBREC } from '../../protocol/send.ts';
 import { tooManyLevels } from '../../protocol/topic-levels.ts';
+import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
@@ -90,8 +91,8 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
     else c.close('protocol_error');
     return;
   }
-  // Clients may not publish to $-topics such as $SYS (MQTT 5.0 section 4.7.2: server-specific).
-  if (topic.charCodeAt(0) === 0x24) {
+  // Clients may not publish to the broker's own topics ($SYS/; MQTT 5.0 section 4.7.2).
+  if (reservedTopic(topic)) {
     refusePublish(c, qos, packetId);
     return;
   }

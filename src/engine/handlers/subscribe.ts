@@ -11,6 +11,10 @@ import { addSubscription, optionsByte, sendRetained, SubscriptionRefused, type S
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
 export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): HandlerResult {
+  // What this connection published before its SUBSCRIBE (retained messages waiting for the
+  // store) is visible to it [MQTT-3.3.1-9, MQTT-3.3.1-10]: the SUBSCRIBE waits behind them.
+  const before = c.publishChain;
+  if (before !== null) return before.then(() => handleSubscribe(host, c, p), () => handleSubscribe(host, c, p));
   const startedAt = performance.now();
   const subs = p.subscriptions!;
   if (c.authorizer.allowsEverything) return finishSubscribe(host, c, p, subs.map(() => true), startedAt);

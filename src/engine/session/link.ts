@@ -18,6 +18,10 @@ export interface SessionLink {
   readonly sharesFrames: boolean;
   /** The connection ended with a DISCONNECT that keeps the will from being published. */
   readonly normalDisconnect: boolean;
+  /** The client takes what is written (below limits.maxOutboundBytes): deliveries may go out. */
+  readonly writable: boolean;
+  /** A delivery was held back or dropped for a client that does not read (slow consumer). */
+  congested(): void;
   /** The counters of the endpoint that accepted the connection, and its slot. */
   readonly endpointStats: EndpointStats;
   readonly endpointSlot: number;

@@ -61,6 +61,18 @@ export class Outbox {
       this.enqueue(session, d);
       return;
     }
+    if (!link.writable) {
+      // A client that does not take what is written: QoS 0 is dropped, QoS 1/2 wait in the
+      // session queue (bounded; drained when the client catches up).
+      link.congested();
+      if (d.qos === 0) {
+        this.stats.dropped.slowConsumer++;
+        link.endpointStats.dropped.buffer_full++;
+      } else {
+        this.enqueue(session, d);
+      }
+      return;
+    }
     let frame: Buffer | undefined;
     if (frameCache !== null && link.sharesFrames) {
       // One encoding per variant of the message for this tick's subscribers.
@@ -163,6 +175,10 @@ export class Outbox {
     while (session.queue.length > 0) {
       const next = session.queue.peek()!;
       if (next.qos > 0 && session.inflight.size >= window) return;
+      if (!link.writable) {
+        link.congested();
+        return;
+      }
       session.queue.shift();
       this.send(session, link, next, undefined, false, 0);
     }

@@ -6,6 +6,7 @@ import { NO_PUBLISHER } from '../../native/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Authorizer, ClientIdentity } from '../../auth/index.ts';
 import type { WorkerStats } from '../../stats/worker-stats.ts';
+import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { WorkerRouter } from '../../router/worker-router.ts';
 import type { Persistence } from './persistence.ts';
 import type { Session, Will } from './session.ts';
@@ -51,7 +52,7 @@ export class Wills {
     const base = will.message;
     // The will's Message Expiry Interval counts from its publication [MQTT-3.1.3-? : 3.1.3.2.4].
     const message = { ...base, expiresAt: will.expiryInterval > 0 ? Date.now() + will.expiryInterval * 1000 : 0, receivedAt: Date.now() };
-    if (message.topic.charCodeAt(0) === 0x24) return;
+    if (reservedTopic(message.topic)) return;
     const env = this.env;
     const identity = { clientId: session.clientId, username: session.username };
     const allowed = env.authorizerFor(identity).authorize(identity, 'publish', message.topic);
