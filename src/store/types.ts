@@ -23,9 +23,12 @@ export interface StoredMessage {
 }
 
 export interface StoredWill {
-  message: Omit<StoredMessage, 'id'>;
+  /** The will message; it has no id and no absolute expiry until it is published. */
+  message: Omit<StoredMessage, 'id' | 'expiresAt'>;
   /** Will Delay Interval, seconds. */
   delay: number;
+  /** Message Expiry Interval, seconds, counted from the will's publication; 0 = never expires. */
+  expiryInterval: number;
 }
 
 /** Session Expiry Interval meaning the session never expires (MQTT 5, 3.1.2.11.2). */

@@ -1,11 +1,13 @@
 // The store suite against MySQL / MariaDB (each test in its own database, dropped afterwards),
-// plus recovery after the server kills the store's connection, byte-exact keys and limits. The
-// throughput of concurrent addMessage calls is measured by bench/store-sql.ts.
+// plus recovery after the server kills the store's connection, byte-exact keys and limits, and
+// upgrades of an older schema (also after an interrupted migration). The throughput of concurrent
+// addMessage calls is measured by bench/store-sql.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 
 import { StoreError } from '../../src/store/errors.ts';
+import { MYSQL_MIGRATIONS } from '../../src/store/mysql/migrations.ts';
 import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import type { StoredMessage } from '../../src/store/types.ts';
 import { MYSQL_URL, uniqueName, withHint } from './databases.ts';
@@ -141,6 +143,69 @@ test('mysql: keys compare byte-exact (case, trailing spaces); over-long keys are
     assert.equal((await store.loadRetained()).length, 2);
   } finally {
     await store.close();
+    await dropDatabase(database);
+  }
+});
+
+/** A database as version 1 left it: its tables, its version row, wills with minus the interval. */
+async function databaseAtVersion1(database: string): Promise<mysql.Connection> {
+  const conn = await adminConnection();
+  try {
+    await conn.query('CREATE DATABASE ??', [database]);
+    await conn.query('USE ??', [database]);
+    for (const statement of MYSQL_MIGRATIONS[0].statements) await conn.query(statement);
+    await conn.query(`CREATE TABLE spindle_schema_version (version INT NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL,
+      applied_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`);
+    await conn.query('INSERT INTO spindle_schema_version (version, name) VALUES (1, ?)', [MYSQL_MIGRATIONS[0].name]);
+    for (const [clientId, expiresAt] of [['expiring', -30], ['never', 0]] as const) {
+      await conn.query(
+        `INSERT INTO spindle_sessions (client_id, expiry_interval, disconnected_at, expires_at, username,
+           will_topic, will_payload, will_qos, will_retain, will_properties, will_expires_at, will_delay)
+         VALUES (?, 60, 1000, 61000, NULL, 'w', ?, 1, 1, NULL, ?, 5)`,
+        [clientId, Buffer.from('bye'), expiresAt],
+      );
+    }
+    await conn.query("INSERT INTO spindle_sessions (client_id, expiry_interval) VALUES ('no-will', 0)");
+  } catch (err) {
+    conn.destroy();
+    throw err;
+  }
+  return conn;
+}
+
+async function assertWillIntervals(database: string): Promise<void> {
+  const store = await openStore(database);
+  try {
+    const sessions = await store.loadSessions();
+    assert.deepEqual(
+      sessions.map((s) => [s.clientId, s.will?.expiryInterval]).sort(),
+      [['expiring', 30], ['never', 0], ['no-will', undefined]],
+    );
+    const will = sessions.find((s) => s.clientId === 'expiring')?.will;
+    assert.deepEqual(will, { delay: 5, expiryInterval: 30, message: { topic: 'w', payload: Buffer.from('bye'), qos: 1, retain: true, properties: null } });
+  } finally {
+    await store.close();
+  }
+}
+
+test("mysql: migration 2 turns a will's negative will_expires_at (version 1) into its expiryInterval", { timeout: 60_000 }, async () => {
+  const database = uniqueName('spindle_t');
+  try {
+    await (await databaseAtVersion1(database)).end();
+    await assertWillIntervals(database);
+  } finally {
+    await dropDatabase(database);
+  }
+});
+
+test('mysql: migration 2 interrupted after its rename (DDL commits at once) runs again to the end', { timeout: 60_000 }, async () => {
+  const database = uniqueName('spindle_t');
+  try {
+    const conn = await databaseAtVersion1(database);
+    await conn.query('ALTER TABLE spindle_sessions RENAME COLUMN will_expires_at TO will_expiry_interval');
+    await conn.end();
+    await assertWillIntervals(database);
+  } finally {
     await dropDatabase(database);
   }
 });

@@ -1,10 +1,11 @@
 // The store suite against PostgreSQL (each test in its own schema, dropped afterwards), plus
-// recovery after the server drops every connection.
+// recovery after the server drops every connection and upgrades of an older schema.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import postgres from 'postgres';
 
 import { StoreError } from '../../src/store/errors.ts';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { PG_URL, uniqueName, withHint } from './databases.ts';
 import { storeSuite } from './store-suite.ts';
@@ -70,6 +71,39 @@ test('postgres: a write whose connection the server kills rejects with StoreErro
     assert.deepEqual((await store.listAdmin('k')).map((d) => d.id), ['before', 'recovered']);
   } finally {
     await admin.end({ timeout: 5 });
+    await store.close();
+    await dropSchema(schema);
+  }
+});
+
+test("postgres: migration 2 turns a will's negative will_expires_at (version 1) into its expiryInterval", { timeout: 60_000 }, async () => {
+  const schema = uniqueName('spindle_t');
+  const sql = postgres(PG_URL, { onnotice: () => {}, max: 1, connection: { search_path: schema } });
+  try {
+    // A database as version 1 left it: its schema, its version row, wills with minus the interval.
+    await sql`CREATE SCHEMA ${sql(schema)}`;
+    for (const statement of POSTGRES_MIGRATIONS[0].statements) await sql.unsafe(statement);
+    await sql`CREATE TABLE spindle_schema_version (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+    await sql`INSERT INTO spindle_schema_version (version, name) VALUES (1, ${POSTGRES_MIGRATIONS[0].name})`;
+    for (const [clientId, expiresAt] of [['expiring', -30], ['never', 0]] as const) {
+      await sql`INSERT INTO spindle_sessions (client_id, expiry_interval, disconnected_at, expires_at, username,
+                  will_topic, will_payload, will_qos, will_retain, will_properties, will_expires_at, will_delay)
+                VALUES (${clientId}, 60, 1000, 61000, null, 'w', ${Buffer.from('bye')}, 1, true, null, ${expiresAt}, 5)`;
+    }
+    await sql`INSERT INTO spindle_sessions (client_id, expiry_interval) VALUES ('no-will', 0)`;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  const store = await openStore(schema);
+  try {
+    const sessions = await store.loadSessions();
+    assert.deepEqual(
+      sessions.map((s) => [s.clientId, s.will?.expiryInterval]).sort(),
+      [['expiring', 30], ['never', 0], ['no-will', undefined]],
+    );
+    const will = sessions.find((s) => s.clientId === 'expiring')?.will;
+    assert.deepEqual(will, { delay: 5, expiryInterval: 30, message: { topic: 'w', payload: Buffer.from('bye'), qos: 1, retain: true, properties: null } });
+  } finally {
     await store.close();
     await dropSchema(schema);
   }

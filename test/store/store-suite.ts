@@ -113,8 +113,8 @@ export function storeSuite(name: string, make: () => Promise<StoreHarness>, opti
   });
 
   storeTest('sessions: save, replace, load, delete', async ({ store }) => {
-    const willMsg = { topic: 'will/a', payload: NON_UTF8, qos: 2 as const, retain: true, properties: Buffer.from([0x01, 0x01, 0x02, 0x00, 0x00, 0x00, 0x3c]), expiresAt: 0 };
-    const a = session('a', { username: 'alice', will: { message: willMsg, delay: 30 } });
+    const willMsg = { topic: 'will/a', payload: NON_UTF8, qos: 2 as const, retain: true, properties: Buffer.from([0x01, 0x01, 0x02, 0x00, 0x00, 0x00, 0x3c]) };
+    const a = session('a', { username: 'alice', will: { message: willMsg, delay: 30, expiryInterval: 60 } });
     const b = session('b', { disconnectedAt: 1_700_000_000_123, expiryInterval: 0xffffffff });
     await store.saveSession(a);
     await store.saveSession(b);
@@ -129,6 +129,19 @@ export function storeSuite(name: string, make: () => Promise<StoreHarness>, opti
     assert.deepEqual(await store.loadSessions(), [b]);
     await store.deleteSession('no-such-client');
     assert.equal((await store.stats()).sessions, 1);
+  });
+
+  storeTest("sessions: a will's delay and Message Expiry Interval round-trip, 0 and the largest included", async ({ store }) => {
+    const message = { topic: 'will/x', payload: Buffer.from('bye'), qos: 1 as const, retain: false, properties: null };
+    const wills = [
+      session('none', { will: { message, delay: 0, expiryInterval: 0 } }),
+      session('one', { will: { message, delay: 1, expiryInterval: 1 } }),
+      session('max', { will: { message, delay: 0xffffffff, expiryInterval: 0xffffffff } }),
+    ];
+    for (const s of wills) await store.saveSession(s);
+    const loaded = (await store.loadSessions()).sort(byClient);
+    assert.deepEqual(loaded, [...wills].sort(byClient));
+    assert.deepEqual(loaded.map((s) => [s.clientId, s.will?.expiryInterval]), [['max', 0xffffffff], ['none', 0], ['one', 1]]);
   });
 
   storeTest('sessions: unicode client ids and usernames round-trip', async ({ store }) => {
@@ -471,8 +484,8 @@ export function storeSuite(name: string, make: () => Promise<StoreHarness>, opti
   storeTest(
     'durability: everything written is there after close and reopen',
     async ({ store, reopen }) => {
-      const willMsg = { topic: 'will/t', payload: NON_UTF8, qos: 1 as const, retain: false, properties: null, expiresAt: 0 };
-      const s1 = session('a', { username: 'alice', will: { message: willMsg, delay: 5 }, disconnectedAt: 1_700_000_000_000, expiryInterval: 0xffffffff });
+      const willMsg = { topic: 'will/t', payload: NON_UTF8, qos: 1 as const, retain: false, properties: null };
+      const s1 = session('a', { username: 'alice', will: { message: willMsg, delay: 5, expiryInterval: 120 }, disconnectedAt: 1_700_000_000_000, expiryInterval: 0xffffffff });
       const s2 = session('b');
       await store.saveSession(s1);
       await store.saveSession(s2);

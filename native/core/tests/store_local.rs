@@ -84,7 +84,7 @@ fn store_messages_are_stored_once_and_collected_with_their_last_reference() {
 fn store_delete_session_removes_what_belongs_to_it() {
     let dir = temp_dir("session");
     let s = open(&dir.join("spindle.db"));
-    let will = Will { topic: "w".into(), payload: b"bye".to_vec(), qos: 1, retain: true, properties: Some(vec![1, 2]), expires_at: 5, delay: 30 };
+    let will = Will { topic: "w".into(), payload: b"bye".to_vec(), qos: 1, retain: true, properties: Some(vec![1, 2]), expiry_interval: 5, delay: 30 };
     let sess = Session { client_id: "c1".into(), expiry_interval: 60, disconnected_at: Some(1000), username: Some("u".into()), will: Some(will) };
     s.call(Op::SaveSession(sess.clone())).unwrap();
     s.call(Op::SaveSession(Session { client_id: "c2".into(), expiry_interval: 0xFFFF_FFFF, disconnected_at: None, username: None, will: None })).unwrap();
@@ -168,6 +168,33 @@ fn store_migrations_are_versioned() {
     let err = LocalStore::open(&path, Options::default()).err().unwrap();
     assert_eq!(err.code, StoreErrorCode::Migration);
     assert!(err.message.contains("newer"), "{}", err.message);
+}
+
+#[test]
+fn store_migration_2_turns_a_negative_will_expiry_into_its_interval() {
+    let dir = temp_dir("will-expiry");
+    let path = dir.join("spindle.db");
+    // a database at version 1, holding wills as version 1 wrote them: minus the interval, or 0
+    LocalStore::open_with_migrations(&path, Options::default(), &MIGRATIONS[..1]).unwrap().close().unwrap();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), 1);
+        let insert = "INSERT INTO sessions (client_id, expiry_interval, disconnected_at, username, will_topic, will_payload,
+                          will_qos, will_retain, will_properties, will_expires_at, will_delay)
+                      VALUES (?1, 60, 1000, NULL, 'w', x'6279', 1, 0, NULL, ?2, 5)";
+        conn.execute(insert, rusqlite::params!["expiring", -30]).unwrap();
+        conn.execute(insert, rusqlite::params!["never", 0]).unwrap();
+        conn.execute("INSERT INTO sessions (client_id, expiry_interval) VALUES ('no-will', 0)", []).unwrap();
+    }
+    let s = open(&path);
+    let Reply::Sessions(sessions) = s.call(Op::LoadSessions).unwrap() else { panic!("not sessions") };
+    let intervals: Vec<(&str, Option<u32>)> =
+        sessions.iter().map(|s| (s.client_id.as_str(), s.will.as_ref().map(|w| w.expiry_interval))).collect();
+    assert_eq!(intervals, vec![("expiring", Some(30)), ("never", Some(0)), ("no-will", None)]);
+    let will = sessions[0].will.as_ref().unwrap();
+    assert_eq!((will.topic.as_str(), will.payload.as_slice(), will.delay), ("w", b"by".as_slice(), 5));
+    s.close().unwrap();
+    assert_eq!(schema_version(&rusqlite::Connection::open(&path).unwrap()).unwrap(), MIGRATIONS.len() as i64);
 }
 
 /// Records completions per sink and counts flushes (one flush per batch per sink).

@@ -133,7 +133,8 @@ pub struct JsStoredWill {
     pub qos: u32,
     pub retain: bool,
     pub properties: Option<Buffer>,
-    pub expires_at: f64,
+    /// Message Expiry Interval, seconds, counted from the will's publication; 0 none.
+    pub expiry_interval: u32,
     pub delay: u32,
 }
 
@@ -236,7 +237,7 @@ fn core_session(session: JsStoredSession) -> Result<core::Session, String> {
             qos: small("will qos", w.qos, 2)? as u8,
             retain: w.retain,
             properties: w.properties.map(|p| p.to_vec()),
-            expires_at: ms("will expiresAt", w.expires_at)?,
+            expiry_interval: w.expiry_interval,
             delay: w.delay,
         }),
     };
@@ -259,7 +260,7 @@ fn js_session(s: core::Session) -> JsStoredSession {
             qos: w.qos as u32,
             retain: w.retain,
             properties: w.properties.map(Into::into),
-            expires_at: w.expires_at as f64,
+            expiry_interval: w.expiry_interval,
             delay: w.delay,
         }),
     }

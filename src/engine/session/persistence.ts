@@ -163,7 +163,13 @@ export class Persistence {
       expiryInterval: session.expiryInterval,
       disconnectedAt,
       username: session.username ?? null,
-      will: will ? { delay: will.delay, message: { topic: will.message.topic, payload: will.message.payload, qos: will.message.qos, retain: will.message.retain, properties: will.message.props, expiresAt: storedWillExpiry(will.expiryInterval) } } : null,
+      will: will
+        ? {
+            message: { topic: will.message.topic, payload: will.message.payload, qos: will.message.qos, retain: will.message.retain, properties: will.message.props },
+            delay: will.delay,
+            expiryInterval: will.expiryInterval,
+          }
+        : null,
     };
   }
 
@@ -196,16 +202,4 @@ export class Persistence {
       for (const fn of waiting) fn();
     }
   }
-}
-
-/** The stored form of a will's Message Expiry Interval (seconds, counted from its publication):
- * StoredWill keeps it in `message.expiresAt` as minus the interval (0: none). Only this file and
- * restore.ts read or write that form. */
-export function storedWillExpiry(expiryInterval: number): number {
-  return expiryInterval > 0 ? -expiryInterval : 0;
-}
-
-/** The Message Expiry Interval of a stored will (see storedWillExpiry). */
-export function willExpiryOfStored(expiresAt: number): number {
-  return expiresAt < 0 ? -expiresAt : 0;
 }

@@ -3,7 +3,6 @@
 // deliveries queued or in flight as they were, its incoming QoS 2 ids and its will.
 import type { Message } from '../../broker/message.ts';
 import type { LoadedDelivery, StoredMessage, StoredSession, StoredSubscription } from '../../store/types.ts';
-import { willExpiryOfStored } from './persistence.ts';
 import { Session, type SessionLimits } from './session.ts';
 
 /** What the store holds of one session. */
@@ -49,7 +48,7 @@ export function storedSession(handle: number, parts: StoredParts, limits: Sessio
     s.will = {
       message: fromStored({ ...will.message, expiresAt: 0 }, now),
       delay: will.delay,
-      expiryInterval: willExpiryOfStored(will.message.expiresAt),
+      expiryInterval: will.expiryInterval,
     };
   }
   return s;

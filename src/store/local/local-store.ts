@@ -73,8 +73,9 @@ const takeSessions: Take<StoredSession[]> = (n, t) =>
     username: s.username ?? null,
     will: s.will
       ? {
-          message: { topic: s.will.topic, payload: s.will.payload, qos: s.will.qos as 0 | 1 | 2, retain: s.will.retain, properties: s.will.properties ?? null, expiresAt: s.will.expiresAt },
+          message: { topic: s.will.topic, payload: s.will.payload, qos: s.will.qos as 0 | 1 | 2, retain: s.will.retain, properties: s.will.properties ?? null },
           delay: s.will.delay,
+          expiryInterval: s.will.expiryInterval,
         }
       : null,
   }));
@@ -182,7 +183,7 @@ export class LocalStore implements Store {
           qos: s.will.message.qos,
           retain: s.will.message.retain,
           properties: s.will.message.properties ?? undefined,
-          expiresAt: s.will.message.expiresAt,
+          expiryInterval: s.will.expiryInterval,
           delay: s.will.delay,
         }
       : undefined;

@@ -24,7 +24,7 @@ const copyMessage = (m: StoredMessage): StoredMessage => ({
 
 const copySession = (s: StoredSession): StoredSession => ({
   ...s,
-  will: s.will === null ? null : { delay: s.will.delay, message: { ...s.will.message, payload: Buffer.from(s.will.message.payload), properties: s.will.message.properties === null ? null : Buffer.from(s.will.message.properties) } },
+  will: s.will === null ? null : { ...s.will, message: { ...s.will.message, payload: Buffer.from(s.will.message.payload), properties: s.will.message.properties === null ? null : Buffer.from(s.will.message.properties) } },
 });
 
 const copyDelivery = (d: StoredDelivery): StoredDelivery => ({ ...d, subscriptionIds: [...d.subscriptionIds] });

@@ -12,6 +12,19 @@ export const KEY_LIMITS = { clientId: 1024, filter: 2048, topic: 3072, adminKind
 
 const TABLE = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC';
 
+/** Renames a column unless that was done already, so that the migration can run again. MySQL 8
+ * has no RENAME COLUMN IF EXISTS (MariaDB has), hence a statement prepared from the catalog. */
+function renameColumnOnce(table: string, from: string, to: string): string[] {
+  return [
+    `SET @spindle_rename = IF(EXISTS(SELECT 1 FROM information_schema.columns
+       WHERE table_schema = DATABASE() AND table_name = '${table}' AND column_name = '${from}'),
+       'ALTER TABLE ${table} RENAME COLUMN ${from} TO ${to}', 'DO 0')`,
+    'PREPARE spindle_rename FROM @spindle_rename',
+    'EXECUTE spindle_rename',
+    'DEALLOCATE PREPARE spindle_rename',
+  ];
+}
+
 export const MYSQL_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -78,6 +91,17 @@ export const MYSQL_MIGRATIONS: readonly Migration[] = [
         doc LONGTEXT NOT NULL,
         PRIMARY KEY (kind, id)
       ) ${TABLE}`,
+    ],
+  },
+  {
+    // Version 1 kept a will's Message Expiry Interval in will_expires_at as minus the interval
+    // (0: none), and never any other value. Run again after an interruption, the rename is
+    // skipped and the UPDATE finds nothing negative left.
+    version: 2,
+    name: 'will expiry interval column',
+    statements: [
+      ...renameColumnOnce('spindle_sessions', 'will_expires_at', 'will_expiry_interval'),
+      'UPDATE spindle_sessions SET will_expiry_interval = -will_expiry_interval WHERE will_expiry_interval < 0',
     ],
   },
 ];

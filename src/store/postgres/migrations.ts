@@ -70,4 +70,14 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Version 1 kept a will's Message Expiry Interval in will_expires_at as minus the interval
+    // (0: none), and never any other value.
+    version: 2,
+    name: 'will expiry interval column',
+    statements: [
+      `ALTER TABLE spindle_sessions RENAME COLUMN will_expires_at TO will_expiry_interval`,
+      `UPDATE spindle_sessions SET will_expiry_interval = -will_expiry_interval WHERE will_expiry_interval < 0`,
+    ],
+  },
 ];

@@ -48,7 +48,7 @@ export function qos(n: number): 0 | 1 | 2 {
 export const MESSAGE_COLUMNS = ['id', 'topic', 'payload', 'qos', 'retain', 'properties', 'expires_at'] as const;
 export const SESSION_COLUMNS = [
   'client_id', 'expiry_interval', 'disconnected_at', 'expires_at', 'username',
-  'will_topic', 'will_payload', 'will_qos', 'will_retain', 'will_properties', 'will_expires_at', 'will_delay',
+  'will_topic', 'will_payload', 'will_qos', 'will_retain', 'will_properties', 'will_expiry_interval', 'will_delay',
 ] as const;
 export const DELIVERY_COLUMNS = ['client_id', 'message_id', 'seq', 'state', 'packet_id', 'qos', 'retain', 'subscription_ids'] as const;
 
@@ -81,7 +81,7 @@ export function sessionRow(s: StoredSession) {
     will_qos: w?.message.qos ?? null,
     will_retain: w?.message.retain ?? null,
     will_properties: w?.message.properties ?? null,
-    will_expires_at: w?.message.expiresAt ?? null,
+    will_expiry_interval: w?.expiryInterval ?? null,
     will_delay: w?.delay ?? null,
   } satisfies Columns<typeof SESSION_COLUMNS>;
 }
@@ -140,13 +140,13 @@ export function toSession(r: Row): StoredSession {
         ? null
         : {
             delay: Number(r.will_delay),
+            expiryInterval: Number(r.will_expiry_interval),
             message: {
               topic: r.will_topic as string,
               payload: r.will_payload as Buffer,
               qos: qos(Number(r.will_qos)),
               retain: bool(r.will_retain),
               properties: (r.will_properties as Buffer | null) ?? null,
-              expiresAt: Number(r.will_expires_at),
             },
           },
   };

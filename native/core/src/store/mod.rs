@@ -55,7 +55,8 @@ pub struct Will {
     pub qos: u8,
     pub retain: bool,
     pub properties: Option<Vec<u8>>,
-    pub expires_at: i64,
+    /// Message Expiry Interval, seconds, counted from the will's publication; 0 none.
+    pub expiry_interval: u32,
     /// Will Delay Interval, seconds.
     pub delay: u32,
 }

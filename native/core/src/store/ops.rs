@@ -160,7 +160,7 @@ fn save_session(conn: &Connection, s: &Session) -> Result<(), StoreError> {
     let w = s.will.as_ref();
     conn.prepare_cached(
         "INSERT OR REPLACE INTO sessions (client_id, expiry_interval, disconnected_at, username,
-             will_topic, will_payload, will_qos, will_retain, will_properties, will_expires_at, will_delay)
+             will_topic, will_payload, will_qos, will_retain, will_properties, will_expiry_interval, will_delay)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
@@ -173,7 +173,7 @@ fn save_session(conn: &Connection, s: &Session) -> Result<(), StoreError> {
         w.map(|w| w.qos),
         w.map(|w| w.retain),
         w.and_then(|w| w.properties.as_ref()),
-        w.map(|w| w.expires_at),
+        w.map(|w| w.expiry_interval),
         w.map(|w| w.delay),
     ])?;
     Ok(())
@@ -197,7 +197,7 @@ fn delete_session(conn: &Connection, client_id: &str) -> Result<(), StoreError> 
 fn load_sessions(conn: &Connection) -> Result<Vec<Session>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT client_id, expiry_interval, disconnected_at, username, will_topic, will_payload, will_qos,
-                will_retain, will_properties, will_expires_at, will_delay
+                will_retain, will_properties, will_expiry_interval, will_delay
          FROM sessions ORDER BY client_id",
     )?;
     let rows = stmt
@@ -211,7 +211,7 @@ fn load_sessions(conn: &Connection) -> Result<Vec<Session>, StoreError> {
                     qos,
                     retain: r.get(7)?,
                     properties: r.get(8)?,
-                    expires_at: r.get(9)?,
+                    expiry_interval: r.get(9)?,
                     delay: r.get(10)?,
                 }),
             };

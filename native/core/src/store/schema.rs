@@ -79,6 +79,12 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (kind, id)
     ) WITHOUT ROWID;
     ",
+    // 2: a will's Message Expiry Interval gets its own column. Version 1 kept it in
+    // will_expires_at as minus the interval (0: none), and never held any other value there.
+    "
+    ALTER TABLE sessions RENAME COLUMN will_expires_at TO will_expiry_interval;
+    UPDATE sessions SET will_expiry_interval = -will_expiry_interval WHERE will_expiry_interval < 0;
+    ",
 ];
 
 pub fn schema_version(conn: &Connection) -> Result<i64, StoreError> {
