@@ -10,9 +10,15 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import { startBroker, connect, end, type TestBroker } from '../helpers/broker.ts';
 import { RawClient, type RawPacket } from '../helpers/raw-client.ts';
+import { workerUrls } from '../helpers/worker-ports.ts';
 
 let broker: TestBroker;
-before(async () => { broker = await startBroker(); });
+/** A URL per worker thread (test hook): the storm's clients alternate between the workers. */
+let onWorker: string[];
+before(async () => {
+  broker = await startBroker();
+  onWorker = await workerUrls(broker);
+});
 after(async () => { await broker.stop(); });
 
 interface StormResult {
@@ -28,7 +34,7 @@ async function reconnectLoop(k: number, clientId: string, topic: string, clean: 
   const protocolVersion = k % 2 === 0 ? 4 : 5;
   for (let i = 0; !stop(); i++) {
     const isClean = clean(i);
-    const c = await RawClient.open(broker.url, protocolVersion);
+    const c = await RawClient.open(onWorker[(k + i) % onWorker.length], protocolVersion);
     c.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion, clientId, clean: isClean, keepalive: 0, properties: protocolVersion === 5 && !isClean ? { sessionExpiryInterval: 300 } : undefined } as never);
     let first: RawPacket;
     try {
