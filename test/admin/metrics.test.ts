@@ -7,15 +7,20 @@ import { readFileSync } from 'node:fs';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end, nextMessages } from '../helpers/broker.ts';
+import { hashPassword } from '../../src/auth/index.ts';
 
 let b: AdminBroker;
 let port: number;
 
 before(async () => {
   b = await startAdminBroker({
-    // Small session queues so buffer_full drops are easy to cause; one denied topic.
+    // Small session queues so buffer_full drops are easy to cause; one denied topic; one user, so
+    // unknown usernames are refused (with no users, a username is taken as the identity).
     limits: { maxQueuedMessages: 2 },
-    auth: { acl: [{ permission: 'deny', action: 'publish', topic: 'denied/#' }] },
+    auth: {
+      users: [{ username: 'metrics-user', password: await hashPassword('metrics-pw', 'bcrypt', 4) }],
+      acl: [{ permission: 'deny', action: 'publish', topic: 'denied/#' }],
+    },
   });
   port = b.ports.tcp!;
 });
@@ -201,7 +206,7 @@ test('every metric the issue asks for is there, with its labels', async () => {
   for (const name of ['spindle_messages_received_total', 'spindle_messages_sent_total', 'spindle_publish_bytes_received_total', 'spindle_publish_bytes_sent_total']) {
     assert.deepEqual(s.all(name).map((x) => x.labels.qos).sort(), ['0', '1', '2'], name);
   }
-  assert.deepEqual(s.all('spindle_messages_dropped_total').map((x) => x.labels.reason).sort(), ['expired', 'no_session', 'not_authorized', 'qos0_offline', 'queue_full', 'too_large']);
+  assert.deepEqual(s.all('spindle_messages_dropped_total').map((x) => x.labels.reason).sort(), ['expired', 'no_session', 'not_authorized', 'qos0_offline', 'queue_full', 'slow_consumer', 'too_large']);
   assert.equal(s.declared.get('spindle_delivery_latency_seconds'), 'histogram');
   const buckets = s.all('spindle_delivery_latency_seconds_bucket').map((x) => x.value);
   assert.deepEqual(buckets, [...buckets].sort((x, y) => x - y), 'cumulative buckets');
