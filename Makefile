@@ -35,7 +35,7 @@ test: build system-packages typecheck test-rust test-node
 test-rust:
 	cargo test -p spindle-core --release
 
-test-node: build databases
+test-node: build system-packages databases
 	$(NODE_TEST) $$(find test -name '*.test.ts' | sort)
 
 # The type check, then the dependency rules of src/ (.dependency-cruiser.cjs: no import cycle,

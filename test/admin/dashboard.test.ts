@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let b: AdminBroker;
 before(async () => {
@@ -41,7 +42,8 @@ test('no dashboards at first; a saved one is listed with id and times', async ()
 
 test('saving under the same name replaces the panels and keeps createTime', async () => {
   const before = (await saved()).find((d) => d.name === 'traffic')!;
-  await new Promise((r) => setTimeout(r, 5));
+  // Times have millisecond resolution: let the clock move past the first save.
+  await waitFor(() => Date.now() > Date.parse(before.updateTime), { interval: 1, message: 'the clock to pass the first save' });
   const panels = [{ title: 'Sessions', type: 'gauge', metric: 'svc_endpoint_sessions_current' }];
   const r = await b.api('POST', '/monitor/dashboard', { body: { name: 'traffic', panels } });
   assert.equal(r.status, 200);

@@ -13,6 +13,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect } from '../helpers/broker.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { hashPassword } from '../../src/auth/index.ts';
 
 let b: AdminBroker;
@@ -63,6 +64,11 @@ function refusal(port: number, options: mqtt.IClientOptions = {}): Promise<numbe
 }
 
 const auth = { username: 'u', password: 'p' };
+
+/** Waits until the endpoint `id` counts `n` connections (a client's close has reached the broker). */
+async function connectionsOn(id: string, n: number): Promise<void> {
+  await waitFor(async () => (await b.api('GET', `/endpoints/status?id=${id}`)).json.endpointNumber === n, { message: `endpoint ${id} to count ${n} connections` });
+}
 
 test('the configuration file endpoints are listed in both shapes', async () => {
   const a = await b.api('GET', '/endpoints/list');
@@ -177,7 +183,7 @@ test('maxConnectionSize: past the limit v5 gets CONNACK 0x97, v3.1.1 0x03; raisi
   const refused = new RegExp(`svc_endpoint_connection_errors_total\\{[^}]*error_code="0x97"[^}]*\\} 2\\b`);
   assert.match(metrics.text, refused, 'both refusals counted under error_code 0x97');
   a1.end(true);
-  await new Promise((r) => setTimeout(r, 100));
+  await connectionsOn('limited', 1);
   assert.equal(await refusal(port, { ...auth, protocolVersion: 5 }), 0, 'a freed place is usable again');
   const up = await b.api('POST', '/endpoints/update', { body: { id: 'limited', maxConnectionSize: 5 } });
   assert.equal(up.status, 200, up.text);
@@ -193,7 +199,7 @@ test('maxSessionSize bounds the sessions an endpoint creates; resuming takes no 
   const c = await client(port, { ...auth, clientId: 'keeper', clean: false, protocolVersion: 4 });
   assert.equal(await refusal(port, { ...auth, clientId: 'second', protocolVersion: 5 }), 0x97);
   c.end(true);
-  await new Promise((r) => setTimeout(r, 100));
+  await connectionsOn('sessions', 0);
   assert.equal(await refusal(port, { ...auth, clientId: 'keeper', clean: false, protocolVersion: 4 }), 0, 'its own session resumes');
   await b.api('POST', '/endpoints/remove', { body: { id: 'sessions' } });
 });

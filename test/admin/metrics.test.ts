@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { hashPassword } from '../../src/auth/index.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let b: AdminBroker;
 let port: number;
@@ -81,18 +82,12 @@ async function scrape(path = '/prometheus'): Promise<Scrape> {
 
 const ep = () => ({ port: String(port), endpoint: 'tcp' });
 
-/** Retries `check` (assertions) for up to 3 s: counters of another worker follow asynchronously. */
+/** Retries `check` (assertions) until it passes: counters of another worker follow asynchronously. */
 async function eventually(check: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + 3000;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  await waitFor(async () => {
+    await check();
+    return true;
+  }, { interval: 50 });
 }
 
 test('connects and publishes move the broker-wide and endpoint counters by exactly what happened', async () => {

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { connect, end, nextMessages, noMessage } from '../helpers/broker.ts';
+import { connect, end, nextMessages } from '../helpers/broker.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let b: AdminBroker;
 before(async () => {
@@ -55,9 +56,15 @@ test('subscribe on behalf: the client receives matching messages and the retaine
   assert.deepEqual(rt.json.data.subscriptions.map((s: { topic: string }) => s.topic), ['sob/+']);
   const un = await b.api('POST', '/mqtt/connection/unsubscribe', { body: { clientId: 'sob', topic: 'sob/+' } });
   assert.equal(un.status, 200);
-  const silent = noMessage(c, 300);
-  await b.api('POST', '/api/publish', { body: { topic: 'sob/live', payload: 'again' } });
-  await silent;
+  // A publisher sends on the unsubscribed topic, then a marker the client subscribed to itself:
+  // the marker comes after anything the first message would have produced.
+  await c.subscribeAsync('sob-marker', { qos: 1 });
+  const pub = await connect(b.url, { clientId: 'sob-pub' });
+  const next = nextMessages(c, 1);
+  await pub.publishAsync('sob/live', 'again', { qos: 1 });
+  await pub.publishAsync('sob-marker', 'marker', { qos: 1 });
+  assert.equal((await next)[0].topic, 'sob-marker', 'nothing on sob/+ after the unsubscribe');
+  await end(pub);
   assert.equal((await b.api('POST', '/mqtt/connection/unsubscribe', { body: { clientId: 'sob', topic: 'sob/+' } })).status, 404, 'no such subscription');
   await end(c);
   await b.api('POST', '/mqtt/retain/delete', { body: { topic: 'sob/r' } });
@@ -93,7 +100,7 @@ test('proxy subscriptions: applied to clients connected now and to new ones; sta
   assert.equal((await b.api('POST', '/mqtt/proxy/subscribe/add', { body: { topic: 'px/+/cmd', qos: 0 } })).status, 409);
   const late = await connect(b.url, { clientId: 'px-late' });
   // The subscription is added just after CONNACK: wait until the runtime shows it.
-  await until(async () => (await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: 'px-late' } })).json.data.subscriptions.length === 1);
+  await waitFor(async () => (await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: 'px-late' } })).json.data.subscriptions.length === 1);
   const got = Promise.all([nextMessages(early, 1), nextMessages(late, 1)]);
   await b.api('POST', '/api/publish', { body: { topic: 'px/dev1/cmd', payload: 'reboot', qos: 1 } });
   for (const [m] of await got) {
@@ -109,9 +116,11 @@ test('proxy subscriptions: applied to clients connected now and to new ones; sta
   assert.equal((await b.api('POST', '/mqtt/proxy/subscribe/delete', { body: { topic: 'px/+/cmd' } })).status, 200);
   assert.equal((await b.api('POST', '/mqtt/proxy/subscribe/delete', { body: { topic: 'px/+/cmd' } })).status, 404);
   const after = await connect(b.url, { clientId: 'px-after' });
-  await new Promise((r) => setTimeout(r, 100));
+  // Proxy subscriptions are added in the step that sends CONNACK: once the client's own SUBSCRIBE
+  // is answered, any would be there.
+  await after.subscribeAsync('px-after/marker', { qos: 0 });
   const rt = await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: 'px-after' } });
-  assert.deepEqual(rt.json.data.subscriptions, []);
+  assert.deepEqual(rt.json.data.subscriptions.map((s: { topic: string }) => s.topic), ['px-after/marker']);
   const status2 = await b.api('POST', '/mqtt/proxy/subscribe/status', { body: {} });
   assert.deepEqual(status2.json.data, []);
   const bad = await b.api('POST', '/mqtt/proxy/subscribe/add', { body: { topic: '#/x' } });
@@ -129,7 +138,7 @@ test('local subscription: the broker collects matching messages, readable over t
   await pub.publishAsync('loc/b', Buffer.from([0xff, 0x00]), { qos: 0 });
   await pub.publishAsync('other/c', 'not matched', { qos: 1 });
   let msgs: { topic: string; payload: string; payloadEncoding?: string; qos: number }[] = [];
-  await until(async () => {
+  await waitFor(async () => {
     const r = await b.api('GET', `/api/local/messages?topic=${encodeURIComponent('loc/#')}`, { as: 'viewer' });
     msgs = r.json.data.messages;
     return msgs.length === 2;
@@ -164,12 +173,12 @@ test('proxy and local subscriptions are kept in the store and come back after a 
     const status = await second.api('POST', '/mqtt/proxy/subscribe/status', { body: {} });
     assert.deepEqual(status.json.data.map((p: { topic: string; qos: number }) => [p.topic, p.qos]), [['keep/proxy', 1]]);
     const c = await connect(second.url, { clientId: 'keep-c' });
-    await until(async () => (await second.api('POST', '/mqtt/connection/runtime', { body: { clientId: 'keep-c' } })).json.data.subscriptions.length === 1);
+    await waitFor(async () => (await second.api('POST', '/mqtt/connection/runtime', { body: { clientId: 'keep-c' } })).json.data.subscriptions.length === 1);
     const got = nextMessages(c, 1);
     await second.api('POST', '/api/publish', { body: { topic: 'keep/proxy', payload: 'p' } });
     assert.equal((await got)[0].payload, 'p');
     await second.api('POST', '/api/publish', { body: { topic: 'keep/local', payload: 'l' } });
-    await until(async () => (await second.api('GET', '/api/local/messages?topic=keep/local')).json.data?.messages.length === 1);
+    await waitFor(async () => (await second.api('GET', '/api/local/messages?topic=keep/local')).json.data?.messages.length === 1);
     await end(c);
   } finally {
     await second.stop();
@@ -188,29 +197,21 @@ test('a worker that restarts gets the proxy list and its local subscriptions bac
     assert.ok(onWorker0, 'local subscriptions are spread over the workers');
     const dead = b.supervisor.workers[0]!;
     await dead.terminate();
-    await until(async () => b.supervisor.workers[0] !== dead && b.supervisor.runningWorkers().length === 2, 10_000);
+    await waitFor(async () => b.supervisor.workers[0] !== dead && b.supervisor.runningWorkers().length === 2, { timeout: 10_000 });
     // Clients on the restarted worker (and the other) get the proxy subscription.
     const clients = await Promise.all([1, 2, 3, 4].map((i) => connect(b.url, { clientId: `crash-c${i}` })));
     for (const c of clients) {
       const id = c.options.clientId!;
-      await until(async () => (await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: id } })).json.data?.subscriptions.length === 1);
+      await waitFor(async () => (await b.api('POST', '/mqtt/connection/runtime', { body: { clientId: id } })).json.data?.subscriptions.length === 1);
     }
     // The local subscription of worker 0 collects again.
-    await until(async () => {
+    await waitFor(async () => {
       await b.api('POST', '/api/publish', { body: { topic: onWorker0.topic, payload: 'after restart' } });
       const r = await b.api('GET', `/api/local/messages?topic=${encodeURIComponent(onWorker0.topic)}`);
       return r.status === 200 && r.json.data.messages.length > 0;
-    }, 5000);
+    }, { timeout: 5000 });
     await end(...clients);
   } finally {
     await b.stop();
   }
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end } from '../helpers/broker.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
@@ -304,12 +305,10 @@ test('a worker that dies is restarted and counted in /api/system/health', async 
   const exited = new Promise((resolve) => dead.once('exit', resolve));
   dead.postMessage({ t: 'publish', message: null });
   await exited;
-  const deadline = Date.now() + 10_000;
-  let d: any;
-  do {
-    await new Promise((r) => setTimeout(r, 100));
-    d = (await b.api('GET', '/api/system/health')).json.data;
-  } while ((d.workers.running < 2 || d.workers.restarts < 1) && Date.now() < deadline);
+  const d = await waitFor(async () => {
+    const h = (await b.api('GET', '/api/system/health')).json.data;
+    return h.workers.running === 2 && h.workers.restarts >= 1 && h;
+  }, { timeout: 10_000, interval: 100, message: 'the health report to show the worker restarted' });
   assert.equal(d.workers.running, 2);
   assert.equal(d.workers.restarts, 1);
   assert.equal(d.workers.threads[1].restarts, 1);

@@ -9,10 +9,12 @@ import { startBroker, connect, nextMessages, end, type TestBroker } from '../hel
 
 let broker: TestBroker;
 before(async () => {
+  // System packages are installed before the tests (make test runs scripts/ensure-system-packages.sh),
+  // never from inside a test.
   try {
     execFileSync('which', ['mosquitto_sub', 'mosquitto_pub'], { stdio: 'ignore' });
   } catch {
-    execFileSync('apt-get', ['install', '-y', 'mosquitto-clients'], { stdio: 'inherit' });
+    throw new Error('mosquitto_sub/mosquitto_pub not found: install Debian\'s mosquitto-clients (make system-packages runs scripts/ensure-system-packages.sh)');
   }
   broker = await startBroker();
 });

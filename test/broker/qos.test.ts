@@ -4,14 +4,21 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { startBroker, connect, end, type TestBroker } from '../helpers/broker.ts';
+import { startBroker, connect, connectionCount, end, type TestBroker } from '../helpers/broker.ts';
 import { RawClient } from '../helpers/raw-client.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let broker: TestBroker;
 before(async () => { broker = await startBroker({ limits: { receiveMaximum: 2 } }); });
 after(async () => { await broker.stop(); });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The raw client publishes a QoS 0 marker on `topic` and `got` (what the subscriber received)
+ * fills up to it: anything the earlier messages of the same publisher on the same topic produced
+ * was delivered before it. */
+async function untilMarker(client: RawClient, topic: string, got: string[]): Promise<void> {
+  client.send(publish(topic, 'marker', 0, 0));
+  await waitFor(() => got.includes('marker'), { message: `the marker on ${topic}` });
+}
 
 function publish(topic: string, payload: string, qos: 0 | 1 | 2, messageId: number, dup = false) {
   return { cmd: 'publish', topic, payload: Buffer.from(payload), qos, retain: false, dup, messageId } as never;
@@ -36,8 +43,8 @@ for (const protocolVersion of [4, 5] as const) {
     assert.equal((await client.next('pubrec')).messageId, 7);
     client.send({ cmd: 'pubrel', messageId: 7 } as never);
     await client.next('pubcomp');
-    await sleep(300);
-    assert.deepEqual(got, ['exactly once', 'second']);
+    await untilMarker(client, topic, got);
+    assert.deepEqual(got, ['exactly once', 'second', 'marker']);
     client.destroy();
     await end(sub);
   });
@@ -66,19 +73,21 @@ for (const protocolVersion of [4, 5] as const) {
     const got: string[] = [];
     sub.on('message', (_t, p) => got.push(p.toString()));
     const props = protocolVersion === 5 ? { properties: { sessionExpiryInterval: 60 } } : {};
+    const n = await connectionCount(broker);
     const { client } = await RawClient.connect(broker.url, { protocolVersion, clientId: `rc-pub-${protocolVersion}`, clean: false, ...props });
     client.send(publish(topic, 'once', 2, 3));
     await client.next('pubrec');
     client.destroy();
-    await sleep(100);
+    // The broker has handled the drop: the session is offline (a reconnect, not a takeover).
+    await waitFor(async () => (await connectionCount(broker)) === n, { message: 'the dropped connection to be closed' });
     // The session keeps the packet id: the resent PUBLISH is acknowledged, not routed again.
     const { client: back } = await RawClient.connect(broker.url, { protocolVersion, clientId: `rc-pub-${protocolVersion}`, clean: false, ...props });
     back.send(publish(topic, 'once', 2, 3, true));
     await back.next('pubrec');
     back.send({ cmd: 'pubrel', messageId: 3 } as never);
     await back.next('pubcomp');
-    await sleep(300);
-    assert.deepEqual(got, ['once']);
+    await untilMarker(back, topic, got);
+    assert.deepEqual(got, ['once', 'marker']);
     back.destroy();
     await end(sub);
   });

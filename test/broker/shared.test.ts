@@ -2,29 +2,40 @@
 // spread the matching messages over the group's members, each message to one member.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { MqttClient } from 'mqtt';
 
-import { startBroker, connect, nextMessages, noMessage, end, type TestBroker } from '../helpers/broker.ts';
+import { startBroker, connect, nextMessages, end, type TestBroker } from '../helpers/broker.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let broker: TestBroker;
 before(async () => { broker = await startBroker(); });
 after(async () => { await broker.stop(); });
 
-/** Records what each client receives: payloads by client index. */
+/** Records what each client receives: payloads by client index (markers apart). */
 function record(clients: MqttClient[]): string[][] {
   const got = clients.map(() => [] as string[]);
-  clients.forEach((c, i) => c.on('message', (_t, payload) => got[i].push(payload.toString())));
+  clients.forEach((c, i) => c.on('message', (t, payload) => {
+    if (!t.startsWith('marker/')) got[i].push(payload.toString());
+  }));
   return got;
 }
 
-async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(20);
-  }
+/**
+ * "Nothing more arrives", without a timed silence: every client subscribes (plainly) to a marker
+ * topic, `pub` publishes the marker after its messages, and each client must get it. Deliveries
+ * from one publisher to one subscriber keep their order, so a duplicate of any earlier message
+ * would have arrived before the marker.
+ */
+async function flush(pub: MqttClient, clients: MqttClient[], name: string): Promise<void> {
+  const topic = `marker/${name}`;
+  await Promise.all(clients.map((c) => c.subscribeAsync(topic, { qos: 1 })));
+  const marked = clients.map(() => false);
+  clients.forEach((c, i) => c.on('message', (t) => {
+    if (t === topic) marked[i] = true;
+  }));
+  await pub.publishAsync(topic, 'marker', { qos: 1 });
+  await waitFor(() => marked.every(Boolean), { message: `the marker ${topic} at every client` });
 }
 
 const total = (got: string[][]) => got.reduce((a, g) => a + g.length, 0);
@@ -37,8 +48,8 @@ for (const protocolVersion of [4, 5] as const) {
     const got = record(members);
     const pub = await connect(broker.url, { protocolVersion, clientId: `sh-${protocolVersion}-pub` });
     for (let i = 0; i < 60; i++) await pub.publishAsync(`sh/${protocolVersion}`, `m${i}`, { qos: 1 });
-    await until(() => total(got) >= 60);
-    await sleep(200); // nothing more may arrive
+    await waitFor(() => total(got) >= 60);
+    await flush(pub, members, `sh-${protocolVersion}`); // nothing more may arrive
     const all = got.flat().sort();
     assert.equal(all.length, 60, 'every message delivered once in total');
     assert.deepEqual(all, Array.from({ length: 60 }, (_, i) => `m${i}`).sort());
@@ -53,8 +64,8 @@ test('$queue/t is a shared subscription: each message to one member', async () =
   const got = record(members);
   const pub = await connect(broker.url, { protocolVersion: 5, clientId: 'q-pub' });
   for (let i = 0; i < 40; i++) await pub.publishAsync('q/t', `m${i}`, { qos: 1 });
-  await until(() => total(got) >= 40);
-  await sleep(200);
+  await waitFor(() => total(got) >= 40);
+  await flush(pub, members, 'q');
   assert.deepEqual(got.flat().sort(), Array.from({ length: 40 }, (_, i) => `m${i}`).sort());
   assert.ok(got.filter((g) => g.length > 0).length > 1, `spread over members: ${got.map((g) => g.length)}`);
   await end(pub, ...members);
@@ -73,8 +84,8 @@ test('two share groups on one filter each get every message once; a plain subscr
   const pub = await connect(broker.url, { protocolVersion: 5, clientId: 'grp-pub' });
   for (let i = 0; i < 10; i++) await pub.publishAsync('grp/t', `m${i}`, { qos: 1 });
   assert.equal((await wPlain).length, 10);
-  await until(() => total(gotA) >= 10 && total(gotB) >= 10);
-  await sleep(200);
+  await waitFor(() => total(gotA) >= 10 && total(gotB) >= 10);
+  await flush(pub, [...a, ...b], 'grp');
   const expected = Array.from({ length: 10 }, (_, i) => `m${i}`).sort();
   assert.deepEqual(gotA.flat().sort(), expected);
   assert.deepEqual(gotB.flat().sort(), expected);
@@ -90,8 +101,8 @@ test('a member that leaves (unsubscribes or disconnects) gets nothing more; the 
   const got = record(members);
   const pub = await connect(broker.url, { protocolVersion: 5, clientId: 'leave-pub' });
   for (let i = 0; i < 30; i++) await pub.publishAsync('leave/t', `m${i}`, { qos: 1 });
-  await until(() => total(got) >= 30);
-  await sleep(200);
+  await waitFor(() => total(got) >= 30);
+  await flush(pub, [members[0], ...stay], 'leave');
   assert.equal(got[0].length, 0, 'the unsubscribed member gets nothing');
   assert.equal(got[1].length, 0);
   assert.deepEqual(got.flat().sort(), Array.from({ length: 30 }, (_, i) => `m${i}`).sort());
@@ -110,7 +121,10 @@ test('a shared subscription gets no retained messages; a plain one does [MQTT-4.
   const w = nextMessages(plain, 1);
   await plain.subscribeAsync('shret/t', { qos: 1 });
   assert.equal((await w)[0].packet.retain, true);
-  await Promise.all([noMessage(shared, 300), noMessage(q, 300)]);
+  // A live marker on the topic comes after any retained message the shared SUBSCRIBEs would get.
+  const firsts = Promise.all([nextMessages(shared, 1), nextMessages(q, 1)]);
+  await pub.publishAsync('shret/t', 'marker', { qos: 1 });
+  for (const [m] of await firsts) assert.deepEqual([m.payload, m.packet.retain], ['marker', false], 'no retained message on a shared subscription');
   await pub.publishAsync('shret/t', '', { qos: 1, retain: true });
   await end(pub, shared, q, plain);
 });

@@ -4,14 +4,32 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { startBroker, connect, nextMessages, noMessage, end, type TestBroker } from '../helpers/broker.ts';
+import { startBroker, connect, connectionCount, nextMessages, noMessage, end, type TestBroker } from '../helpers/broker.ts';
 import { RawClient } from '../helpers/raw-client.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let broker: TestBroker;
 before(async () => { broker = await startBroker(); });
 after(async () => { await broker.stop(); });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits until the broker counts `n` connections (a dropped one has been handled: its will
+ * published or its delay started, in the same step). */
+async function connectionsAre(n: number): Promise<void> {
+  await waitFor(async () => (await connectionCount(broker)) === n, { message: `the broker to count ${n} connections` });
+}
+
+/**
+ * "No will was published", without a timed silence: once the broker has handled the close (the
+ * connection count fell), a marker published on the watched topic tree must be the next message
+ * (a will is published in the step that handles the close, so it would have been routed first).
+ */
+async function nothingBefore(w: Awaited<ReturnType<typeof watcher>>, topic: string): Promise<void> {
+  const next = nextMessages(w, 1);
+  const pub = await connect(broker.url, { protocolVersion: 5, clientId: `marker-${topic.replace(/\//g, '-')}` });
+  await pub.publishAsync(topic, 'marker', { qos: 1 });
+  assert.equal((await next)[0].payload, 'marker', 'no will before the marker');
+  await end(pub);
+}
 
 async function watcher(topic: string) {
   const w = await connect(broker.url, { protocolVersion: 5, clientId: `watch-${topic.replace(/\//g, '-')}` });
@@ -51,9 +69,11 @@ for (const protocolVersion of [4, 5] as const) {
   test(`v${protocolVersion}: the will is not published after a normal DISCONNECT [MQTT-3.1.2-10]`, async () => {
     const topic = `will/normal/${protocolVersion}`;
     const w = await watcher(topic);
+    const n = await connectionCount(broker);
     const c = await connect(broker.url, { protocolVersion, clientId: `will-normal-${protocolVersion}`, will: will(topic, 'should not') });
     await c.endAsync();
-    await noMessage(w, 500);
+    await connectionsAre(n);
+    await nothingBefore(w, topic);
     await end(w);
   });
 
@@ -90,10 +110,12 @@ test('v5: DISCONNECT with reason 0x04 publishes the will [MQTT-3.14.2-1 (0x04 Di
 test('v5: DISCONNECT with reason 0x00 does not publish the will [MQTT-3.1.2-10]', async () => {
   const topic = 'will/disc-00/5';
   const w = await watcher(topic);
+  const n = await connectionCount(broker);
   const { client } = await RawClient.connect(broker.url, { protocolVersion: 5, clientId: 'will-00', will: will(topic, 'no') } as never);
   client.send({ cmd: 'disconnect', reasonCode: 0x00 } as never);
   await client.waitClosed();
-  await noMessage(w, 500);
+  await connectionsAre(n);
+  await nothingBefore(w, topic);
   await end(w);
 });
 
@@ -120,11 +142,14 @@ test('v5: a will is not published if the client reconnects within the Will Delay
     protocolVersion: 5, clientId: 'will-back', clean: false, properties: { sessionExpiryInterval: 60 },
     will: will(topic, 'should not', { properties: { willDelayInterval: 1 } }),
   };
+  const n = await connectionCount(broker);
   const { client } = await RawClient.connect(broker.url, opts as never);
   client.destroy();
-  await sleep(300);
+  await connectionsAre(n); // the drop is handled: the will waits for its delay
   const { client: back, connack } = await RawClient.connect(broker.url, { protocolVersion: 5, clientId: 'will-back', clean: false, properties: { sessionExpiryInterval: 60 } } as never);
   assert.equal(connack.sessionPresent, true);
+  // Elapsed time is what is tested: the 1 s will delay must pass (a cancelled will has no event
+  // to wait for, and a marker cannot overtake a timer), so this silence outlasts it.
   await noMessage(w, 1500);
   back.send({ cmd: 'disconnect', reasonCode: 0 } as never);
   await end(w);
@@ -140,13 +165,16 @@ test('v5: a will is not published if the client reconnects within the delay on a
       protocolVersion: 5, clientId: `will-back-${i}`, clean: false, properties: { sessionExpiryInterval: 60 },
       will: will(`will/back-many/${i}`, 'should not', { properties: { willDelayInterval: 1 } }),
     };
+    const n = await connectionCount(broker);
     const { client } = await RawClient.connect(broker.url, opts as never);
     client.destroy();
-    await sleep(100);
+    await connectionsAre(n); // the drop is handled: the will waits for its delay
     const { client: back } = await RawClient.connect(broker.url, { protocolVersion: 5, clientId: `will-back-${i}`, clean: false, properties: { sessionExpiryInterval: 60 } } as never);
     back.send({ cmd: 'disconnect', reasonCode: 0 } as never);
+    await back.waitClosed();
   }
-  await sleep(1500);
+  // Elapsed time is what is tested: the 1 s will delays must pass before "no will" means anything.
+  await new Promise((r) => setTimeout(r, 1500));
   assert.deepEqual(got, []);
   await end(w);
 });

@@ -5,19 +5,14 @@ import assert from 'node:assert/strict';
 
 import { startBroker, connect, nextMessages, end, type TestBroker } from '../helpers/broker.ts';
 import { RawClient } from '../helpers/raw-client.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let broker: TestBroker;
 before(async () => { broker = await startBroker({ mqtt: { ws: { enabled: false } } }); });
 after(async () => { await broker.stop(); });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function workersReady(count: number, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await broker.supervisor.collectStats()).length < count) {
-    if (Date.now() > deadline) throw new Error('workers not back');
-    await sleep(50);
-  }
+async function workersReady(b: TestBroker, count: number): Promise<void> {
+  await waitFor(async () => (await b.supervisor.collectStats()).length >= count, { interval: 50, message: `${count} workers answering` });
 }
 
 test('a terminated worker is restarted; its clients reconnect and pub/sub works across both workers again', async () => {
@@ -30,7 +25,7 @@ test('a terminated worker is restarted; its clients reconnect and pub/sub works 
   const dead = broker.supervisor.workers[0]!;
   await dead.terminate();
   // The dead worker's connections are gone; the others stay.
-  await sleep(200);
+  await waitFor(() => clients.filter((c) => c.closed).length >= counts[0], { message: `the ${counts[0]} connections of the dead worker to close` });
   const lost = clients.filter((c) => c.closed);
   assert.equal(lost.length, counts[0]);
   for (const c of clients.filter((x) => !x.closed)) {
@@ -38,7 +33,7 @@ test('a terminated worker is restarted; its clients reconnect and pub/sub works 
     await c.next('pingresp');
   }
 
-  await workersReady(2);
+  await workersReady(broker, 2);
   assert.notEqual(broker.supervisor.workers[0], dead);
 
   // The clients of the dead worker reconnect with the same ids.
@@ -74,11 +69,7 @@ test('a worker that crashes on an uncaught exception with WebSocket clients conn
     // A message the worker's handler throws on: an uncaught exception in the worker thread.
     dead.postMessage({ t: 'publish', message: null });
     assert.equal(await exited, 1);
-    const deadline = Date.now() + 5000;
-    while ((await wsBroker.supervisor.collectStats()).length < 2) {
-      if (Date.now() > deadline) throw new Error('worker not restarted');
-      await sleep(50);
-    }
+    await workersReady(wsBroker, 2);
     // Both listeners work again: a WebSocket client and a TCP client exchange a message.
     const ws = await connect(wsBroker.wsUrl, { protocolVersion: 5, clientId: 'ws-after' });
     const tcp = await connect(wsBroker.url, { protocolVersion: 5, clientId: 'tcp-after' });

@@ -123,3 +123,9 @@ export async function closed(client: MqttClient): Promise<void> {
   if (!client.connected && client.disconnected) return;
   await once(client as unknown as NodeJS.EventEmitter, 'close');
 }
+
+/** Connections open on the broker now, over all workers (each worker counts a connection from
+ * accept to close; a close is counted in the same step that publishes or discards the will). */
+export async function connectionCount(broker: TestBroker): Promise<number> {
+  return (await broker.supervisor.collectStats()).reduce((n, s) => n + s.connectionsCurrent, 0);
+}

@@ -8,6 +8,7 @@ import postgres from 'postgres';
 import mqtt from 'mqtt';
 
 import { connect } from '../helpers/broker.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startProcessBroker, freePort, tempDir } from '../helpers/process-broker.ts';
 import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
 
@@ -63,15 +64,15 @@ async function crashAndRecover(store: Record<string, unknown>): Promise<void> {
       again.once('error', reject);
     });
     assert.ok(present, 'the persistent session survived the crash');
-    // Collect until the queue is drained (no message for a second).
-    let last = -1;
-    while (received.length !== last) {
-      last = received.length;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    // Collect until every acknowledged message is there (unacknowledged ones may follow or not).
+    const missingNow = () => {
+      const got = new Set(received);
+      return acked.filter((n) => !got.has(n));
+    };
+    await waitFor(() => missingNow().length === 0, { timeout: 30_000, interval: 50, message: 'every acknowledged message redelivered' })
+      .catch((err: Error) => assert.fail(`${err.message}: missing ${JSON.stringify(missingNow())} (received ${received.length})`));
     await again.endAsync();
-    const got = new Set(received);
-    const missing = acked.filter((n) => !got.has(n));
+    const missing = missingNow();
     assert.deepEqual(missing, [], `acknowledged but not delivered (received ${received.length})`);
     // In order per publisher: first deliveries ascend (QoS 1 may repeat one, never reorder).
     const firsts = received.filter((n, i) => received.indexOf(n) === i);

@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import mqtt from 'mqtt';
 
 import { startBroker, connect, nextMessages, end } from '../helpers/broker.ts';
+import { waitFor, waitForEvent } from '../helpers/wait.ts';
 import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
 
 test('POSTGRESQL outage: no PUBACK for what was not stored; resent messages get through', async () => {
@@ -37,22 +38,33 @@ test('POSTGRESQL outage: no PUBACK for what was not stored; resent messages get 
     pub.on('disconnect', (p) => disconnects.push(p.reasonCode ?? 0));
     pub.on('error', () => {});
     const blocker = postgres(PG_URL, { max: 1, onnotice: () => {} });
+    let lockHeld!: () => void;
+    let release!: () => void;
+    const held = new Promise<void>((r) => { lockHeld = r; });
+    const released = new Promise<void>((r) => { release = r; });
     const locked = blocker.begin(async (tx) => {
       await tx.unsafe(`LOCK TABLE ${schema}.spindle_messages IN ACCESS EXCLUSIVE MODE`);
-      await new Promise((r) => setTimeout(r, 800));
+      lockHeld();
+      await released;
     });
-    await new Promise((r) => setTimeout(r, 200));
+    await held;
     const acked: boolean[] = [];
     const attempt = pub.publishAsync('outage/a', 'during outage', { qos: 1 }).then(() => acked.push(true), () => acked.push(false));
-    await new Promise((r) => setTimeout(r, 200));
+    // The broker's write is stuck behind the lock.
+    await waitFor(async () => (await admin.unsafe(`SELECT 1 FROM pg_stat_activity WHERE application_name = '${schema}' AND wait_event_type = 'Lock'`)).length > 0,
+      { interval: 20, message: "the store's write to wait on the table lock" });
     // QoS 0 without persistent subscribers flows while the store is stuck.
     const plain = nextMessages(q0sub, 1);
     await q0pub.publishAsync('plain/x', 'still flowing', { qos: 0 });
     assert.equal((await plain)[0].payload, 'still flowing');
+    const pubClosed = waitForEvent(pub, 'close', { timeout: 10_000 });
     await admin.unsafe(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '${schema}'`);
+    release();
     await locked.catch(() => {});
     await blocker.end();
-    await Promise.race([attempt, new Promise((r) => setTimeout(r, 3000))]);
+    // The broker answers the failed write by closing the publishing connection: after the close
+    // no PUBACK can come.
+    await pubClosed;
     assert.notDeepEqual(acked, [true], 'a message whose storing failed was not acknowledged');
     pub.end(true);
     assert.ok(disconnects.length === 0 || disconnects[0] === 0x80, `DISCONNECT reason ${disconnects[0]}`);
@@ -64,8 +76,11 @@ test('POSTGRESQL outage: no PUBACK for what was not stored; resent messages get 
     const back = mqtt.connect(broker.url, { protocolVersion: 5, clientId: 'outage-sub', clean: false, reconnectPeriod: 0, properties: { sessionExpiryInterval: 600 } });
     const got: string[] = [];
     back.on('message', (_t, payload) => got.push(payload.toString()));
-    await new Promise((r) => setTimeout(r, 1500));
-    assert.deepEqual(got, ['resent'], 'only the stored (and acknowledged) message is delivered');
+    await waitForEvent(back, 'connect');
+    // A marker on its subscription, published once it is back, comes after its queued messages.
+    await again.publishAsync('outage/marker', 'marker', { qos: 1 });
+    await waitFor(() => got.includes('marker'), { message: 'the marker after the queued messages' });
+    assert.deepEqual(got, ['resent', 'marker'], 'only the stored (and acknowledged) message is delivered');
     await end(again, back, q0sub, q0pub);
   } finally {
     await broker.stop();

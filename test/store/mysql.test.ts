@@ -12,6 +12,7 @@ import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import type { StoredMessage } from '../../src/store/types.ts';
 import { MYSQL_URL, uniqueName, withHint } from './databases.ts';
 import { storeSuite } from './store-suite.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 async function openStore(database: string): Promise<MysqlStore> {
   const store = new MysqlStore({ url: MYSQL_URL, database });
@@ -68,13 +69,10 @@ test('mysql: a write whose connection is KILLed mid-transaction rejects with Sto
     await admin.query('INSERT INTO ??.spindle_admin (kind, id, doc) VALUES (?, ?, ?)', [database, 'k', 'during', '0']);
     const during = store.putAdmin('k', 'during', 2);
     during.catch(() => {});
-    let waiting = false;
-    for (let i = 0; i < 200 && !waiting; i++) {
-      await new Promise((r) => setTimeout(r, 10));
+    await waitFor(async () => {
       const [rows] = await admin.query<mysql.RowDataPacket[]>('SELECT 1 FROM information_schema.processlist WHERE id = ? AND info LIKE ?', [id, 'INSERT INTO spindle_admin%']);
-      waiting = rows.length > 0;
-    }
-    assert.ok(waiting, "the store's batch is blocked on the row lock");
+      return rows.length > 0;
+    }, { interval: 10, message: "the store's batch to be blocked on the row lock" });
     await admin.query(`KILL ${Number(id)}`);
     await assert.rejects(during, (err: unknown) => {
       isStoreError('STORE_UNAVAILABLE')(err);
@@ -106,8 +104,9 @@ test('mysql: a connection KILLed while idle is replaced without failing the next
     await store.putAdmin('k', 'before', 1);
     const id = store.connectionId;
     await admin.query(`KILL ${Number(id)}`);
-    // Let the client see the close (an unhandled 'error' event here would crash the process).
-    await new Promise((r) => setTimeout(r, 300));
+    // Let the client see the close (an unhandled 'error' event here would crash the process):
+    // the store forgets the connection when its 'error' event comes.
+    await waitFor(() => store.connectionId === null, { message: 'the store to notice its connection was killed' });
     await store.putAdmin('k', 'after', 2);
     assert.equal(store.healthy, true);
     assert.notEqual(store.connectionId, id, 'a new connection');

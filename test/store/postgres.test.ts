@@ -9,6 +9,7 @@ import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { PG_URL, uniqueName, withHint } from './databases.ts';
 import { storeSuite } from './store-suite.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 async function openStore(schema: string): Promise<PostgresStore> {
   const store = new PostgresStore({ url: PG_URL, schema });
@@ -48,13 +49,9 @@ test('postgres: a write whose connection the server kills rejects with StoreErro
       await tx`LOCK TABLE ${tx(schema)}.spindle_admin IN ACCESS EXCLUSIVE MODE`;
       const during = store.putAdmin('k', 'during', 2);
       during.catch(() => {});
-      let killed = 0;
-      for (let i = 0; i < 200 && killed === 0; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        const rows = await tx`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                              WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`;
-        killed = rows.length;
-      }
+      const killed = await waitFor(async () => (await tx`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                              WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).length,
+      { interval: 10, message: "the store's blocked backend to be found and terminated" });
       assert.equal(killed, 1, 'the store\'s blocked backend was found and terminated');
       return during;
     });
