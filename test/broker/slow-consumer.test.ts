@@ -4,10 +4,10 @@
 // stays over the limit for limits.slowConsumerTimeout is closed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 
 import { startBroker, connect, end, type TestBroker } from '../helpers/broker.ts';
 import { RawClient } from '../helpers/raw-client.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let broker: TestBroker;
 before(async () => { broker = await startBroker({ workers: 1, limits: { maxOutboundBytes: 262144, slowConsumerTimeout: 2 } }); });
@@ -18,15 +18,6 @@ async function stats() {
   return s;
 }
 
-async function waitFor<T>(check: () => Promise<T | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== false) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await delay(25);
-  }
-}
 
 test('a QoS 0 subscriber that never reads: memory stays bounded, drops are counted as slow_consumer, and it is closed after slowConsumerTimeout', { timeout: 60_000 }, async () => {
   const { client: sub } = await RawClient.connect(broker.url, { protocolVersion: 5, clientId: 'never-reads' });
@@ -53,7 +44,7 @@ test('a QoS 0 subscriber that never reads: memory stays bounded, drops are count
   // (RSS is not measured: the publisher shares this process.)
   assert.ok(sent * 4100 < 262144 + 16 * 1024 * 1024, `sent ${sent} messages to a client that reads nothing`);
   // Over the limit for slowConsumerTimeout: closed and counted.
-  await waitFor(async () => ((await stats()).slowConsumerDisconnects > before.slowConsumerDisconnects ? true : false));
+  await waitFor(async () => (await stats()).slowConsumerDisconnects > before.slowConsumerDisconnects, { timeout: 10_000, message: 'the slow consumer is closed' });
   sub.destroy();
   await end(pub);
 });
