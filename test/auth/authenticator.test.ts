@@ -69,7 +69,15 @@ test('anonymous clients are accepted only when allowAnonymous', async () => {
   const closed = new StaticAuthenticator({ allowAnonymous: false, users });
   assert.deepEqual(await open.authenticate(req({})), { ok: true });
   assert.deepEqual(await closed.authenticate(req({})), { ok: false, reason: 'not_authorized' });
-  assert.deepEqual(await new StaticAuthenticator({ allowAnonymous: true, users: [] }).authenticate(req({ username: 'x', password: pw('y') })), { ok: false, reason: 'bad_credentials' });
+  // Users configured: an unknown username is refused, anonymous access or not.
+  assert.deepEqual(await open.authenticate(req({ username: 'x', password: pw('y') })), { ok: false, reason: 'bad_credentials' });
+});
+
+test('anonymous access and no users at all: a username is taken as the identity, without a password check (as Mosquitto does)', async () => {
+  const fresh = new StaticAuthenticator({ allowAnonymous: true, users: [] });
+  assert.deepEqual(await fresh.authenticate(req({ username: 'node-red', password: pw('anything') })), { ok: true, username: 'node-red' });
+  const locked = new StaticAuthenticator({ allowAnonymous: false, users: [] });
+  assert.deepEqual(await locked.authenticate(req({ username: 'node-red', password: pw('anything') })), { ok: false, reason: 'bad_credentials' });
 });
 
 test('a certificate CN is the credential: accepted when configured or anonymous allowed', async () => {
