@@ -32,6 +32,9 @@ test('defaults', () => {
     maxSessionExpiry: 604800,
     maxClientIdLength: 256,
     maxTopicLevels: 128,
+    maxOutboundBytes: 8388608,
+    slowConsumerTimeout: 30,
+    partialPacketTimeout: 60,
   });
   assert.deepEqual(c.auth, { allowAnonymous: true, users: [], acl: [], aclDefault: 'allow', cacheSize: 1024 });
   assert.deepEqual(c.sys, { enabled: true, interval: 10 });
