@@ -23,6 +23,8 @@ export interface StaticAuthenticatorOptions {
 /** Verified against when nobody is configured: the argon2id hash of a random, discarded string. */
 const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$pm0qJu94iCbalGqzR/fIbg$zLfWs2cHpjjNtUtsPv5wppfUoM0gTdwoUBKgnzq0Noo';
 const EMPTY = Buffer.alloc(0);
+const ANONYMOUS: AuthResult = Object.freeze({ ok: true as const });
+const NOT_AUTHORIZED: AuthResult = Object.freeze({ ok: false as const, reason: 'not_authorized' as const });
 
 export class StaticAuthenticator implements Authenticator {
   private readonly allowAnonymous: boolean;
@@ -47,12 +49,19 @@ export class StaticAuthenticator implements Authenticator {
     this.dummyHash = options.users.length > 0 ? options.users[0].password : DUMMY_HASH;
   }
 
-  async authenticate(req: AuthRequest): Promise<AuthResult> {
+  /** Anonymous clients, certificates and a broker without users are answered at once; a password
+   * is verified off the event loop. */
+  authenticate(req: AuthRequest): AuthResult | Promise<AuthResult> {
     if (req.certificateCN !== undefined) return this.byCertificate(req.certificateCN);
     if (req.username === undefined) {
-      return this.allowAnonymous ? { ok: true } : { ok: false, reason: 'not_authorized' };
+      return this.allowAnonymous ? ANONYMOUS : NOT_AUTHORIZED;
     }
     if (this.allowAnonymous && this.users.size === 0) return { ok: true, username: req.username };
+    return this.byPassword(req.username, req.password);
+  }
+
+  private async byPassword(username: string, given: Buffer | undefined): Promise<AuthResult> {
+    const req = { username, password: given };
     const hash = this.users.get(req.username);
     const password = req.password ?? EMPTY;
     if (hash === undefined) {

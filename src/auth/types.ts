@@ -13,7 +13,8 @@ export interface AuthRequest {
 export type AuthResult = { ok: true; username?: string } | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' };
 
 export interface Authenticator {
-  authenticate(req: AuthRequest): Promise<AuthResult>;
+  /** A decision now (no I/O or hashing needed: anonymous, a certificate) or later. */
+  authenticate(req: AuthRequest): AuthResult | Promise<AuthResult>;
 }
 
 export type Action = 'publish' | 'subscribe';

@@ -98,14 +98,15 @@ export class Listeners {
         return;
       }
       const child = ep.config.childOptions;
-      if (child.tcpNoDelay === false) socket.setNoDelay(false);
       if (child.keepAlive) socket.setKeepAlive(true, (child.keepAliveInitialDelay ?? 0) * 1000);
       this.accept(new SocketTransport(socket, ep.config.sslConfig ? 'tls' : 'tcp', cn), ep);
     };
     const ssl = ep.config.sslConfig;
+    // TCP_NODELAY unless the endpoint asks for Nagle (childOptions.tcpNoDelay: false), set at accept.
+    const noDelay = ep.config.childOptions.tcpNoDelay !== false;
     const server = ssl
-      ? tls.createServer(tlsOptions(ep.config), (socket) => onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined))
-      : net.createServer((socket) => onSocket(socket));
+      ? tls.createServer({ ...tlsOptions(ep.config), noDelay }, (socket) => onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined))
+      : net.createServer({ noDelay }, (socket) => onSocket(socket));
     ep.server = server;
     await listenFd(server, fd);
   }

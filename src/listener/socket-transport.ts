@@ -6,20 +6,27 @@ import type { TLSSocket } from 'node:tls';
 import type { Transport, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
 
 export class SocketTransport implements Transport {
-  readonly remoteAddress: string;
-  readonly remotePort: number;
-  readonly localPort: number;
   private corked = false;
   private readonly uncork = (): void => {
     this.corked = false;
     this.socket.uncork();
   };
 
-  constructor(private readonly socket: Socket, readonly kind: TransportKind, readonly certificateCN: string | undefined = undefined) {
-    this.remoteAddress = socket.remoteAddress ?? '';
-    this.remotePort = socket.remotePort ?? 0;
-    this.localPort = socket.localPort ?? 0;
-    socket.setNoDelay(true);
+  /** TCP_NODELAY is set by the server at accept (net.createServer's noDelay). */
+  constructor(private readonly socket: Socket, readonly kind: TransportKind, readonly certificateCN: string | undefined = undefined) {}
+
+  // Addresses are read when asked (getpeername/getsockname are syscalls; most connections are
+  // never asked), and kept by the socket once read.
+  get remoteAddress(): string {
+    return this.socket.remoteAddress ?? '';
+  }
+
+  get remotePort(): number {
+    return this.socket.remotePort ?? 0;
+  }
+
+  get localPort(): number {
+    return this.socket.localPort ?? 0;
   }
 
   get bufferedBytes(): number {

@@ -12,11 +12,15 @@ let broker: TestBroker;
 before(async () => { broker = await startBroker({ limits: { receiveMaximum: 2 } }); });
 after(async () => { await broker.stop(); });
 
-/** The raw client publishes a QoS 0 marker on `topic` and `got` (what the subscriber received)
- * fills up to it: anything the earlier messages of the same publisher on the same topic produced
- * was delivered before it. */
+/** The raw client publishes a QoS 2 marker on `topic` and `got` (what the subscriber received)
+ * fills up to it: anything the earlier QoS 2 messages of the same publisher on the same topic
+ * produced was delivered before it (one topic and QoS keep their order [MQTT-4.6.0-6]; mqtt.js
+ * emits a QoS 2 message at its PUBREL, so a QoS 0 marker could overtake them). */
 async function untilMarker(client: RawClient, topic: string, got: string[]): Promise<void> {
-  client.send(publish(topic, 'marker', 0, 0));
+  client.send(publish(topic, 'marker', 2, 999));
+  await client.next('pubrec');
+  client.send({ cmd: 'pubrel', messageId: 999 } as never);
+  await client.next('pubcomp');
   await waitFor(() => got.includes('marker'), { message: `the marker on ${topic}` });
 }
 

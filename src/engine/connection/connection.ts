@@ -238,7 +238,7 @@ export class Connection implements Client {
 
   /** Frames of the current read that the table had no room for, while a backlog is open. */
   private queueRest(chunk: Buffer): void {
-    const table = new Uint32Array(DESC_SLOTS * 256);
+    const table = SCRATCH;
     let n = this.framer.more(chunk, table);
     while (n > 0) {
       for (let k = 0; k < n; k++) this.backlog!.frames.push({ src: chunk, desc: table.slice(k * DESC_SLOTS, (k + 1) * DESC_SLOTS) });
@@ -247,7 +247,7 @@ export class Connection implements Client {
   }
 
   private queueChunk(chunk: Buffer): void {
-    const table = new Uint32Array(DESC_SLOTS * 256);
+    const table = SCRATCH;
     let n = this.framer.feed(chunk, table);
     this.received(n);
     while (n > 0) {
@@ -477,5 +477,8 @@ function connectLevel(src: Buffer, at: number): send.Version {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** A descriptor table for frames that wait in a backlog (each is copied out before the next
+ * feed): one per thread. */
+const SCRATCH = new Uint32Array(DESC_SLOTS * 256);
 /** A connection that has not sent CONNECT by then is closed. */
 const CONNECT_TIMEOUT_MS = 10_000;

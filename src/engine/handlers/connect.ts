@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 
 import type { Packet } from '../../native/index.ts';
 import type { Message } from '../../broker/message.ts';
-import type { Authorizer } from '../../auth/index.ts';
+import type { AuthResult, Authorizer } from '../../auth/index.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import { hashString } from '../../protocol/client-hash.ts';
 import * as send from '../../protocol/send.ts';
@@ -13,12 +13,31 @@ import { NEVER_EXPIRES } from '../../store/types.ts';
 import type { Will } from '../session/session.ts';
 import type { Opening } from '../session/session-table.ts';
 import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
-import type { Client, HandlerHost } from './client.ts';
+import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
 /** The authorizer of endpoints with enableAcl off. */
 const ALLOW_ALL: Authorizer = { allowsEverything: true, authorize: () => true };
 
-export async function handleConnect(host: HandlerHost, c: Client, p: Packet): Promise<void> {
+/** What one CONNECT carries from stage to stage. */
+interface Connecting {
+  readonly p: Packet;
+  readonly version: send.Version;
+  readonly clientId: string;
+  readonly assigned: boolean;
+  readonly clean: boolean;
+  readonly method: string | undefined;
+  readonly startedAt: number;
+  refuse(reason: number, why?: 'not_authorized' | 'protocol_error'): void;
+}
+
+/**
+ * CONNECT in three stages: checks and authentication, then the session (its previous owner may
+ * be another worker), then storing a persistent session; then CONNACK. Each stage goes on at once
+ * when it has nothing to wait for (anonymous or certificate authentication, a client id nobody
+ * holds, a session that is not stored), so a plain CONNECT is handled without a Promise and the
+ * connection never pauses reading for it.
+ */
+export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerResult {
   const startedAt = performance.now();
   if (c.state !== 'new') {
     // [MQTT-3.1.0-2] a second CONNECT is a protocol violation.
@@ -67,30 +86,42 @@ export async function handleConnect(host: HandlerHost, c: Client, p: Packet): Pr
   c.countedOnEndpoint = true;
 
   // Enhanced authentication: only registered methods [MQTT-4.12.0-1].
-  const method = props.authenticationMethod;
+  const method = props.authenticationMethod ?? undefined;
   if (method && !host.authMethods.has(method)) {
     refuse(RC.BAD_AUTHENTICATION_METHOD, 'not_authorized');
     return;
   }
+  const k: Connecting = { p, version, clientId, assigned, clean, method, startedAt, refuse };
 
   // An endpoint with enableAuth off admits every client without checking credentials.
   const result = !endpoint.config.enableAuth
     ? { ok: true as const, username: p.username ?? undefined }
     : method
-    ? await host.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
-    : await host.authenticator.authenticate({
+    ? host.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
+    : host.authenticator.authenticate({
       clientId,
       username: p.username ?? undefined,
       password: p.password ?? undefined,
-      remoteAddress: c.remoteAddress,
+      // Read when asked: a syscall most authenticators never need.
+      get remoteAddress() { return c.remoteAddress; },
       certificateCN: c.certificateCN,
       protocolVersion: version,
     });
+  if (result instanceof Promise) return result.then((r) => authenticated(host, c, k, r));
+  return authenticated(host, c, k, result);
+}
+
+/** Stage two: the client is who it says (or not); its limits; its session. */
+function authenticated(host: HandlerHost, c: Client, k: Connecting, result: AuthResult): HandlerResult {
   if (c.isClosed()) return; // the socket went away while we waited
+  const { p, version, clientId, clean } = k;
+  const props = p.properties ?? {};
+  const limits = host.config.limits;
+  const endpoint = c.endpoint;
   if (!result.ok) {
     host.stats.authFailed++;
-    c.endpoint.stats.authFailed++;
-    refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
+    endpoint.stats.authFailed++;
+    k.refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
     return;
   }
   c.username = result.username ?? p.username ?? undefined;
@@ -120,19 +151,38 @@ export async function handleConnect(host: HandlerHost, c: Client, p: Packet): Pr
 
   // The endpoint's session limit counts sessions it created; resuming one takes no new place.
   const maxSessions = endpoint.config.maxSessionSize;
-  const newSession = clean || !host.sessions.known(clientId);
   let sessionSlotTaken = false;
-  if (newSession) {
+  if (clean || !host.sessions.known(clientId)) {
     if (!host.endpointCounters.trySession(endpoint.slot, maxSessions)) {
-      refuse(RC.QUOTA_EXCEEDED); // v3: 0x03 Server Unavailable (send.connack maps it)
+      k.refuse(RC.QUOTA_EXCEEDED); // v3: 0x03 Server Unavailable (send.connack maps it)
       return;
     }
     sessionSlotTaken = true;
   }
-  const opening = await host.sessions.open(c, clientId, c.username, clean, cappedExpiry);
+  // Retain, wildcard subscriptions, subscription identifiers and shared subscriptions are
+  // available: the default when CONNACK does not say (MQTT 5.0 section 3.2.2.3), so it does not,
+  // and stays within small client Maximum Packet Sizes [MQTT-3.1.2-24].
+  const connackProps: ConnackProperties = {
+    receiveMaximum: limits.receiveMaximum === 65535 ? undefined : limits.receiveMaximum,
+    maximumPacketSize: c.endpointMaxPacket,
+    topicAliasMaximum: limits.topicAliasMaximum || undefined,
+    assignedClientIdentifier: k.assigned ? clientId : undefined,
+    serverKeepAlive,
+    sessionExpiryInterval: cappedExpiry !== expiry ? cappedExpiry : undefined,
+    authenticationMethod: k.method,
+  };
+  const next = (opening: Opening | null) => opened(host, c, k, opening, sessionSlotTaken, keepalive, connackProps);
+  const opening = host.sessions.open(c, clientId, c.username, clean, cappedExpiry);
+  if (opening instanceof Promise) return opening.then(next);
+  return next(opening);
+}
+
+/** Stage three: the session is open; a persistent one is stored before CONNACK. */
+function opened(host: HandlerHost, c: Client, k: Connecting, opening: Opening | null, sessionSlotTaken: boolean, keepalive: number, props: ConnackProperties): HandlerResult {
+  const endpoint = c.endpoint;
   if (opening === null) {
     if (sessionSlotTaken) host.endpointCounters.releaseSession(endpoint.slot);
-    if (!c.isClosed()) refuse(RC.SERVER_UNAVAILABLE);
+    if (!c.isClosed()) k.refuse(RC.SERVER_UNAVAILABLE);
     return;
   }
   const session = opening.session;
@@ -145,41 +195,29 @@ export async function handleConnect(host: HandlerHost, c: Client, p: Packet): Pr
     return;
   }
   c.session = session;
-  if (p.will) session.will = willOf(p.will, version);
+  if (k.p.will) session.will = willOf(k.p.will, k.version);
   // A persistent session exists for the client only once it is stored.
   const saved = host.persistence?.sessionConnected(session);
-  if (saved) {
-    try {
-      await saved;
-    } catch (err) {
-      host.log.error('session could not be stored; CONNECT refused', { clientId, err });
-      refuse(RC.SERVER_UNAVAILABLE);
-      opening.abandon();
-      return;
-    }
-    if (c.isClosed()) {
-      opening.abandon();
-      return;
-    }
+  if (saved === undefined) {
+    connected(host, c, opening, k, keepalive, props);
+    return;
   }
-  // Retain, wildcard subscriptions, subscription identifiers and shared subscriptions are
-  // available: the default when CONNACK does not say (MQTT 5.0 section 3.2.2.3), so it does not,
-  // and stays within small client Maximum Packet Sizes [MQTT-3.1.2-24].
-  connected(host, c, opening, version, keepalive, {
-    receiveMaximum: limits.receiveMaximum === 65535 ? undefined : limits.receiveMaximum,
-    maximumPacketSize: c.endpointMaxPacket,
-    topicAliasMaximum: limits.topicAliasMaximum || undefined,
-    assignedClientIdentifier: assigned ? clientId : undefined,
-    serverKeepAlive,
-    sessionExpiryInterval: cappedExpiry !== expiry ? cappedExpiry : undefined,
-    authenticationMethod: method ?? undefined,
+  return saved.then(() => {
+    if (c.isClosed()) opening.abandon();
+    else connected(host, c, opening, k, keepalive, props);
+  }, (err: unknown) => {
+    host.log.error('session could not be stored; CONNECT refused', { clientId: k.clientId, err });
+    k.refuse(RC.SERVER_UNAVAILABLE);
+    opening.abandon();
   });
-  c.endpoint.stats.timed('connect', startedAt);
 }
+
+type ConnackProperties = NonNullable<Parameters<typeof send.connack>[3]>;
 
 /** CONNACK, then the session's traffic: what was in flight and queued, and the proxy
  * subscriptions. */
-function connected(host: HandlerHost, c: Client, opening: Opening, version: send.Version, keepalive: number, props: NonNullable<Parameters<typeof send.connack>[3]>): void {
+function connected(host: HandlerHost, c: Client, opening: Opening, k: Connecting, keepalive: number, props: ConnackProperties): void {
+  const version = k.version;
   const frame = send.connack(version, opening.present, RC.SUCCESS, version === 5 ? props : undefined);
   if (frame.length > c.maxPacketSize) {
     // Even without optional properties the CONNACK is larger than the client accepts
@@ -192,6 +230,7 @@ function connected(host: HandlerHost, c: Client, opening: Opening, version: send
   c.write(frame);
   c.onConnected(keepalive);
   opening.attach();
+  c.endpoint.stats.timed('connect', k.startedAt);
   // Subscriptions the operator adds to every client (admin API proxy subscriptions).
   applyProxySubscriptions(host.proxies, opening.session);
 }

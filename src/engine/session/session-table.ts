@@ -134,21 +134,25 @@ export class SessionTable {
    * [MQTT-3.1.2-4 .. MQTT-3.1.2-6, MQTT-3.1.4-3]. Null when the previous owner did not answer in
    * time (the caller refuses the CONNECT; the session is kept).
    */
-  async open(link: SessionLink, clientId: string, username: string | undefined, clean: boolean, expiry: number): Promise<Opening | null> {
+  open(link: SessionLink, clientId: string, username: string | undefined, clean: boolean, expiry: number): Opening | null | Promise<Opening | null> {
     const env = this.env;
     const out = this.claimOut;
     env.registry.claim(clientId, env.workerId, clean, out);
     const [handle, generation, , prevWorker, prevGeneration, hadPrevious] = out;
     const claim: Claim = { clientId, generation, handle, session: null, settled: false, next: null };
     this.claims.set(generation, claim);
-    let session: Session | null = null;
-    if (hadPrevious) {
-      const received = await this.receive(prevWorker, { generation: prevGeneration, resume: !clean, from: env.workerId, forGeneration: generation }, claim);
-      if (received === null) return null; // timed out: settled when it arrives (see receive)
-      session = this.take(received);
-    }
-    const present = session !== null;
-    if (session === null) session = this.newSession(claim);
+    // A client id nobody holds: opened now, without waiting for anything.
+    if (!hadPrevious) return this.opened(claim, null, link, username, expiry);
+    return this.receive(prevWorker, { generation: prevGeneration, resume: !clean, from: env.workerId, forGeneration: generation }, claim).then(
+      // null: timed out; the claim settles when the session arrives (see receive).
+      (received) => (received === null ? null : this.opened(claim, this.take(received), link, username, expiry)),
+    );
+  }
+
+  /** The claim has its session (`previous`, or a new one): attached to `link`, not yet acknowledged. */
+  private opened(claim: Claim, previous: Session | null, link: SessionLink, username: string | undefined, expiry: number): Opening {
+    const env = this.env;
+    const session = previous ?? this.newSession(claim);
     this.bind(claim, session);
     // The client is back: a will still waiting is not sent [MQTT-3.1.2-8].
     env.wills.cancel(session);
@@ -159,7 +163,7 @@ export class SessionTable {
     session.connection = link;
     return {
       session,
-      present,
+      present: previous !== null,
       attach: () => {
         session.attachedTick = env.router.tick();
         env.outbox.resume(session);
