@@ -175,21 +175,21 @@ export class Listeners {
         if (!isBinary) {
           // MQTT over WebSocket is binary frames only [MQTT-6.0.0-1]: a text frame closes the
           // connection (1003: unsupported data).
-          t?.handlers?.violation('WebSocket text frame');
+          t?.handlers?.onTransportViolation('WebSocket text frame');
           return;
         }
         // uWS reuses the ArrayBuffer after this callback: copy.
-        t?.handlers?.data(Buffer.from(new Uint8Array(message)));
+        t?.handlers?.onTransportData(Buffer.from(new Uint8Array(message)));
       },
       drain: (ws) => {
-        ws.getUserData().transport?.handlers?.drain();
+        ws.getUserData().transport?.handlers?.onTransportDrain();
       },
       close: (ws) => {
         const t = ws.getUserData().transport;
         if (!t) return;
         t.closed = true;
         ep.wsTransports.delete(t);
-        t.handlers?.close(false);
+        t.handlers?.onTransportClose(false);
       },
     });
     const host = c.host ?? this.defaultHost;

@@ -5,15 +5,34 @@ import type { TLSSocket } from 'node:tls';
 
 import type { Transport, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
 
+/** The transport of a socket, for the listener functions below: they are shared by every
+ * socket (no closures per connection). */
+const kTransport = Symbol('spindle.transport');
+type TransportSocket = Socket & { [kTransport]: SocketTransport };
+
+function onData(this: TransportSocket, chunk: Buffer): void {
+  this[kTransport].handlers!.onTransportData(chunk);
+}
+function onDrain(this: TransportSocket): void {
+  this[kTransport].handlers!.onTransportDrain();
+}
+function onError(this: TransportSocket, err: Error): void {
+  this[kTransport].handlers!.onTransportError(err);
+}
+function onClose(this: TransportSocket, hadError: boolean): void {
+  this[kTransport].handlers!.onTransportClose(hadError);
+}
+function uncork(t: SocketTransport): void {
+  t.corked = false;
+  t.socket.uncork();
+}
+
 export class SocketTransport implements Transport {
-  private corked = false;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.socket.uncork();
-  };
+  corked = false;
+  handlers: TransportHandlers | null = null;
 
   /** TCP_NODELAY is set by the server at accept (net.createServer's noDelay). */
-  constructor(private readonly socket: Socket, readonly kind: TransportKind, readonly certificateCN: string | undefined = undefined) {}
+  constructor(readonly socket: Socket, readonly kind: TransportKind, readonly certificateCN: string | undefined = undefined) {}
 
   // Addresses are read when asked (getpeername/getsockname are syscalls; most connections are
   // never asked), and kept by the socket once read.
@@ -34,19 +53,21 @@ export class SocketTransport implements Transport {
   }
 
   start(handlers: TransportHandlers): void {
-    this.socket.on('data', handlers.data);
-    this.socket.on('close', handlers.close);
+    this.handlers = handlers;
+    (this.socket as TransportSocket)[kTransport] = this;
+    this.socket.on('data', onData);
+    this.socket.on('close', onClose);
     // An 'error' is always followed by 'close', where the connection cleans up; the error itself
     // (reset by peer, broken pipe) is only counted.
-    this.socket.on('error', handlers.error);
-    this.socket.on('drain', handlers.drain);
+    this.socket.on('error', onError);
+    this.socket.on('drain', onDrain);
   }
 
   write(frame: Buffer): void {
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      process.nextTick(this.uncork);
+      process.nextTick(uncork, this);
     }
     this.socket.write(frame);
   }

@@ -9,7 +9,7 @@ import type { Logger } from '../../log/index.ts';
 import type { Authorizer, ClientIdentity } from '../../auth/index.ts';
 import { remainingExpiry } from '../../broker/message.ts';
 import type { EndpointCounters } from '../../broker/endpoint-counters.ts';
-import type { Transport } from './transport.ts';
+import type { Transport, TransportHandlers } from './transport.ts';
 import { RC, type CloseReason } from '../../protocol/reason-codes.ts';
 import { PT } from '../../protocol/packet-types.ts';
 import * as send from '../../protocol/send.ts';
@@ -48,7 +48,7 @@ interface Backlog {
   frames: { src: Buffer; desc: Uint32Array }[];
 }
 
-export class Connection implements Client {
+export class Connection implements Client, TransportHandlers {
   state: ClientState = 'new';
   version: send.Version = 4;
   clientId = '';
@@ -150,7 +150,28 @@ export class Connection implements Client {
     }, this.host.limits.slowConsumerTimeout * 1000);
   }
 
-  private onDrain(): void {
+  // ---- what the transport tells ------------------------------------------------------------
+
+  onTransportData(chunk: Buffer): void {
+    this.onData(chunk);
+  }
+
+  onTransportError(): void {
+    this.host.stats.socketErrors++;
+  }
+
+  onTransportViolation(what: string): void {
+    this.host.stats.protocolErrors++;
+    this.endpoint.stats.protocolErrors++;
+    this.host.log.debug('transport violation', { clientId: this.clientId, what });
+    this.close('protocol_error');
+  }
+
+  onTransportClose(): void {
+    this.onClose();
+  }
+
+  onTransportDrain(): void {
     if (this.slowTimer !== null) {
       clearTimeout(this.slowTimer);
       this.slowTimer = null;
@@ -159,18 +180,7 @@ export class Connection implements Client {
   }
 
   start(): void {
-    this.transport.start({
-      data: (chunk) => this.onData(chunk),
-      drain: () => this.onDrain(),
-      error: () => this.host.stats.socketErrors++,
-      violation: (what) => {
-        this.host.stats.protocolErrors++;
-        this.endpoint.stats.protocolErrors++;
-        this.host.log.debug('transport violation', { clientId: this.clientId, what });
-        this.close('protocol_error');
-      },
-      close: () => this.onClose(),
-    });
+    this.transport.start(this);
     // A client must send CONNECT soon after connecting (servers close idle sockets).
     this.keepaliveTimer = setTimeout(() => this.close('timeout'), CONNECT_TIMEOUT_MS);
   }

@@ -4,15 +4,17 @@
 
 export type TransportKind = 'tcp' | 'tls' | 'ws';
 
+/** What a transport tells its connection (the Connection implements it: no closures per
+ * connection). */
 export interface TransportHandlers {
-  data(chunk: Buffer): void;
-  /** A socket error (reset by peer, broken pipe): counted; `close` follows. */
-  error(err: Error): void;
+  onTransportData(chunk: Buffer): void;
+  /** A socket error (reset by peer, broken pipe): counted; a close follows. */
+  onTransportError(err: Error): void;
   /** The wire broke a rule below MQTT (a WebSocket text frame): the connection closes. */
-  violation(what: string): void;
+  onTransportViolation(what: string): void;
   /** What was buffered for the client has been taken (after bufferedBytes grew). */
-  drain(): void;
-  close(hadError: boolean): void;
+  onTransportDrain(): void;
+  onTransportClose(hadError: boolean): void;
 }
 
 export interface Transport {

@@ -57,7 +57,7 @@ export class Outbox {
       this.drain(session);
       return;
     }
-    if (d.qos > 0 && session.inflight.size >= this.window(link)) {
+    if (d.qos > 0 && session.inflightCount >= this.window(link)) {
       this.enqueue(session, d);
       return;
     }
@@ -172,9 +172,9 @@ export class Outbox {
       return;
     }
     const window = this.window(link);
-    while (session.queue.length > 0) {
+    while (session.queuedCount > 0) {
       const next = session.queue.peek()!;
-      if (next.qos > 0 && session.inflight.size >= window) return;
+      if (next.qos > 0 && session.inflightCount >= window) return;
       if (!link.writable) {
         link.congested();
         return;
@@ -188,7 +188,7 @@ export class Outbox {
    * what was queued. */
   resume(session: Session): void {
     const link = session.connection!;
-    for (const entry of [...session.inflight.values()]) {
+    if (session.inflightCount > 0) for (const entry of [...session.inflight.values()]) {
       if (entry.state === 'pubrel') link.write(ack(PUBREL, entry.packetId, link.version));
       else this.send(session, link, entry, undefined, true, entry.packetId);
     }

@@ -58,7 +58,7 @@ function applyOne(env: ProxyEnv, session: Session, p: ProxySubscription): void {
 export function proxyStatus(env: ProxyEnv): { topic: string; qos: number; applied: number; sessions: number }[] {
   return proxies.map((p) => {
     let sessions = 0;
-    for (const s of env.sessions()) if (s.subscriptions.has(p.topic)) sessions++;
+    for (const s of env.sessions()) if (s.subscriptionCount > 0 && s.subscriptions.has(p.topic)) sessions++;
     return { topic: p.topic, qos: p.qos, applied: applied.get(p.topic) ?? 0, sessions };
   });
 }

@@ -42,9 +42,39 @@ const NO_LOCAL = 0x04;
 const NO_LOCAL_SCAN_MAX = 16;
 
 export class Session {
-  readonly subscriptions = new Map<string, SubscriptionEntry>();
-  readonly inflight = new Map<number, Inflight>();
-  readonly queue: BoundedQueue<Delivery>;
+  // The collections are made when first used: an idle session keeps none (each empty Map costs
+  // a few hundred bytes); the *Count getters read without making them.
+  private subscriptionMap: Map<string, SubscriptionEntry> | null = null;
+  private inflightMap: Map<number, Inflight> | null = null;
+  private queueStore: BoundedQueue<Delivery> | null = null;
+
+  /** The subscriptions (mirrored in the shared routing core), by filter. */
+  get subscriptions(): Map<string, SubscriptionEntry> {
+    return (this.subscriptionMap ??= new Map());
+  }
+
+  get subscriptionCount(): number {
+    return this.subscriptionMap?.size ?? 0;
+  }
+
+  /** Outgoing QoS 1/2 messages in flight, by packet id. */
+  get inflight(): Map<number, Inflight> {
+    return (this.inflightMap ??= new Map());
+  }
+
+  get inflightCount(): number {
+    return this.inflightMap?.size ?? 0;
+  }
+
+  /** Deliveries waiting for the client (offline, or beyond the inflight window). */
+  get queue(): BoundedQueue<Delivery> {
+    return (this.queueStore ??= new BoundedQueue(this.limits.maxQueued, this.limits.dropPolicy));
+  }
+
+  get queuedCount(): number {
+    return this.queueStore?.length ?? 0;
+  }
+
   /** Incoming QoS 2 packet ids received but not yet released [MQTT-4.3.3-10]. */
   get incomingQos2(): Set<number> {
     return (this.incomingQos2Set ??= new Set());
@@ -73,13 +103,11 @@ export class Session {
   sink: ((d: Delivery) => void) | null = null;
   private nextPacketId = 1;
 
-  constructor(readonly handle: number, readonly clientId: string, limits: SessionLimits, public username: string | undefined = undefined) {
-    this.queue = new BoundedQueue(limits.maxQueued, limits.dropPolicy);
-  }
+  constructor(readonly handle: number, readonly clientId: string, private readonly limits: SessionLimits, public username: string | undefined = undefined) {}
 
   /** A packet identifier not used by any message in flight [MQTT-2.2.1-2]; 0 when all 65535 are. */
   allocatePacketId(): number {
-    if (this.inflight.size >= 65535) return 0;
+    if (this.inflightCount >= 65535) return 0;
     for (;;) {
       const id = this.nextPacketId;
       this.nextPacketId = id === 65535 ? 1 : id + 1;
@@ -89,8 +117,9 @@ export class Session {
 
   /** Whether a subscription of this session may have No Local (its matches depend on it). */
   mayHaveNoLocal(): boolean {
-    if (this.subscriptions.size === 0) return false;
-    if (this.subscriptions.size > NO_LOCAL_SCAN_MAX) return true;
+    const n = this.subscriptionCount;
+    if (n === 0) return false;
+    if (n > NO_LOCAL_SCAN_MAX) return true;
     for (const sub of this.subscriptions.values()) if (sub.options & NO_LOCAL) return true;
     return false;
   }

@@ -169,9 +169,9 @@ export const clientOps: Record<string, Op> = {
       cleanStart: conn?.cleanStart ?? null,
       sessionExpiryInterval: session.expiryInterval,
       persistent: session.expiryInterval > 0,
-      inflight: session.inflight.size,
+      inflight: session.inflightCount,
       inflightMax: conn ? Math.min(conn.receiveMaximum, env.config.limits.maxInflight) : env.config.limits.maxInflight,
-      queued: session.queue.length,
+      queued: session.queuedCount,
       queueMax: env.config.limits.maxQueuedMessages,
       awaitingPubrel: session.incomingQos2.size,
       subscriptions: [...session.subscriptions.values()].map((s) => subscriptionInfo(s.filter, s.options, s.subscriptionId)),
@@ -249,7 +249,7 @@ export const clientOps: Record<string, Op> = {
   /** Every subscribed filter of this worker's client sessions (online or not) with its count. */
   'clients.topics'(_args: unknown, env) {
     const counts = new Map<string, number>();
-    for (const s of env.sessions.all()) for (const f of s.subscriptions.keys()) counts.set(f, (counts.get(f) ?? 0) + 1);
+    for (const s of env.sessions.all()) if (s.subscriptionCount > 0) for (const f of s.subscriptions.keys()) counts.set(f, (counts.get(f) ?? 0) + 1);
     return [...counts];
   },
 
@@ -257,7 +257,7 @@ export const clientOps: Record<string, Op> = {
   'clients.subscribers'(args: { topic: string }, env) {
     const out: (SubscriptionInfo & { clientId: string; connected: boolean })[] = [];
     for (const s of env.sessions.all()) {
-      const sub = s.subscriptions.get(args.topic);
+      const sub = s.subscriptionCount > 0 ? s.subscriptions.get(args.topic) : undefined;
       if (!sub) continue;
       out.push({ clientId: s.clientId, connected: connectionOf(s)?.state === 'connected', ...subscriptionInfo(sub.filter, sub.options, sub.subscriptionId) });
     }
@@ -267,7 +267,7 @@ export const clientOps: Record<string, Op> = {
   /** A session's messages in flight (oldest first), then those queued: a page of them. */
   'clients.sessionMessages'(args: { clientId: string; offset: number; limit: number }, env) {
     const session = sessionOf(env, args.clientId);
-    const total = session.inflight.size + session.queue.length;
+    const total = session.inflightCount + session.queuedCount;
     const items: ReturnType<typeof messageRecord>[] = [];
     let i = 0;
     const end = args.offset + args.limit;

@@ -71,7 +71,7 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
     if (!c) perSlot.set(slot, (c = { current: 0, persistent: 0, subscriptions: 0 }));
     c.current++;
     if (s.expiryInterval > 0) c.persistent++;
-    c.subscriptions += s.subscriptions.size;
+    c.subscriptions += s.subscriptionCount;
   }
   env.stats.sessions = sessions.size;
   env.stats.persistentSessions = persistent;
