@@ -37,13 +37,13 @@ const bob = { username: 'bob', password: 'bob-pw' };
 
 for (const [who, creds] of [['argon2', alice], ['bcrypt', bob]] as const) {
   for (const protocolVersion of [4, 5] as const) {
-    test(`v${protocolVersion}: a user with a ${who} hash connects with the right password [MQTT-3.1.3-? user name and password]`, async () => {
+    test(`v${protocolVersion}: a user with a ${who} hash connects with the right password (MQTT 5.0 sections 3.1.3.5, 3.1.3.6: User Name and Password)`, async () => {
       const c = await rawConnect(broker.ports.tcp!, { clientId: `ok-${who}-${protocolVersion}`, ...creds }, protocolVersion);
       assert.equal((c.connack as { returnCode?: number; reasonCode?: number })[protocolVersion === 5 ? 'reasonCode' : 'returnCode'], 0);
       c.end();
     });
 
-    test(`v${protocolVersion}: a user with a ${who} hash and a wrong password gets CONNACK ${protocolVersion === 5 ? '0x86' : '0x04'} and is closed [MQTT-3.2.2-? / MQTT-3.1.4-?]`, async () => {
+    test(`v${protocolVersion}: a user with a ${who} hash and a wrong password gets CONNACK ${protocolVersion === 5 ? '0x86' : '0x04'} and is closed [MQTT-3.2.2-5] (3.1.1) [MQTT-3.2.2-7] (5.0)`, async () => {
       const c = await rawConnect(broker.ports.tcp!, { clientId: `bad-${who}-${protocolVersion}`, username: creds.username, password: 'wrong' }, protocolVersion);
       assert.equal((c.connack as { returnCode?: number; reasonCode?: number })[protocolVersion === 5 ? 'reasonCode' : 'returnCode'], protocolVersion === 5 ? 0x86 : 0x04);
       assert.equal((c.connack as { sessionPresent: boolean }).sessionPresent, false);
@@ -70,7 +70,7 @@ test('allowAnonymous false: a client without a username is refused, CONNACK 0x87
 });
 
 for (const [protocolVersion, code] of [[5, 0x87], [4, 0x80]] as const) {
-  test(`v${protocolVersion}: a SUBSCRIBE the ACL denies gets SUBACK 0x${code.toString(16)}; allowed filters in the same packet are granted [MQTT-3.9.3-?]`, async () => {
+  test(`v${protocolVersion}: a SUBSCRIBE the ACL denies gets SUBACK 0x${code.toString(16)}; allowed filters in the same packet are granted [MQTT-3.9.3-1]`, async () => {
     const c = await rawConnect(broker.ports.tcp!, { clientId: `acl-sub-${protocolVersion}`, ...alice }, protocolVersion);
     c.send({ cmd: 'subscribe', messageId: 3, subscriptions: [
       { topic: 'public/#', qos: 1 },

@@ -110,7 +110,7 @@ test('a member that leaves (unsubscribes or disconnects) gets nothing more; the 
   await end(pub, members[0], ...stay);
 });
 
-test('a shared subscription gets no retained messages; a plain one does [MQTT-4.8.2-? retained on shared]', async () => {
+test('a shared subscription gets no retained messages; a plain one does (MQTT 5.0 section 3.3.1.3: retained messages go to new non-shared subscriptions)', async () => {
   const pub = await connect(broker.url, { protocolVersion: 5, clientId: 'sh-ret-pub' });
   await pub.publishAsync('shret/t', 'kept', { qos: 1, retain: true });
   const shared = await connect(broker.url, { protocolVersion: 5, clientId: 'sh-ret-member' });

@@ -57,8 +57,8 @@ export function addSubscription(env: SubscriptionEnv, session: Session, filter: 
 /**
  * Once a subscription is acknowledged: the retained messages its filter matches, by Retain
  * Handling [MQTT-3.3.1-9 .. MQTT-3.3.1-11] (0: always; 1: only for a new subscription; 2: never).
- * Shared subscriptions get none [MQTT-4.8.2-? context: MQTT 5.0 section 4.8.2, "retained messages
- * are not sent to shared subscriptions"].
+ * Shared subscriptions get none: retained messages go to a new Non-shared Subscription (MQTT 5.0
+ * section 3.3.1.3).
  */
 export function sendRetained(env: SubscriptionEnv, session: Session, filter: string, options: number, subscriptionId: number, existed: boolean): void {
   const rh = (options >> 4) & 3;

@@ -50,7 +50,7 @@ export class Wills {
 
   publish(session: Session, will: Will): void {
     const base = will.message;
-    // The will's Message Expiry Interval counts from its publication [MQTT-3.1.3-? : 3.1.3.2.4].
+    // The will's Message Expiry Interval counts from its publication (MQTT 5.0 section 3.1.3.2.4).
     const message = { ...base, expiresAt: will.expiryInterval > 0 ? Date.now() + will.expiryInterval * 1000 : 0, receivedAt: Date.now() };
     if (reservedTopic(message.topic)) return;
     const env = this.env;
