@@ -91,6 +91,7 @@ export function readRecord(buf: Buffer, offset: number, receivedAt = Date.now())
       expiresAt,
       receivedAt,
       storeId: storeId === 0n ? undefined : storeId,
+      seq: undefined,
     },
     length: at - offset,
   };

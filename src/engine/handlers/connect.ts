@@ -246,6 +246,8 @@ function willOf(w: NonNullable<Packet['will']>, version: send.Version): Will {
     // Set when the will is published: its expiry counts from then (see wills.ts).
     expiresAt: 0,
     receivedAt: Date.now(),
+    storeId: undefined,
+    seq: undefined,
   };
   return {
     message,

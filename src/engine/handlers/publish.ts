@@ -82,6 +82,9 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
     props,
     expiresAt: d[o] & DESC_EXPIRY ? now + d[o + 11] * 1000 : 0,
     receivedAt: now,
+    // Declared here, set later: every Message has the same shape (hidden class) on the hot path.
+    storeId: undefined,
+    seq: undefined,
   };
   c.endpoint.stats.publishStart(message);
 

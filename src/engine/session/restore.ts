@@ -25,6 +25,7 @@ export function fromStored(m: Omit<StoredMessage, 'id'> & { id?: bigint }, now: 
     expiresAt: m.expiresAt,
     receivedAt: now,
     storeId: m.id === undefined || m.id === 0n ? undefined : m.id,
+    seq: undefined,
   };
 }
 

@@ -219,6 +219,8 @@ export const clientOps: Record<string, Op> = {
       props: args.props ? Buffer.from(args.props.buffer, args.props.byteOffset, args.props.byteLength) : null,
       expiresAt: args.expiresAt,
       receivedAt: now,
+      storeId: undefined,
+      seq: undefined,
     };
     const persistence = env.persistence;
     if (!persistence) return { matched: env.router.publish(message, args.publisher, args.publisherHash) };
