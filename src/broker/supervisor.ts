@@ -174,7 +174,12 @@ export class Supervisor {
   }
 
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
-    const worker = spawnTsWorker(WORKER_ENTRY, { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore });
+    const worker = spawnTsWorker(
+      WORKER_ENTRY,
+      { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore },
+      // A small nursery: message objects live and die in it, in the CPU caches (see the key).
+      { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration } },
+    );
     slot.worker = worker;
     slot.ready = false;
     return new Promise((resolve, reject) => {

@@ -19,6 +19,7 @@ export interface AclEntry {
 export interface BrokerConfig {
   nodeName: string;
   workers: number;
+  workerYoungGeneration: number;
   dataDir: string;
   log: { level: LogLevel };
   mqtt: {

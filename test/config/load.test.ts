@@ -12,6 +12,7 @@ test('defaults', () => {
   const c = loadConfig({ argv: [], env: {}, cpus: 6, hostname: 'box' });
   assert.equal(c.nodeName, 'spindle@box');
   assert.equal(c.workers, 6);
+  assert.equal(c.workerYoungGeneration, 6);
   assert.equal(c.dataDir, './data');
   assert.equal(c.log.level, 'info');
   assert.deepEqual(c.mqtt, {
