@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 
 import mqttPacket, { type Packet as MqttPacket } from 'mqtt-packet';
 
-import { Router, RetainedStore, ClientRegistry, DESC_SLOTS, Framer, encodePacket, type Packet } from '../../src/native/index.ts';
+import { Router, RetainedStore, ClientRegistry, DESC_SLOTS, Framer, decodePacket, encodePublish, type Packet } from '../../src/native/index.ts';
 import { loadConfig, type BrokerConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { StaticAuthenticator, StaticAuthorizer, type Authorizer } from '../../src/auth/index.ts';
@@ -241,7 +241,6 @@ export class FakeClient implements Client {
     const props = this.version === 5 ? send.publishProperties(m.props, remainingExpiry(m, now), d.subscriptionIds, 0) : null;
     const len = send.publishLength(this.version, d.qos, m.topicBytes.length, props?.length ?? 0, m.payload.length);
     const out = Buffer.alloc(len);
-    const { encodePublish } = native;
     encodePublish(this.version, out, 0, d.qos | (dup ? 4 : 0) | (d.retain ? 8 : 0), d.qos ? 1 : 0, m.topicBytes, m.payload, props ?? undefined);
     return out;
   }
@@ -279,11 +278,6 @@ export class FakeClient implements Client {
   resumeReading(): void { this.paused = false; }
 }
 
-import * as nativeModule from '../../src/native/index.ts';
-const native = nativeModule;
-
 function decode(version: number, bytes: Buffer, desc: Uint32Array): Packet {
-  return native.decodePacket(version, bytes, desc[1], desc[2]);
+  return decodePacket(version, bytes, desc[1], desc[2]);
 }
-
-export { encodePacket };
