@@ -3,19 +3,12 @@
 // MessagePorts (delivery batches and session hand-over) and to the supervisor over parentPort.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 
-import { Router, RetainedStore, ClientRegistry, DESC_SLOTS, NO_PUBLISHER } from '../native/index.ts';
+import { ClientRegistry, DESC_SLOTS, NO_PUBLISHER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { createLogger } from '../log/index.ts';
 import { StaticAuthenticator, StaticAuthorizer, CachedAuthorizer, type Authorizer, type AuthMethod, type ClientIdentity } from '../auth/index.ts';
-import { WorkerRouter } from '../router/worker-router.ts';
-import { SessionTable } from '../engine/session/session-table.ts';
-import { Outbox } from '../engine/session/outbox.ts';
-import { Wills } from '../engine/session/wills.ts';
 import { Persistence } from '../engine/session/persistence.ts';
-import { storedSession } from '../engine/session/restore.ts';
-import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
-import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import type { HandlerHost } from '../engine/handlers/client.ts';
+import { loadStoredParts, storedSession } from '../engine/session/restore.ts';
 import { Connection, type ConnectionHost } from '../engine/connection/connection.ts';
 import { RC } from '../protocol/reason-codes.ts';
 import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/listeners.ts';
@@ -28,6 +21,7 @@ import { createStore } from '../store/index.ts';
 import type { StoredSession } from '../store/types.ts';
 import { OPS } from './ops/index.ts';
 import { OpError, type OpsEnv } from './ops/types.ts';
+import { createEngine } from './engine.ts';
 
 interface WorkerData {
   workerId: number;
@@ -54,7 +48,6 @@ const connections = new Set<Connection>();
 const authMethods = new Map<string, AuthMethod>();
 const endpointCounters = new EndpointCounters(data.counters);
 const limits = config.limits;
-const sessionLimits = { maxQueued: limits.maxQueuedMessages, dropPolicy: limits.queueDropPolicy };
 
 const staticAuthorizer = new StaticAuthorizer(config.auth);
 function authorizerFor(_who: ClientIdentity): Authorizer {
@@ -66,39 +59,25 @@ const store = config.store.storeType === 'MEMORY' ? null : await createStore(con
 if (store) await store.open();
 const persistence = store ? new Persistence(store, registry, workerId, log) : null;
 
-// The routing core's view of this thread's sessions (set up below: the two refer to each other
-// only through RouterHost, which the session table answers).
-const router: WorkerRouter = new WorkerRouter(
-  {
-    workerId,
-    deliverLocal: (handle, d, cache) => sessions.deliverLocal(handle, d, cache),
-    storedLocally: (handle) => sessions.byHandle.get(handle)?.stored,
-    mayHaveNoLocal: (handle) => sessions.byHandle.get(handle)?.mayHaveNoLocal() ?? true,
-    movedTo: (handle) => sessions.movedTo(handle),
-    sendBatch(worker, buffer, length) {
-      const port = peers.get(worker);
-      if (port) port.postMessage({ t: 'batch', buffer, length } satisfies PeerMessage, [buffer]);
-      else stats.dropped.noSession++;
-    },
-    dropped: () => stats.dropped.noSession++,
-  },
-  Router.open(data.routerName),
-  RetainedStore.open(data.routerName),
-  data.routeShared,
-);
-const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence);
-const wills = new Wills({ log, stats, router, persistence, authorizerFor });
-const sessions: SessionTable = new SessionTable({
+const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   workerId,
-  limits: sessionLimits,
+  config,
   log,
   stats,
-  router,
-  persistence,
-  outbox,
-  wills,
-  endpointCounters,
+  routerName: data.routerName,
   registry,
+  routeShared: data.routeShared,
+  persistence,
+  endpointCounters,
+  authenticator: new StaticAuthenticator(config.auth),
+  authMethods,
+  authorizerFor,
+  sendBatch(worker, buffer, length) {
+    const port = peers.get(worker);
+    if (!port) return false;
+    port.postMessage({ t: 'batch', buffer, length } satisfies PeerMessage, [buffer]);
+    return true;
+  },
   sendControl(worker, msg) {
     const port = peers.get(worker);
     if (port) port.postMessage(msg satisfies PeerMessage);
@@ -107,34 +86,9 @@ const sessions: SessionTable = new SessionTable({
   loadStored: async (clientId, handle) => {
     if (!store) return null;
     const stored = (await store.loadSessions()).find((s) => s.clientId === clientId);
-    if (!stored) return null;
-    const [subscriptions, deliveries, incomingQos2] = await Promise.all([store.loadSubscriptions(clientId), store.loadDeliveries(clientId), store.loadIncomingQos2(clientId)]);
-    return storedSession(handle, { session: stored, subscriptions, deliveries, incomingQos2 }, sessionLimits);
+    return stored ? storedSession(handle, await loadStoredParts(store, stored), sessionLimits) : null;
   },
 });
-const proxies: ProxyEnv = {
-  router,
-  persistence,
-  maxTopicLevels: limits.maxTopicLevels,
-  log,
-  sessions: () => sessions.all(),
-  owns: (s) => sessions.owns(s),
-};
-const handlerHost: HandlerHost = {
-  config,
-  log,
-  stats,
-  router,
-  sessions,
-  outbox,
-  persistence,
-  authenticator: new StaticAuthenticator(config.auth),
-  authMethods,
-  endpointCounters,
-  proxies,
-  authorizerFor,
-};
-const dispatcher = createDispatcher(handlerHost);
 const connectionHost: ConnectionHost = {
   limits,
   stats,
@@ -147,7 +101,7 @@ const connectionHost: ConnectionHost = {
     endpoint.connections.delete(conn);
     endpoint.stats.connectionsCurrent--;
     stats.connectionsCurrent--;
-    if ((wasConnected || conn.session) && conn.session) sessions.connectionClosed(conn.session, conn);
+    if (conn.session) sessions.connectionClosed(conn.session, conn);
   },
   drained(conn) {
     if (conn.session) outbox.drain(conn.session);
@@ -254,12 +208,8 @@ async function runOp(id: number, op: string, args: unknown): Promise<void> {
 async function restore(list: StoredSession[]): Promise<void> {
   if (!store) return;
   for (const s of list) {
-    const [subscriptions, deliveries, incomingQos2] = await Promise.all([
-      store.loadSubscriptions(s.clientId),
-      store.loadDeliveries(s.clientId),
-      store.loadIncomingQos2(s.clientId),
-    ]);
-    sessions.restore(s.clientId, (handle) => storedSession(handle, { session: s, subscriptions, deliveries, incomingQos2 }, sessionLimits));
+    const parts = await loadStoredParts(store, s);
+    sessions.restore(s.clientId, (handle) => storedSession(handle, parts, sessionLimits));
   }
   if (list.length) log.info('sessions restored', { count: list.length });
 }

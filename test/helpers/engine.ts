@@ -1,6 +1,6 @@
 // An in-memory engine for unit tests: one or more "workers" (router, session table, outbox,
 // wills, handler host) in this thread over a routing core and client registry of their own,
-// wired as src/worker/worker.ts wires them, with the messages between workers (delivery batches,
+// wired by the same createEngine (src/worker/engine.ts) the worker threads use, with the messages between workers (delivery batches,
 // session hand-over) passed in memory and delivered on the next turn of the event loop, as
 // MessagePorts do. Clients are FakeClients: no sockets; what the broker writes is parsed back.
 import { randomUUID } from 'node:crypto';
@@ -16,18 +16,15 @@ import { completeEndpoint } from '../../src/broker/endpoint-config.ts';
 import { remainingExpiry } from '../../src/broker/message.ts';
 import type { CloseReason } from '../../src/protocol/reason-codes.ts';
 import * as send from '../../src/protocol/send.ts';
-import { WorkerRouter } from '../../src/router/worker-router.ts';
 import type { Delivery } from '../../src/router/delivery.ts';
-import { SessionTable } from '../../src/engine/session/session-table.ts';
-import { Outbox } from '../../src/engine/session/outbox.ts';
-import { Wills } from '../../src/engine/session/wills.ts';
+import type { SessionTable } from '../../src/engine/session/session-table.ts';
+import type { WorkerRouter } from '../../src/router/worker-router.ts';
 import { Persistence } from '../../src/engine/session/persistence.ts';
 import type { Session } from '../../src/engine/session/session.ts';
 import type { HandoverMessage } from '../../src/engine/session/handover.ts';
-import type { ProxyEnv } from '../../src/engine/session/proxy-subscriptions.ts';
-import { createDispatcher } from '../../src/engine/handlers/dispatch.ts';
 import type { Client, ClientEndpoint, ClientState, Dispatcher, HandlerHost } from '../../src/engine/handlers/client.ts';
 import { WorkerStats } from '../../src/stats/worker-stats.ts';
+import { createEngine } from '../../src/worker/engine.ts';
 import { EndpointStats } from '../../src/stats/endpoint-stats.ts';
 import type { Store } from '../../src/store/types.ts';
 
@@ -90,35 +87,28 @@ export function startEngine(options: { workers?: number; config?: BrokerConfig; 
   const count = options.workers ?? 1;
   for (let id = 0; id < count; id++) {
     const stats = new WorkerStats();
-    const persistence = options.store ? new Persistence(options.store, registry, id, log) : null;
-    const limits = config.limits;
-    const sessionLimits = { maxQueued: limits.maxQueuedMessages, dropPolicy: limits.queueDropPolicy };
     const staticAuthorizer = new StaticAuthorizer(config.auth);
-    const authorizerFor = (): Authorizer => staticAuthorizer;
-    // eslint-disable-next-line prefer-const
-    let sessions: SessionTable;
-    const router = new WorkerRouter({
+    const engine = createEngine({
       workerId: id,
-      deliverLocal: (h, d, cache) => sessions.deliverLocal(h, d, cache),
-      storedLocally: (h) => sessions.byHandle.get(h)?.stored,
-      mayHaveNoLocal: (h) => sessions.byHandle.get(h)?.mayHaveNoLocal() ?? true,
-      movedTo: (h) => sessions.movedTo(h),
-      sendBatch: (worker, buffer, length) => post(() => workers[worker].router.receiveBatch(buffer, length)),
-      dropped: () => stats.dropped.noSession++,
-    }, Router.open(name), RetainedStore.open(name), shared);
-    const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence);
-    const wills = new Wills({ log, stats, router, persistence, authorizerFor });
-    sessions = new SessionTable({
-      workerId: id, limits: sessionLimits, log, stats, router, persistence, outbox, wills, endpointCounters: counters, registry,
+      config,
+      log,
+      stats,
+      routerName: name,
+      registry,
+      routeShared: shared,
+      persistence: options.store ? new Persistence(options.store, registry, id, log) : null,
+      endpointCounters: counters,
+      authenticator: new StaticAuthenticator(config.auth),
+      authMethods: new Map(),
+      authorizerFor: (): Authorizer => staticAuthorizer,
+      sendBatch: (worker, buffer, length) => {
+        post(() => workers[worker].router.receiveBatch(buffer, length));
+        return true;
+      },
       sendControl: (worker: number, msg: HandoverMessage) => post(() => workers[worker].sessions.onControl(msg, id)),
       loadStored: async () => null,
     });
-    const proxies: ProxyEnv = { router, persistence, maxTopicLevels: limits.maxTopicLevels, log, sessions: () => sessions.all(), owns: (s) => sessions.owns(s) };
-    const host: HandlerHost = {
-      config, log, stats, router, sessions, outbox, persistence,
-      authenticator: new StaticAuthenticator(config.auth), authMethods: new Map(), endpointCounters: counters, proxies, authorizerFor,
-    };
-    workers.push({ id, host, router, sessions, stats, dispatch: createDispatcher(host) });
+    workers.push({ id, host: engine.host, router: engine.router, sessions: engine.sessions, stats, dispatch: engine.dispatcher });
   }
   const endpoint: ClientEndpoint = { config: completeEndpoint({ port: 1883 }, { messageMaxSize: config.limits.maxPacketSize }, 'config'), slot: 0, stats: new EndpointStats() };
   return {

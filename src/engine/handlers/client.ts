@@ -91,7 +91,8 @@ export interface HandlerHost {
   readonly authMethods: ReadonlyMap<string, AuthMethod>;
   /** Connections and sessions per endpoint, shared by every worker (endpoint limits). */
   readonly endpointCounters: EndpointCounters;
-  /** Subscriptions the operator adds to every client (proxy subscriptions). */
+  /** Where subscriptions are made: a client's own, and the ones the operator adds to every
+   * client (proxy subscriptions). */
   readonly proxies: ProxyEnv;
   /** A per-connection authorizer (decisions cached, bounded). */
   authorizerFor(who: ClientIdentity): Authorizer;

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { Packet } from '../../native/index.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import { suback } from '../../protocol/send.ts';
-import { addSubscription, optionsByte, sendRetained, SubscriptionRefused, type SubscriptionEnv } from '../session/subscriptions.ts';
+import { addSubscription, optionsByte, sendRetained, SubscriptionRefused } from '../session/subscriptions.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
 export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): HandlerResult {
@@ -26,7 +26,7 @@ export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): Handle
 function finishSubscribe(host: HandlerHost, c: Client, p: Packet, allowed: boolean[], startedAt: number): HandlerResult {
   if (c.state === 'closed') return;
   const session = c.session!;
-  const env: SubscriptionEnv = { router: host.router, persistence: host.persistence, maxTopicLevels: host.config.limits.maxTopicLevels };
+  const env = host.proxies;
   const subscriptionId = p.properties?.subscriptionIdentifier?.[0] ?? 0;
   const codes: number[] = [];
   const added: { filter: string; options: number; existed: boolean }[] = [];

@@ -7,7 +7,6 @@ import type { Client, HandlerHost } from './client.ts';
 
 export function handleUnsubscribe(host: HandlerHost, c: Client, p: Packet): void {
   const session = c.session!;
-  const env = { router: host.router, persistence: host.persistence, maxTopicLevels: host.config.limits.maxTopicLevels };
-  const codes = p.unsubscriptions!.map((filter) => (removeSubscription(env, session, filter) ? RC.SUCCESS : RC.NO_SUBSCRIPTION_EXISTED));
+  const codes = p.unsubscriptions!.map((filter) => (removeSubscription(host.proxies, session, filter) ? RC.SUCCESS : RC.NO_SUBSCRIPTION_EXISTED));
   c.write(unsuback(c.version, p.messageId!, codes));
 }

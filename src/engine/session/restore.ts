@@ -2,7 +2,7 @@
 // a worker crash, or for a claim whose previous owner died), with its subscriptions, its
 // deliveries queued or in flight as they were, its incoming QoS 2 ids and its will.
 import type { Message } from '../../broker/message.ts';
-import type { LoadedDelivery, StoredMessage, StoredSession, StoredSubscription } from '../../store/types.ts';
+import type { LoadedDelivery, Store, StoredMessage, StoredSession, StoredSubscription } from '../../store/types.ts';
 import { Session, type SessionLimits } from './session.ts';
 
 /** What the store holds of one session. */
@@ -11,6 +11,16 @@ export interface StoredParts {
   subscriptions: StoredSubscription[];
   deliveries: LoadedDelivery[];
   incomingQos2: number[];
+}
+
+/** What the store holds of the session `session`. */
+export async function loadStoredParts(store: Store, session: StoredSession): Promise<StoredParts> {
+  const [subscriptions, deliveries, incomingQos2] = await Promise.all([
+    store.loadSubscriptions(session.clientId),
+    store.loadDeliveries(session.clientId),
+    store.loadIncomingQos2(session.clientId),
+  ]);
+  return { session, subscriptions, deliveries, incomingQos2 };
 }
 
 /** A stored message as the broker routes it. */

@@ -1,0 +1,118 @@
+// The MQTT engine of one worker thread, wired: the router over the shared routing core, the
+// session table, outbox and wills, the environment subscriptions are made in, and the packet
+// handlers' host and dispatcher. The one place these concrete classes meet; worker.ts gives it
+// the thread's messaging and store, the in-memory engine of the unit tests gives it in-memory ones.
+import { Router, RetainedStore, type ClientRegistry } from '../native/index.ts';
+import type { BrokerConfig } from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../auth/index.ts';
+import type { EndpointCounters } from '../broker/endpoint-counters.ts';
+import { WorkerRouter } from '../router/worker-router.ts';
+import { SessionTable } from '../engine/session/session-table.ts';
+import { Outbox } from '../engine/session/outbox.ts';
+import { Wills } from '../engine/session/wills.ts';
+import type { Persistence } from '../engine/session/persistence.ts';
+import type { Session, SessionLimits } from '../engine/session/session.ts';
+import type { HandoverMessage } from '../engine/session/handover.ts';
+import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
+import { createDispatcher } from '../engine/handlers/dispatch.ts';
+import type { Dispatcher, HandlerHost } from '../engine/handlers/client.ts';
+import type { WorkerStats } from '../stats/worker-stats.ts';
+
+/** What the engine needs from its thread. */
+export interface EngineDeps {
+  readonly workerId: number;
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+  readonly stats: WorkerStats;
+  /** The name of the process-wide routing core, retained store and client registry. */
+  readonly routerName: string;
+  readonly registry: InstanceType<typeof ClientRegistry>;
+  /** Shared by every worker's router: the subscription set's generation and the routing clock. */
+  readonly routeShared: SharedArrayBuffer;
+  readonly persistence: Persistence | null;
+  readonly endpointCounters: EndpointCounters;
+  readonly authenticator: Authenticator;
+  readonly authMethods: ReadonlyMap<string, AuthMethod>;
+  authorizerFor(who: ClientIdentity): Authorizer;
+  /** Posts a delivery batch (its buffer transferred) to another worker; false when there is no way. */
+  sendBatch(worker: number, buffer: ArrayBuffer, length: number): boolean;
+  /** Posts a hand-over message to another worker. */
+  sendControl(worker: number, msg: HandoverMessage): void;
+  /** Loads the stored session of `clientId` under `handle` (its worker died); null when none. */
+  loadStored(clientId: string, handle: number): Promise<Session | null>;
+}
+
+export interface Engine {
+  readonly router: WorkerRouter;
+  readonly sessions: SessionTable;
+  readonly outbox: Outbox;
+  /** Where the broker's own subscriptions are made (admin API, proxy and local subscriptions). */
+  readonly proxies: ProxyEnv;
+  readonly host: HandlerHost;
+  readonly dispatcher: Dispatcher;
+  readonly sessionLimits: SessionLimits;
+}
+
+export function createEngine(deps: EngineDeps): Engine {
+  const { workerId, config, log, stats, persistence } = deps;
+  const limits = config.limits;
+  const sessionLimits: SessionLimits = { maxQueued: limits.maxQueuedMessages, dropPolicy: limits.queueDropPolicy };
+  // The router and the session table refer to each other only through RouterHost, which the
+  // session table answers (it is made just below; the host's functions run later).
+  const router: WorkerRouter = new WorkerRouter(
+    {
+      workerId,
+      deliverLocal: (handle, d, cache) => sessions.deliverLocal(handle, d, cache),
+      storedLocally: (handle) => sessions.byHandle.get(handle)?.stored,
+      mayHaveNoLocal: (handle) => sessions.byHandle.get(handle)?.mayHaveNoLocal() ?? true,
+      movedTo: (handle) => sessions.movedTo(handle),
+      sendBatch(worker, buffer, length) {
+        if (!deps.sendBatch(worker, buffer, length)) stats.dropped.noSession++;
+      },
+      dropped: () => stats.dropped.noSession++,
+    },
+    Router.open(deps.routerName),
+    RetainedStore.open(deps.routerName),
+    deps.routeShared,
+  );
+  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence);
+  const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
+  const sessions: SessionTable = new SessionTable({
+    workerId,
+    limits: sessionLimits,
+    log,
+    stats,
+    router,
+    persistence,
+    outbox,
+    wills,
+    endpointCounters: deps.endpointCounters,
+    registry: deps.registry,
+    sendControl: deps.sendControl,
+    loadStored: deps.loadStored,
+  });
+  const proxies: ProxyEnv = {
+    router,
+    persistence,
+    maxTopicLevels: limits.maxTopicLevels,
+    log,
+    sessions: () => sessions.all(),
+    owns: (s) => sessions.owns(s),
+  };
+  const host: HandlerHost = {
+    config,
+    log,
+    stats,
+    router,
+    sessions,
+    outbox,
+    persistence,
+    authenticator: deps.authenticator,
+    authMethods: deps.authMethods,
+    endpointCounters: deps.endpointCounters,
+    proxies,
+    authorizerFor: deps.authorizerFor,
+  };
+  return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
+}
