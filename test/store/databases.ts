@@ -2,6 +2,9 @@
 // with SPINDLE_TEST_PG_URL / SPINDLE_TEST_MYSQL_URL), and a unique name per test so reruns and
 // parallel runs never see each other's data.
 import { randomBytes } from 'node:crypto';
+import assert from 'node:assert/strict';
+
+import type { Store } from '../../src/store/types.ts';
 
 export const PG_URL = process.env.SPINDLE_TEST_PG_URL || 'postgres://spindle:spindle@127.0.0.1:5432/spindle_test';
 export const MYSQL_URL = process.env.SPINDLE_TEST_MYSQL_URL || 'mysql://spindle:spindle@127.0.0.1:3306/spindle_test';
@@ -15,4 +18,16 @@ export function uniqueName(prefix: string): string {
 /** Rethrows a connection failure with the hint naming the setup script. */
 export function withHint(err: unknown, url: string): Error {
   return new Error(`cannot use the test database at ${url.replace(/:[^:@/]*@/, ':***@')}: ${(err as Error)?.message ?? String(err)}; ${SETUP_HINT}`, { cause: err });
+}
+
+/** The sessions the will-migration tests write at schema version 1 (wills holding minus their
+ * interval), as every store must read them back after migrating. */
+export async function assertMigratedWills(store: Store): Promise<void> {
+  const sessions = await store.loadSessions();
+  assert.deepEqual(
+    sessions.map((s) => [s.clientId, s.will?.expiryInterval]).sort(),
+    [['expiring', 30], ['never', 0], ['no-will', undefined]],
+  );
+  const will = sessions.find((s) => s.clientId === 'expiring')?.will;
+  assert.deepEqual(will, { delay: 5, expiryInterval: 30, message: { topic: 'w', payload: Buffer.from('bye'), qos: 1, retain: true, properties: null } });
 }

@@ -10,7 +10,7 @@ import { StoreError } from '../../src/store/errors.ts';
 import { MYSQL_MIGRATIONS } from '../../src/store/mysql/migrations.ts';
 import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import type { StoredMessage } from '../../src/store/types.ts';
-import { MYSQL_URL, uniqueName, withHint } from './databases.ts';
+import { MYSQL_URL, assertMigratedWills, uniqueName, withHint } from './databases.ts';
 import { storeSuite } from './store-suite.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -175,13 +175,7 @@ async function databaseAtVersion1(database: string): Promise<mysql.Connection> {
 async function assertWillIntervals(database: string): Promise<void> {
   const store = await openStore(database);
   try {
-    const sessions = await store.loadSessions();
-    assert.deepEqual(
-      sessions.map((s) => [s.clientId, s.will?.expiryInterval]).sort(),
-      [['expiring', 30], ['never', 0], ['no-will', undefined]],
-    );
-    const will = sessions.find((s) => s.clientId === 'expiring')?.will;
-    assert.deepEqual(will, { delay: 5, expiryInterval: 30, message: { topic: 'w', payload: Buffer.from('bye'), qos: 1, retain: true, properties: null } });
+    await assertMigratedWills(store);
   } finally {
     await store.close();
   }

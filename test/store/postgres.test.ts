@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { StoreError } from '../../src/store/errors.ts';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import { PG_URL, uniqueName, withHint } from './databases.ts';
+import { PG_URL, assertMigratedWills, uniqueName, withHint } from './databases.ts';
 import { storeSuite } from './store-suite.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -93,13 +93,7 @@ test("postgres: migration 2 turns a will's negative will_expires_at (version 1) 
   }
   const store = await openStore(schema);
   try {
-    const sessions = await store.loadSessions();
-    assert.deepEqual(
-      sessions.map((s) => [s.clientId, s.will?.expiryInterval]).sort(),
-      [['expiring', 30], ['never', 0], ['no-will', undefined]],
-    );
-    const will = sessions.find((s) => s.clientId === 'expiring')?.will;
-    assert.deepEqual(will, { delay: 5, expiryInterval: 30, message: { topic: 'w', payload: Buffer.from('bye'), qos: 1, retain: true, properties: null } });
+    await assertMigratedWills(store);
   } finally {
     await store.close();
     await dropSchema(schema);
