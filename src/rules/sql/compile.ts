@@ -12,23 +12,20 @@
 // - An identifier is a SELECT alias when one of that name (any case) is visible: in WHERE every
 //   alias, in a field the aliases of the fields before it. Otherwise it is an event field.
 //   `payload` reads as text, `payload.x` reads the payload's JSON.
-// - Output: an alias names its value; a path without alias nests (`payload.a.b` outputs
-//   {payload: {a: {b: v}}}, as EMQX does); a field without alias keeps its name as written;
-//   anything else is named by its source text. Fields whose value is undefined (a missing path)
-//   are left out of the output object; null stays.
+// - The output object is built by output.ts (names, nesting, fields left out when undefined).
 
 import { matchLevels, parseFilter } from '../../auth/topic-filter.ts';
 import type { ArithmeticOp, Expr, ParsedField, ParsedRule } from './ast.ts';
 import type { RuleContext } from './context.ts';
 import { SqlRuntimeError } from './errors.ts';
 import { lookupFunction, type Impl } from './functions.ts';
+import { outputBuilder, type Output } from './output.ts';
 import { compare, describe, equals, needNumber, textOf, toStr, walk } from './values.ts';
 
 export type CompiledRule = (ctx: RuleContext) => Record<string, unknown> | null;
 
 /** One compiled expression: reads the event, and `row`, the values of the fields so far. */
 type Eval = (ctx: RuleContext, row: unknown[]) => unknown;
-type Output = Record<string, unknown>;
 
 const NO_ROW: unknown[] = [];
 const NO_ARGS: unknown[] = Object.freeze([]) as unknown as unknown[];
@@ -48,13 +45,8 @@ export function compileRule(parsed: ParsedRule): CompiledRule {
 function compileFields(fields: ParsedField[], whereExpr: Expr | null): CompiledRule {
   const scope = new Map<string, number>();
   const evals: Eval[] = [];
-  const puts: ((out: Output, v: unknown) => void)[] = [];
-  let usesRow = false;
   fields.forEach((f, i) => {
-    const c = new Compiler(scope);
-    evals.push(c.compile(f.expr));
-    usesRow ||= c.usesRow;
-    puts.push(placer(f));
+    evals.push(new Compiler(scope).compile(f.expr));
     if (f.alias !== null) scope.set(f.alias.toLowerCase(), i);
   });
   let where: Eval | null = null;
@@ -63,20 +55,15 @@ function compileFields(fields: ParsedField[], whereExpr: Expr | null): CompiledR
     const c = new Compiler(scope);
     where = c.compile(whereExpr);
     whereAfter = c.usesRow;
-    usesRow ||= c.usesRow;
   }
+  const build = outputBuilder(fields);
   const n = evals.length;
   return function selectFields(ctx) {
-    const row = usesRow ? new Array(n) : NO_ROW;
-    if (where !== null && !whereAfter && where(ctx, row) !== true) return null;
-    const out: Output = {};
-    for (let i = 0; i < n; i++) {
-      const v = evals[i](ctx, row);
-      if (usesRow) row[i] = v;
-      if (v !== undefined) puts[i](out, v);
-    }
+    if (where !== null && !whereAfter && where(ctx, NO_ROW) !== true) return null;
+    const row = new Array(n);
+    for (let i = 0; i < n; i++) row[i] = evals[i](ctx, row);
     if (whereAfter && where!(ctx, row) !== true) return null;
-    return out;
+    return build(row);
   };
 }
 
@@ -88,41 +75,6 @@ function allFields(ctx: RuleContext): Output {
     if (v !== undefined) out[k] = textOf(v);
   }
   return out;
-}
-
-// How a field's value goes into the output object.
-function placer(f: ParsedField): (out: Output, v: unknown) => void {
-  if (f.alias !== null) {
-    const key = f.alias;
-    return (out, v) => {
-      out[key] = v;
-    };
-  }
-  if (f.expr.type === 'path') {
-    const keys = [f.expr.root, ...f.expr.path.map(String)];
-    return (out, v) => nest(out, keys, v);
-  }
-  const key = f.expr.type === 'field' ? f.expr.name : f.text;
-  return (out, v) => {
-    out[key] = v;
-  };
-}
-
-// Puts `v` at `keys` in `out`; objects along the way are copied, never written into (they may be
-// the payload's parsed JSON, shared with other rules).
-function nest(out: Output, keys: readonly string[], v: unknown): void {
-  let cur = out;
-  for (let i = 0; i < keys.length - 1; i++) {
-    const existing = cur[keys[i]];
-    const next: Output = isMap(existing) ? { ...existing } : {};
-    cur[keys[i]] = next;
-    cur = next;
-  }
-  cur[keys[keys.length - 1]] = v;
-}
-
-function isMap(v: unknown): v is Output {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array);
 }
 
 class Compiler {
@@ -286,6 +238,7 @@ class Compiler {
       return re.test(toStr(v)) !== negated;
     };
     if (patternExpr.type === 'literal') {
+      if (patternExpr.value === null) return () => false;
       const re = likeRegex(toStr(patternExpr.value));
       return (c, r) => test(re, operand(c, r));
     }

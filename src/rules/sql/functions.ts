@@ -248,7 +248,7 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = Object.freeze({
     call: (a) => {
       const s = str('substr', a[0]);
       const start = Math.max(0, Math.trunc(needNumber(a[1], 'substr()')));
-      return a.length > 2 ? s.substr(start, Math.max(0, Math.trunc(needNumber(a[2], 'substr()')))) : s.slice(start);
+      return a.length > 2 ? s.slice(start, start + Math.max(0, Math.trunc(needNumber(a[2], 'substr()')))) : s.slice(start);
     },
   },
   replace: { min: 3, max: 3, call: (a) => str('replace', a[0]).replaceAll(str('replace', a[1]), str('replace', a[2])) },

@@ -126,6 +126,7 @@ test('LIKE, =~, IN, CASE', () => {
   assert.equal(where("'50%' LIKE '50\\%'"), true);
   assert.equal(where("clientid LIKE concat('de', '%')"), true);
   assert.equal(where("payload.missing LIKE '%'"), false);
+  assert.equal(where("'' LIKE NULL"), false);
   assert.equal(where("topic =~ 'a/+/c'"), true);
   assert.equal(where("topic =~ 'a/#'"), true);
   assert.equal(where("topic =~ 'a/+'"), false);
@@ -173,4 +174,18 @@ test('explain: output, or why the event was filtered', () => {
   assert.match((explain(parsed, rule, makeContext('DROP', {})) as { filtered: string }).filtered, /event DROP is not a source/);
   const bad = parseRule("SELECT base64_decode('!') AS x FROM \"#\"");
   assert.throws(() => explain(bad, compileRule(bad), publish({})), SqlRuntimeError);
+});
+
+test('output: the same key twice (last wins), a leaf then a path under it, __proto__ as a name', () => {
+  const c = publish({ a: { b: 1, c: 2 }, t: 5 });
+  assert.deepEqual(run('SELECT 1 AS x, 2 AS x FROM "#"', c), { x: 2 });
+  const out = run('SELECT payload.a, payload.a.c, payload.t FROM "#"', c) as { payload: { a: unknown } };
+  assert.deepEqual(out, { payload: { a: { b: 1, c: 2 }, t: 5 } });
+  assert.notEqual(out.payload.a, (c.json() as { a: unknown }).a);
+  assert.deepEqual(run("SELECT payload.a.b, 'x' AS payload FROM \"#\"", c), { payload: 'x' });
+  const proto = run('SELECT 1 AS `__proto__`, 2 AS y FROM "#"', c)!;
+  assert.equal(Object.getPrototypeOf(proto), Object.prototype);
+  assert.deepEqual(Object.keys(proto), ['__proto__', 'y']);
+  // A missing value leaves its field out, in both the literal and the field-by-field builder.
+  assert.deepEqual(run('SELECT payload.zz AS z, payload.t AS t FROM "#"', c), { t: 5 });
 });
