@@ -18,6 +18,8 @@ export interface HealthOptions {
   log: Logger;
   /** One round trip through the source's own pool; rejects while the server is unreachable. */
   probe: () => Promise<void>;
+  /** Operations running now (the source's limiter). */
+  inFlight: () => number;
   backoff?: Backoff;
 }
 
@@ -27,7 +29,6 @@ export class HealthTracker {
   private lastError: string | null = null;
   private lastErrorAt: string | null = null;
   private reconnects = 0;
-  private inFlight = 0;
   private probeTimer: NodeJS.Timeout | null = null;
   private readonly backoff: Backoff;
 
@@ -46,23 +47,20 @@ export class HealthTracker {
       lastError: this.lastError,
       lastErrorAt: this.lastErrorAt,
       reconnects: this.reconnects,
-      inFlight: this.inFlight,
+      inFlight: this.options.inFlight(),
     };
   }
 
-  /** Runs `op` counted as in flight; its outcome updates the state through `isDown`. */
-  async track<T>(op: () => Promise<T>, isDown: (err: unknown) => boolean): Promise<T> {
-    this.inFlight++;
+  /** Awaits an operation; its outcome updates the state (`isDown`: the error means unreachable). */
+  async track<T>(op: Promise<T>, isDown: (err: unknown) => boolean): Promise<T> {
     try {
-      const value = await op();
+      const value = await op;
       this.succeeded();
       return value;
     } catch (err) {
       if (isDown(err)) this.wentDown(err);
       else this.answered(err);
       throw err;
-    } finally {
-      this.inFlight--;
     }
   }
 

@@ -1,6 +1,6 @@
 // Owns the http source (web hooks): its config {url, method, headers, timeout, poolSize, tls}, one
-// keep-alive agent per source whose maxSockets is the pool size (the concurrency bound: further
-// requests wait in the agent, under their deadline), and the mapping of statuses and socket errors
+// keep-alive agent per source with poolSize sockets and a limiter of poolSize requests in flight
+// (further requests wait, under their deadline: limiter.ts), and the mapping of statuses and socket errors
 // to SourceError. Built on node:http/https rather than the global fetch because fetch takes TLS
 // options (rejectUnauthorized, ca) only through an undici Agent, which is not a dependency here.
 // `check` connects (TCP, and TLS for https) without sending a request: see tcp-connect.ts.
@@ -11,6 +11,7 @@ import type { Logger } from '../log/index.ts';
 import { classifyNetworkError } from './classify.ts';
 import { configObject, intField, optionalString, requiredString, tlsField, tlsOptions, type TlsConfig } from './config-fields.ts';
 import { HealthTracker, isUnreachable } from './health.ts';
+import { Limiter, type Ticket } from './limiter.ts';
 import { connectOnce, type ConnectTarget } from './tcp-connect.ts';
 import { withTimeout } from './timeout.ts';
 import { SourceConfigError, SourceError, type CheckResult, type HttpRequest, type HttpResponse, type HttpSource, type SourceHealth } from './types.ts';
@@ -71,6 +72,7 @@ class PooledHttpSource implements HttpSource {
   private readonly base: URL;
   private readonly agent: http.Agent;
   private readonly tracker: HealthTracker;
+  private readonly limiter: Limiter;
   private readonly target: ConnectTarget;
   private readonly headers: Record<string, string>;
   private closed = false;
@@ -91,7 +93,8 @@ class PooledHttpSource implements HttpSource {
       ...(secure ? { tls: tlsOpts } : {}),
     };
     this.headers = lowerCaseKeys(config.headers);
-    this.tracker = new HealthTracker({ log: log.child({ source: id, type: 'http' }), probe: () => this.connect(config.timeout) });
+    this.limiter = new Limiter(config.poolSize);
+    this.tracker = new HealthTracker({ log: log.child({ source: id, type: 'http' }), probe: () => this.connect(config.timeout), inFlight: () => this.limiter.active });
     // Reach the endpoint once in the background: one that is down at start shows in the health.
     void this.connect(config.timeout).then(
       () => this.tracker.succeeded(),
@@ -116,7 +119,7 @@ class PooledHttpSource implements HttpSource {
 
   request(req: HttpRequest): Promise<HttpResponse> {
     if (this.closed) return Promise.reject(new SourceError(`source ${this.id} is closed`, 'other', false));
-    return this.tracker.track(() => this.send(req), isUnreachable);
+    return this.tracker.track(this.send(req), isUnreachable);
   }
 
   async close(): Promise<void> {
@@ -141,7 +144,8 @@ class PooledHttpSource implements HttpSource {
     if (body !== undefined) headers['content-length'] = String(body.length);
     const transport = url.protocol === 'https:' ? https : http;
     let outgoing: http.ClientRequest | undefined;
-    const exchange = new Promise<HttpResponse>((resolve, reject) => {
+    const ticket: Ticket = { expired: false };
+    const exchange = this.limiter.run(() => new Promise<HttpResponse>((resolve, reject) => {
       outgoing = transport.request(url, { method: req.method ?? this.config.method, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -157,10 +161,14 @@ class PooledHttpSource implements HttpSource {
       });
       outgoing.on('error', reject);
       outgoing.end(body);
-    });
+    }), ticket);
+    exchange.catch(() => {}); // after the deadline answered, nobody awaits the exchange
     let response: HttpResponse;
     try {
-      response = await withTimeout(exchange, this.config.timeout, `${url.host} request`, () => outgoing?.destroy());
+      response = await withTimeout(exchange, this.config.timeout, `${url.host} request`, () => {
+        ticket.expired = true;
+        outgoing?.destroy();
+      });
     } catch (err) {
       throw classifyHttpError(err);
     }

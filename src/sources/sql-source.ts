@@ -6,6 +6,7 @@
 // postgresql.ts) brings the pool, the placeholders and the error classification.
 import type { Logger } from '../log/index.ts';
 import { HealthTracker, isUnreachable } from './health.ts';
+import { Limiter, type Ticket } from './limiter.ts';
 import type { SqlConfig } from './sql-config.ts';
 import { quoteIdentifier, quoteTable, type Dialect } from './sql-identifier.ts';
 import { withTimeout } from './timeout.ts';
@@ -34,6 +35,7 @@ export interface SqlDriver {
 
 export class PooledSqlSource implements SqlSource {
   private readonly tracker: HealthTracker;
+  private readonly limiter: Limiter;
   private closed = false;
 
   constructor(
@@ -43,7 +45,8 @@ export class PooledSqlSource implements SqlSource {
     private readonly driver: SqlDriver,
     log: Logger,
   ) {
-    this.tracker = new HealthTracker({ log: log.child({ source: id, type }), probe: () => this.probe() });
+    this.limiter = new Limiter(config.poolSize);
+    this.tracker = new HealthTracker({ log: log.child({ source: id, type }), probe: () => this.probe(), inFlight: () => this.limiter.active });
     // Open the pool in the background: a server that is down at start shows in the health.
     void this.probe().then(
       () => this.tracker.succeeded(),
@@ -105,14 +108,21 @@ export class PooledSqlSource implements SqlSource {
 
   private execute(sql: string, params: unknown[], prepare: boolean): Promise<Row[]> {
     if (this.closed) return Promise.reject(new SourceError(`source ${this.id} is closed`, 'other', false));
-    return this.tracker.track(async () => {
+    const ticket: Ticket & { cancel?: () => void } = { expired: false };
+    const work = this.limiter.run(() => {
       const running = this.driver.run(sql, params, prepare);
-      try {
-        return await withTimeout(running.result, this.config.requestTimeout, `${this.type} query`, () => running.cancel());
-      } catch (err) {
-        throw err instanceof SourceError ? err : this.driver.classify(err);
-      }
-    }, isUnreachable);
+      ticket.cancel = running.cancel;
+      return running.result;
+    }, ticket);
+    const bounded = withTimeout(work, this.config.requestTimeout, `${this.type} query`, () => {
+      ticket.expired = true;
+      ticket.cancel?.();
+    }).catch((err: unknown) => {
+      throw err instanceof SourceError ? err : this.driver.classify(err);
+    });
+    // The work itself may still fail after its deadline answered the caller: nobody awaits it then.
+    work.catch(() => {});
+    return this.tracker.track(bounded, isUnreachable);
   }
 
   /** SELECT 1 through the pool (reconnecting it), under the connect deadline. */
