@@ -138,7 +138,7 @@ class PooledHttpSource implements HttpSource {
   }
 
   private async send(req: HttpRequest): Promise<HttpResponse> {
-    const url = new URL(this.base.href + (req.path ?? ''));
+    const url = joinUrl(this.base, req.path ?? '');
     const headers = { ...this.headers, ...lowerCaseKeys(req.headers ?? {}) };
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
     if (body !== undefined) headers['content-length'] = String(body.length);
@@ -187,6 +187,18 @@ export function classifyHttpError(err: unknown): SourceError {
   if (network) return new SourceError(text, network, network !== 'tls', { cause: err });
   // Reset, broken pipe, a parse error of the response: the link failed, a retry may work.
   return new SourceError(text, 'protocol', true, { cause: err });
+}
+
+/** The source's URL with `path` appended to its path (one slash between) and its query merged. */
+export function joinUrl(base: URL, path: string): URL {
+  const url = new URL(base);
+  if (path === '') return url;
+  const q = path.indexOf('?');
+  const segment = q >= 0 ? path.slice(0, q) : path;
+  const query = q >= 0 ? path.slice(q + 1) : '';
+  if (segment !== '') url.pathname = base.pathname.replace(/\/$/, '') + (segment.startsWith('/') ? segment : `/${segment}`);
+  if (query !== '') url.search = url.search ? `${url.search}&${query}` : `?${query}`;
+  return url;
 }
 
 function lowerCaseKeys(headers: Record<string, string>): Record<string, string> {

@@ -36,6 +36,7 @@ export interface SqlDriver {
 export class PooledSqlSource implements SqlSource {
   private readonly tracker: HealthTracker;
   private readonly limiter: Limiter;
+  private readonly log: Logger;
   private closed = false;
 
   constructor(
@@ -45,8 +46,9 @@ export class PooledSqlSource implements SqlSource {
     private readonly driver: SqlDriver,
     log: Logger,
   ) {
+    this.log = log.child({ source: id, type });
     this.limiter = new Limiter(config.poolSize);
-    this.tracker = new HealthTracker({ log: log.child({ source: id, type }), probe: () => this.probe(), inFlight: () => this.limiter.active });
+    this.tracker = new HealthTracker({ log: this.log, probe: () => this.probe(), inFlight: () => this.limiter.active });
     // Open the pool in the background: a server that is down at start shows in the health.
     void this.probe().then(
       () => this.tracker.succeeded(),
@@ -103,7 +105,12 @@ export class PooledSqlSource implements SqlSource {
     if (this.closed) return;
     this.closed = true;
     this.tracker.close();
-    await this.driver.end();
+    try {
+      await this.driver.end();
+    } catch (err) {
+      // mysql2 rejects end() with the error of a connection that was failing: the pool is ended anyway.
+      this.log.debug('pool ended with an error', { error: err });
+    }
   }
 
   private execute(sql: string, params: unknown[], prepare: boolean): Promise<Row[]> {
