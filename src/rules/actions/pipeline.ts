@@ -103,7 +103,12 @@ export class ActionPipeline {
     this.drop(this.queue.length - this.head);
     this.queue.length = 0;
     this.head = 0;
-    this.wake?.();
+    if (this.wake) {
+      // Waiting to retry a batch: it is dropped now (a write in flight is counted when it lands).
+      this.drop(this.inBatch);
+      this.inBatch = 0;
+      this.wake();
+    }
   }
 
   private queued(): number {
@@ -143,10 +148,6 @@ export class ActionPipeline {
   private async deliver(batch: Output[]): Promise<void> {
     let pending: readonly Output[] = batch;
     for (;;) {
-      if (this.gaveUp) {
-        this.drop(pending.length);
-        return;
-      }
       const source = this.options.sources.get(this.options.action.sourceId);
       let error: unknown;
       if (source === undefined) {
@@ -162,12 +163,17 @@ export class ActionPipeline {
       }
       if (error instanceof PartialWriteError) {
         this.written(pending.length - error.refused - error.retry.length);
-        if (error.refused > 0) this.refused(error.refused, error.cause);
+        if (error.refused > 0) this.refused(error.refused, error.refusedError);
         if (error.retry.length === 0) return;
         pending = error.retry;
-        error = error.cause;
+        error = error.retryError;
       } else if (!this.retryable(error, source)) {
         this.refused(pending.length, error);
+        return;
+      }
+      if (this.gaveUp) {
+        // The write was in flight when close() gave up: no more retries.
+        this.drop(pending.length);
         return;
       }
       this.counters.retries++;
@@ -178,6 +184,7 @@ export class ActionPipeline {
       }
       this.notify();
       await this.sleep(this.backoff.next());
+      if (this.gaveUp) return; // close() counted this batch as dropped when it woke us
     }
   }
 

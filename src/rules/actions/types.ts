@@ -63,14 +63,16 @@ export class ActionConfigError extends Error {
 }
 
 /** A batch was partly written (requests sent one per output): `refused` outputs were refused for
- * good, `retry` are the outputs whose write failed transiently; the others were written. */
+ * good (with `refusedError`), `retry` are the outputs whose write failed transiently (with
+ * `retryError`); the others were written. */
 export class PartialWriteError extends Error {
   constructor(
     readonly refused: number,
+    readonly refusedError: Error | null,
     readonly retry: readonly Output[],
-    override readonly cause: Error,
+    readonly retryError: Error | null,
   ) {
-    super(`${refused} refused, ${retry.length} to retry: ${cause.message}`, { cause });
+    super(`${refused} refused, ${retry.length} to retry: ${(refusedError ?? retryError)?.message ?? 'no error'}`, { cause: refusedError ?? retryError });
     this.name = 'PartialWriteError';
   }
 }

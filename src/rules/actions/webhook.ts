@@ -50,18 +50,23 @@ export function compileWebhook(config: Config): CompiledAction {
         return http.request({ ...(method ? { method } : {}), path: path ? path(o) : '', headers: h, body: body(o) });
       }));
       let refused = 0;
+      let refusedError: Error | null = null;
       const retry: Output[] = [];
-      let firstError: Error | null = null;
+      let retryError: Error | null = null;
       results.forEach((r, i) => {
         if (r.status === 'fulfilled') return;
         const err = r.reason instanceof Error ? r.reason : new Error(String(r.reason));
-        firstError ??= err;
-        if (err instanceof SourceError && err.transient) retry.push(outputs[i]);
-        else refused++;
+        if (err instanceof SourceError && err.transient) {
+          retry.push(outputs[i]);
+          retryError ??= err;
+        } else {
+          refused++;
+          refusedError ??= err;
+        }
       });
-      if (firstError === null) return;
-      if (refused === 0 && retry.length === outputs.length) throw firstError; // nothing got through: retry the batch
-      throw new PartialWriteError(refused, retry, firstError);
+      if (refused === 0 && retry.length === 0) return;
+      if (retryError !== null && retry.length === outputs.length) throw retryError; // nothing got through: retry the batch
+      throw new PartialWriteError(refused, refusedError, retry, retryError);
     },
   };
 }
