@@ -20,7 +20,7 @@ export function createPostgresqlSource(id: string, config: PostgresqlConfig, log
   const sql = postgres(connectionOptions(config, config.poolSize, config.connectTimeout));
   const driver: SqlDriver = {
     dialect: 'postgresql',
-    maxParams: 65_535,
+    maxParams: 65_533, // postgres.js refuses 65 534 parameters and more
     placeholder: (n) => `$${n}`,
     run(text, params, prepare) {
       const q = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });

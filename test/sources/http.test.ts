@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createHttpSource, parseHttpConfig } from '../../src/sources/http.ts';
+import { createHttpSource, joinUrl, parseHttpConfig } from '../../src/sources/http.ts';
 import { SourceConfigError, SourceError, type HttpSource } from '../../src/sources/types.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { closedPort, quietLog } from './helpers.ts';
@@ -64,6 +64,16 @@ test('http config: defaults, and mistakes name their field', () => {
   for (const [raw, field] of cases) {
     assert.throws(() => parseHttpConfig(raw), (err: unknown) => err instanceof SourceConfigError && err.field === field, `${JSON.stringify(raw)} -> ${field}`);
   }
+});
+
+test('http: the path is joined with one slash and its query merged with the url\'s', () => {
+  const cases: [string, string, string][] = [
+    ['http://h/', '/a', 'http://h/a'],
+    ['http://h/hooks/', 'a/b', 'http://h/hooks/a/b'],
+    ['http://h/hooks?token=1', '/dev?x=2', 'http://h/hooks/dev?token=1&x=2'],
+    ['http://h/hooks', '', 'http://h/hooks'],
+  ];
+  for (const [base, path, want] of cases) assert.equal(joinUrl(new URL(base), path).href, want, `${base} + ${path}`);
 });
 
 test('http: request appends the path, merges headers (the request wins) and sends the body', async () => {

@@ -70,6 +70,21 @@ test('registry: sources persist and come back with working pools after a reload'
   }, store);
 });
 
+test('registry: a source whose server is down at start is added and loaded; its health says down', async () => {
+  const store = new MemoryStore();
+  const port = await closedPort();
+  const id = await withRegistry(async (r) => {
+    const s = await r.add({ name: 'away', type: 'mysql', config: { url: MYSQL_URL, port } });
+    await waitFor(() => r.queryInfo(s.id).health.state === 'down', { message: 'the background connect finds the server down' });
+    return s.id;
+  }, store);
+  await withRegistry(async (r) => {
+    const info = await waitFor(() => r.queryInfo(id).health.state === 'down' && r.queryInfo(id));
+    assert.match(info.health.lastError ?? '', /ECONNREFUSED|refused/i);
+    assert.equal(info.health.reconnects, 0);
+  }, store);
+});
+
 test('registry: invalid input names its field; a second source of one name is a conflict', () =>
   withRegistry(async (r) => {
     const bad: [Record<string, unknown>, string][] = [

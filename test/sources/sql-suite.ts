@@ -67,6 +67,14 @@ export function sqlSourceSuite(o: SqlSuiteOptions): void {
       assert.equal(s.health().state, 'up');
     }));
 
+  test(`${o.name}: more values than one statement may carry are split into several INSERTs`, () =>
+    withTable(async (s, table) => {
+      const rows = Array.from({ length: 70_000 }, (_, i) => [i]);
+      await s.insert(table, ['id'], rows);
+      const [count] = await s.query(`SELECT count(*) AS c, count(DISTINCT id) AS d FROM ${table}`, []);
+      assert.deepEqual([Number(count.c), Number(count.d)], [70_000, 70_000]);
+    }));
+
   test(`${o.name}: identifiers outside [A-Za-z_][A-Za-z0-9_]* are refused before anything is sent`, () =>
     withTable(async (s, table) => {
       for (const [t, c] of [[`${table}; DROP TABLE x`, 'id'], [table, 'id"'], ['a.b.c', 'id'], [table, '']]) {
