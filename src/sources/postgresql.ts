@@ -24,7 +24,8 @@ export function createPostgresqlSource(id: string, config: PostgresqlConfig, log
     placeholder: (n) => `$${n}`,
     run(text, params, prepare) {
       const q = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });
-      return { result: q.then((rows) => rows as unknown as Row[]), cancel: () => void q.cancel() };
+      // cancel() sends a cancel request on a new connection, which fails while the server is away.
+      return { result: q.then((rows) => rows as unknown as Row[]), cancel: () => void Promise.resolve(q.cancel()).catch(() => {}) };
     },
     classify: classifyPostgresqlError,
     async checkOnce(timeoutMs) {

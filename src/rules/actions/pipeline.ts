@@ -195,6 +195,7 @@ export class ActionPipeline {
   }
 
   private written(n: number): void {
+    if (n === 0) return;
     this.counters.success += n;
     this.counters.batches++;
     this.backoff.reset();

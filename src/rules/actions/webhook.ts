@@ -65,7 +65,10 @@ export function compileWebhook(config: Config): CompiledAction {
         }
       });
       if (refused === 0 && retry.length === 0) return;
-      if (retryError !== null && retry.length === outputs.length) throw retryError; // nothing got through: retry the batch
+      // Every request failed the same way: the batch's error, retried or refused as a whole by the
+      // pipeline (which also retries refusals while the source is down, e.g. a TLS failure).
+      if (refused === 0) throw retryError;
+      if (retry.length === 0 && refused === outputs.length) throw refusedError;
       throw new PartialWriteError(refused, refusedError, retry, retryError);
     },
   };
