@@ -126,7 +126,7 @@ export class SourceRegistry {
     return [...this.records.values()].sort(byCreateTime).map(redact);
   }
 
-  check(id: string, timeoutMs?: number): Promise<CheckResult> {
+  async check(id: string, timeoutMs?: number): Promise<CheckResult> {
     const source = this.sources.get(id);
     if (!source) throw new SourceNotFoundError(id);
     return source.check(timeoutMs);

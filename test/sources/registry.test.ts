@@ -123,6 +123,7 @@ test('registry: delete refuses a source a rule uses, then closes and removes it'
     assert.equal(await store.getAdmin(SOURCE_KIND, s.id), undefined);
     await assert.rejects(r.delete(s.id), SourceNotFoundError);
     assert.throws(() => r.queryInfo(s.id), SourceNotFoundError);
+    await assert.rejects(r.check(s.id), SourceNotFoundError);
   }));
 
 test('registry: check answers ok for the real servers and names refused, dns and auth failures', () =>
