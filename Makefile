@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -54,6 +54,10 @@ bench-trie: build
 
 bench-store: build
 	node --import tsx bench/store-local.ts
+
+# save_postgresql / save_mysql rule actions: rows written per second at saturation.
+bench-actions-sql: build databases
+	node --import tsx bench/actions-sql.ts
 
 # Concurrent addMessage on the MYSQL and POSTGRESQL stores (starts the databases when missing).
 bench-store-sql: build databases
