@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases build test test-rust test-node bench bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases build test test-rust test-node bench bench-rules bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -44,7 +44,7 @@ typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
-bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-compare
+bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-compare
 
 bench-codec: build
 	node --import tsx bench/codec.ts
@@ -58,6 +58,13 @@ bench-store: build
 # save_postgresql / save_mysql rule actions: rows written per second at saturation.
 bench-actions-sql: build databases
 	node --import tsx bench/actions-sql.ts
+
+# The rule engine's targets: fan-in with 100 idle rules and with a republish rule, save_postgresql
+# and save_kafka at 20 000 msgs/s and at saturation, and a 10 s PostgreSQL outage (issue 12).
+bench-rules: build databases
+	./scripts/ensure-kafka.sh
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/rules.ts
 
 # Concurrent addMessage on the MYSQL and POSTGRESQL stores (starts the databases when missing).
 bench-store-sql: build databases

@@ -8,6 +8,8 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { AdminAuth } from './auth.ts';
+import type { RuleManager } from '../rules/manager.ts';
+import type { SourceRegistry } from '../sources/registry.ts';
 
 export interface AdminContext {
   readonly supervisor: Supervisor;
@@ -15,6 +17,9 @@ export interface AdminContext {
   /** The broker's store; with MEMORY an in-process one (admin objects then last until exit). */
   readonly store: Store;
   readonly auth: AdminAuth;
+  /** The rule engine's main-thread half, and the data sources its actions write to. */
+  readonly rules: RuleManager;
+  readonly sources: SourceRegistry;
   readonly log: Logger;
   /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
   readonly registry: Registry;

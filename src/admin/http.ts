@@ -90,14 +90,17 @@ export class HttpError extends Error {
   readonly field: string | undefined;
   /** Headers the answer carries (retry-after of a 429, allow of a 405). */
   readonly headers: Record<string, string> | undefined;
+  /** More about the error, in the body beside `field` (an SQL error's line and column). */
+  readonly details: Record<string, unknown> | undefined;
 
-  constructor(status: number, message: string, options: { error?: string; field?: string; headers?: Record<string, string> } = {}) {
+  constructor(status: number, message: string, options: { error?: string; field?: string; headers?: Record<string, string>; details?: Record<string, unknown> } = {}) {
     super(message);
     this.name = 'HttpError';
     this.status = status;
     this.error = options.error ?? ERROR_CODES[status] ?? 'ERROR';
     this.field = options.field;
     this.headers = options.headers;
+    this.details = options.details;
   }
 }
 
@@ -140,6 +143,7 @@ export function text(body: string, contentType = 'text/plain; charset=utf-8'): R
 export function errorReply(err: HttpError): Reply {
   const body: Record<string, unknown> = { code: err.status, message: err.message, error: err.error };
   if (err.field) body.field = err.field;
+  if (err.details) Object.assign(body, err.details);
   const reply = json(body, err.status);
   if (err.headers) reply.headers = { ...err.headers };
   return reply;

@@ -23,6 +23,11 @@ import { dashboardRoutes } from './routes/dashboard.ts';
 import { endpointRoutes } from './routes/endpoints.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { mqttRoutes } from './routes/mqtt.ts';
+import { ruleRoutes } from './routes/rules.ts';
+import { sourceRoutes } from './routes/sources.ts';
+import { SourceRegistry } from '../sources/registry.ts';
+import { RuleManager } from '../rules/manager.ts';
+import { registerRuleMetrics } from '../rules/metrics.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -43,6 +48,8 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   endpointRoutes,
   metricsRoutes,
   mqttRoutes,
+  sourceRoutes,
+  ruleRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
@@ -58,8 +65,32 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const limits = { maxFailures: c.loginMaxFailures, windowMs: c.loginWindow * 1000, lockoutMs: c.loginLockout * 1000 };
   const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime, limits }, log, new AuthMetrics(registry));
   await auth.init();
-  const closers: (() => void | Promise<void>)[] = [];
-  const context: AdminContext = { supervisor, config, store, auth, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  // Data sources first (rules name them), then the rules, started on every worker.
+  const sources = new SourceRegistry(store, log);
+  await sources.load();
+  const rules = new RuleManager(
+    {
+      newHandle: () => supervisor.registry.newHandle(),
+      subscribeRule: (h, f) => supervisor.subscribeRule(h, f),
+      unsubscribeRule: (h) => supervisor.unsubscribeRule(h),
+      runningWorkers: () => supervisor.runningWorkers(),
+      call: (w, op, args) => supervisor.call(w, op, args),
+      onWorkerReady: (fn) => supervisor.onWorkerReady(fn),
+      onRuleOutputs: (fn) => supervisor.onRuleOutputs(fn),
+    },
+    store,
+    { source: (id) => sources.get(id), typeOf: (id) => sources.record(id)?.type },
+    log,
+    { queueLimit: config.rules.actionQueueLimit },
+  );
+  sources.setInUseCheck((id) => rules.usesSource(id).length > 0);
+  await rules.load();
+  registerRuleMetrics(registry, rules);
+  const closers: (() => void | Promise<void>)[] = [
+    () => sources.close(),
+    () => rules.close(),
+  ];
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

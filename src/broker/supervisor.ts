@@ -6,7 +6,7 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 
-import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, ClientRegistry } from '../native/index.ts';
+import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, ClientRegistry, RULE_WORKER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
@@ -65,6 +65,7 @@ export class Supervisor {
   readonly startedAt = Date.now();
   private rpcSeq = 0;
   private readonly readyListeners: ((worker: number) => void)[] = [];
+  private ruleOutputs: (items: unknown[]) => void = () => {};
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
   readonly router: InstanceType<typeof Router>;
   readonly retained: InstanceType<typeof RetainedStore>;
@@ -206,6 +207,9 @@ export class Supervisor {
             else p.resolve(msg.value);
             break;
           }
+          case 'rule-outputs':
+            this.ruleOutputs(msg.items);
+            break;
           case 'stopped':
             break;
         }
@@ -299,6 +303,27 @@ export class Supervisor {
    * workers, such as proxy subscriptions, is pushed again). */
   onWorkerReady(fn: (worker: number) => void): void {
     this.readyListeners.push(fn);
+  }
+
+  /** Where the rule outputs the workers post go (the rule engine's action pipelines). */
+  onRuleOutputs(fn: (items: unknown[]) => void): void {
+    this.ruleOutputs = fn;
+  }
+
+  /** Subscribes the rule `handle` to `filters` in the routing core (every worker's publishes
+   * then find it); replaces what it had. */
+  subscribeRule(handle: number, filters: readonly string[]): void {
+    this.router.removeSession(handle);
+    try {
+      for (const f of filters) this.router.subscribe(f, handle, RULE_WORKER, 0, null);
+    } finally {
+      Atomics.add(new Int32Array(this.routeShared, 0, 1), 0, 1);
+    }
+  }
+
+  unsubscribeRule(handle: number): void {
+    this.router.removeSession(handle);
+    Atomics.add(new Int32Array(this.routeShared, 0, 1), 0, 1);
   }
 
   /** The worker that owns the session of `clientId` now, if any. */

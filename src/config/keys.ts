@@ -90,6 +90,7 @@ export const KEYS: readonly KeySpec[] = Object.freeze([
   fixed('admin.username', string({ nonEmpty: true }), 'admin', 'Name of the first admin user, created at first start.'),
   fixed('admin.password', string(), '', 'Password of the first admin user, used once at first start; empty: one is generated and printed once.'),
   fixed('admin.licensePublicKey', string(), '', 'PEM file of the Ed25519 public key that licences are verified with; empty: the built-in Spindle key.'),
+  fixed('rules.actionQueueLimit', integer(1, 10_000_000), 10000, 'Outputs waiting per rule action (a write to a data source) at most (1..10000000). While its target is down an action retries with backoff and its queue fills; past this bound further outputs are dropped and counted (spindle_rule_action_dropped_total).'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
   fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
   fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),

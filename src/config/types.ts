@@ -77,6 +77,7 @@ export interface BrokerConfig {
     password: string;
     licensePublicKey: string;
   };
+  rules: { actionQueueLimit: number };
   sys: { enabled: boolean; interval: number };
   shutdownTimeout: number;
 }

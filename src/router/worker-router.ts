@@ -3,7 +3,7 @@
 // workers into one batch per worker per tick. It also owns the retained-message side of a
 // publish and the retained messages sent on subscribe. One per thread; state is that thread's.
 // It sees the sessions only through RouterHost, by handle: the session layer is its caller.
-import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, TopicError, native } from '../native/index.ts';
+import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, RULE_WORKER, TopicError, native } from '../native/index.ts';
 import { toRecord, records, type Message } from '../broker/message.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
 import type { Delivery, Routed } from './delivery.ts';
@@ -26,6 +26,10 @@ export interface RouterHost {
   movedTo(handle: number): number | undefined;
   sendBatch(worker: number, buffer: ArrayBuffer, length: number): void;
   dropped(reason: 'noSession'): void;
+  /** The rule `rule` (subscribed under RULE_WORKER) matched `m`, published by the session
+   * `publisher` of this thread (NO_PUBLISHER: the broker). Called while routing: it must not
+   * route (a republish waits for the end of the routing). */
+  ruleMatched(rule: number, m: Message, publisher: number): void;
 }
 
 /** Topics whose deliveries this thread remembers (see `match`); the map starts over when full. */
@@ -76,7 +80,7 @@ export class WorkerRouter {
   publish(m: Message, publisher: number, publisherHash: number): number {
     m.seq = this.tick();
     if (m.retain) this.retain(m);
-    return this.deliverMatched(m, this.match(m, publisher, publisherHash));
+    return this.deliverMatched(m, this.match(m, publisher, publisherHash), publisher);
   }
 
   /**
@@ -93,14 +97,15 @@ export class WorkerRouter {
       if (((out[i + 1] >>> 16) & 3) === 0) continue;
       // A session of this thread says so itself (its `stored` mirrors the registry's persistent
       // flag, set together in Persistence.sessionConnected); others are asked of the registry.
-      if (this.host.storedLocally(out[i]) ?? kept(out[i])) return this.routedFrom(m, words);
+      if (this.host.storedLocally(out[i]) ?? kept(out[i])) return this.routedFrom(m, words, publisher);
     }
     if (m.retain) this.retain(m);
-    return this.deliverMatched(m, words);
+    return this.deliverMatched(m, words, publisher);
   }
 
-  /** Delivers the `words` of deliveries `match` left in `this.view`; answers how many. */
-  private deliverMatched(m: Message, words: number): number {
+  /** Delivers the `words` of deliveries `match` left in `this.view`; answers how many sessions
+   * it went to (rules are not sessions: they are told, not counted). */
+  private deliverMatched(m: Message, words: number, publisher: number): number {
     const out = this.view;
     let count = 0;
     this.frameCache.clear();
@@ -108,6 +113,12 @@ export class WorkerRouter {
       const session = out[i];
       const word = out[i + 1];
       const worker = word & 0xffff;
+      if (worker === RULE_WORKER) {
+        this.host.ruleMatched(session, m, publisher);
+        i += 3 + out[i + 2];
+        count--;
+        continue;
+      }
       const subQos = (word >>> 16) & 3;
       const n = out[i + 2];
       const ids = n ? Array.from(out.subarray(i + 3, i + 3 + n)) : null;
@@ -165,15 +176,21 @@ export class WorkerRouter {
    */
   route(m: Message, publisher: number, publisherHash: number): Routed[] {
     m.seq = this.tick();
-    return this.routedFrom(m, this.match(m, publisher, publisherHash));
+    return this.routedFrom(m, this.match(m, publisher, publisherHash), publisher);
   }
 
-  private routedFrom(m: Message, words: number): Routed[] {
+  /** The deliveries of `words` for `deliverRouted`; rules see the message now, as it is routed. */
+  private routedFrom(m: Message, words: number, publisher: number): Routed[] {
     const out = this.view;
     const routed: Routed[] = [];
     for (let i = 0; i < words;) {
       const word = out[i + 1];
       const n = out[i + 2];
+      if ((word & 0xffff) === RULE_WORKER) {
+        this.host.ruleMatched(out[i], m, publisher);
+        i += 3 + n;
+        continue;
+      }
       const subQos = (word >>> 16) & 3;
       routed.push({
         handle: out[i],

@@ -18,6 +18,8 @@ import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
 import type { Dispatcher, HandlerHost } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
+import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
+import type { Message } from '../broker/message.ts';
 
 /** What the engine needs from its thread. */
 export interface EngineDeps {
@@ -41,6 +43,10 @@ export interface EngineDeps {
   sendControl(worker: number, msg: HandoverMessage): void;
   /** Loads the stored session of `clientId` under `handle` (its worker died); null when none. */
   loadStored(clientId: string, handle: number): Promise<Session | null>;
+  /** The rule engine: client and message events, and the rules a publish matched (none when
+   * not given). */
+  readonly events?: EngineEvents;
+  ruleMatched?(rule: number, m: Message, publisher: number): void;
 }
 
 export interface Engine {
@@ -71,12 +77,14 @@ export function createEngine(deps: EngineDeps): Engine {
         if (!deps.sendBatch(worker, buffer, length)) stats.dropped.noSession++;
       },
       dropped: () => stats.dropped.noSession++,
+      ruleMatched: deps.ruleMatched ?? (() => {}),
     },
     Router.open(deps.routerName),
     RetainedStore.open(deps.routerName),
     deps.routeShared,
   );
-  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence);
+  const events = deps.events ?? NO_EVENTS;
+  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events);
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
   const sessions: SessionTable = new SessionTable({
     workerId,
@@ -113,6 +121,7 @@ export function createEngine(deps: EngineDeps): Engine {
     endpointCounters: deps.endpointCounters,
     proxies,
     authorizerFor: deps.authorizerFor,
+    events,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

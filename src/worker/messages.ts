@@ -27,6 +27,9 @@ export type FromWorker =
   | { t: 'failed'; error: { code: string; message: string } }
   | { t: 'stats'; stats: WorkerStatsSnapshot }
   | { t: 'rpc-reply'; id: number; value?: unknown; error?: RpcError }
+  /** Outputs of rules with actions that run in the main thread, one post per tick: pairs of
+   * a rule's handle and one output object. */
+  | { t: 'rule-outputs'; items: unknown[] }
   | { t: 'stopped' };
 
 /** An error of a worker operation; `status` is the HTTP status the admin API answers with. */

@@ -22,6 +22,8 @@ import type { StoredSession } from '../store/types.ts';
 import { OPS } from './ops/index.ts';
 import { OpError, type OpsEnv } from './ops/types.ts';
 import { createEngine } from './engine.ts';
+import { WorkerRules } from '../rules/worker-rules.ts';
+import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {
   workerId: number;
@@ -59,7 +61,22 @@ const store = config.store.storeType === 'MEMORY' ? null : await createStore(con
 if (store) await store.open();
 const persistence = store ? new Persistence(store, registry, workerId, log) : null;
 
+// The rule engine of this thread; its host's functions run once the engine below exists.
+const rules: WorkerRules = new WorkerRules({
+  node: config.nodeName,
+  publish: (m) => router.publish(m, NO_PUBLISHER, 0),
+  publisherOf(handle) {
+    const s = sessions.byHandle.get(handle);
+    if (!s) return undefined;
+    const conn = s.connection as Connection | null;
+    return { clientId: s.clientId, username: s.username, peerhost: conn?.remoteAddress };
+  },
+  postOutputs: (items) => post({ t: 'rule-outputs', items }),
+});
+
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
+  events: rules,
+  ruleMatched: (rule, m, publisher) => rules.ruleMatched(rule, m, publisher),
   workerId,
   config,
   log,
@@ -101,6 +118,9 @@ const connectionHost: ConnectionHost = {
     endpoint.connections.delete(conn);
     endpoint.stats.connectionsCurrent--;
     stats.connectionsCurrent--;
+    if (wasConnected && rules.wants[EV.CLOSE]) {
+      rules.emit('CLOSE', { clientid: conn.clientId, username: conn.username ?? null, peerhost: conn.remoteAddress, reason: conn.closeReason ?? 'normal', timestamp: Date.now() });
+    }
     if (conn.session) sessions.connectionClosed(conn.session, conn);
   },
   drained(conn) {
@@ -189,7 +209,7 @@ parentPort!.on('message', (msg: ToWorker) => {
   }
 });
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

@@ -34,7 +34,7 @@ export async function startBroker(overrides: Record<string, unknown> = {}): Prom
   const base = {
     workers: 2,
     dataDir: dir,
-    log: { level: 'error' },
+    log: { level: process.env.SPINDLE_TEST_LOG ?? 'error' },
     mqtt: { host: '127.0.0.1', tcp: { port: 0 }, ws: { port: 0 } },
     sys: { enabled: false },
     admin: { enabled: false, host: '127.0.0.1', port: 0, password: ADMIN_PASSWORD },

@@ -19,6 +19,7 @@ import type { SessionLink } from '../session/link.ts';
 import type { SessionTable } from '../session/session-table.ts';
 import type { Outbox } from '../session/outbox.ts';
 import type { ProxyEnv } from '../session/proxy-subscriptions.ts';
+import type { EngineEvents } from '../session/events.ts';
 
 /** A packet handler may finish later (authentication, authorization, the store): the connection
  * then holds the packets that follow until it has. */
@@ -96,6 +97,8 @@ export interface HandlerHost {
   readonly proxies: ProxyEnv;
   /** A per-connection authorizer (decisions cached, bounded). */
   authorizerFor(who: ClientIdentity): Authorizer;
+  /** Client and message events for the rule engine ($EVENT.*). */
+  readonly events: EngineEvents;
 }
 
 /** How a connection hands its packets to the handlers (the worker gives it one). */

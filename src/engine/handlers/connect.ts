@@ -13,6 +13,7 @@ import { NEVER_EXPIRES } from '../../store/types.ts';
 import type { Will } from '../session/session.ts';
 import type { Opening } from '../session/session-table.ts';
 import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
+import { EV } from '../session/events.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
 /** The authorizer of endpoints with enableAcl off. */
@@ -231,6 +232,12 @@ function connected(host: HandlerHost, c: Client, opening: Opening, k: Connecting
   c.onConnected(keepalive);
   opening.attach();
   c.endpoint.stats.timed('connect', k.startedAt);
+  if (host.events.wants[EV.CONNECT]) {
+    host.events.emit('CONNECT', {
+      clientid: c.clientId, username: c.username ?? null, peerhost: c.remoteAddress, proto_ver: version, keepalive,
+      clean_start: c.cleanStart, session_present: opening.present, expiry_interval: opening.session.expiryInterval, timestamp: Date.now(),
+    });
+  }
   // Subscriptions the operator adds to every client (admin API proxy subscriptions).
   applyProxySubscriptions(host.proxies, opening.session);
 }

@@ -1,6 +1,7 @@
 // handle_disconnect: the client ends the connection.
 import type { Packet } from '../../native/index.ts';
 import { RC } from '../../protocol/reason-codes.ts';
+import { EV } from '../session/events.ts';
 import type { Client, HandlerHost } from './client.ts';
 
 export function handleDisconnect(host: HandlerHost, c: Client, p: Packet): void {
@@ -16,5 +17,8 @@ export function handleDisconnect(host: HandlerHost, c: Client, p: Packet): void 
   }
   // [MQTT-3.1.2-10] a normal DISCONNECT discards the will; 0x04 asks for it to be sent.
   c.normalDisconnect = (p.reasonCode ?? 0) !== RC.DISCONNECT_WITH_WILL;
+  if (host.events.wants[EV.DISCONNECT]) {
+    host.events.emit('DISCONNECT', { clientid: c.clientId, username: c.username ?? null, peerhost: c.remoteAddress, reason_code: p.reasonCode ?? 0, timestamp: Date.now() });
+  }
   c.close('normal');
 }

@@ -9,6 +9,7 @@ import { ack, PUBACK, PUBREC } from '../../protocol/send.ts';
 import { tooManyLevels } from '../../protocol/topic-levels.ts';
 import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
+import { EV } from '../session/events.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
 export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
@@ -117,6 +118,7 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
     host.stats.aclDenied++;
     host.stats.dropped.notAuthorized++;
     c.endpoint.stats.aclDenied++;
+    if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'not_authorized');
     refusePublish(c, message.qos, packetId);
     return;
   }
@@ -125,7 +127,7 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
   const persistence = host.persistence;
   if (persistence === null || (message.qos === 0 && !message.retain && c.publishChain === null)) {
     // Nothing to keep: route and acknowledge now.
-    acknowledge(c, message, packetId, host.router.publish(message, c.session!.handle, c.clientHash));
+    acknowledge(host, c, message, packetId, host.router.publish(message, c.session!.handle, c.clientHash));
     return;
   }
   // With a store, what must be kept is stored before the message is delivered or acknowledged
@@ -138,7 +140,7 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
     // Nothing stored unless a persistent session gets it: then this is the plain fast path.
     const done = host.router.publishOrRoute(message, c.session!.handle, c.clientHash, persistence.keeps);
     if (typeof done === 'number') {
-      acknowledge(c, message, packetId, done);
+      acknowledge(host, c, message, packetId, done);
       return;
     }
     routed = done;
@@ -172,7 +174,7 @@ function storeFirst(host: HandlerHost, c: Client, message: Message, packetId: nu
     // Stored, so delivered even if the publisher went away meanwhile (it is then not
     // acknowledged: the client sends it again, a duplicate QoS 1 allows and QoS 2 recognises).
     host.router.deliverRouted(message, routed);
-    acknowledge(c, message, packetId, routed.length);
+    acknowledge(host, c, message, packetId, routed.length);
   };
   return { stored: waits.length === 0 ? undefined : waits.length === 1 ? waits[0] : Promise.all(waits), finish };
 }
@@ -200,7 +202,13 @@ function settle(c: Client, link: Promise<void>, max: number): void {
   if (c.publishPending === max - 1 && c.state !== 'closed') c.resumeReading();
 }
 
-function acknowledge(c: Client, message: Message, packetId: number, matched: number): void {
+/** $EVENT.DROP for a message of this client that goes nowhere. */
+function dropEvent(host: HandlerHost, c: Client, m: Message, reason: string): void {
+  host.events.emit('DROP', { reason, clientid: c.clientId, username: c.username ?? null, peerhost: c.remoteAddress, topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain, timestamp: Date.now(), publish_received_at: m.receivedAt });
+}
+
+function acknowledge(host: HandlerHost, c: Client, message: Message, packetId: number, matched: number): void {
+  if (matched === 0 && host.events.wants[EV.DROP]) dropEvent(host, c, message, 'no_subscribers');
   c.endpoint.stats.publishDone(message);
   if (c.state === 'closed') return;
   if (message.qos === 1) c.write(ack(PUBACK, packetId, c.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));

@@ -8,6 +8,7 @@ import type { Packet } from '../../native/index.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import { suback } from '../../protocol/send.ts';
 import { addSubscription, optionsByte, sendRetained, SubscriptionRefused } from '../session/subscriptions.ts';
+import { EV } from '../session/events.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
 export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): HandlerResult {
@@ -44,6 +45,9 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, allowed: boole
       if (stored) storing.push(stored);
       added.push({ filter: sub.topic, options, existed });
       codes.push(sub.qos); // granted QoS: we support all three
+      if (host.events.wants[EV.SUBSCRIBE]) {
+        host.events.emit('SUBSCRIBE', { clientid: c.clientId, username: c.username ?? null, peerhost: c.remoteAddress, topic: sub.topic, qos: sub.qos, timestamp: Date.now() });
+      }
     } catch (err) {
       if (!(err instanceof SubscriptionRefused)) throw err;
       host.log.debug('subscription refused', { clientId: c.clientId, filter: sub.topic, err });

@@ -11,6 +11,8 @@ import type { Delivery } from '../../router/delivery.ts';
 import type { Persistence } from './persistence.ts';
 import type { Inflight, Session } from './session.ts';
 import type { SessionLink } from './link.ts';
+import { EV, NO_EVENTS, type EngineEvents } from './events.ts';
+import type { Message } from '../../broker/message.ts';
 
 export interface OutboxLimits {
   /** QoS 1/2 messages in flight to a client at most (also bounded by its Receive Maximum). */
@@ -24,7 +26,14 @@ export class Outbox {
     private readonly limits: OutboxLimits,
     private readonly stats: WorkerStats,
     private readonly persistence: Persistence | null,
+    /** Rule events: DELIVERED, ACK and DROP happen here. */
+    private readonly events: EngineEvents = NO_EVENTS,
   ) {}
+
+  /** $EVENT.DROP: a message not delivered to `session`, with why. */
+  private dropEvent(session: Session, m: Message, reason: string): void {
+    this.events.emit('DROP', { reason, clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain, timestamp: Date.now(), publish_received_at: m.receivedAt });
+  }
 
   /** The QoS 1/2 window towards the session's client. */
   window(link: SessionLink): number {
@@ -48,7 +57,7 @@ export class Outbox {
     // QoS 0 routed before this connection was attached went to a session that was offline (or to
     // the connection before it): not queued, so not delivered either [MQTT-3.1.2-5 context].
     if (d.qos === 0 && routedBefore(d.message, session.attachedTick)) {
-      this.dropQos0Offline(session);
+      this.dropQos0Offline(session, d.message);
       return;
     }
     // A stored message waits in the queue while the store is congested (drain resumes it).
@@ -68,6 +77,7 @@ export class Outbox {
       if (d.qos === 0) {
         this.stats.dropped.slowConsumer++;
         link.endpointStats.dropped.buffer_full++;
+        if (this.events.wants[EV.DROP]) this.dropEvent(session, d.message, 'slow_consumer');
       } else {
         this.enqueue(session, d);
       }
@@ -98,6 +108,7 @@ export class Outbox {
       // [MQTT-3.3.2-5] an expired message is not delivered.
       this.stats.dropped.expired++;
       link.endpointStats.dropped.others++;
+      if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'expired');
       if (packetId !== 0) session.inflight.delete(packetId);
       this.persistence?.delivered(session, m);
       return;
@@ -116,6 +127,7 @@ export class Outbox {
       // [MQTT-3.1.2-25] too big for this client: dropped for it, as if sent.
       this.stats.dropped.tooLarge++;
       link.endpointStats.dropped.others++;
+      if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'too_large');
       if (resend) session.inflight.delete(packetId);
       this.persistence?.delivered(session, m);
       return;
@@ -134,11 +146,14 @@ export class Outbox {
     link.published(frame.length);
     if (!resend) this.stats.recordDelivery(now - m.receivedAt);
     link.write(frame);
+    if (this.events.wants[EV.DELIVERED]) {
+      this.events.emit('DELIVERED', { clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: d.qos, retain: d.retain, dup: resend, packet_id: packetId, timestamp: now, publish_received_at: m.receivedAt });
+    }
   }
 
   enqueue(session: Session, d: Delivery): void {
     if (d.qos === 0 && !this.limits.queueQos0 && !session.connection?.connected) {
-      this.dropQos0Offline(session);
+      this.dropQos0Offline(session, d.message);
       return;
     }
     const dropped = session.queue.push(d);
@@ -146,12 +161,14 @@ export class Outbox {
       this.stats.dropped.queueFull++;
       const es = session.connection?.endpointStats ?? endpointStatsOfSlot(session.endpointSlot);
       if (es) es.dropped.buffer_full++;
+      if (this.events.wants[EV.DROP]) this.dropEvent(session, dropped.message, 'queue_full');
       this.persistence?.delivered(session, dropped.message);
     }
   }
 
-  private dropQos0Offline(session: Session): void {
+  private dropQos0Offline(session: Session, m: Message): void {
     this.stats.dropped.qos0Offline++;
+    if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'client_disconnected');
     const es = endpointStatsOfSlot(session.endpointSlot) ?? session.connection?.endpointStats;
     if (es) es.dropped.client_disconnected++;
   }
@@ -199,6 +216,10 @@ export class Outbox {
    * packet id and send what waits. */
   completed(session: Session, entry: Inflight): void {
     session.inflight.delete(entry.packetId);
+    if (this.events.wants[EV.ACK]) {
+      const m = entry.message;
+      this.events.emit('ACK', { clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: entry.qos, packet_id: entry.packetId, timestamp: Date.now(), publish_received_at: m.receivedAt });
+    }
     this.persistence?.delivered(session, entry.message);
     this.drain(session);
   }

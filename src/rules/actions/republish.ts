@@ -23,7 +23,7 @@ export function compileRepublish(config: Config): CompiledRepublish {
   const topicText = requiredString(config, 'topic');
   const literal = topicText.replace(/\$\{[^}]*\}/g, '');
   if (/[+#\u0000]/.test(literal)) throw new ActionConfigError('topic', 'must not contain wildcards (+, #) or NUL');
-  if (topicText.startsWith('$')) throw new ActionConfigError('topic', 'must not start with $ (topics of the broker)');
+  if (topicText.startsWith('$') && !topicText.startsWith('${')) throw new ActionConfigError('topic', 'must not start with $ (topics of the broker)');
   const topic = template(topicText, 'topic');
   if (constant(topicText, 'topic') && topicText.length > 65_535) throw new ActionConfigError('topic', 'is longer than 65535 bytes');
   const payloadText = optionalString(config, 'payload');

@@ -5,6 +5,7 @@ import { endpointOps } from './endpoints.ts';
 import { systemOps } from './system.ts';
 import { clientOps } from './clients.ts';
 import { subscriptionOps } from './subscriptions.ts';
+import { ruleOps } from './rules.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
   ...metricsOps,
@@ -12,4 +13,5 @@ export const OPS: Readonly<Record<string, Op>> = {
   ...systemOps,
   ...clientOps,
   ...subscriptionOps,
+  ...ruleOps,
 };

@@ -11,6 +11,7 @@ import type { ProxyEnv } from '../../engine/session/proxy-subscriptions.ts';
 import type { WorkerRouter } from '../../router/worker-router.ts';
 import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Listeners } from '../../listener/listeners.ts';
+import type { WorkerRules } from '../../rules/worker-rules.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 export interface OpsEnv {
@@ -25,6 +26,7 @@ export interface OpsEnv {
   readonly proxies: ProxyEnv;
   readonly connections: ReadonlySet<Connection>;
   readonly listeners: Listeners;
+  readonly rules: WorkerRules;
 }
 
 // Arguments arrive by structured clone from the supervisor, typed per op at the call site.

@@ -1,0 +1,293 @@
+// WorkerRules: the rule engine inside one worker thread. Rules are compiled here once (the SQL to
+// a function, the republish templates); a PUBLISH finds its rules through the routing core (each
+// rule's FROM filters are subscribed under its handle with RULE_WORKER, see Supervisor.subscribeRule),
+// events come from the engine (EngineEvents). A rule's output goes to its republish actions,
+// which run here after the routing that produced them, and, when it has actions that write to
+// data sources, to the main thread in one message per tick (the action pipelines run there:
+// a worker never waits on a database). Counters per rule are read by the 'rules.runtime' op.
+import { NO_PUBLISHER } from '../native/index.ts';
+import type { Message } from '../broker/message.ts';
+import { EV, type EngineEvent, type EngineEvents } from '../engine/session/events.ts';
+import { compileRule, makeContext, parseRule, type CompiledRule, type EventName, type RuleContext } from './sql/index.ts';
+import { compileRepublish } from './actions/republish.ts';
+import type { CompiledRepublish } from './actions/types.ts';
+
+/** A rule as the main thread sends it to every worker. */
+export interface RuleSpec {
+  id: string;
+  /** Its handle in the routing core (unique among sessions and rules). */
+  handle: number;
+  sql: string;
+  /** Configs of its republish actions (validated by the main thread). */
+  republish: RepublishConfig[];
+  /** Whether it has actions the main thread runs (its outputs are posted there). */
+  remote: boolean;
+}
+
+export interface RepublishConfig {
+  topic: string;
+  payload?: string;
+  qos?: number;
+  retain?: boolean;
+}
+
+export interface RuleCounters {
+  /** Messages or events the rule's FROM matched. */
+  matched: number;
+  /** ... that passed WHERE and produced an output. */
+  passed: number;
+  /** ... that WHERE filtered out. */
+  filtered: number;
+  /** ... whose evaluation failed (a function refused its input). */
+  failed: number;
+  republished: number;
+  /** Republishes refused: invalid topic, or past the loop bound. */
+  republishFailed: number;
+  lastError: string | null;
+  lastErrorAt: number;
+}
+
+/** Republishes of republishes are bounded: a rule loop stops at this depth (counted as failed). */
+export const MAX_REPUBLISH_DEPTH = 8;
+
+type Republish = CompiledRepublish;
+
+interface Entry {
+  spec: RuleSpec;
+  events: EventName[];
+  run: CompiledRule;
+  republish: Republish[];
+  counters: RuleCounters;
+}
+
+interface Pending {
+  rule: Entry;
+  topic: string;
+  payload: Buffer;
+  qos: 0 | 1 | 2;
+  retain: boolean;
+  depth: number;
+}
+
+export interface WorkerRulesHost {
+  /** Routes a message the rules made (the broker is its publisher). */
+  publish(m: Message): void;
+  /** Who published: the session `handle` of this thread (undefined: unknown or the broker). */
+  publisherOf(handle: number): { clientId: string; username: string | undefined; peerhost: string | undefined } | undefined;
+  /** Posts outputs to the main thread (pairs of rule handle and output). */
+  postOutputs(items: unknown[]): void;
+  readonly node: string;
+}
+
+const EVENT_INDEX: Record<EngineEvent, number> = EV;
+const REPLY_EVENTS = Object.keys(EV) as EngineEvent[];
+
+export class WorkerRules implements EngineEvents {
+  private readonly byHandle = new Map<number, Entry>();
+  private readonly byId = new Map<string, Entry>();
+  private readonly byEvent = new Map<EventName, Entry[]>();
+  readonly wants = new Uint8Array(REPLY_EVENTS.length);
+  private outputs: unknown[] = [];
+  private flushScheduled = false;
+  private readonly republishQueue: Pending[] = [];
+  private draining = false;
+  /** The republish depth of the message being routed now (0: a client's message). */
+  private depth = 0;
+  /** The context of the last message evaluated: the rules of one message share it (and its
+   * parsed JSON payload). */
+  private lastMessage: Message | null = null;
+  private lastContext: RuleContext | null = null;
+
+  constructor(private readonly host: WorkerRulesHost) {}
+
+  /** Adds or replaces rules (compiled here; a rule that does not compile is reported, not added). */
+  install(specs: readonly RuleSpec[]): { id: string; error: string }[] {
+    const errors: { id: string; error: string }[] = [];
+    for (const spec of specs) {
+      try {
+        const parsed = parseRule(spec.sql);
+        const entry: Entry = {
+          spec,
+          events: parsed.events,
+          run: compileRule(parsed),
+          republish: spec.republish.map((c) => compileRepublish(c as unknown as Record<string, unknown>)),
+          counters: this.byId.get(spec.id)?.counters ?? newCounters(),
+        };
+        this.remove(spec.id);
+        this.byHandle.set(spec.handle, entry);
+        this.byId.set(spec.id, entry);
+      } catch (err) {
+        errors.push({ id: spec.id, error: (err as Error).message });
+      }
+    }
+    this.reindex();
+    return errors;
+  }
+
+  remove(id: string): boolean {
+    const e = this.byId.get(id);
+    if (!e) return false;
+    this.byId.delete(id);
+    this.byHandle.delete(e.spec.handle);
+    this.reindex();
+    return true;
+  }
+
+  /** Keeps only the rules of `ids` (after a worker restart the main thread sends the full set). */
+  retain(ids: ReadonlySet<string>): void {
+    for (const id of [...this.byId.keys()]) if (!ids.has(id)) this.remove(id);
+  }
+
+  counters(): Record<string, RuleCounters> {
+    const out: Record<string, RuleCounters> = {};
+    for (const [id, e] of this.byId) out[id] = { ...e.counters };
+    return out;
+  }
+
+  private reindex(): void {
+    this.byEvent.clear();
+    for (const e of this.byId.values()) {
+      for (const ev of e.events) {
+        if (ev === 'PUBLISH') continue;
+        let list = this.byEvent.get(ev);
+        if (!list) this.byEvent.set(ev, (list = []));
+        list.push(e);
+      }
+    }
+    for (const ev of REPLY_EVENTS) this.wants[EVENT_INDEX[ev]] = this.byEvent.has(ev) ? 1 : 0;
+  }
+
+  /** RouterHost.ruleMatched: a publish matched the rule `handle`'s FROM filters. */
+  ruleMatched(handle: number, m: Message, publisher: number): void {
+    const entry = this.byHandle.get(handle);
+    if (entry === undefined) return; // removed meanwhile, or not yet installed here
+    let ctx = this.lastContext;
+    if (m !== this.lastMessage || ctx === null) {
+      const who = publisher === NO_PUBLISHER ? undefined : this.host.publisherOf(publisher);
+      ctx = makeContext('PUBLISH', {
+        id: `${m.receivedAt.toString(16)}${(m.seq ?? 0).toString(16).padStart(8, '0')}`,
+        topic: m.topic,
+        payload: m.payload,
+        qos: m.qos,
+        retain: m.retain,
+        clientid: who?.clientId ?? '',
+        username: who?.username ?? null,
+        peerhost: who?.peerhost ?? null,
+        timestamp: m.receivedAt,
+        publish_received_at: m.receivedAt,
+        node: this.host.node,
+      });
+      this.lastMessage = m;
+      this.lastContext = ctx;
+    }
+    this.evaluate(entry, ctx);
+  }
+
+  /** EngineEvents.emit: a client or message event. */
+  emit(event: EngineEvent, fields: Record<string, unknown>): void {
+    const list = this.byEvent.get(event);
+    if (list === undefined) return;
+    fields.node = this.host.node;
+    fields.event = event;
+    const ctx = makeContext(event, fields);
+    for (const e of list) this.evaluate(e, ctx);
+  }
+
+  private evaluate(e: Entry, ctx: RuleContext): void {
+    const c = e.counters;
+    c.matched++;
+    let out: Record<string, unknown> | null;
+    try {
+      out = e.run(ctx);
+    } catch (err) {
+      c.failed++;
+      c.lastError = (err as Error).message;
+      c.lastErrorAt = Date.now();
+      return;
+    }
+    if (out === null) {
+      c.filtered++;
+      return;
+    }
+    c.passed++;
+    for (const r of e.republish) this.queueRepublish(e, r, out);
+    if (e.spec.remote) {
+      this.outputs.push(e.spec.handle, out);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(this.flush);
+      }
+    }
+  }
+
+  private queueRepublish(e: Entry, r: Republish, out: Record<string, unknown>): void {
+    const c = e.counters;
+    const depth = this.depth + 1;
+    const topic = r.topic(out);
+    const problem = depth > MAX_REPUBLISH_DEPTH ? `republish loop: more than ${MAX_REPUBLISH_DEPTH} republishes deep (topic ${topic})` : topicProblem(topic);
+    if (problem !== null) {
+      c.republishFailed++;
+      c.lastError = problem;
+      c.lastErrorAt = Date.now();
+      return;
+    }
+    const payload = Buffer.from(r.payload === null ? JSON.stringify(out) : r.payload(out), 'utf8');
+    this.republishQueue.push({ rule: e, topic, payload, qos: r.qos, retain: r.retain, depth });
+    if (!this.draining) {
+      this.draining = true;
+      queueMicrotask(this.drain);
+    }
+  }
+
+  /** Routes the republishes queued while routing (never inside a routing: the router's match
+   * buffer is in use then). A republish that matches rules queues theirs, one deeper. */
+  private readonly drain = (): void => {
+    const q = this.republishQueue;
+    try {
+      for (let i = 0; i < q.length; i++) {
+        const p = q[i];
+        this.depth = p.depth;
+        const now = Date.now();
+        this.host.publish({
+          topic: p.topic,
+          topicBytes: Buffer.from(p.topic, 'utf8'),
+          payload: p.payload,
+          qos: p.qos,
+          retain: p.retain,
+          props: null,
+          expiresAt: 0,
+          receivedAt: now,
+          storeId: undefined,
+          seq: undefined,
+        });
+        p.rule.counters.republished++;
+      }
+    } finally {
+      q.length = 0;
+      this.depth = 0;
+      this.draining = false;
+    }
+  };
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    if (this.outputs.length === 0) return;
+    const items = this.outputs;
+    this.outputs = [];
+    this.host.postOutputs(items);
+  };
+}
+
+function newCounters(): RuleCounters {
+  return { matched: 0, passed: 0, filtered: 0, failed: 0, republished: 0, republishFailed: 0, lastError: null, lastErrorAt: 0 };
+}
+
+/** Why `topic` cannot be published to (null: it can). */
+export function topicProblem(topic: string): string | null {
+  if (topic.length === 0) return 'republish topic is empty';
+  if (topic.includes('+') || topic.includes('#')) return `republish topic ${JSON.stringify(topic)} has a wildcard`;
+  if (topic.startsWith('$')) return `republish topic ${JSON.stringify(topic)} starts with $ (topics of the broker)`;
+  if (Buffer.byteLength(topic) > 65535) return 'republish topic longer than 65535 bytes';
+  if (topic.includes('\u0000')) return 'republish topic has a NUL character';
+  return null;
+}
