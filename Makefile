@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases build test test-rust test-node bench bench-rules bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-node bench bench-rules bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -30,12 +30,19 @@ system-packages:
 databases:
 	./scripts/ensure-databases.sh
 
+# Redis, Kafka (KRaft, from the Maven Central jars) and FerretDB (MongoDB wire protocol over
+# SQLite) for the data source tests: installed or built when missing, started when not running.
+services:
+	./scripts/ensure-redis.sh
+	./scripts/ensure-kafka.sh
+	./scripts/ensure-ferretdb.sh
+
 test: build system-packages typecheck test-rust test-node
 
 test-rust:
 	cargo test -p spindle-core --release
 
-test-node: build system-packages databases
+test-node: build system-packages databases services
 	$(NODE_TEST) $$(find test -name '*.test.ts' | sort)
 
 # The type check, then the dependency rules of src/ (.dependency-cruiser.cjs: no import cycle,
@@ -61,8 +68,7 @@ bench-actions-sql: build databases
 
 # The rule engine's targets: fan-in with 100 idle rules and with a republish rule, save_postgresql
 # and save_kafka at 20 000 msgs/s and at saturation, and a 10 s PostgreSQL outage (issue 12).
-bench-rules: build databases
-	./scripts/ensure-kafka.sh
+bench-rules: build databases services
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/rules.ts
 

@@ -1,10 +1,12 @@
 // Owns the table of source drivers the registry builds sources with: per type, how to parse and
-// normalize a raw config and how to create the source from it. redis, kafka and mongodb are added
-// here when their files (redis.ts, kafka.ts, mongodb.ts) land.
+// normalize a raw config and how to create the source from it.
 import type { Logger } from '../log/index.ts';
 import { createHttpSource, parseHttpConfig } from './http.ts';
 import { createMysqlSource, parseMysqlConfig } from './mysql.ts';
 import { createPostgresqlSource, parsePostgresqlConfig } from './postgresql.ts';
+import { createRedisSource, parseRedisConfig } from './redis.ts';
+import { createKafkaSource, parseKafkaConfig } from './kafka.ts';
+import { createMongoSource, parseMongoConfig } from './mongodb.ts';
 import type { AnySource, SourceType } from './types.ts';
 
 export interface SourceDriver {
@@ -19,5 +21,8 @@ export type SourceDrivers = Partial<Record<SourceType, SourceDriver>>;
 export const DRIVERS: SourceDrivers = {
   mysql: { parse: parseMysqlConfig, create: createMysqlSource },
   postgresql: { parse: parsePostgresqlConfig, create: createPostgresqlSource },
+  redis: { parse: parseRedisConfig, create: createRedisSource as SourceDriver['create'] },
+  kafka: { parse: parseKafkaConfig, create: createKafkaSource as SourceDriver['create'] },
+  mongodb: { parse: parseMongoConfig, create: createMongoSource as SourceDriver['create'] },
   http: { parse: parseHttpConfig, create: createHttpSource },
 };

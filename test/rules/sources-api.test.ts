@@ -1,5 +1,6 @@
 // Data sources (spec 4.6) through the admin API, and rule actions writing to them, against real
-// servers: PostgreSQL and MariaDB (scripts/ensure-databases.sh), a node:http webhook receiver.
+// servers: PostgreSQL and MariaDB (scripts/ensure-databases.sh), Redis, Kafka and FerretDB
+// (scripts/ensure-redis.sh, ensure-kafka.sh, ensure-ferretdb.sh), a node:http webhook receiver.
 // Passwords are never answered; a check really connects and says what failed; a source a rule
 // uses cannot be deleted; rows written by save_postgresql / save_mysql arrive; a webhook gets its
 // JSON.
@@ -10,11 +11,15 @@ import type { AddressInfo } from 'node:net';
 
 import postgres from 'postgres';
 import mysql from 'mysql2/promise';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import { Kafka, logLevel } from 'kafkajs';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { PG_URL, MYSQL_URL, uniqueName } from '../store/databases.ts';
+import { ensureRedis, ensureKafka, ensureFerretDb } from '../helpers/services.ts';
 
 let b: AdminBroker;
 before(async () => {
@@ -38,10 +43,11 @@ test('types, add, query and info: passwords stored but never answered', async ()
   assert.equal(q.status, 200);
   const rec = q.json.data.find((s: { id: string }) => s.id === id);
   assert.equal(rec.name, 'pg-main');
-  assert.ok(!q.text.includes(pgUrl.password), 'no password in a query answer');
+  assert.equal(rec.config.password, undefined, 'no password in a query answer');
+  assert.ok(!q.text.includes('"password"'));
   const info = await b.api('POST', '/source/query/info', { body: { id } });
   assert.equal(info.status, 200);
-  assert.ok(!info.text.includes(pgUrl.password), 'no password in info');
+  assert.ok(!info.text.includes('"password"'), 'no password in info');
   assert.ok(['connecting', 'up', 'down'].includes(info.json.data.health.state));
   assert.equal((await b.api('POST', '/source/add', { body: { name: 'pg-main', type: 'postgresql', config: { url: PG_URL } } })).status, 409);
   const bad = await b.api('POST', '/source/add', { body: { name: 'x', type: 'postgresql', config: { port: 'five' } } });
@@ -147,4 +153,60 @@ test('webhook: a rule POSTs each output as JSON to an http source', async () => 
   } finally {
     server.close();
   }
+});
+
+test('save_redis, save_kafka and save_mongodb: outputs arrive in Redis, Kafka and FerretDB (MongoDB wire protocol)', async () => {
+  ensureRedis();
+  ensureKafka();
+  ensureFerretDb();
+  const tag = uniqueName('t');
+  const redisSource = await addSource('redis-out', 'redis', { url: 'redis://127.0.0.1:6379/0' });
+  const kafkaSource = await addSource('kafka-out', 'kafka', { bootstrapServers: '127.0.0.1:9092' });
+  const mongoSource = await addSource('mongo-out', 'mongodb', { url: 'mongodb://127.0.0.1:27017/spindle_test' });
+  for (const id of [redisSource, kafkaSource, mongoSource]) {
+    const check = await b.api('POST', '/source/check', { body: { id } });
+    assert.equal(check.json.data.ok, true, check.text);
+  }
+  const kafkaTopic = `${tag}-out`;
+  const add = await b.api('POST', '/rule/add', { body: { name: 'fan-out-stores', sql: `SELECT clientid, payload.n AS n, topic FROM "${tag}/#"`, actions: [
+    { type: 'save_redis', config: { source: redisSource, command: ['HSET', `${tag}:\${clientid}`, 'n${n}', '${topic}'] } },
+    { type: 'save_kafka', config: { source: kafkaSource, topic: kafkaTopic, key: '${clientid}' } },
+    { type: 'save_mongodb', config: { source: mongoSource, collection: tag, document: { device: '${clientid}', n: '${n}' } } },
+  ] } });
+  assert.equal(add.status, 200, add.text);
+  const pub = await connect(b.url, { clientId: 'stores-pub' });
+  for (let n = 0; n < 20; n++) await pub.publishAsync(`${tag}/x`, JSON.stringify({ n }), { qos: 1 });
+  await end(pub);
+
+  const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
+  await redis.connect();
+  const hash = await waitFor(async () => {
+    const h = await redis.hgetall(`${tag}:stores-pub`);
+    return Object.keys(h).length === 20 && h;
+  });
+  assert.equal(hash.n7, `${tag}/x`);
+  await redis.del(`${tag}:stores-pub`);
+  redis.disconnect();
+
+  const mongo = new MongoClient('mongodb://127.0.0.1:27017/');
+  await mongo.connect();
+  const docs = await waitFor(async () => {
+    const d = await mongo.db('spindle_test').collection(tag).find({}, { projection: { _id: 0 } }).sort({ n: 1 }).toArray();
+    return d.length === 20 && d;
+  });
+  assert.deepEqual(docs[3], { device: 'stores-pub', n: 3 });
+  await mongo.db('spindle_test').collection(tag).drop();
+  await mongo.close();
+
+  const kafka = new Kafka({ clientId: 'spindle-test', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `${tag}-g` });
+  await consumer.connect();
+  await consumer.subscribe({ topic: kafkaTopic, fromBeginning: true });
+  const records: { key: string; value: { n: number } }[] = [];
+  await consumer.run({ eachMessage: async ({ message }) => { records.push({ key: message.key!.toString(), value: JSON.parse(message.value!.toString()) }); } });
+  await waitFor(() => records.length >= 20, { timeout: 30_000 });
+  await consumer.disconnect();
+  assert.equal(records.length, 20);
+  assert.deepEqual(records.map((r) => r.value.n), Array.from({ length: 20 }, (_, i) => i));
+  assert.ok(records.every((r) => r.key === 'stores-pub'));
 });

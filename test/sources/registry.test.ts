@@ -90,7 +90,7 @@ test('registry: invalid input names its field; a second source of one name is a 
     const bad: [Record<string, unknown>, string][] = [
       [{ type: 'mysql', config: { url: MYSQL_URL } }, 'name'],
       [{ name: 'x', type: 'oracle', config: {} }, 'type'],
-      [{ name: 'x', type: 'redis', config: {} }, 'type'], // not in this build's driver table
+      [{ name: 'x', type: 'redis', config: { port: 70000 } }, 'config.port'],
       [{ name: 'x', type: 'mysql', config: { url: MYSQL_URL, port: 'a' } }, 'config.port'],
       [{ name: 'x', type: 'http', config: { url: 'ftp://h/' } }, 'config.url'],
     ];

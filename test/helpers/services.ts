@@ -1,0 +1,40 @@
+// The servers the source tests talk to, made available by the project's own scripts (installed
+// when missing, started when not running): ensureRedis() (127.0.0.1:6379), ensureKafka()
+// (127.0.0.1:9092, KRaft) and ensureFerretDb() (127.0.0.1:27017, MongoDB wire protocol). Each
+// script runs at most once per test process, and is quick when `make services` already ran.
+// Also: a port on this machine where nothing listens, for the "refused" cases.
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const scripts = fileURLToPath(new URL('../../scripts/', import.meta.url));
+const done = new Set<string>();
+
+function ensure(script: string, timeoutMs: number): void {
+  if (done.has(script)) return;
+  execFileSync(`${scripts}${script}`, { stdio: ['ignore', 'inherit', 'inherit'], timeout: timeoutMs });
+  done.add(script);
+}
+
+export function ensureRedis(): void {
+  ensure('ensure-redis.sh', 5 * 60_000);
+}
+
+/** Resolving the Kafka jars the first time takes a minute or two. */
+export function ensureKafka(): void {
+  ensure('ensure-kafka.sh', 10 * 60_000);
+}
+
+/** Building FerretDB the first time takes a few minutes. */
+export function ensureFerretDb(): void {
+  ensure('ensure-ferretdb.sh', 10 * 60_000);
+}
+
+/** A loopback port nothing listens on (bound by the OS, then released). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
