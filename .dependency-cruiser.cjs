@@ -48,6 +48,27 @@ module.exports = {
       to: { path: '^src/(?!protocol/|stats/|native/)' },
     },
     {
+      name: 'engine-not-into-rules',
+      comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts) and the router through RouterHost.ruleMatched; it never imports it.',
+      severity: 'error',
+      from: { path: '^src/(engine|router|listener|store)/' },
+      to: { path: '^src/(rules|sources)/' },
+    },
+    {
+      name: 'sources-below-rules',
+      comment: 'Data sources are drivers: they know the store and the log, never the rules, the admin API or the engine.',
+      severity: 'error',
+      from: { path: '^src/sources/' },
+      to: { path: '^src/(rules|admin|engine|router|worker|listener|broker)/' },
+    },
+    {
+      name: 'rule-sql-is-pure',
+      comment: 'The SQL dialect (parse, compile, evaluate) knows nothing of the broker but the topic filter helpers.',
+      severity: 'error',
+      from: { path: '^src/rules/sql/' },
+      to: { path: '^src/(?!rules/sql/|auth/topic-filter\\.ts)' },
+    },
+    {
       name: 'main-thread-not-into-engine',
       comment: 'The main thread (admin API, supervisor, metrics) reaches the engine only through worker operations.',
       severity: 'error',
