@@ -8,7 +8,7 @@
 import { NO_PUBLISHER } from '../native/index.ts';
 import type { Message } from '../broker/message.ts';
 import { EV, type EngineEvent, type EngineEvents } from '../engine/session/events.ts';
-import { compileRule, makeContext, parseRule, type CompiledRule, type EventName, type RuleContext } from './sql/index.ts';
+import { compileRule, EventContext, parseRule, type CompiledRule, type EventName, type RuleContext } from './sql/index.ts';
 import { compileRepublish } from './actions/republish.ts';
 import type { CompiledRepublish } from './actions/types.ts';
 
@@ -97,6 +97,9 @@ export class WorkerRules implements EngineEvents {
    * parsed JSON payload). */
   private lastMessage: Message | null = null;
   private lastContext: RuleContext | null = null;
+  private readonly topicCache = new Map<string, Buffer>();
+  /** The last republish topic found valid (most rules republish to one topic). */
+  private lastGoodTopic = '';
 
   constructor(private readonly host: WorkerRulesHost) {}
 
@@ -163,33 +166,20 @@ export class WorkerRules implements EngineEvents {
     if (entry === undefined) return; // removed meanwhile, or not yet installed here
     let ctx = this.lastContext;
     if (m !== this.lastMessage || ctx === null) {
-      const who = publisher === NO_PUBLISHER ? undefined : this.host.publisherOf(publisher);
-      ctx = makeContext('PUBLISH', {
-        id: `${m.receivedAt.toString(16)}${(m.seq ?? 0).toString(16).padStart(8, '0')}`,
-        topic: m.topic,
-        payload: m.payload,
-        qos: m.qos,
-        retain: m.retain,
-        clientid: who?.clientId ?? '',
-        username: who?.username ?? null,
-        peerhost: who?.peerhost ?? null,
-        timestamp: m.receivedAt,
-        publish_received_at: m.receivedAt,
-        node: this.host.node,
-      });
+      ctx = new EventContext('PUBLISH', new PublishFields(m, publisher, this.host) as unknown as Record<string, unknown>);
       this.lastMessage = m;
       this.lastContext = ctx;
     }
     this.evaluate(entry, ctx);
   }
 
-  /** EngineEvents.emit: a client or message event. */
+  /** EngineEvents.emit: a client or message event (its field names are lower-case). */
   emit(event: EngineEvent, fields: Record<string, unknown>): void {
     const list = this.byEvent.get(event);
     if (list === undefined) return;
     fields.node = this.host.node;
     fields.event = event;
-    const ctx = makeContext(event, fields);
+    const ctx = new EventContext(event, fields);
     for (const e of list) this.evaluate(e, ctx);
   }
 
@@ -224,7 +214,12 @@ export class WorkerRules implements EngineEvents {
     const c = e.counters;
     const depth = this.depth + 1;
     const topic = r.topic(out);
-    const problem = depth > MAX_REPUBLISH_DEPTH ? `republish loop: more than ${MAX_REPUBLISH_DEPTH} republishes deep (topic ${topic})` : topicProblem(topic);
+    let problem: string | null = null;
+    if (depth > MAX_REPUBLISH_DEPTH) problem = `republish loop: more than ${MAX_REPUBLISH_DEPTH} republishes deep (topic ${topic})`;
+    else if (topic !== this.lastGoodTopic) {
+      problem = topicProblem(topic);
+      if (problem === null) this.lastGoodTopic = topic;
+    }
     if (problem !== null) {
       c.republishFailed++;
       c.lastError = problem;
@@ -232,6 +227,7 @@ export class WorkerRules implements EngineEvents {
       return;
     }
     const payload = Buffer.from(r.payload === null ? JSON.stringify(out) : r.payload(out), 'utf8');
+
     this.republishQueue.push({ rule: e, topic, payload, qos: r.qos, retain: r.retain, depth });
     if (!this.draining) {
       this.draining = true;
@@ -250,7 +246,7 @@ export class WorkerRules implements EngineEvents {
         const now = Date.now();
         this.host.publish({
           topic: p.topic,
-          topicBytes: Buffer.from(p.topic, 'utf8'),
+          topicBytes: this.topicBytes(p.topic),
           payload: p.payload,
           qos: p.qos,
           retain: p.retain,
@@ -268,6 +264,17 @@ export class WorkerRules implements EngineEvents {
       this.draining = false;
     }
   };
+
+  /** A topic's bytes; republishes mostly go to few topics, so the last ones are kept. */
+  private topicBytes(topic: string): Buffer {
+    let b = this.topicCache.get(topic);
+    if (b === undefined) {
+      if (this.topicCache.size >= 1024) this.topicCache.clear();
+      b = Buffer.from(topic, 'utf8');
+      this.topicCache.set(topic, b);
+    }
+    return b;
+  }
 
   private readonly flush = (): void => {
     this.flushScheduled = false;
@@ -290,4 +297,67 @@ export function topicProblem(topic: string): string | null {
   if (Buffer.byteLength(topic) > 65535) return 'republish topic longer than 65535 bytes';
   if (topic.includes('\u0000')) return 'republish topic has a NUL character';
   return null;
+}
+
+const MESSAGE = Symbol('message');
+const PUBLISHER = Symbol('publisher');
+const HOST = Symbol('host');
+const WHO = Symbol('who');
+
+type Who = ReturnType<WorkerRulesHost['publisherOf']> | null;
+
+/**
+ * The fields of a PUBLISH as rules read them. What every rule needs is set at once; the message
+ * id and who published are computed on first read (most rules read neither). The getters are
+ * enumerable, so SELECT * has them too.
+ */
+class PublishFields {
+  readonly topic: string;
+  readonly payload: Buffer;
+  readonly qos: number;
+  readonly retain: boolean;
+  readonly timestamp: number;
+  readonly publish_received_at: number;
+  readonly node: string;
+  readonly event = 'PUBLISH';
+  private readonly [MESSAGE]: Message;
+  private readonly [PUBLISHER]: number;
+  private readonly [HOST]: WorkerRulesHost;
+  private [WHO]: Who | undefined = undefined;
+
+  constructor(m: Message, publisher: number, host: WorkerRulesHost) {
+    this.topic = m.topic;
+    this.payload = m.payload;
+    this.qos = m.qos;
+    this.retain = m.retain;
+    this.timestamp = m.receivedAt;
+    this.publish_received_at = m.receivedAt;
+    this.node = host.node;
+    this[MESSAGE] = m;
+    this[PUBLISHER] = publisher;
+    this[HOST] = host;
+  }
+
+  private who(): Who {
+    if (this[WHO] === undefined) this[WHO] = this[PUBLISHER] === NO_PUBLISHER ? null : (this[HOST].publisherOf(this[PUBLISHER]) ?? null);
+    return this[WHO];
+  }
+}
+
+for (const [name, get] of [
+  ['id', function id(this: PublishFields) {
+    const m = (this as unknown as { [MESSAGE]: Message })[MESSAGE];
+    return `${m.receivedAt.toString(16)}${((m.seq ?? 0) >>> 0).toString(16).padStart(8, '0')}`;
+  }],
+  ['clientid', function clientid(this: PublishFields) {
+    return (this as unknown as { who(): Who }).who()?.clientId ?? '';
+  }],
+  ['username', function username(this: PublishFields) {
+    return (this as unknown as { who(): Who }).who()?.username ?? null;
+  }],
+  ['peerhost', function peerhost(this: PublishFields) {
+    return (this as unknown as { who(): Who }).who()?.peerhost ?? null;
+  }],
+] as const) {
+  Object.defineProperty(PublishFields.prototype, name, { get, enumerable: true });
 }

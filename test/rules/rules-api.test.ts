@@ -136,6 +136,37 @@ test('events: CONNECT, SUBSCRIBE and CLOSE rules see their clients on either wor
   }
 });
 
+test('events: DISCONNECT, UNSUBSCRIBE, DELIVERED, ACK and DROP carry their fields', async () => {
+  const rules: [string, string, string][] = [
+    ['ev-disc', 'SELECT clientid, reason_code FROM "$EVENT.DISCONNECT" WHERE clientid = \'ev2-c\'', '${clientid} ${reason_code}'],
+    ['ev-unsub', 'SELECT clientid, topic FROM "$EVENT.UNSUBSCRIBE" WHERE clientid = \'ev2-c\'', '${clientid} ${topic}'],
+    ['ev-deliv', 'SELECT clientid, topic, qos, payload FROM "$EVENT.DELIVERED" WHERE topic =~ \'dl/#\'', '${clientid} ${topic} ${qos} ${payload}'],
+    ['ev-ack', 'SELECT clientid, topic, packet_id FROM "$EVENT.ACK" WHERE topic =~ \'dl/#\'', '${clientid} ${topic}'],
+    ['ev-drop', 'SELECT reason, topic, clientid FROM "$EVENT.DROP" WHERE topic =~ \'nobody/#\'', '${reason} ${topic} ${clientid}'],
+  ];
+  const ids: string[] = [];
+  for (const [name, sql, payload] of rules) ids.push(await addRule({ name, sql, actions: [{ type: 'republish', config: { topic: `ev2/${name}`, payload } }] }));
+  const watch = await connect(b.url, { clientId: 'ev2-watch' });
+  await watch.subscribeAsync('ev2/#');
+  const got = async (n: number, fn: () => Promise<unknown>) => {
+    const next = nextMessages(watch, n);
+    await fn();
+    return (await next).map((m) => [m.topic, m.payload]).sort();
+  };
+  const c = await connect(urls[0], { clientId: 'ev2-c' });
+  await c.subscribeAsync('dl/#', { qos: 1 });
+  const pub = await connect(urls[1], { clientId: 'ev2-pub' });
+  assert.deepEqual(await got(2, () => pub.publishAsync('dl/x', 'hello', { qos: 1 })), [
+    ['ev2/ev-ack', 'ev2-c dl/x'],
+    ['ev2/ev-deliv', 'ev2-c dl/x 1 hello'],
+  ]);
+  assert.deepEqual(await got(1, () => pub.publishAsync('nobody/here', 'x', { qos: 1 })), [['ev2/ev-drop', 'no_subscribers nobody/here ev2-pub']]);
+  assert.deepEqual(await got(1, () => c.unsubscribeAsync('dl/#')), [['ev2/ev-unsub', 'ev2-c dl/#']]);
+  assert.deepEqual(await got(1, () => end(c)), [['ev2/ev-disc', 'ev2-c 0']]);
+  await end(watch, pub);
+  for (const id of ids) await b.api('POST', '/rule/delete', { body: { id } });
+});
+
 test('loops: a constant republish topic its own FROM matches is refused; a templated loop is bounded and counted', async () => {
   const refused = await b.api('POST', '/rule/add', { body: { name: 'self', sql: 'SELECT * FROM "loop/#"', actions: [{ type: 'republish', config: { topic: 'loop/x' } }] } });
   assert.equal(refused.status, 400);

@@ -23,15 +23,23 @@ const NOT_PARSED = Symbol('not parsed');
 export function makeContext(event: EventName, fields: Record<string, unknown>): RuleContext {
   const lower: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) lower[k.toLowerCase()] = v;
-  let parsed: unknown = NOT_PARSED;
-  return {
-    event,
-    fields: lower,
-    json() {
-      if (parsed === NOT_PARSED) parsed = parsePayload(lower.payload);
-      return parsed;
-    },
-  };
+  return new EventContext(event, lower);
+}
+
+/** A RuleContext over fields whose names are already lower-case (the engine's events): no copy.
+ * `fields` may have enumerable getters (computed on first read); SELECT * reads them too. */
+export class EventContext implements RuleContext {
+  private parsed: unknown = NOT_PARSED;
+
+  constructor(
+    readonly event: EventName,
+    readonly fields: Record<string, unknown>,
+  ) {}
+
+  json(): unknown {
+    if (this.parsed === NOT_PARSED) this.parsed = parsePayload(this.fields.payload);
+    return this.parsed;
+  }
 }
 
 function parsePayload(payload: unknown): unknown {

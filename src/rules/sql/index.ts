@@ -7,6 +7,6 @@ export type { EventName, RuleSource, ParsedRule, ParsedField, Expr, Literal, Bin
 export { SqlSyntaxError, SqlRuntimeError } from './errors.ts';
 export { parseRule, parseExpression } from './parser.ts';
 export { compileRule, type CompiledRule } from './compile.ts';
-export { makeContext, type RuleContext } from './context.ts';
+export { makeContext, EventContext, type RuleContext } from './context.ts';
 export { explain } from './explain.ts';
 export { FUNCTIONS } from './functions.ts';

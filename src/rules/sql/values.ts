@@ -12,7 +12,8 @@ export function isNumericString(s: string): boolean {
 
 /** A buffer as UTF-8 text; anything else unchanged. */
 export function textOf(v: unknown): unknown {
-  return v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8') : v;
+  if (!(v instanceof Uint8Array)) return v;
+  return Buffer.isBuffer(v) ? v.toString('utf8') : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('utf8');
 }
 
 /** The value as text: strings as they are, buffers as UTF-8, objects as JSON, null as "". */
