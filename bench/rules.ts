@@ -240,7 +240,9 @@ try {
   const successAtStart = (await runtime(s, outRule)).actions[0].success;
   let flowingAfter = NaN;
   while (Date.now() - startedAt < 30_000) {
-    const now = (await runtime(s, outRule)).actions[0].success;
+    const a = (await runtime(s, outRule)).actions[0];
+    if (process.env.RULES_DEBUG) console.error(((Date.now() - startedAt) / 1000).toFixed(1), a.success, a.retries, a.queued, a.lastErrorAt, a.lastError);
+    const now = a.success;
     if (now > successAtStart) {
       flowingAfter = (Date.now() - startedAt) / 1000;
       break;

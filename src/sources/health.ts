@@ -1,6 +1,6 @@
 // Owns one source's health (main thread): the state (connecting -> up <-> down -> closed) kept from
 // the outcomes of its operations, the count of operations in flight, and the background probe
-// that runs while the source is down, with backoff (1 s doubling to 30 s), until the server
+// that runs while the source is down, with backoff (1 s doubling to 5 s: a server back is seen within 5 s), until the server
 // answers again. Every return from down to up counts as a reconnect.
 import type { Logger } from '../log/index.ts';
 import { Backoff } from './backoff.ts';
@@ -33,7 +33,7 @@ export class HealthTracker {
   private readonly backoff: Backoff;
 
   constructor(private readonly options: HealthOptions) {
-    this.backoff = options.backoff ?? new Backoff(1000, 30_000);
+    this.backoff = options.backoff ?? new Backoff(1000, 5000);
   }
 
   get current(): HealthState {

@@ -19,20 +19,24 @@ export function parseMysqlConfig(raw: unknown): MysqlConfig {
 
 export function createMysqlSource(id: string, config: MysqlConfig, log: Logger): SqlSource {
   const options = connectionOptions(config);
-  const pool = mysql.createPool({
-    ...options,
-    connectionLimit: config.poolSize,
-    maxIdle: config.poolSize,
-    idleTimeout: 60_000,
-    waitForConnections: true,
-    queueLimit: 0, // bounded in time instead: every operation has its deadline
-    enableKeepAlive: true,
-  });
-  // An idle connection the server closes reports it here; mysql2 drops it from the pool, and
-  // without a listener the error would crash the process.
-  pool.pool.on('connection', (conn: { on(event: 'error', listener: (err: unknown) => void): unknown }) => {
-    conn.on('error', (err) => log.debug('mysql connection error', { source: id, error: (err as Error).message }));
-  });
+  const newPool = () => {
+    const p = mysql.createPool({
+      ...options,
+      connectionLimit: config.poolSize,
+      maxIdle: config.poolSize,
+      idleTimeout: 60_000,
+      waitForConnections: true,
+      queueLimit: 0, // bounded in time instead: every operation has its deadline
+      enableKeepAlive: true,
+    });
+    // An idle connection the server closes reports it here; mysql2 drops it from the pool, and
+    // without a listener the error would crash the process.
+    p.pool.on('connection', (conn: { on(event: 'error', listener: (err: unknown) => void): unknown }) => {
+      conn.on('error', (err) => log.debug('mysql connection error', { source: id, error: (err as Error).message }));
+    });
+    return p;
+  };
+  let pool = newPool();
   const driver: SqlDriver = {
     dialect: 'mysql',
     maxParams: 65_535,
@@ -50,6 +54,11 @@ export function createMysqlSource(id: string, config: MysqlConfig, log: Logger):
       } finally {
         conn.destroy();
       }
+    },
+    reset() {
+      const old = pool;
+      pool = newPool();
+      old.end().catch(() => {});
     },
     end: () => pool.end(),
   };

@@ -17,7 +17,7 @@ export function parsePostgresqlConfig(raw: unknown): PostgresqlConfig {
 }
 
 export function createPostgresqlSource(id: string, config: PostgresqlConfig, log: Logger): SqlSource {
-  const sql = postgres(connectionOptions(config, config.poolSize, config.connectTimeout));
+  let sql = postgres(connectionOptions(config, config.poolSize, config.connectTimeout));
   const driver: SqlDriver = {
     dialect: 'postgresql',
     maxParams: 65_533, // postgres.js refuses 65 534 parameters and more
@@ -35,6 +35,11 @@ export function createPostgresqlSource(id: string, config: PostgresqlConfig, log
       } finally {
         await one.end({ timeout: 0 });
       }
+    },
+    reset() {
+      const old = sql;
+      sql = postgres(connectionOptions(config, config.poolSize, config.connectTimeout));
+      void old.end({ timeout: 0 }).catch(() => {});
     },
     end: () => sql.end({ timeout: 5 }),
   };

@@ -3,7 +3,7 @@
 // kept from the client's connection events and the operations' outcomes, and check() on a separate
 // short-lived connection. The offline queue is off, so while the connection is lost operations
 // fail at once (transient) instead of piling up; ioredis reconnects by itself with our backoff
-// (1 s doubling to 30 s). Server replies about the data (WRONGTYPE, unknown command) are
+// (1 s doubling to 5 s). Server replies about the data (WRONGTYPE, unknown command) are
 // non-transient; connection loss, timeouts and a server busy loading are transient.
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../log/index.ts';
@@ -39,7 +39,7 @@ class IoRedisSource implements RedisSource {
     private readonly config: RedisConfig,
     log: Logger,
   ) {
-    const backoff = new Backoff(1000, 30_000);
+    const backoff = new Backoff(1000, 5000);
     this.client = new Redis({
       ...clientOptions(config, config.connectTimeout),
       enableOfflineQueue: false,

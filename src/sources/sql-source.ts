@@ -12,6 +12,9 @@ import { quoteIdentifier, quoteTable, type Dialect } from './sql-identifier.ts';
 import { withTimeout } from './timeout.ts';
 import { SourceError, type CheckResult, type Row, type SourceHealth, type SqlSource } from './types.ts';
 
+/** The deadline of an operation while the source is down, ms (at most its requestTimeout). */
+const DOWN_DEADLINE_MS = 2000;
+
 /** A statement handed to the pool, with a way to abandon it at its deadline. */
 export interface RunningQuery {
   result: Promise<Row[]>;
@@ -30,6 +33,8 @@ export interface SqlDriver {
   classify(err: unknown): SourceError;
   /** Connects a separate connection, runs SELECT 1, closes it. */
   checkOnce(timeoutMs: number): Promise<void>;
+  /** Replaces the pool with a new one and ends the old at once: its pending work fails. */
+  reset(): void;
   end(): Promise<void>;
 }
 
@@ -121,15 +126,33 @@ export class PooledSqlSource implements SqlSource {
       ticket.cancel = running.cancel;
       return running.result;
     }, ticket);
-    const bounded = withTimeout(work, this.config.requestTimeout, `${this.type} query`, () => {
+    // While the server is unreachable an attempt may sit in a connect that a server shutting down
+    // or starting up neither accepts nor refuses: it is given up on sooner, so the caller's next
+    // attempt (a pipeline retries every second at most) finds the server as soon as it is back.
+    const deadline = this.tracker.current === 'down' ? Math.min(this.config.requestTimeout, DOWN_DEADLINE_MS) : this.config.requestTimeout;
+    const down = deadline !== this.config.requestTimeout;
+    const bounded = withTimeout(work, deadline, `${this.type} query`, () => {
       ticket.expired = true;
       ticket.cancel?.();
+      // A pool whose connects hang (a server shutting down or starting up) holds every slot:
+      // it is replaced, and its stuck work fails and frees the slots.
+      if (down) this.resetPool();
     }).catch((err: unknown) => {
       throw err instanceof SourceError ? err : this.driver.classify(err);
     });
     // The work itself may still fail after its deadline answered the caller: nobody awaits it then.
     work.catch(() => {});
     return this.tracker.track(bounded, isUnreachable);
+  }
+
+  private lastReset = 0;
+
+  private resetPool(): void {
+    const now = Date.now();
+    if (now - this.lastReset < DOWN_DEADLINE_MS) return;
+    this.lastReset = now;
+    this.log.debug('pool replaced while the server is unreachable', { source: this.id });
+    this.driver.reset();
   }
 
   /** SELECT 1 through the pool (reconnecting it), under the connect deadline. */

@@ -2,7 +2,7 @@
 // and action): a bounded queue (queueLimit outputs, counting the batch being written; past it new
 // outputs are dropped and counted), one consumer that writes batches of up to maxBatch, and the
 // retry policy: a transient failure (or a source that is missing or down) retries the same batch
-// with backoff (100 ms doubling to 5 s) while new outputs queue up; a refused batch is counted
+// with backoff (100 ms doubling to 1 s) while new outputs queue up; a refused batch is counted
 // failed and the next one goes. push() never throws and never waits. Delivery is at least once:
 // a write that timed out may have landed and is written again.
 import type { Logger } from '../../log/index.ts';
@@ -38,7 +38,7 @@ export interface PipelineOptions {
   log: Logger;
   /** Called when the counters changed (after a batch, a drop, a close). */
   onStats?: (stats: ActionStats) => void;
-  /** Retry delays; default 100 ms doubling to 5 s. */
+  /** Retry delays; default 100 ms doubling to 1 s (a target back is written to within about a second). */
   backoff?: Backoff;
 }
 
@@ -68,7 +68,7 @@ export class ActionPipeline {
 
   constructor(private readonly options: PipelineOptions) {
     this.limit = options.queueLimit ?? 10_000;
-    this.backoff = options.backoff ?? new Backoff(100, 5000);
+    this.backoff = options.backoff ?? new Backoff(100, 1000);
     this.log = options.log.child({ rule: options.ruleId, action: options.index, source: options.action.sourceId });
   }
 
