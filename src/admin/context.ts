@@ -10,6 +10,7 @@ import type { Store } from '../store/types.ts';
 import type { AdminAuth } from './auth.ts';
 import type { RuleManager } from '../rules/manager.ts';
 import type { SourceRegistry } from '../sources/registry.ts';
+import type { LogTopicManager } from '../trace/log-topic-manager.ts';
 
 export interface AdminContext {
   readonly supervisor: Supervisor;
@@ -20,6 +21,8 @@ export interface AdminContext {
   /** The rule engine's main-thread half, and the data sources its actions write to. */
   readonly rules: RuleManager;
   readonly sources: SourceRegistry;
+  /** Log topics (messages logged by topic filter). */
+  readonly logTopics: LogTopicManager;
   readonly log: Logger;
   /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
   readonly registry: Registry;

@@ -28,6 +28,9 @@ import { sourceRoutes } from './routes/sources.ts';
 import { SourceRegistry } from '../sources/registry.ts';
 import { RuleManager } from '../rules/manager.ts';
 import { registerRuleMetrics } from '../rules/metrics.ts';
+import { LogTopicManager } from '../trace/log-topic-manager.ts';
+import { logTopicRoutes } from './routes/log-topics.ts';
+import { topicFilterProblem } from '../auth/topic-filter.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -50,6 +53,7 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   mqttRoutes,
   sourceRoutes,
   ruleRoutes,
+  logTopicRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
@@ -86,11 +90,21 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   sources.setInUseCheck((id) => rules.usesSource(id).length > 0);
   await rules.load();
   registerRuleMetrics(registry, rules);
+  const ruleHost = {
+    newHandle: () => supervisor.registry.newHandle(),
+    subscribeRule: (h: number, f: readonly string[]) => supervisor.subscribeRule(h, f),
+    unsubscribeRule: (h: number) => supervisor.unsubscribeRule(h),
+    runningWorkers: () => supervisor.runningWorkers(),
+    call: <T>(w: number, op: string, args: unknown) => supervisor.call<T>(w, op, args),
+    onWorkerReady: (fn: (worker: number) => void) => supervisor.onWorkerReady(fn),
+  };
+  const logTopics = new LogTopicManager(ruleHost, store, log, topicFilterProblem);
+  await logTopics.load();
   const closers: (() => void | Promise<void>)[] = [
     () => sources.close(),
     () => rules.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, logTopics, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

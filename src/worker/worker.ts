@@ -23,6 +23,7 @@ import { OPS } from './ops/index.ts';
 import { OpError, type OpsEnv } from './ops/types.ts';
 import { createEngine } from './engine.ts';
 import { WorkerRules } from '../rules/worker-rules.ts';
+import { WorkerLogTopics } from '../trace/worker-log-topics.ts';
 import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {
@@ -74,9 +75,12 @@ const rules: WorkerRules = new WorkerRules({
   postOutputs: (items) => post({ t: 'rule-outputs', items }),
 });
 
+// Log topics are routing-core entries like rules; a handle is one or the other.
+const logTopics: WorkerLogTopics = new WorkerLogTopics(log, (handle) => sessions.byHandle.get(handle)?.clientId);
+
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   events: rules,
-  ruleMatched: (rule, m, publisher) => rules.ruleMatched(rule, m, publisher),
+  ruleMatched: (handle, m, publisher) => (logTopics.has(handle) ? logTopics.matched(handle, m, publisher) : rules.ruleMatched(handle, m, publisher)),
   workerId,
   config,
   log,
@@ -209,7 +213,7 @@ parentPort!.on('message', (msg: ToWorker) => {
   }
 });
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

@@ -34,6 +34,8 @@ export function resolveSource(text: string): RuleSource | string {
   }
   const problem = topicFilterProblem(text);
   if (problem !== undefined) return `invalid topic filter "${text}": ${problem}`;
+  // A rule sees every message its filter matches: a shared subscription would give it some.
+  if (/^\$(share|queue)\//.test(text)) return `invalid topic filter "${text}": a rule cannot be a shared subscription`;
   return { kind: 'topic', filter: text };
 }
 

@@ -12,6 +12,7 @@ import type { WorkerRouter } from '../../router/worker-router.ts';
 import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Listeners } from '../../listener/listeners.ts';
 import type { WorkerRules } from '../../rules/worker-rules.ts';
+import type { WorkerLogTopics } from '../../trace/worker-log-topics.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 export interface OpsEnv {
@@ -27,6 +28,7 @@ export interface OpsEnv {
   readonly connections: ReadonlySet<Connection>;
   readonly listeners: Listeners;
   readonly rules: WorkerRules;
+  readonly logTopics: WorkerLogTopics;
 }
 
 // Arguments arrive by structured clone from the supervisor, typed per op at the call site.

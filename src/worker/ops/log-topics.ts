@@ -1,0 +1,13 @@
+// Log topic operations on one worker: install (add or replace; `only` keeps just the given set,
+// after a restart) and remove.
+import type { LogTopicSpec } from '../../trace/worker-log-topics.ts';
+import type { Op } from './types.ts';
+
+export const logTopicOps: Record<string, Op> = {
+  'logtopics.install'(args: { topics: LogTopicSpec[]; only?: boolean }, env): void {
+    env.logTopics.install(args.topics, args.only ?? false);
+  },
+  'logtopics.remove'(args: { id: string }, env): boolean {
+    return env.logTopics.remove(args.id);
+  },
+};
