@@ -11,6 +11,7 @@ import type { AdminAuth } from './auth.ts';
 import type { RuleManager } from '../rules/manager.ts';
 import type { SourceRegistry } from '../sources/registry.ts';
 import type { LogTopicManager } from '../trace/log-topic-manager.ts';
+import type { TraceManager } from '../trace/trace-manager.ts';
 
 export interface AdminContext {
   readonly supervisor: Supervisor;
@@ -23,6 +24,8 @@ export interface AdminContext {
   readonly sources: SourceRegistry;
   /** Log topics (messages logged by topic filter). */
   readonly logTopics: LogTopicManager;
+  /** Client traces (every packet of a client id logged, for a bounded time). */
+  readonly traces: TraceManager;
   readonly log: Logger;
   /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
   readonly registry: Registry;

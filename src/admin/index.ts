@@ -30,6 +30,8 @@ import { RuleManager } from '../rules/manager.ts';
 import { registerRuleMetrics } from '../rules/metrics.ts';
 import { LogTopicManager } from '../trace/log-topic-manager.ts';
 import { logTopicRoutes } from './routes/log-topics.ts';
+import { TraceManager } from '../trace/trace-manager.ts';
+import { traceRoutes } from './routes/traces.ts';
 import { topicFilterProblem } from '../auth/topic-filter.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -54,6 +56,7 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   sourceRoutes,
   ruleRoutes,
   logTopicRoutes,
+  traceRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
@@ -100,11 +103,13 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   };
   const logTopics = new LogTopicManager(ruleHost, store, log, topicFilterProblem);
   await logTopics.load();
+  const traces = new TraceManager(ruleHost, log);
   const closers: (() => void | Promise<void>)[] = [
     () => sources.close(),
     () => rules.close(),
+    () => traces.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, logTopics, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, logTopics, traces, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

@@ -24,6 +24,7 @@ import { OpError, type OpsEnv } from './ops/types.ts';
 import { createEngine } from './engine.ts';
 import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../trace/worker-log-topics.ts';
+import { WorkerTraces } from '../trace/worker-traces.ts';
 import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {
@@ -110,7 +111,9 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
     return stored ? storedSession(handle, await loadStoredParts(store, stored), sessionLimits) : null;
   },
 });
+const traces = new WorkerTraces(log);
 const connectionHost: ConnectionHost = {
+  tracer: traces,
   limits,
   stats,
   log,
@@ -213,7 +216,7 @@ parentPort!.on('message', (msg: ToWorker) => {
   }
 });
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

@@ -78,3 +78,32 @@ test('messages on a log topic are logged by the publishing worker (either worker
   assert.equal(logged().length, before + 1);
   await end(...pubs);
 });
+
+const traced = (clientId: string) => lines.filter((l) => l.msg === 'trace' && l.trace === clientId);
+
+test('client tracing: every packet of the traced client id is logged, in and out, until the trace is stopped; others are not', async () => {
+  const add = await b.api('POST', '/api/log/trace/add', { body: { clientId: 'tr-1', duration: 60 } });
+  assert.equal(add.status, 200, add.text);
+  assert.deepEqual((await b.api('GET', '/api/log/traces')).json.data.map((t: { clientId: string }) => t.clientId), ['tr-1']);
+  const c = await connect(urls[1], { clientId: 'tr-1', protocolVersion: 5 });
+  const other = await connect(urls[1], { clientId: 'tr-2' });
+  await c.subscribeAsync('tr/#', { qos: 1 });
+  await other.publishAsync('tr/x', 'payload-1', { qos: 1 });
+  await waitFor(() => traced('tr-1').some((l) => l.packet === 'PUBACK' && l.direction === 'in'));
+  const seen = traced('tr-1').map((l) => `${l.direction} ${l.packet}`);
+  for (const p of ['in CONNECT', 'in SUBSCRIBE', 'out SUBACK', 'out PUBLISH', 'in PUBACK']) assert.ok(seen.includes(p), `${p} in ${seen.join(', ')}`);
+  const pub = traced('tr-1').find((l) => l.packet === 'PUBLISH')!;
+  assert.deepEqual([pub.topic, pub.qos, pub.payload], ['tr/x', 1, Buffer.from('payload-1').toString('base64')]);
+  assert.equal(traced('tr-2').length, 0);
+  assert.equal((await b.api('POST', '/api/log/trace/delete', { body: { clientId: 'tr-1' } })).status, 200);
+  const count = traced('tr-1').length;
+  await c.publishAsync('elsewhere', 'x', { qos: 1 });
+  // Tracing tr-2 now applies to its open connection at once; its packet is the marker.
+  await b.api('POST', '/api/log/trace/add', { body: { clientId: 'tr-2', duration: 60 } });
+  await other.publishAsync('elsewhere', 'y', { qos: 1 });
+  await waitFor(() => traced('tr-2').some((l) => l.packet === 'PUBLISH'));
+  assert.equal(traced('tr-1').length, count, 'nothing traced after the stop');
+  assert.equal((await b.api('POST', '/api/log/trace/add', { body: { clientId: 'x', duration: 0 } })).status, 400);
+  assert.equal((await b.api('POST', '/api/log/trace/delete', { body: { clientId: 'nobody' } })).status, 404);
+  await end(c, other);
+});

@@ -42,6 +42,16 @@ export interface ConnectionHost {
   closed(conn: Connection, wasConnected: boolean): void;
   /** The client took what was buffered for it: deliveries held back may go out. */
   drained(conn: Connection): void;
+  /** Client tracing: whether a client id is traced, and where its packets are logged. */
+  readonly tracer?: ConnectionTracer;
+}
+
+/** What a connection needs of client tracing (the worker gives it one). */
+export interface ConnectionTracer {
+  isTraced(clientId: string): boolean;
+  /** A packet read or written by a traced connection, whole (fixed header included). */
+  packet(c: Connection, direction: 'in' | 'out', bytes: Buffer): void;
+  connected(c: Connection, details: Record<string, unknown>): void;
 }
 
 interface Backlog {
@@ -49,6 +59,8 @@ interface Backlog {
 }
 
 export class Connection implements Client, TransportHandlers {
+  /** Every packet is logged while true (client tracing; one check per packet otherwise). */
+  traced = false;
   state: ClientState = 'new';
   version: send.Version = 4;
   clientId = '';
@@ -297,6 +309,7 @@ export class Connection implements Client, TransportHandlers {
 
   private dispatchOne(src: Buffer, desc: Uint32Array, o: number): HandlerResult {
     const type = (desc[o] & 0xff) >> 4;
+    if (this.traced) this.host.tracer?.packet(this, 'in', src.subarray(desc[o + 1], desc[o + 1] + desc[o + 2]));
     if (this.state === 'new' && type !== PT.CONNECT) {
       // [MQTT-3.1.0-1] the first packet must be CONNECT.
       this.close('protocol_error');
@@ -354,6 +367,11 @@ export class Connection implements Client, TransportHandlers {
   /** A CONNECT was accepted: switch the framer to the negotiated version and start keepalive. */
   onConnected(keepalive: number): void {
     this.state = 'connected';
+    const tracer = this.host.tracer;
+    if (tracer?.isTraced(this.clientId)) {
+      this.traced = true;
+      tracer.connected(this, { version: this.version, keepalive, cleanStart: this.cleanStart, username: this.username ?? null, peer: this.remoteAddress });
+    }
     this.framer.setVersion(this.version);
     this.keepalive = keepalive;
     if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
@@ -388,6 +406,7 @@ export class Connection implements Client, TransportHandlers {
     if (this.state === 'closed') return;
     this.host.stats.bytesSent += frame.length;
     this.bytesOut += frame.length;
+    if (this.traced) this.host.tracer?.packet(this, 'out', frame);
     this.transport.write(frame);
   }
 

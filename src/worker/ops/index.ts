@@ -7,6 +7,7 @@ import { clientOps } from './clients.ts';
 import { subscriptionOps } from './subscriptions.ts';
 import { ruleOps } from './rules.ts';
 import { logTopicOps } from './log-topics.ts';
+import { traceOps } from './traces.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
   ...metricsOps,
@@ -16,4 +17,5 @@ export const OPS: Readonly<Record<string, Op>> = {
   ...subscriptionOps,
   ...ruleOps,
   ...logTopicOps,
+  ...traceOps,
 };

@@ -13,6 +13,7 @@ import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Listeners } from '../../listener/listeners.ts';
 import type { WorkerRules } from '../../rules/worker-rules.ts';
 import type { WorkerLogTopics } from '../../trace/worker-log-topics.ts';
+import type { WorkerTraces } from '../../trace/worker-traces.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 export interface OpsEnv {
@@ -29,6 +30,7 @@ export interface OpsEnv {
   readonly listeners: Listeners;
   readonly rules: WorkerRules;
   readonly logTopics: WorkerLogTopics;
+  readonly traces: WorkerTraces;
 }
 
 // Arguments arrive by structured clone from the supervisor, typed per op at the call site.

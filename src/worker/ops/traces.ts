@@ -1,0 +1,9 @@
+// Client tracing on one worker: the set of traced client ids, applied to its connections.
+import type { TraceSpec } from '../../trace/worker-traces.ts';
+import type { Op } from './types.ts';
+
+export const traceOps: Record<string, Op> = {
+  'traces.set'(args: { traces: TraceSpec[] }, env): void {
+    env.traces.set(args.traces, env.connections);
+  },
+};
