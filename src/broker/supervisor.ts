@@ -19,6 +19,7 @@ import { toRecord } from './message.ts';
 import { EndpointManager } from './endpoints.ts';
 import { configEndpoints, LIMITS } from './endpoint-config.ts';
 import { createCounters, EndpointCounters } from './endpoint-counters.ts';
+import { createFailureTable } from '../auth/failure-limiter.ts';
 
 export interface Ports {
   tcp?: number;
@@ -75,6 +76,8 @@ export class Supervisor {
   /** Shared by the workers' routers: the subscription set's generation (workers drop their
    * remembered matches when it moves) and the routing clock. */
   private readonly routeShared = new SharedArrayBuffer(8);
+  /** Failed MQTT authentications per source address (every worker's limiter maps it). */
+  private readonly authFailures = createFailureTable();
   /** The endpoints (MQTT listeners), managed at run time by the admin API. */
   endpoints!: EndpointManager;
 
@@ -177,7 +180,7 @@ export class Supervisor {
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
     const worker = spawnTsWorker(
       WORKER_ENTRY,
-      { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore },
+      { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures },
       // A small nursery: message objects live and die in it, in the CPU caches (see the key).
       { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration } },
     );

@@ -49,6 +49,9 @@ export interface BrokerConfig {
     maxSessionExpiry: number;
     maxClientIdLength: number;
     maxTopicLevels: number;
+    authMaxFailures: number;
+    authFailureWindow: number;
+    authLockout: number;
     maxOutboundBytes: number;
     slowConsumerTimeout: number;
     partialPacketTimeout: number;

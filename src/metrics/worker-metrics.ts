@@ -42,6 +42,8 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
     set.counter('spindle_messages_dropped_total', 'Messages not delivered, by reason: expired, queue_full (session queue at limits.maxQueuedMessages), too_large (above the client\'s Maximum Packet Size), no_session (subscriber gone), not_authorized, qos0_offline, slow_consumer (QoS 0 past limits.maxOutboundBytes of a client that does not read).', s.dropped[key as keyof typeof s.dropped], { reason });
   }
   set.counter('spindle_auth_failures_total', 'CONNECTs refused by authentication.', s.authFailed);
+  set.counter('spindle_auth_lockouts_total', 'Source addresses locked out after limits.authMaxFailures failed authentications.', s.authLockouts);
+  set.counter('spindle_auth_locked_out_total', 'CONNECTs refused (0x8A) because their source address was locked out.', s.authLockedOut);
   set.counter('spindle_acl_denials_total', 'PUBLISH and SUBSCRIBE requests refused by the access rules.', s.aclDenied);
   set.counter('spindle_protocol_errors_total', 'Connections closed for a malformed packet or protocol violation.', s.protocolErrors);
   set.counter('spindle_slow_consumer_disconnects_total', 'Connections closed for staying over limits.maxOutboundBytes longer than limits.slowConsumerTimeout.', s.slowConsumerDisconnects);

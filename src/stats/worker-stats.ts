@@ -32,6 +32,10 @@ export class WorkerStats {
     slowConsumer: 0,
   };
   authFailed = 0;
+  /** Source addresses locked out after too many failed authentications, and CONNECTs refused
+   * while locked out. */
+  authLockouts = 0;
+  authLockedOut = 0;
   aclDenied = 0;
   protocolErrors = 0;
   /** CONNECTs refused because the previous owner of their session did not hand it over in time. */

@@ -20,6 +20,7 @@ import type { Dispatcher, HandlerHost } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
+import type { AuthFailureLimiter } from '../auth/failure-limiter.ts';
 
 /** What the engine needs from its thread. */
 export interface EngineDeps {
@@ -47,6 +48,8 @@ export interface EngineDeps {
    * not given). */
   readonly events?: EngineEvents;
   ruleMatched?(rule: number, m: Message, publisher: number): void;
+  /** Failed authentications per source address, shared by every worker (none when not given). */
+  readonly authFailures?: AuthFailureLimiter | null;
 }
 
 export interface Engine {
@@ -122,6 +125,7 @@ export function createEngine(deps: EngineDeps): Engine {
     proxies,
     authorizerFor: deps.authorizerFor,
     events,
+    authFailures: deps.authFailures ?? null,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

@@ -25,6 +25,7 @@ import { createEngine } from './engine.ts';
 import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../trace/worker-log-topics.ts';
 import { WorkerTraces } from '../trace/worker-traces.ts';
+import { AuthFailureLimiter } from '../auth/failure-limiter.ts';
 import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {
@@ -40,6 +41,8 @@ interface WorkerData {
   routerName: string;
   /** Stored sessions this worker takes on before it accepts connections. */
   restore: StoredSession[];
+  /** Failed authentications per source address, shared by every worker. */
+  authFailures: SharedArrayBuffer;
 }
 
 const data = workerData as WorkerData;
@@ -80,6 +83,7 @@ const rules: WorkerRules = new WorkerRules({
 const logTopics: WorkerLogTopics = new WorkerLogTopics(log, (handle) => sessions.byHandle.get(handle)?.clientId);
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
+  authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
   ruleMatched: (handle, m, publisher) => (logTopics.has(handle) ? logTopics.matched(handle, m, publisher) : rules.ruleMatched(handle, m, publisher)),
   workerId,

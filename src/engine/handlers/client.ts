@@ -20,6 +20,7 @@ import type { SessionTable } from '../session/session-table.ts';
 import type { Outbox } from '../session/outbox.ts';
 import type { ProxyEnv } from '../session/proxy-subscriptions.ts';
 import type { EngineEvents } from '../session/events.ts';
+import type { AuthFailureLimiter } from '../../auth/failure-limiter.ts';
 
 /** A packet handler may finish later (authentication, authorization, the store): the connection
  * then holds the packets that follow until it has. */
@@ -99,6 +100,8 @@ export interface HandlerHost {
   authorizerFor(who: ClientIdentity): Authorizer;
   /** Client and message events for the rule engine ($EVENT.*). */
   readonly events: EngineEvents;
+  /** Failed authentications per source address, shared by every worker (null: no limit). */
+  readonly authFailures: AuthFailureLimiter | null;
 }
 
 /** How a connection hands its packets to the handlers (the worker gives it one). */

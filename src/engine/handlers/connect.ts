@@ -94,6 +94,15 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
   }
   const k: Connecting = { p, version, clientId, assigned, clean, method, startedAt, refuse };
 
+  // An address locked out after too many failed authentications is refused before any check.
+  const failures = host.authFailures;
+  if (endpoint.config.enableAuth && failures !== null && !failures.quiet() && failures.locked(c.remoteAddress)) {
+    host.stats.authLockedOut++;
+    endpoint.stats.authFailed++;
+    refuse(RC.BANNED, 'not_authorized');
+    return;
+  }
+
   // An endpoint with enableAuth off admits every client without checking credentials.
   const result = !endpoint.config.enableAuth
     ? { ok: true as const, username: p.username ?? undefined }
@@ -122,6 +131,10 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
   if (!result.ok) {
     host.stats.authFailed++;
     endpoint.stats.authFailed++;
+    if (host.authFailures !== null && host.authFailures.failed(c.remoteAddress)) {
+      host.stats.authLockouts++;
+      host.log.warn('source address locked out after failed authentications', { address: c.remoteAddress, clientId });
+    }
     k.refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
     return;
   }
