@@ -77,7 +77,10 @@ export class StaticAuthenticator implements Authenticator {
         const valid = await verifyMosquittoHash(entry, password);
         return valid ? { ok: true, username } : { ok: false, reason: 'bad_credentials' };
       }
-      await verifyPassword(this.dummyHash, password);
+      // Cost like a real check: against a file entry when the file holds every user.
+      const fileDummy = this.users.size === 0 ? this.passwordFile?.current.values().next().value : undefined;
+      if (fileDummy !== undefined) await verifyMosquittoHash(fileDummy, password);
+      else await verifyPassword(this.dummyHash, password);
       return { ok: false, reason: 'bad_credentials' };
     }
     const valid = await verifyPassword(hash, password);
