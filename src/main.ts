@@ -1,5 +1,6 @@
 // The `spindle` command: loads the configuration, starts the supervisor and its workers, and
-// handles signals (SIGTERM/SIGINT: graceful shutdown; SIGHUP: reload TLS certificates).
+// handles signals (SIGTERM/SIGINT: graceful shutdown; SIGHUP: reload TLS certificates and the
+// Mosquitto password and ACL files).
 import uWS from 'uWebSockets.js';
 
 import { loadConfig, ConfigError } from './config/index.ts';
@@ -54,7 +55,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGHUP', () => supervisor.reloadTls());
+  process.on('SIGHUP', () => {
+    supervisor.reloadTls();
+    supervisor.reloadAuth();
+  });
 }
 
 main().catch((err) => {

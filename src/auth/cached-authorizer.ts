@@ -1,6 +1,7 @@
 // Owns the per-connection cache of authorization decisions: a bounded LRU keyed by action and
 // topic in front of another Authorizer. A cached decision is returned synchronously (a boolean,
-// not a Promise). One instance serves one client: it refuses to answer for another identity.
+// not a Promise). One instance serves one client: it refuses to answer for another identity. The
+// cache empties itself when the inner authorizer's generation changes (its rules were reloaded).
 import { AuthError } from './errors.ts';
 import { LruMap } from './lru.ts';
 import type { Action, Authorizer, ClientIdentity } from './types.ts';
@@ -10,11 +11,13 @@ export class CachedAuthorizer implements Authorizer {
   private readonly inner: Authorizer;
   private readonly cache: LruMap<string, boolean>;
   private owner: ClientIdentity | undefined;
+  private seenGeneration: number | undefined;
 
   constructor(inner: Authorizer, capacity: number) {
     this.inner = inner;
     this.allowsEverything = inner.allowsEverything;
     this.cache = new LruMap(capacity);
+    this.seenGeneration = inner.generation;
   }
 
   /** Number of cached decisions (at most the capacity). */
@@ -25,6 +28,10 @@ export class CachedAuthorizer implements Authorizer {
   authorize(who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean> {
     if (this.allowsEverything) return true;
     this.checkOwner(who);
+    if (this.inner.generation !== this.seenGeneration) {
+      this.seenGeneration = this.inner.generation;
+      this.cache.clear();
+    }
     const key = (action === 'publish' ? 'p' : 's') + topic;
     const hit = this.cache.get(key);
     if (hit !== undefined) return hit;

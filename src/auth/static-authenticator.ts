@@ -5,9 +5,12 @@
 // often send credentials); a client whose verified certificate CN the listener passes is identified by
 // that CN, accepted when allowAnonymous or when the CN is a configured username. Unknown users
 // still cost one hash verification, so response time does not reveal which usernames exist.
+// A Mosquitto password file adds users: a name is looked up in the configured users first, then in
+// the file (a configured user shadows the file's entry of the same name).
 import { AuthError } from './errors.ts';
 import { passwordHashProblem, verifyPassword } from './password.ts';
 import type { AuthRequest, AuthResult, Authenticator } from './types.ts';
+import { verifyMosquittoHash, type PasswdFile } from './mosquitto/passwd-file.ts';
 
 export interface StaticUser {
   username: string;
@@ -18,6 +21,8 @@ export interface StaticUser {
 export interface StaticAuthenticatorOptions {
   allowAnonymous: boolean;
   users: readonly StaticUser[];
+  /** A Mosquitto password file; its contents may be replaced (reload). */
+  mosquittoUsers?: { readonly current: PasswdFile };
 }
 
 /** Verified against when nobody is configured: the argon2id hash of a random, discarded string. */
@@ -31,6 +36,7 @@ export class StaticAuthenticator implements Authenticator {
   private readonly users: Map<string, string>;
   /** A hash verified for unknown users: a configured one, so the cost matches a real check. */
   private readonly dummyHash: string;
+  private readonly passwordFile: StaticAuthenticatorOptions['mosquittoUsers'];
 
   constructor(options: StaticAuthenticatorOptions) {
     this.allowAnonymous = options.allowAnonymous === true;
@@ -46,6 +52,7 @@ export class StaticAuthenticator implements Authenticator {
       if (problem !== undefined) throw new AuthError('AUTH_CONFIG_INVALID', `users[${i}].password ${problem}`);
       this.users.set(user.username, user.password);
     });
+    this.passwordFile = options.mosquittoUsers;
     this.dummyHash = options.users.length > 0 ? options.users[0].password : DUMMY_HASH;
   }
 
@@ -56,7 +63,7 @@ export class StaticAuthenticator implements Authenticator {
     if (req.username === undefined) {
       return this.allowAnonymous ? ANONYMOUS : NOT_AUTHORIZED;
     }
-    if (this.allowAnonymous && this.users.size === 0) return { ok: true, username: req.username };
+    if (this.allowAnonymous && this.users.size === 0 && this.passwordFile === undefined) return { ok: true, username: req.username };
     return this.byPassword(req.username, req.password);
   }
 
@@ -65,7 +72,15 @@ export class StaticAuthenticator implements Authenticator {
     const hash = this.users.get(req.username);
     const password = req.password ?? EMPTY;
     if (hash === undefined) {
-      await verifyPassword(this.dummyHash, password);
+      const entry = this.passwordFile?.current.get(username);
+      if (entry !== undefined) {
+        const valid = await verifyMosquittoHash(entry, password);
+        return valid ? { ok: true, username } : { ok: false, reason: 'bad_credentials' };
+      }
+      // Cost like a real check: against a file entry when the file holds every user.
+      const fileDummy = this.users.size === 0 ? this.passwordFile?.current.values().next().value : undefined;
+      if (fileDummy !== undefined) await verifyMosquittoHash(fileDummy, password);
+      else await verifyPassword(this.dummyHash, password);
       return { ok: false, reason: 'bad_credentials' };
     }
     const valid = await verifyPassword(hash, password);
@@ -74,7 +89,7 @@ export class StaticAuthenticator implements Authenticator {
 
   /** The certificate is the credential: no password is checked. */
   private byCertificate(cn: string): AuthResult {
-    if (this.allowAnonymous || this.users.has(cn)) return { ok: true, username: cn };
+    if (this.allowAnonymous || this.users.has(cn) || this.passwordFile?.current.has(cn) === true) return { ok: true, username: cn };
     return { ok: false, reason: 'not_authorized' };
   }
 }

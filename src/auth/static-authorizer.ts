@@ -1,11 +1,13 @@
 // Owns the ACL from the configuration: rules tried in order, the first that applies decides,
-// otherwise aclDefault. A rule applies when its username and clientId (if set) equal the
+// otherwise a Mosquitto ACL file when one is set (it denies what it does not grant), otherwise
+// aclDefault. A rule applies when its username and clientId (if set) equal the
 // client's, its action matches ('pubsub' matches both), and its topic pattern (%c, %u expanded)
 // matches the published topic, or covers the whole requested subscription filter.
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from './acl-pattern.ts';
 import { AuthError } from './errors.ts';
 import { coverLevels, matchLevels, parseFilter } from './topic-filter.ts';
 import type { Action, Authorizer, ClientIdentity } from './types.ts';
+import { aclFileAllows, type AclFile } from './mosquitto/acl-file.ts';
 
 export interface AclRule {
   permission: 'allow' | 'deny';
@@ -18,6 +20,8 @@ export interface AclRule {
 export interface StaticAuthorizerOptions {
   acl: readonly AclRule[];
   aclDefault: 'allow' | 'deny';
+  /** A Mosquitto ACL file, consulted when no rule applies; its contents may be replaced (reload). */
+  mosquittoAcl?: { readonly current: AclFile; readonly generation: number };
 }
 
 interface CompiledRule {
@@ -33,6 +37,7 @@ export class StaticAuthorizer implements Authorizer {
   readonly allowsEverything: boolean;
   private readonly rules: CompiledRule[];
   private readonly defaultAllow: boolean;
+  private readonly aclFile: StaticAuthorizerOptions['mosquittoAcl'];
 
   constructor(options: StaticAuthorizerOptions) {
     if (options.aclDefault !== 'allow' && options.aclDefault !== 'deny') {
@@ -40,7 +45,13 @@ export class StaticAuthorizer implements Authorizer {
     }
     this.rules = options.acl.map(compileRule);
     this.defaultAllow = options.aclDefault === 'allow';
-    this.allowsEverything = this.rules.length === 0 && this.defaultAllow;
+    this.aclFile = options.mosquittoAcl;
+    this.allowsEverything = this.rules.length === 0 && this.defaultAllow && this.aclFile === undefined;
+  }
+
+  /** Changes when the ACL file is reloaded: decisions cached before are stale. */
+  get generation(): number {
+    return this.aclFile?.generation ?? 0;
   }
 
   authorize(who: ClientIdentity, action: Action, topic: string): boolean {
@@ -56,6 +67,7 @@ export class StaticAuthorizer implements Authorizer {
       const applies = publish ? matchLevels(levels, requested as string[]) : coverLevels(levels, requested);
       if (applies) return rule.allow;
     }
+    if (this.aclFile) return aclFileAllows(this.aclFile.current, who, publish, requested);
     return this.defaultAllow;
   }
 }

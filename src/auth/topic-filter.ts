@@ -1,6 +1,7 @@
 // Owns MQTT topic-filter semantics for access control, in pure TypeScript: parsing a filter into
 // levels, matching a topic name against a filter, and deciding whether one filter covers another
-// (every topic the requested filter can match is matched by the rule filter). Filters that start
+// (every topic the requested filter can match is matched by the rule filter) or overlaps it (some
+// topic is matched by both). Filters that start
 // with a wildcard never match topics whose first level starts with '$' (MQTT 5.0 section 4.7.2).
 
 /** The single-level wildcard '+' as a parsed level (a literal "+" level stays a string). */
@@ -86,6 +87,23 @@ export function coverLevels(rule: readonly FilterLevel[], requested: readonly Fi
   // The request is longer than the rule: only 'a' + '/#' (matching 'a' itself) is still covered,
   // and that case returned above. A request 'a/#' is never covered by the rule 'a'.
   return false;
+}
+
+/** True when some topic name is matched by both filters (parsed levels). */
+export function overlapLevels(a: readonly FilterLevel[], b: readonly FilterLevel[]): boolean {
+  if ((isWildcard(a[0]) && isDollarLiteral(b[0])) || (isWildcard(b[0]) && isDollarLiteral(a[0]))) return false;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === MULTI || y === MULTI) return true;
+    if (x === SINGLE || y === SINGLE) continue;
+    if (x !== y) return false;
+  }
+  if (a.length === b.length) return true;
+  // One is longer: they still share a topic only when it goes on with '#' ('a/#' matches 'a').
+  const longer = a.length > b.length ? a : b;
+  return longer.length === n + 1 && longer[n] === MULTI;
 }
 
 function isWildcard(level: FilterLevel | undefined): boolean {

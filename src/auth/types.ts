@@ -27,6 +27,8 @@ export interface ClientIdentity {
 export interface Authorizer {
   /** true when every topic is allowed for everyone (no rules): lets the broker skip the check on the hot path */
   readonly allowsEverything: boolean;
+  /** Changes whenever the rules change (a reload): decisions cached under another value are stale. */
+  readonly generation?: number;
   authorize(who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean>;
 }
 

@@ -366,6 +366,11 @@ export class Supervisor {
     for (const s of this.slots) if (s.worker) post(s, { t: 'reload-tls' });
   }
 
+  /** Every worker reads auth.passwordFile and auth.aclFile again (a bad file: logged, old kept). */
+  reloadAuth(): void {
+    for (const s of this.slots) if (s.worker) post(s, { t: 'reload-auth' });
+  }
+
   /** Graceful stop: workers stop accepting, send v5 clients DISCONNECT 0x8B, flush; then exit. */
   async shutdown(): Promise<void> {
     if (this.stopping) return;

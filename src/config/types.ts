@@ -61,6 +61,10 @@ export interface BrokerConfig {
     users: UserEntry[];
     acl: AclEntry[];
     aclDefault: 'allow' | 'deny';
+    /** A Mosquitto password file path; '' for none. */
+    passwordFile: string;
+    /** A Mosquitto ACL file path; '' for none. */
+    aclFile: string;
     cacheSize: number;
   };
   store: {

@@ -19,6 +19,8 @@ export type ToWorker =
   | { t: 'publish'; message: PlainMessage }
   | { t: 'stats' }
   | { t: 'reload-tls' }
+  /** Read auth.passwordFile and auth.aclFile again (SIGHUP). */
+  | { t: 'reload-auth' }
   | { t: 'rpc'; id: number; op: string; args: unknown }
   | { t: 'shutdown' };
 

@@ -6,7 +6,10 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { ClientRegistry, DESC_SLOTS, NO_PUBLISHER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { createLogger } from '../log/index.ts';
-import { StaticAuthenticator, StaticAuthorizer, CachedAuthorizer, type Authorizer, type AuthMethod, type ClientIdentity } from '../auth/index.ts';
+import {
+  StaticAuthenticator, StaticAuthorizer, CachedAuthorizer, ReloadableFile, parseAclFile, parsePasswdFile,
+  type AclFile, type Authorizer, type AuthMethod, type ClientIdentity, type PasswdFile,
+} from '../auth/index.ts';
 import { Persistence } from '../engine/session/persistence.ts';
 import { loadStoredParts, storedSession } from '../engine/session/restore.ts';
 import { Connection, type ConnectionHost } from '../engine/connection/connection.ts';
@@ -56,7 +59,19 @@ const authMethods = new Map<string, AuthMethod>();
 const endpointCounters = new EndpointCounters(data.counters);
 const limits = config.limits;
 
-const staticAuthorizer = new StaticAuthorizer(config.auth);
+/** The Mosquitto files of auth.passwordFile and auth.aclFile, read now and again on 'reload-auth'. */
+let passwordFile: ReloadableFile<PasswdFile> | undefined;
+let aclFile: ReloadableFile<AclFile> | undefined;
+try {
+  if (config.auth.passwordFile !== '') passwordFile = new ReloadableFile(config.auth.passwordFile, parsePasswdFile);
+  if (config.auth.aclFile !== '') aclFile = new ReloadableFile(config.auth.aclFile, parseAclFile);
+} catch (err) {
+  const e = err as Error & { code?: string };
+  post({ t: 'failed', error: { code: e.code ?? 'AUTH_FILE_INVALID', message: e.message } });
+  throw err;
+}
+
+const staticAuthorizer = new StaticAuthorizer({ ...config.auth, mosquittoAcl: aclFile });
 function authorizerFor(_who: ClientIdentity): Authorizer {
   return staticAuthorizer.allowsEverything ? staticAuthorizer : new CachedAuthorizer(staticAuthorizer, config.auth.cacheSize);
 }
@@ -95,7 +110,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   routeShared: data.routeShared,
   persistence,
   endpointCounters,
-  authenticator: new StaticAuthenticator(config.auth),
+  authenticator: new StaticAuthenticator({ ...config.auth, mosquittoUsers: passwordFile }),
   authMethods,
   authorizerFor,
   sendBatch(worker, buffer, length) {
@@ -211,6 +226,9 @@ parentPort!.on('message', (msg: ToWorker) => {
         log.error('TLS certificate reload failed; keeping the old ones', { err });
       }
       break;
+    case 'reload-auth':
+      void reloadAuthFiles();
+      break;
     case 'rpc':
       void runOp(msg.id, msg.op, msg.args);
       break;
@@ -219,6 +237,19 @@ parentPort!.on('message', (msg: ToWorker) => {
       break;
   }
 });
+
+/** Reads the Mosquitto files again; one that fails keeps its old contents. */
+async function reloadAuthFiles(): Promise<void> {
+  for (const file of [passwordFile, aclFile]) {
+    if (!file) continue;
+    try {
+      await file.reload();
+      log.info('auth file reloaded', { path: file.path });
+    } catch (err) {
+      log.error('auth file reload failed; keeping the old contents', { path: file.path, err });
+    }
+  }
+}
 
 const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces };
 

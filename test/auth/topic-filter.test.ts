@@ -1,9 +1,9 @@
 // The ACL topic-filter matcher: MQTT matching rules including '$' topics, and covers() between
-// a rule filter and a requested subscription filter.
+// a rule filter and a requested subscription filter, overlapLevels() between two filters.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { covers, matches, topicFilterProblem, topicNameProblem } from '../../src/auth/topic-filter.ts';
+import { covers, matches, overlapLevels, parseFilter, topicFilterProblem, topicNameProblem } from '../../src/auth/topic-filter.ts';
 
 test('matches()', () => {
   const table: [string, string, boolean][] = [
@@ -92,4 +92,18 @@ test('filter and topic-name validity', () => {
   assert.match(topicFilterProblem('a\u0000') ?? '', /U\+0000/);
   assert.equal(topicNameProblem('a/b'), undefined);
   assert.match(topicNameProblem('a/+') ?? '', /wildcards/);
+});
+
+test('overlapLevels: some topic matched by both filters', () => {
+  const overlap = (a: string, b: string) => overlapLevels(parseFilter(a), parseFilter(b));
+  const yes: [string, string][] = [['a/b', 'a/b'], ['a/+', 'a/secret'], ['a/#', 'a'], ['a', 'a/#'], ['+/b', 'a/+'], ['#', 'x/y/z'], ['a/+/c', 'a/#'], ['$SYS/#', '$SYS/x']];
+  const no: [string, string][] = [['a/b', 'a/c'], ['a/+', 'a/b/c'], ['a', 'a/+'], ['#', '$SYS/x'], ['+/x', '$SYS/x'], ['a/b/c', 'a/b'], ['a/+/c', 'a/b/d']];
+  for (const [a, b] of yes) {
+    assert.equal(overlap(a, b), true, `${a} ~ ${b}`);
+    assert.equal(overlap(b, a), true, `${b} ~ ${a}`);
+  }
+  for (const [a, b] of no) {
+    assert.equal(overlap(a, b), false, `${a} !~ ${b}`);
+    assert.equal(overlap(b, a), false, `${b} !~ ${a}`);
+  }
 });
