@@ -6,6 +6,7 @@ import { systemOps } from './system.ts';
 import { clientOps } from './clients.ts';
 import { subscriptionOps } from './subscriptions.ts';
 import { ruleOps } from './rules.ts';
+import { logOps } from './logs.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
   ...metricsOps,
@@ -14,4 +15,5 @@ export const OPS: Readonly<Record<string, Op>> = {
   ...clientOps,
   ...subscriptionOps,
   ...ruleOps,
+  ...logOps,
 };
