@@ -157,7 +157,7 @@ export function logRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['level']);
         const level = levelOf(b, true)!;
         await ctx.supervisor.setLogLevel(level);
-        ctx.log.info('log level changed', { level, user: req.user!.username });
+        ctx.log.info('log level changed', { to: level, user: req.user!.username });
         return ok({ level: level.toUpperCase() });
       },
     },
