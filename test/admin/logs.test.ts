@@ -4,7 +4,7 @@
 // files and queries still read across them; deleting old files; 400s name the field.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
@@ -205,6 +205,19 @@ test('log.file.enabled false: no files, the store routes answer 503, the level s
   } finally {
     await off.stop();
   }
+});
+
+test('shutdown: a worker line written just before the stop is in the files (and the stop does not hang)', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'spindle-logs-stop-'));
+  const last = await startAdminBroker({ dataDir: dir, log: { level: 'debug' }, store: { storeType: 'MEMORY' } });
+  const socket = net.connect({ host: '127.0.0.1', port: last.ports.tcp! });
+  await once(socket, 'connect');
+  socket.write(Buffer.from([0x00, 0x00]));
+  await once(socket, 'close');
+  const started = Date.now();
+  await last.stop();
+  assert.ok(Date.now() - started < 4000);
+  assert.match(readFileSync(path.join(dir, 'logs', 'spindle.log'), 'utf8'), /"name":"worker-[01]","msg":"malformed packet"/);
 });
 
 function auth(): string {
