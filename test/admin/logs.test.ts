@@ -65,7 +65,7 @@ test('the level changes at run time in the workers: a worker debug line appears 
   assert.equal(set.status, 200, set.text);
   assert.deepEqual((await b.api('GET', '/log/level')).json.data, { level: 'DEBUG' });
   await sendMalformed();
-  await waitFor(async () => (await query({ text: 'malformed packet' })).total === 1, 'the worker line in the store');
+  await waitFor(async () => (await query({ text: 'malformed packet' })).total === 1, { message: 'the worker line in the store' });
   const e = (await query({ text: 'malformed packet' })).data[0];
   assert.equal(e.level, 'DEBUG');
   assert.match(e.module, /^worker-[01]$/);
