@@ -127,6 +127,42 @@ test('download: NDJSON of a range, oldest first, as an attachment; gzip on reque
   assert.equal(none.text, '');
 });
 
+test('download of many MiB: streamed with backpressure to a slow reader; a client that goes away does not hurt the server', async () => {
+  const logs = b.supervisor.logs!;
+  const line = (i: number) => JSON.stringify({ time: new Date().toISOString(), level: 'info', name: 'bulk', msg: `bulk entry ${i}`, pad: 'b'.repeat(150) });
+  const N = 40_000; // ~8 MiB
+  for (let i = 0; i < N; i++) logs.append(line(i));
+  // Read slowly: the server must wait for the socket to drain, not buffer everything.
+  const res = await fetch(`${b.base}/log/download?module=bulk`, { headers: { authorization: auth() } });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let bytes = 0;
+  let count = 0;
+  let tail = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.length;
+    const text = tail + Buffer.from(value).toString();
+    const parts = text.split('\n');
+    tail = parts.pop()!;
+    count += parts.length;
+    if (count < 200) await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.equal(count, N);
+  assert.ok(bytes > 7 * 1024 * 1024);
+  // Gone after the first chunk, twice (plain and gzip): the server stays up and answers.
+  for (const q of ['module=bulk', 'module=bulk&gzip=true']) {
+    const ac = new AbortController();
+    const r = await fetch(`${b.base}/log/download?${q}`, { headers: { authorization: auth() }, signal: ac.signal });
+    await r.body!.getReader().read();
+    ac.abort();
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await b.api('GET', '/log/level')).status, 200);
+  assert.equal((await query({ module: 'bulk', size: 1 })).total, N);
+});
+
 test('remote query: this node by name or without one; another node is 404 naming node', async () => {
   const name = b.admin!.context.config.nodeName;
   for (const body of [{ text: 'paging entry' }, { node: name, text: 'paging entry' }]) {

@@ -2,7 +2,7 @@
 // entry, delete old log files, download a time range as NDJSON (gzip on request, streamed), the
 // same query addressed to a node (this one until the cluster lands), and the log level of every
 // thread at run time. The store is the supervisor's (src/log/log-store.ts).
-import { Readable } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
 
 import type { AdminContext } from '../context.ts';
@@ -167,6 +167,8 @@ export function logRoutes(ctx: AdminContext): Route[] {
 /** NDJSON, oldest first, a line at a time (never the whole range in memory). */
 function download(store: LogStore, filter: LogFilter, gzip: boolean): Reply {
   const lines = Readable.from(store.export(filter), { objectMode: false });
+  // pipeline: a client gone (the server ends the gzip stream) also ends the reading of the files.
+  const body = gzip ? pipeline(lines, createGzip(), () => {}) : lines;
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const name = `spindle-logs-${stamp}.ndjson${gzip ? '.gz' : ''}`;
   return {
@@ -174,7 +176,7 @@ function download(store: LogStore, filter: LogFilter, gzip: boolean): Reply {
     contentType: gzip ? 'application/gzip' : 'application/x-ndjson; charset=utf-8',
     headers: { 'content-disposition': `attachment; filename="${name}"` },
     body: '',
-    stream: gzip ? lines.pipe(createGzip()) : lines,
+    stream: body,
   };
 }
 
