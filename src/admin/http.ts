@@ -25,6 +25,9 @@ export interface Reply {
   contentType: string;
   body: string | Buffer;
   headers?: Record<string, string>;
+  /** A body sent as it is produced (chunked), instead of `body`: server.ts writes a chunk at a
+   * time and waits while the client is slow; a client that goes away ends the iteration. */
+  stream?: AsyncIterable<Uint8Array | string>;
 }
 
 /**

@@ -25,6 +25,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { mqttRoutes } from './routes/mqtt.ts';
 import { ruleRoutes } from './routes/rules.ts';
 import { sourceRoutes } from './routes/sources.ts';
+import { logRoutes } from './routes/logs.ts';
 import { SourceRegistry } from '../sources/registry.ts';
 import { RuleManager } from '../rules/manager.ts';
 import { registerRuleMetrics } from '../rules/metrics.ts';
@@ -57,6 +58,7 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   ruleRoutes,
   logTopicRoutes,
   traceRoutes,
+  logRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {

@@ -160,6 +160,10 @@ export class AdminServer {
 
   private send(res: uWS.HttpResponse, state: { aborted: boolean }, reply: Reply, extra?: Record<string, string>): void {
     if (state.aborted) return;
+    if (reply.stream) {
+      void this.sendStream(res, state, reply, reply.stream);
+      return;
+    }
     state.aborted = true; // one answer per request
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
@@ -167,5 +171,74 @@ export class AdminServer {
       for (const [k, v] of Object.entries({ ...reply.headers, ...extra })) res.writeHeader(k, v);
       res.end(reply.body);
     });
+  }
+
+  /**
+   * Sends a streamed body chunked: a chunk at a time, waiting for the socket to drain when uWS
+   * reports backpressure; stops reading the stream (which ends it) when the client goes away. A
+   * failure after the head was sent can only cut the answer short (it is logged).
+   */
+  private async sendStream(res: uWS.HttpResponse, state: { aborted: boolean }, reply: Reply, stream: AsyncIterable<Uint8Array | string>): Promise<void> {
+    const connection = { gone: false, drained: null as (() => void) | null };
+    // onAborted was set in onRequest; after the head, only `state.aborted` tells us.
+    const closed = () => state.aborted;
+    res.cork(() => {
+      res.writeStatus(statusLine(reply.status));
+      res.writeHeader('content-type', reply.contentType);
+      for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+    });
+    res.onWritable(() => {
+      const resume = connection.drained;
+      connection.drained = null;
+      resume?.();
+      return true;
+    });
+    const iterator = stream[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (closed()) {
+          connection.gone = true;
+          break;
+        }
+        if (next.done) break;
+        let writable = true;
+        res.cork(() => {
+          writable = res.write(next.value);
+        });
+        if (!writable) {
+          await new Promise<void>((resolve) => {
+            connection.drained = resolve;
+            // A client gone while we wait: nothing drains; look again now and then.
+            const poll = setInterval(() => {
+              if (!closed()) return;
+              clearInterval(poll);
+              resolve();
+            }, 250);
+            const done = connection.drained;
+            connection.drained = () => {
+              clearInterval(poll);
+              done();
+            };
+          });
+          if (closed()) {
+            connection.gone = true;
+            break;
+          }
+        }
+      }
+    } catch (err) {
+      this.options.log.error('admin stream failed', { err });
+      connection.gone = true;
+      if (!closed()) {
+        state.aborted = true;
+        res.cork(() => res.close());
+      }
+    } finally {
+      if (connection.gone) await iterator.return?.();
+    }
+    if (closed()) return;
+    state.aborted = true;
+    res.cork(() => res.end());
   }
 }

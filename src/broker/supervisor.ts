@@ -1,14 +1,18 @@
 // Supervisor: the main thread. Creates the SO_REUSEPORT listening sockets (one per worker and
 // listener), starts the worker threads, connects every pair of workers with a MessageChannel,
 // restarts a worker that dies, publishes $SYS, and runs the graceful shutdown. Holds no session
-// state of its own.
+// state of its own. Owns the log store: the main thread's lines reach it through a sink on its
+// logger, the workers' through their stdout, which it reads and passes on to its own.
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 
 import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, ClientRegistry, RULE_WORKER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
-import type { Logger } from '../log/index.ts';
+import { addLogSink, setLogLevel, type Logger, type LogLevel } from '../log/index.ts';
+import { LogStore } from '../log/log-store.ts';
+import { relayLines } from '../log/line-relay.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
 import type { FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
@@ -33,6 +37,8 @@ interface Slot {
   ready: boolean;
   restarts: number;
   stats: WorkerStatsSnapshot | null;
+  /** Settles when the worker's stdout has ended (its last lines are in the log store). */
+  relayed: Promise<void> | null;
 }
 
 /** A worker operation's refusal or failure, as the worker reported it. */
@@ -50,6 +56,8 @@ export class WorkerOpError extends Error {
 }
 
 const RPC_TIMEOUT_MS = 5000;
+/** How long a shutdown waits for a stopped worker's last lines. */
+const RELAY_DRAIN_MS = 1000;
 
 const WORKER_ENTRY = new URL('../worker/worker.ts', import.meta.url);
 const SWEEP_INTERVAL_MS = 60_000;
@@ -80,14 +88,30 @@ export class Supervisor {
   private readonly authFailures = createFailureTable();
   /** The endpoints (MQTT listeners), managed at run time by the admin API. */
   endpoints!: EndpointManager;
+  /** Rotating files in <dataDir>/logs; null when log.file.enabled is off. */
+  private logStore: LogStore | null = null;
+  private detachLogSink: () => void = () => {};
+  /** The log level now (changed at run time by setLogLevel; restarted workers start with it). */
+  private level: LogLevel;
 
   constructor(private config: BrokerConfig, private readonly log: Logger, private readonly routerName = 'default') {
     this.router = Router.open(routerName);
     this.retained = RetainedStore.open(routerName);
     this.registry = ClientRegistry.open(routerName);
+    this.level = config.log.level;
   }
 
   async start(): Promise<Ports> {
+    this.openLogStore();
+    try {
+      return await this.startWorkers();
+    } catch (err) {
+      this.closeLogStore();
+      throw err;
+    }
+  }
+
+  private async startWorkers(): Promise<Ports> {
     const c = this.config.mqtt;
     // Port 0 (tests): the first socket picks a free port, the others join it.
     if (c.tcp.enabled) this.ports.tcp = c.tcp.port || await freePort(c.host);
@@ -116,7 +140,7 @@ export class Supervisor {
       await this.store?.close();
       throw err;
     }
-    for (let id = 0; id < this.config.workers; id++) this.slots.push({ id, worker: null, ready: false, restarts: 0, stats: null });
+    for (let id = 0; id < this.config.workers; id++) this.slots.push({ id, worker: null, ready: false, restarts: 0, stats: null, relayed: null });
     // Stored sessions are spread over the workers; each restores its share before accepting.
     const shares = this.slots.map(() => [] as StoredSession[]);
     stored.forEach((s, i) => shares[i % shares.length].push(s));
@@ -138,6 +162,38 @@ export class Supervisor {
         probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
       });
     }
+  }
+
+  /** The log store, and the sink that puts the main thread's lines into it. */
+  private openLogStore(): void {
+    const f = this.config.log.file;
+    if (!f.enabled) return;
+    const store = new LogStore({ dir: path.resolve(this.config.dataDir, 'logs'), maxSize: f.maxSize, maxFiles: f.maxFiles });
+    store.open();
+    this.logStore = store;
+    this.detachLogSink = addLogSink(this.log, (line) => store.append(line));
+  }
+
+  private closeLogStore(): void {
+    this.detachLogSink();
+    this.logStore?.close();
+  }
+
+  /** The log store (null when log.file.enabled is off). */
+  get logs(): LogStore | null {
+    return this.logStore;
+  }
+
+  get logLevel(): LogLevel {
+    return this.level;
+  }
+
+  /** Changes the log level of the main thread's logger and of every worker (and of workers
+   * started later). */
+  async setLogLevel(level: LogLevel): Promise<void> {
+    this.level = level;
+    setLogLevel(this.log, level);
+    await this.callAll('log-level', { level });
   }
 
   /** Opens the store, puts the retained messages back into the shared retained store, starts
@@ -180,10 +236,14 @@ export class Supervisor {
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
     const worker = spawnTsWorker(
       WORKER_ENTRY,
-      { workerId: slot.id, config: this.config, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures },
+      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures },
       // A small nursery: message objects live and die in it, in the CPU caches (see the key).
-      { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration } },
+      // With the log store on, the worker's stdout comes here (one writer for the files).
+      { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration }, stdout: this.logStore !== null },
     );
+    const logs = this.logStore;
+    const module = `worker-${slot.id}`;
+    slot.relayed = logs ? relayLines(worker.stdout, process.stdout, (line) => logs.append(line, module)) : null;
     slot.worker = worker;
     slot.ready = false;
     return new Promise((resolve, reject) => {
@@ -390,7 +450,10 @@ export class Supervisor {
       post(s, { t: 'shutdown' });
     })));
     await Promise.all(running.map((s) => s.worker?.terminate()));
+    // A stopped worker's last lines may still be on their way through its stdout.
+    await Promise.all(this.slots.map((s) => s.relayed && Promise.race([s.relayed, new Promise((resolve) => setTimeout(resolve, RELAY_DRAIN_MS).unref())])));
     if (this.store) await this.store.close().catch((err: unknown) => this.log.error('store close failed', { err }));
+    this.closeLogStore();
   }
 }
 

@@ -21,7 +21,11 @@ export interface BrokerConfig {
   workers: number;
   workerYoungGeneration: number;
   dataDir: string;
-  log: { level: LogLevel };
+  log: {
+    level: LogLevel;
+    /** The log store: rotating NDJSON files in <dataDir>/logs (src/log/log-store.ts). */
+    file: { enabled: boolean; maxSize: number; maxFiles: number };
+  };
   mqtt: {
     host: string;
     tcp: { enabled: boolean; port: number };

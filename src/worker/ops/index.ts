@@ -8,6 +8,7 @@ import { subscriptionOps } from './subscriptions.ts';
 import { ruleOps } from './rules.ts';
 import { logTopicOps } from './log-topics.ts';
 import { traceOps } from './traces.ts';
+import { logOps } from './logs.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
   ...metricsOps,
@@ -18,4 +19,5 @@ export const OPS: Readonly<Record<string, Op>> = {
   ...ruleOps,
   ...logTopicOps,
   ...traceOps,
+  ...logOps,
 };
