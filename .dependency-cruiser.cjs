@@ -49,10 +49,10 @@ module.exports = {
     },
     {
       name: 'engine-not-into-rules',
-      comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts) and the router through RouterHost.ruleMatched; it never imports it.',
+      comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router through RouterHost.ruleMatched, and tracing through ConnectionTracer; it never imports them.',
       severity: 'error',
       from: { path: '^src/(engine|router|listener|store)/' },
-      to: { path: '^src/(rules|sources)/' },
+      to: { path: '^src/(rules|sources|trace)/' },
     },
     {
       name: 'sources-below-rules',
