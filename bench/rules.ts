@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { Kafka, logLevel } from 'kafkajs';
 
-import { ROOT, freePort } from './lib/compare-brokers.ts';
+import { ROOT, freePort, spindleBenchEnv } from './lib/compare-brokers.ts';
 import { writeResults, median, type Row } from './lib/report.ts';
 import { PG_URL, uniqueName } from '../test/store/databases.ts';
 
@@ -45,18 +45,10 @@ async function startSpindle(): Promise<Spindle> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin/spindle.mjs')], {
     cwd: ROOT,
     env: {
-      ...process.env,
-      SPINDLE_MQTT_HOST: '127.0.0.1',
-      SPINDLE_MQTT_TCP_PORT: String(port),
-      SPINDLE_MQTT_WS_ENABLED: 'false',
-      SPINDLE_SYS_ENABLED: 'false',
+      ...spindleBenchEnv(port, dir),
       SPINDLE_ADMIN_HOST: '127.0.0.1',
       SPINDLE_ADMIN_PORT: String(adminPort),
       SPINDLE_ADMIN_PASSWORD: PASSWORD,
-      SPINDLE_DATA_DIR: dir,
-      SPINDLE_LIMITS_MAX_INFLIGHT: '65535',
-      SPINDLE_LIMITS_RECEIVE_MAXIMUM: '65535',
-      SPINDLE_LIMITS_MAX_QUEUED_MESSAGES: '1000000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

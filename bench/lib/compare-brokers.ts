@@ -135,22 +135,29 @@ export function spindleCommit(): string {
   }
 }
 
+/** The environment a bench runs Spindle with: MQTT over TCP on `port` only, no $SYS, and the
+ * same limits as the other brokers run with (no inflight cap below the bench window, a queue
+ * that never drops inside it). */
+export function spindleBenchEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    SPINDLE_MQTT_HOST: '127.0.0.1',
+    SPINDLE_MQTT_TCP_PORT: String(port),
+    SPINDLE_MQTT_WS_ENABLED: 'false',
+    SPINDLE_SYS_ENABLED: 'false',
+    SPINDLE_DATA_DIR: dataDir,
+    SPINDLE_LIMITS_MAX_INFLIGHT: '65535',
+    SPINDLE_LIMITS_RECEIVE_MAXIMUM: '65535',
+    SPINDLE_LIMITS_MAX_QUEUED_MESSAGES: '1000000',
+  };
+}
+
 function launchSpindle(port: number, mode: Mode, dataDir: string): Launch {
   return {
     argv: [process.execPath, path.join(spindleRoot, 'bin/spindle.mjs')],
     env: {
-      ...process.env,
-      SPINDLE_MQTT_HOST: '127.0.0.1',
-      SPINDLE_MQTT_TCP_PORT: String(port),
-      SPINDLE_MQTT_WS_ENABLED: 'false',
-      SPINDLE_SYS_ENABLED: 'false',
+      ...spindleBenchEnv(port, dataDir),
       SPINDLE_ADMIN_ENABLED: 'false',
-      SPINDLE_DATA_DIR: dataDir,
-      // Same limits as the others run with: no inflight cap below the bench window, a queue
-      // that never drops inside it.
-      SPINDLE_LIMITS_MAX_INFLIGHT: '65535',
-      SPINDLE_LIMITS_RECEIVE_MAXIMUM: '65535',
-      SPINDLE_LIMITS_MAX_QUEUED_MESSAGES: '1000000',
       ...(mode === 'pinned' ? { SPINDLE_WORKERS: '1' } : {}),
     },
     readyLine: 'spindle started',

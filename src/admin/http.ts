@@ -125,6 +125,16 @@ export function refusal(err: { status: number; message: string; code?: string; f
   return new HttpError(err.status, err.message, { error: err.code, field: err.field });
 }
 
+/** Runs a route's work; what it throws goes through `toHttp` (a module's own refusals become
+ * their HttpError, anything else passes unchanged). */
+export async function answering<T>(work: () => T | Promise<T>, toHttp: (err: unknown) => unknown): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw toHttp(err);
+  }
+}
+
 export function json(value: unknown, status = 200): Reply {
   return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(value) };
 }

@@ -78,15 +78,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const sources = new SourceRegistry(store, log);
   await sources.load();
   const rules = new RuleManager(
-    {
-      newHandle: () => supervisor.registry.newHandle(),
-      subscribeRule: (h, f) => supervisor.subscribeRule(h, f),
-      unsubscribeRule: (h) => supervisor.unsubscribeRule(h),
-      runningWorkers: () => supervisor.runningWorkers(),
-      call: (w, op, args) => supervisor.call(w, op, args),
-      onWorkerReady: (fn) => supervisor.onWorkerReady(fn),
-      onRuleOutputs: (fn) => supervisor.onRuleOutputs(fn),
-    },
+    supervisor,
     store,
     { source: (id) => sources.get(id), typeOf: (id) => sources.record(id)?.type },
     log,
@@ -95,17 +87,9 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   sources.setInUseCheck((id) => rules.usesSource(id).length > 0);
   await rules.load();
   registerRuleMetrics(registry, rules);
-  const ruleHost = {
-    newHandle: () => supervisor.registry.newHandle(),
-    subscribeRule: (h: number, f: readonly string[]) => supervisor.subscribeRule(h, f),
-    unsubscribeRule: (h: number) => supervisor.unsubscribeRule(h),
-    runningWorkers: () => supervisor.runningWorkers(),
-    call: <T>(w: number, op: string, args: unknown) => supervisor.call<T>(w, op, args),
-    onWorkerReady: (fn: (worker: number) => void) => supervisor.onWorkerReady(fn),
-  };
-  const logTopics = new LogTopicManager(ruleHost, store, log, topicFilterProblem);
+  const logTopics = new LogTopicManager(supervisor, store, log, topicFilterProblem);
   await logTopics.load();
-  const traces = new TraceManager(ruleHost, log);
+  const traces = new TraceManager(supervisor, log);
   const closers: (() => void | Promise<void>)[] = [
     () => sources.close(),
     () => rules.close(),

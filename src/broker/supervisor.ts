@@ -368,6 +368,11 @@ export class Supervisor {
     this.readyListeners.push(fn);
   }
 
+  /** A handle no session or routing-core entry has had (the client registry's counter). */
+  newHandle(): number {
+    return this.registry.newHandle();
+  }
+
   /** Where the rule outputs the workers post go (the rule engine's action pipelines). */
   onRuleOutputs(fn: (items: unknown[]) => void): void {
     this.ruleOutputs = fn;

@@ -46,8 +46,8 @@ export interface RuleOptions {
 interface Live {
   doc: RuleDoc;
   handle: number;
+  /** Its FROM topic filters (subscribed in the routing core while it is enabled). */
   filters: string[];
-  events: EventName[];
   pipelines: (ActionPipeline | null)[];
 }
 
@@ -92,14 +92,14 @@ export class RuleManager {
    * but disabled, and logged). */
   async load(): Promise<void> {
     for (const { doc } of await this.store.listAdmin<RuleDoc>(KIND)) {
+      const live: Live = { doc, handle: this.host.newHandle(), filters: [], pipelines: [] };
+      this.rules.set(doc.id, live);
       try {
-        const live = this.prepare(doc);
-        this.rules.set(doc.id, live);
+        live.filters = this.validate(doc);
         if (doc.enabled) await this.start(live);
       } catch (err) {
         this.log.error('stored rule cannot run; kept disabled', { id: doc.id, name: doc.name, err });
-        const live: Live = { doc: { ...doc, enabled: false }, handle: this.host.newHandle(), filters: [], events: [], pipelines: [] };
-        this.rules.set(doc.id, live);
+        live.doc = { ...doc, enabled: false };
       }
     }
   }
@@ -109,7 +109,8 @@ export class RuleManager {
     if (this.rules.has(id)) throw new RuleError(409, 'id', `id: rule ${id} exists`);
     for (const l of this.rules.values()) if (l.doc.name === input.name) throw new RuleError(409, 'name', `name: a rule named ${input.name} exists`);
     const doc: RuleDoc = { id, name: input.name, sql: input.sql, actions: input.actions, enabled: input.enabled ?? true, description: input.description ?? '', createTime: new Date().toISOString() };
-    const live = this.prepare(doc);
+    const filters = this.validate(doc);
+    const live: Live = { doc, handle: this.host.newHandle(), filters, pipelines: [] };
     await this.store.putAdmin(KIND, id, doc);
     this.rules.set(id, live);
     if (doc.enabled) await this.start(live);
@@ -128,9 +129,7 @@ export class RuleManager {
     if (live.doc.enabled === enabled) return live.doc;
     const doc = { ...live.doc, enabled };
     if (enabled) {
-      const fresh = this.prepare(doc);
-      live.filters = fresh.filters;
-      live.events = fresh.events;
+      live.filters = this.validate(doc);
       live.doc = doc;
       await this.start(live);
     } else {
@@ -179,7 +178,8 @@ export class RuleManager {
       const topic = String(data.topic ?? '');
       if (!parsed.filters.some((f) => topicMatches(f, topic))) return { matched: false, reason: `topic ${JSON.stringify(topic)} matches none of FROM ${parsed.filters.join(', ')}` };
     }
-    const fields: Record<string, unknown> = { timestamp: Date.now(), qos: 0, retain: false, clientid: '', username: null, ...lowerKeys(data) };
+    // makeContext lower-cases the names: the test data's clientId overrides the default clientid.
+    const fields: Record<string, unknown> = { timestamp: Date.now(), qos: 0, retain: false, clientid: '', username: null, ...data };
     const result = explain(parsed, compiled, makeContext(ev, fields));
     if ('output' in result) return { matched: true, output: result.output };
     return { matched: false, reason: result.filtered };
@@ -273,11 +273,11 @@ export class RuleManager {
     return live;
   }
 
-  /** Validates a rule and makes its live form (not yet started). */
-  private prepare(doc: RuleDoc): Live {
+  /** Validates a rule (its SQL, its actions against the sources); answers its FROM filters. */
+  private validate(doc: RuleDoc): string[] {
     const parsed = parseSql(doc.sql);
     validateActions(doc.actions, parsed, (id) => this.sources.typeOf(id));
-    return { doc, handle: this.host.newHandle(), filters: parsed.filters, events: parsed.events, pipelines: [] };
+    return parsed.filters;
   }
 
   private spec(l: Live): RuleSpec {
@@ -329,10 +329,4 @@ export class RuleManager {
       for (const p of live.pipelines) p?.push(batch);
     }
   }
-}
-
-function lowerKeys(o: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) out[k.toLowerCase()] = v;
-  return out;
 }

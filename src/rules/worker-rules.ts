@@ -10,6 +10,7 @@ import type { Message } from '../broker/message.ts';
 import { EV, type EngineEvent, type EngineEvents } from '../engine/session/events.ts';
 import { compileRule, EventContext, parseRule, type CompiledRule, type EventName, type RuleContext } from './sql/index.ts';
 import { compileRepublish } from './actions/republish.ts';
+import { topicNameProblem } from '../auth/topic-filter.ts';
 import type { CompiledRepublish } from './actions/types.ts';
 
 /** A rule as the main thread sends it to every worker. */
@@ -79,14 +80,14 @@ export interface WorkerRulesHost {
   readonly node: string;
 }
 
-const EVENT_INDEX: Record<EngineEvent, number> = EV;
-const REPLY_EVENTS = Object.keys(EV) as EngineEvent[];
+/** The events the engine tells of (PUBLISH comes through the routing core instead). */
+const ENGINE_EVENTS = Object.keys(EV) as EngineEvent[];
 
 export class WorkerRules implements EngineEvents {
   private readonly byHandle = new Map<number, Entry>();
   private readonly byId = new Map<string, Entry>();
   private readonly byEvent = new Map<EventName, Entry[]>();
-  readonly wants = new Uint8Array(REPLY_EVENTS.length);
+  readonly wants = new Uint8Array(ENGINE_EVENTS.length);
   private outputs: unknown[] = [];
   private flushScheduled = false;
   private readonly republishQueue: Pending[] = [];
@@ -157,7 +158,7 @@ export class WorkerRules implements EngineEvents {
         list.push(e);
       }
     }
-    for (const ev of REPLY_EVENTS) this.wants[EVENT_INDEX[ev]] = this.byEvent.has(ev) ? 1 : 0;
+    for (const ev of ENGINE_EVENTS) this.wants[EV[ev]] = this.byEvent.has(ev) ? 1 : 0;
   }
 
   /** RouterHost.ruleMatched: a publish matched the rule `handle`'s FROM filters. */
@@ -217,7 +218,7 @@ export class WorkerRules implements EngineEvents {
     let problem: string | null = null;
     if (depth > MAX_REPUBLISH_DEPTH) problem = `republish loop: more than ${MAX_REPUBLISH_DEPTH} republishes deep (topic ${topic})`;
     else if (topic !== this.lastGoodTopic) {
-      problem = topicProblem(topic);
+      problem = republishProblem(topic);
       if (problem === null) this.lastGoodTopic = topic;
     }
     if (problem !== null) {
@@ -289,14 +290,12 @@ function newCounters(): RuleCounters {
   return { matched: 0, passed: 0, filtered: 0, failed: 0, republished: 0, republishFailed: 0, lastError: null, lastErrorAt: 0 };
 }
 
-/** Why `topic` cannot be published to (null: it can). */
-export function topicProblem(topic: string): string | null {
-  if (topic.length === 0) return 'republish topic is empty';
-  if (topic.includes('+') || topic.includes('#')) return `republish topic ${JSON.stringify(topic)} has a wildcard`;
+/** Why a rule may not publish to `topic` (null: it may): an invalid topic name, or one of the
+ * broker's own ($SYS, $share, ...). */
+function republishProblem(topic: string): string | null {
   if (topic.startsWith('$')) return `republish topic ${JSON.stringify(topic)} starts with $ (topics of the broker)`;
-  if (Buffer.byteLength(topic) > 65535) return 'republish topic longer than 65535 bytes';
-  if (topic.includes('\u0000')) return 'republish topic has a NUL character';
-  return null;
+  const problem = topicNameProblem(topic);
+  return problem === undefined ? null : `republish topic ${JSON.stringify(topic)}: ${problem}`;
 }
 
 const MESSAGE = Symbol('message');

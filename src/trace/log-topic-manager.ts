@@ -7,6 +7,7 @@ import type { Logger } from '../log/index.ts';
 import { isLogLevel, type LogLevel } from '../log/levels.ts';
 import type { Store } from '../store/types.ts';
 import type { LogTopicSpec } from './worker-log-topics.ts';
+import { TraceError } from './errors.ts';
 
 const KIND = 'log-topic';
 
@@ -27,13 +28,6 @@ export interface LogTopicHost {
   onWorkerReady(fn: (worker: number) => void): void;
 }
 
-/** A refusal with the HTTP status the admin API answers with and the field at fault. */
-export class LogTopicError extends Error {
-  constructor(readonly status: 400 | 404 | 409, readonly field: string, message: string) {
-    super(message);
-    this.name = 'LogTopicError';
-  }
-}
 
 export class LogTopicManager {
   private readonly topics = new Map<string, LogTopicSpec & { createTime: string }>();
@@ -60,10 +54,10 @@ export class LogTopicManager {
 
   async add(topic: string, level: string): Promise<LogTopicDoc> {
     const problem = /^\$(share|queue)\//.test(topic) ? 'a log topic cannot be a shared subscription' : this.filterProblem(topic);
-    if (problem) throw new LogTopicError(400, 'topic', `topic: ${problem}`);
+    if (problem) throw new TraceError(400, 'topic', `topic: ${problem}`);
     const lower = level.toLowerCase();
-    if (!isLogLevel(lower)) throw new LogTopicError(400, 'level', 'level: must be one of DEBUG, INFO, WARN, ERROR');
-    for (const t of this.topics.values()) if (t.topic === topic) throw new LogTopicError(409, 'topic', `topic: a log topic for ${topic} exists (${t.id})`);
+    if (!isLogLevel(lower)) throw new TraceError(400, 'level', 'level: must be one of DEBUG, INFO, WARN, ERROR');
+    for (const t of this.topics.values()) if (t.topic === topic) throw new TraceError(409, 'topic', `topic: a log topic for ${topic} exists (${t.id})`);
     const doc: LogTopicDoc = { id: `logtopic-${randomUUID().slice(0, 8)}`, topic, level: lower, createTime: new Date().toISOString() };
     await this.store.putAdmin(KIND, doc.id, doc);
     await this.start(doc);
@@ -72,7 +66,7 @@ export class LogTopicManager {
 
   async delete(id: string): Promise<void> {
     const t = this.topics.get(id);
-    if (!t) throw new LogTopicError(404, 'id', `log topic ${id} not found`);
+    if (!t) throw new TraceError(404, 'id', `log topic ${id} not found`);
     this.host.unsubscribeRule(t.handle);
     this.topics.delete(id);
     await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logtopics.remove', { id }).catch(() => false)));

@@ -3,6 +3,7 @@
 // memory only (a restart ends them), at most MAX_TRACES at once, each at most MAX_TRACE_SECONDS.
 import type { Logger } from '../log/index.ts';
 import type { TraceSpec } from './worker-traces.ts';
+import { TraceError } from './errors.ts';
 
 export const MAX_TRACES = 100;
 export const MAX_TRACE_SECONDS = 86_400;
@@ -19,12 +20,6 @@ export interface TraceView {
   endTime: string;
 }
 
-export class TraceError extends Error {
-  constructor(readonly status: 400 | 404 | 409, readonly field: string, message: string) {
-    super(message);
-    this.name = 'TraceError';
-  }
-}
 
 export class TraceManager {
   private readonly traces = new Map<string, { started: number; until: number; timer: NodeJS.Timeout }>();

@@ -43,7 +43,7 @@ export function localRoutes(ctx: AdminContext): Route[] {
 
   const loaded = (async () => {
     for (const { doc } of await ctx.store.listAdmin<LocalDoc>(KIND)) {
-      const l: Local = { ...doc, handle: sup.registry.newHandle(), worker: pickWorker() };
+      const l: Local = { ...doc, handle: sup.newHandle(), worker: pickWorker() };
       locals.set(l.topic, l);
       await open(l);
     }
@@ -72,7 +72,7 @@ export function localRoutes(ctx: AdminContext): Route[] {
         const topic = topicFilterField(ctx, b)!;
         const qos = qosField(b);
         if (locals.has(topic)) throw conflict('topic', `local subscription ${topic} exists`);
-        const l: Local = { id: topicId(topic), topic, qos, createTime: new Date().toISOString(), handle: sup.registry.newHandle(), worker: pickWorker() };
+        const l: Local = { id: topicId(topic), topic, qos, createTime: new Date().toISOString(), handle: sup.newHandle(), worker: pickWorker() };
         await open(l);
         locals.set(topic, l);
         try {

@@ -1,18 +1,12 @@
 // Log topics (spec 4.8): messages on topics matching a log topic's filter are written to the log
 // at its level. List, add, delete; applied at once on every worker (LogTopicManager).
 import type { AdminContext } from '../context.ts';
-import { HttpError, ok, type Route } from '../http.ts';
+import { answering, ok, refusal, type Route } from '../http.ts';
 import { object, onlyFields, reqStr } from '../validate.ts';
-import { LogTopicError } from '../../trace/log-topic-manager.ts';
+import { TraceError } from '../../trace/errors.ts';
 
-async function guarded<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof LogTopicError) throw new HttpError(err.status, err.message, { field: err.field });
-    throw err;
-  }
-}
+/** A log topic's or trace's refusal as the admin API's error. */
+const asHttp = (err: unknown): unknown => (err instanceof TraceError ? refusal(err) : err);
 
 export function logTopicRoutes(ctx: AdminContext): Route[] {
   const topics = ctx.logTopics;
@@ -37,7 +31,7 @@ export function logTopicRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['topic', 'level']);
         const topic = reqStr(b, 'topic', { max: 65535 });
         const level = reqStr(b, 'level');
-        return ok(await guarded(() => topics.add(topic, level)));
+        return ok(await answering(() => topics.add(topic, level), asHttp));
       },
     },
     {
@@ -49,7 +43,7 @@ export function logTopicRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        await guarded(() => topics.delete(id));
+        await answering(() => topics.delete(id), asHttp);
         return ok({ id });
       },
     },

@@ -1,7 +1,7 @@
 // The rule engine (spec 4.5): add, query, delete, enable/disable, test on sample data, runtime
 // counters, parse, and the action types. Rules apply at once on every worker (RuleManager).
 import type { AdminContext } from '../context.ts';
-import { HttpError, json, ok, paged, badRequest, type Route } from '../http.ts';
+import { HttpError, answering, json, ok, paged, badRequest, type Route } from '../http.ts';
 import { bool, object, onlyFields, oneOf, paging, reqStr, str, type Body } from '../validate.ts';
 import { RuleError } from '../../rules/errors.ts';
 import { parseSql, type RuleAction } from '../../rules/rule.ts';
@@ -12,21 +12,13 @@ const NAME_MAX = 200;
 const SQL_MAX = 64 * 1024;
 
 /** A RuleError as the admin API's error (a syntax error keeps its position in the body). */
-function asHttp(err: unknown): unknown {
+export function ruleAsHttp(err: unknown): unknown {
   if (!(err instanceof RuleError)) return err;
   return new HttpError(err.status, err.message, {
     field: err.field,
     error: err.status === 400 ? (err.position ? 'SQL_SYNTAX_ERROR' : 'INVALID_PARAMETER') : undefined,
     details: err.position,
   });
-}
-
-async function guarded<T>(fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw asHttp(err);
-  }
 }
 
 function actionsField(b: Body): RuleAction[] {
@@ -65,7 +57,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
         const actions = actionsField(b);
         const enabled = bool(b, 'enabled');
         const description = str(b, 'description', { max: 1000 });
-        await guarded(() => rules.add({ id, name, sql, actions, enabled, description }));
+        await answering(() => rules.add({ id, name, sql, actions, enabled, description }), ruleAsHttp);
         return json('success');
       },
     },
@@ -95,7 +87,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         const id = reqStr(b, 'id');
-        await guarded(() => rules.delete(id));
+        await answering(() => rules.delete(id), ruleAsHttp);
         return ok({ id });
       },
     },
@@ -111,7 +103,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['id', 'enabled']);
         const id = reqStr(b, 'id');
         const enabled = bool(b, 'enabled', { required: true })!;
-        return ok(await guarded(() => rules.setEnabled(id, enabled)));
+        return ok(await answering(() => rules.setEnabled(id, enabled), ruleAsHttp));
       },
     },
     {
@@ -132,7 +124,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
           else throw badRequest('testData.payload', 'expected a string (or a JSON object)');
         }
         if ((event ?? 'PUBLISH') === 'PUBLISH' && typeof data.topic !== 'string') throw badRequest('testData.topic', 'is required (a string)');
-        return ok(await guarded(() => rules.test(sql, event, data)));
+        return ok(await answering(() => rules.test(sql, event, data), ruleAsHttp));
       },
     },
     {
@@ -144,7 +136,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        return ok(await guarded(() => rules.runtime(id)));
+        return ok(await answering(() => rules.runtime(id), ruleAsHttp));
       },
     },
     {
@@ -156,25 +148,17 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['sql'], properties: { sql: { type: 'string' } } },
       async handler(req) {
         const sql = reqStr(object(req.body), 'sql', { max: SQL_MAX });
-        const p = await guarded(() => parseSql(sql));
+        const p = await answering(() => parseSql(sql), ruleAsHttp);
         return ok({ fields: p.fields, sources: p.sources, where: p.where, events: p.events, filters: p.filters });
       },
     },
-    {
-      method: 'POST',
+    ...(['POST', 'GET'] as const).map((method): Route => ({
+      method,
       path: '/rule/actions',
       access: 'read',
       tag: 'rules',
       summary: 'The action types, with their config fields',
       handler: () => ok(ACTION_SPECS.map((s) => ({ type: s.type, sourceType: s.sourceType, description: s.description, fields: s.fields }))),
-    },
-    {
-      method: 'GET',
-      path: '/rule/actions',
-      access: 'read',
-      tag: 'rules',
-      summary: 'The action types, with their config fields',
-      handler: () => ok(ACTION_SPECS.map((s) => ({ type: s.type, sourceType: s.sourceType, description: s.description, fields: s.fields }))),
-    },
+    })),
   ];
 }

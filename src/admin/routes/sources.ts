@@ -4,27 +4,19 @@
 // the id `<ruleId>:<action index>`; /source/query/info lists them with their counters and
 // /source/query/delete removes one (the action leaves its rule).
 import type { AdminContext } from '../context.ts';
-import { HttpError, json, ok, paged, badRequest, type Route } from '../http.ts';
+import { HttpError, answering, json, ok, paged, badRequest, type Route } from '../http.ts';
 import { int, object, onlyFields, paging, reqStr, str } from '../validate.ts';
 import { SOURCE_TYPES, SourceConfigError, type SourceType } from '../../sources/types.ts';
 import { SourceRegistryError } from '../../sources/errors.ts';
-import { RuleError } from '../../rules/errors.ts';
+import { ruleAsHttp } from './rules.ts';
 
 const STATUS = { SOURCE_NOT_FOUND: 404, SOURCE_NAME_CONFLICT: 409, SOURCE_IN_USE: 409 } as const;
 
 function asHttp(err: unknown): unknown {
-  if (err instanceof SourceConfigError) return badRequest(err.field.startsWith('config') || err.field === 'type' || err.field === 'name' ? err.field : `config.${err.field}`, err.message.replace(/^[^:]*: /, ''));
+  // Its field is already the request's: name, type, config or config.<field>.
+  if (err instanceof SourceConfigError) return badRequest(err.field, err.message.replace(/^[^:]*: /, ''));
   if (err instanceof SourceRegistryError) return new HttpError(STATUS[err.code], err.message, { error: err.code, field: err.code === 'SOURCE_NAME_CONFLICT' ? 'name' : 'id' });
-  if (err instanceof RuleError) return new HttpError(err.status, err.message, { field: err.field });
-  return err;
-}
-
-async function guarded<T>(fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw asHttp(err);
-  }
+  return ruleAsHttp(err);
 }
 
 export function sourceRoutes(ctx: AdminContext): Route[] {
@@ -44,7 +36,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
         reqStr(b, 'name', { max: 128 });
         reqStr(b, 'type');
         object(b.config ?? {}, 'config');
-        return ok(await guarded(() => sources.add({ name: b.name, type: b.type, config: b.config ?? {} })));
+        return ok(await answering(() => sources.add({ name: b.name, type: b.type, config: b.config ?? {} }), asHttp));
       },
     },
     {
@@ -74,7 +66,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        await guarded(() => sources.delete(id));
+        await answering(() => sources.delete(id), asHttp);
         return ok({ id });
       },
     },
@@ -98,9 +90,9 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['id', 'type', 'config', 'timeout']);
         const timeout = int(b, 'timeout', 100, 60_000) ?? 5000;
         const id = str(b, 'id');
-        if (id !== undefined) return ok(await guarded(() => sources.check(id, timeout)));
+        if (id !== undefined) return ok(await answering(() => sources.check(id, timeout), asHttp));
         if (b.type === undefined) throw badRequest('id', 'is required (or type and config of a source to try)');
-        return ok(await guarded(() => sources.checkConfig(b.type, b.config ?? {}, timeout)));
+        return ok(await answering(() => sources.checkConfig(b.type, b.config ?? {}, timeout), asHttp));
       },
     },
     {
@@ -112,7 +104,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        const info = await guarded(() => sources.queryInfo(id));
+        const info = await answering(() => sources.queryInfo(id), asHttp);
         const queries: unknown[] = [];
         for (const ruleId of rules.usesSource(id)) {
           const rt = await rules.runtime(ruleId).catch(() => null);
@@ -136,7 +128,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
         const id = reqStr(object(req.body), 'id');
         const m = /^(.+):(\d+)$/.exec(id);
         if (!m) throw badRequest('id', 'expected <ruleId>:<action index>');
-        await guarded(() => rules.removeAction(m[1], Number(m[2])));
+        await answering(() => rules.removeAction(m[1], Number(m[2])), asHttp);
         return ok({ id });
       },
     },
