@@ -281,6 +281,7 @@ export class Supervisor {
       worker.on('exit', (code) => {
         slot.worker = null;
         slot.ready = false;
+        slot.stats = null; // a dead worker's last counters are not reported as a live one's
         // The worker's listening sockets closed with its event loop; the fds are not ours to close.
         for (const other of this.slots) if (other !== slot && other.worker) post(other, { t: 'peer-gone', worker: slot.id });
         if (this.stopping) return;

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { Supervisor, type Ports } from '../../src/broker/supervisor.ts';
 import { startAdmin, type AdminHandle } from '../../src/admin/index.ts';
+import { WAIT_MS } from './wait.ts';
 
 export interface TestBroker {
   ports: Ports;
@@ -81,7 +82,7 @@ export async function connect(url: string, options: IClientOptions = {}): Promis
 }
 
 /** Resolves with the next `count` messages the client receives (topic, payload text, packet). */
-export function nextMessages(client: MqttClient, count: number, timeoutMs = 5000): Promise<{ topic: string; payload: string; packet: mqtt.IPublishPacket }[]> {
+export function nextMessages(client: MqttClient, count: number, timeoutMs = WAIT_MS): Promise<{ topic: string; payload: string; packet: mqtt.IPublishPacket }[]> {
   return new Promise((resolve, reject) => {
     const got: { topic: string; payload: string; packet: mqtt.IPublishPacket }[] = [];
     const timer = setTimeout(() => {

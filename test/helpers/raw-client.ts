@@ -5,6 +5,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 
 import mqttPacket from 'mqtt-packet';
+import { WAIT_MS } from './wait.ts';
 
 export type RawPacket = mqttPacket.Packet & Record<string, any>;
 
@@ -63,7 +64,7 @@ export class RawClient {
   }
 
   /** The next packet (of type `cmd`, skipping none: another type first is an error). */
-  async next(cmd?: string, timeoutMs = 5000): Promise<RawPacket> {
+  async next(cmd?: string, timeoutMs = WAIT_MS): Promise<RawPacket> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const p = this.packets.shift();
@@ -82,7 +83,7 @@ export class RawClient {
   }
 
   /** Resolves when the broker has closed the connection; rejects after `timeoutMs`. */
-  async waitClosed(timeoutMs = 5000): Promise<void> {
+  async waitClosed(timeoutMs = WAIT_MS): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!this.closed) {
       const left = deadline - Date.now();

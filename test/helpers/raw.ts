@@ -5,6 +5,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 
 import mqttPacket, { type Packet } from 'mqtt-packet';
+import { WAIT_MS } from './wait.ts';
 
 export interface RawClient {
   socket: net.Socket;
@@ -38,7 +39,7 @@ export async function rawConnect(port: number, connect: Record<string, unknown>,
     send(packet) {
       socket.write(Buffer.isBuffer(packet) ? packet : mqttPacket.generate(packet as unknown as Packet, { protocolVersion }));
     },
-    async next(cmd, timeoutMs = 3000) {
+    async next(cmd, timeoutMs = WAIT_MS) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const i = inbox.findIndex((p) => cmd === undefined || p.cmd === cmd);
@@ -52,7 +53,7 @@ export async function rawConnect(port: number, connect: Record<string, unknown>,
         });
       }
     },
-    async closed(timeoutMs = 3000) {
+    async closed(timeoutMs = WAIT_MS) {
       if (isClosed) return;
       await new Promise<void>((resolve, reject) => {
         const t = setTimeout(() => reject(new Error('connection still open')), timeoutMs);

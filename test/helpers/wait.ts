@@ -3,7 +3,7 @@
 //   waitFor(condition, {timeout, interval, message})
 //     Calls `condition` (sync or async) until it answers a truthy value, and resolves with that
 //     value. A condition that throws counts as "not yet" (so assertions can be retried); after
-//     `timeout` ms (default 5000) it rejects with `message` (default: the condition's source),
+//     `timeout` ms (default WAIT_MS) it rejects with `message` (default: the condition's source),
 //     the last value or error, and how many times it was checked. `interval` (default 20 ms) is
 //     the pause between checks; a check that is itself slow (an HTTP request) is not overlapped.
 //
@@ -16,7 +16,7 @@
 //
 //   waitForEvent(emitter, event, {timeout, filter})
 //     Resolves with the arguments (an array) of the first `event` the emitter emits for which
-//     `filter(...args)` is true (default: any), and rejects after `timeout` ms (default 5000). An
+//     `filter(...args)` is true (default: any), and rejects after `timeout` ms (default WAIT_MS). An
 //     'error' event does not reject (tests wait for 'close' after errors on purpose). Works with
 //     Node EventEmitters, mqtt.js clients, sockets, worker threads. Listen before causing the event:
 //
@@ -27,9 +27,16 @@
 // Where a test must show that something does NOT happen, wait for a causal marker rather than a
 // time: do the action, then something that must come after anything the action produced (publish
 // a marker message on the same path and wait for it), and check nothing else came first.
+//
+// WAIT_MS (20 s; env SPINDLE_TEST_WAIT_MS) is the default of every wait in the test helpers. It is
+// what a wait gives up after, not how long it takes: only a failing test pays it, and a slow or
+// loaded CI machine does not turn a slow event into a failure.
+
+/** Default give-up time of every wait in the test helpers. */
+export const WAIT_MS = Number(process.env.SPINDLE_TEST_WAIT_MS) || 20_000;
 
 export interface WaitForOptions {
-  /** Give up after this many ms (default 5000). */
+  /** Give up after this many ms (default WAIT_MS). */
   timeout?: number;
   /** Pause between checks in ms (default 20). */
   interval?: number;
@@ -38,7 +45,7 @@ export interface WaitForOptions {
 }
 
 export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions = {}): Promise<Exclude<Awaited<T>, false | 0 | '' | null | undefined>> {
-  const timeout = options.timeout ?? 5000;
+  const timeout = options.timeout ?? WAIT_MS;
   const interval = options.interval ?? 20;
   const deadline = Date.now() + timeout;
   let checks = 0;
@@ -65,7 +72,7 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
 }
 
 export interface WaitForEventOptions {
-  /** Give up after this many ms (default 5000). */
+  /** Give up after this many ms (default WAIT_MS). */
   timeout?: number;
   /** Only an event whose arguments pass this counts. */
   filter?: (...args: any[]) => boolean;
@@ -78,7 +85,7 @@ export interface Emitter {
 }
 
 export function waitForEvent<A extends unknown[] = any[]>(emitter: Emitter, event: string, options: WaitForEventOptions = {}): Promise<A> {
-  const timeout = options.timeout ?? 5000;
+  const timeout = options.timeout ?? WAIT_MS;
   return new Promise<A>((resolve, reject) => {
     let seen = 0;
     const listener = (...args: unknown[]) => {

@@ -204,7 +204,7 @@ test('save_redis, save_kafka and save_mongodb: outputs arrive in Redis, Kafka an
   await consumer.subscribe({ topic: kafkaTopic, fromBeginning: true });
   const records: { key: string; value: { n: number } }[] = [];
   await consumer.run({ eachMessage: async ({ message }) => { records.push({ key: message.key!.toString(), value: JSON.parse(message.value!.toString()) }); } });
-  await waitFor(() => records.length >= 20, { timeout: 30_000 });
+  await waitFor(() => records.length >= 20, { timeout: 60_000 });
   await consumer.disconnect();
   assert.equal(records.length, 20);
   assert.deepEqual(records.map((r) => r.value.n), Array.from({ length: 20 }, (_, i) => i));
