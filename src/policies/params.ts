@@ -1,0 +1,47 @@
+// Owns the `${name}` parameters of policy queries, URLs and bodies: which names a text uses (an
+// unknown name is a config error naming the field), and their values for one query. A value is
+// always passed as a value (an SQL parameter, a Redis argument, a JSON string), never spliced into
+// query text: fill() is for places where the whole text is a value (an HTTP body field, a Redis
+// key, a URL query parameter, encoded by the caller).
+import { PolicyConfigError, type AclQuery, type AuthQuery, type PolicyParam } from './types.ts';
+
+export const PARAM = /\$\{([^}]*)\}/g;
+
+export const AUTH_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'password'];
+export const ACL_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'topic', 'action'];
+
+/** The parameters `text` uses; throws PolicyConfigError(field) for a name not in `allowed`. */
+export function paramsOf(text: string, allowed: readonly PolicyParam[], field: string): Set<PolicyParam> {
+  const used = new Set<PolicyParam>();
+  for (const m of text.matchAll(PARAM)) {
+    const name = m[1] as PolicyParam;
+    if (!allowed.includes(name)) {
+      throw new PolicyConfigError(field, `unknown parameter \${${m[1]}} (one of ${allowed.map((a) => `\${${a}}`).join(', ')})`);
+    }
+    used.add(name);
+  }
+  return used;
+}
+
+/** The value of one parameter for a query; undefined when the client did not give it (no username). */
+export function paramValue(name: PolicyParam, q: AuthQuery | AclQuery): string | undefined {
+  switch (name) {
+    case 'username':
+      return q.username;
+    case 'clientid':
+      return q.clientid;
+    case 'peerhost':
+      return q.peerhost;
+    case 'password':
+      return 'password' in q ? q.password?.toString('utf8') : undefined;
+    case 'topic':
+      return 'topic' in q ? q.topic : undefined;
+    case 'action':
+      return 'action' in q ? q.action : undefined;
+  }
+}
+
+/** `text` with every `${name}` replaced by its value ('' when absent). */
+export function fill(text: string, q: AuthQuery | AclQuery): string {
+  return text.replace(PARAM, (_, name: string) => paramValue(name as PolicyParam, q) ?? '');
+}

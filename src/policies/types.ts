@@ -1,0 +1,115 @@
+// Authentication and ACL policies (spec 4.7): the contracts between the policy evaluators (one file
+// per type, main thread: they own the database, HTTP and JWT checks), the policy manager (the chain,
+// the store, the admin routes) and the workers (which ask through a batched channel and cache the
+// answers). Everything that crosses to a worker is plain data (postMessage).
+import type { Logger } from '../log/index.ts';
+import type { AnySource, SourceType } from '../sources/types.ts';
+
+export const AUTH_POLICY_TYPES = ['database', 'http', 'jwt'] as const;
+export type AuthPolicyType = (typeof AUTH_POLICY_TYPES)[number];
+
+export const ACL_POLICY_TYPES = ['database', 'http'] as const;
+export type AclPolicyType = (typeof ACL_POLICY_TYPES)[number];
+
+/** A policy as stored (admin kinds 'auth-policy' and 'acl-policy') and, redacted, as answered. */
+export interface PolicyRecord<T extends string = string> {
+  id: string;
+  name: string;
+  type: T;
+  /** The normalized config of its type (passwords and secrets kept, never answered). */
+  config: Record<string, unknown>;
+  enabled: boolean;
+  /** Place in the chain: lower first; equal orders by createTime. */
+  order: number;
+  createTime: string;
+}
+
+/** What an authentication policy is asked. */
+export interface AuthQuery {
+  clientid: string;
+  username?: string;
+  password?: Buffer;
+  peerhost: string;
+}
+
+/** An ACL rule a policy answered (database rows, a JWT's acl claim): topic is an ACL pattern
+ * (a topic filter with %u and %c). */
+export interface AclGrant {
+  permission: 'allow' | 'deny';
+  action: 'publish' | 'subscribe' | 'all';
+  topic: string;
+}
+
+/**
+ * allow: the credentials are good (superuser skips every ACL; a JWT may carry its own ACL rules,
+ * checked before the ACL policies, and the username to use). deny: they are wrong (CONNACK 0x86).
+ * ignore: this policy does not know the client (no row, no token, HTTP said ignore): the next one
+ * decides. `error` marks an ignore caused by a failure (source down, timeout, bad answer): logged
+ * and counted, never cached.
+ */
+export type AuthAnswer =
+  | { result: 'allow'; superuser: boolean; username?: string; acl?: AclGrant[] }
+  | { result: 'deny'; reason: string }
+  | { result: 'ignore'; reason?: string; error?: boolean };
+
+/** What an ACL policy is asked. `topic` is the published topic or the requested subscription
+ * filter (without its $share/<group>/ prefix). */
+export interface AclQuery {
+  clientid: string;
+  username?: string;
+  peerhost: string;
+  action: 'publish' | 'subscribe';
+  topic: string;
+}
+
+export type AclAnswer = { result: 'allow' | 'deny' } | { result: 'ignore'; reason?: string; error?: boolean };
+
+/** The query parameters a policy's templates read: a cached answer is keyed by these (and the password). */
+export type PolicyParam = 'username' | 'clientid' | 'peerhost' | 'password' | 'topic' | 'action';
+
+export interface CompiledAuthPolicy {
+  readonly id: string;
+  readonly name: string;
+  readonly type: AuthPolicyType;
+  /** The parameters its answer depends on besides the password. */
+  readonly params: ReadonlySet<PolicyParam>;
+  /** Never rejects: a failure is { result: 'ignore', error: true } with the reason. */
+  authenticate(q: AuthQuery): Promise<AuthAnswer>;
+  /** Runs the configured query (or request) once with sample parameters: rejects with a
+   * PolicyConfigError naming the field when it cannot run (syntax, missing column, unreachable). */
+  dryRun(): Promise<void>;
+  /** Ends a pool the policy owns (its own `datasource`); a shared data source stays open. */
+  close(): Promise<void>;
+}
+
+export interface CompiledAclPolicy {
+  readonly id: string;
+  readonly name: string;
+  readonly type: AclPolicyType;
+  readonly params: ReadonlySet<PolicyParam>;
+  /** Never rejects: a failure is { result: 'ignore', error: true }. */
+  authorize(q: AclQuery): Promise<AclAnswer>;
+  dryRun(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A policy field is wrong: the admin API answers 400 naming `field` (e.g. `config.sql`). */
+export class PolicyConfigError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+    readonly code = 'INVALID_POLICY',
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'PolicyConfigError';
+  }
+}
+
+/** What a policy evaluator may use: the shared data sources (by id) and the log. */
+export interface PolicyContext {
+  /** The live data source `id` of the admin API (undefined once deleted). */
+  source(id: string): AnySource | undefined;
+  /** The type of data source `id`, or undefined when there is none. */
+  typeOf(id: string): SourceType | undefined;
+  log: Logger;
+}
