@@ -1,5 +1,5 @@
 // Owns the public surface of authentication and authorization.
-export type { Action, AuthMethod, AuthRequest, AuthResult, Authenticator, Authorizer, ClientIdentity } from './types.ts';
+export type { AclGrant, Action, AuthMethod, AuthRequest, AuthResult, Authenticator, Authorizer, ClientIdentity } from './types.ts';
 export { AuthError, type AuthErrorCode } from './errors.ts';
 export { StaticAuthenticator, type StaticAuthenticatorOptions, type StaticUser } from './static-authenticator.ts';
 export { StaticAuthorizer, subscriptionFilter, type AclRule, type StaticAuthorizerOptions } from './static-authorizer.ts';

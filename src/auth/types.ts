@@ -10,7 +10,19 @@ export interface AuthRequest {
   protocolVersion: 3 | 4 | 5;
 }
 
-export type AuthResult = { ok: true; username?: string } | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' };
+/** An ACL rule given with a client's credentials (a JWT's acl claim): `topic` is an ACL pattern
+ * (a topic filter with %u and %c). Checked before every other ACL. */
+export interface AclGrant {
+  permission: 'allow' | 'deny';
+  action: 'publish' | 'subscribe' | 'all';
+  topic: string;
+}
+
+/** ok: the client may connect; `superuser` skips every ACL check; `acl` rules come with the
+ * credentials. 'unavailable': nobody could decide in time (CONNACK 0x88 / 3). */
+export type AuthResult =
+  | { ok: true; username?: string; superuser?: boolean; acl?: readonly AclGrant[] }
+  | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' | 'unavailable' };
 
 export interface Authenticator {
   /** A decision now (no I/O or hashing needed: anonymous, a certificate) or later. */
@@ -22,6 +34,10 @@ export type Action = 'publish' | 'subscribe';
 export interface ClientIdentity {
   clientId: string;
   username?: string;
+  /** Set by an authentication policy: every ACL check is skipped. */
+  superuser?: boolean;
+  /** ACL rules that came with the credentials (a JWT's acl claim). */
+  acl?: readonly AclGrant[];
 }
 
 export interface Authorizer {

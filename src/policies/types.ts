@@ -2,8 +2,11 @@
 // per type, main thread: they own the database, HTTP and JWT checks), the policy manager (the chain,
 // the store, the admin routes) and the workers (which ask through a batched channel and cache the
 // answers). Everything that crosses to a worker is plain data (postMessage).
+import type { AclGrant } from '../auth/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { AnySource, SourceType } from '../sources/types.ts';
+
+export type { AclGrant };
 
 export const AUTH_POLICY_TYPES = ['database', 'http', 'jwt'] as const;
 export type AuthPolicyType = (typeof AUTH_POLICY_TYPES)[number];
@@ -30,14 +33,6 @@ export interface AuthQuery {
   username?: string;
   password?: Buffer;
   peerhost: string;
-}
-
-/** An ACL rule a policy answered (database rows, a JWT's acl claim): topic is an ACL pattern
- * (a topic filter with %u and %c). */
-export interface AclGrant {
-  permission: 'allow' | 'deny';
-  action: 'publish' | 'subscribe' | 'all';
-  topic: string;
 }
 
 /**
