@@ -10,6 +10,7 @@ import type { Store } from '../store/types.ts';
 import type { AdminAuth } from './auth.ts';
 import type { RuleManager } from '../rules/manager.ts';
 import type { SourceRegistry } from '../sources/registry.ts';
+import type { PolicyManager } from '../policies/manager.ts';
 import type { LogTopicManager } from '../trace/log-topic-manager.ts';
 import type { TraceManager } from '../trace/trace-manager.ts';
 
@@ -22,6 +23,8 @@ export interface AdminContext {
   /** The rule engine's main-thread half, and the data sources its actions write to. */
   readonly rules: RuleManager;
   readonly sources: SourceRegistry;
+  /** Auth and ACL policies (their chains answer the workers). */
+  readonly policies: PolicyManager;
   /** Log topics (messages logged by topic filter). */
   readonly logTopics: LogTopicManager;
   /** Client traces (every packet of a client id logged, for a bounded time). */

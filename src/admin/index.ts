@@ -26,6 +26,9 @@ import { mqttRoutes } from './routes/mqtt.ts';
 import { ruleRoutes } from './routes/rules.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { logRoutes } from './routes/logs.ts';
+import { policyRoutes } from './routes/policies.ts';
+import { PolicyManager } from '../policies/manager.ts';
+import { registerPolicyMetrics } from '../policies/metrics.ts';
 import { SourceRegistry } from '../sources/registry.ts';
 import { RuleManager } from '../rules/manager.ts';
 import { registerRuleMetrics } from '../rules/metrics.ts';
@@ -56,6 +59,7 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   mqttRoutes,
   sourceRoutes,
   ruleRoutes,
+  policyRoutes,
   logTopicRoutes,
   traceRoutes,
   logRoutes,
@@ -84,18 +88,23 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     log,
     { queueLimit: config.rules.actionQueueLimit },
   );
-  sources.setInUseCheck((id) => rules.usesSource(id).length > 0);
   await rules.load();
   registerRuleMetrics(registry, rules);
+  // Auth and ACL policies read data sources too; their chains answer the workers' questions.
+  const policies = new PolicyManager(supervisor, store, { source: (id) => sources.get(id), typeOf: (id) => sources.record(id)?.type, log }, log);
+  sources.setInUseCheck((id) => rules.usesSource(id).length > 0 || policies.usesSource(id).length > 0);
+  await policies.load();
+  registerPolicyMetrics(registry, policies);
   const logTopics = new LogTopicManager(supervisor, store, log, topicFilterProblem);
   await logTopics.load();
   const traces = new TraceManager(supervisor, log);
   const closers: (() => void | Promise<void>)[] = [
     () => sources.close(),
     () => rules.close(),
+    () => policies.close(),
     () => traces.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, logTopics, traces, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, policies, logTopics, traces, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

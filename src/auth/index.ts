@@ -3,7 +3,6 @@ export type { AclGrant, Action, AuthMethod, AuthRequest, AuthResult, Authenticat
 export { AuthError, type AuthErrorCode } from './errors.ts';
 export { StaticAuthenticator, type StaticAuthenticatorOptions, type StaticUser } from './static-authenticator.ts';
 export { StaticAuthorizer, subscriptionFilter, type AclRule, type StaticAuthorizerOptions } from './static-authorizer.ts';
-export { CachedAuthorizer } from './cached-authorizer.ts';
 export { hashPassword, verifyPassword, hashAlgorithmOf, passwordHashProblem, DEFAULT_BCRYPT_COST, type PasswordAlgorithm } from './password.ts';
 export { matches, covers, topicFilterProblem, topicNameProblem } from './topic-filter.ts';
 export { aclPatternProblem } from './acl-pattern.ts';

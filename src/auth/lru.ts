@@ -32,6 +32,10 @@ export class LruMap<K, V> {
     if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
   }
 
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+
   clear(): void {
     this.map.clear();
   }

@@ -24,6 +24,7 @@ import { EndpointManager } from './endpoints.ts';
 import { configEndpoints, LIMITS } from './endpoint-config.ts';
 import { createCounters, EndpointCounters } from './endpoint-counters.ts';
 import { createFailureTable } from '../auth/failure-limiter.ts';
+import { NO_POLICIES, type PolicyQuestion, type PolicyReply, type PolicyState } from '../policies/channel.ts';
 
 export interface Ports {
   tcp?: number;
@@ -75,6 +76,9 @@ export class Supervisor {
   private rpcSeq = 0;
   private readonly readyListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
+  /** Without a policy manager (no admin API) nothing asks: there are no policies. */
+  private policyQuestions: (worker: number, questions: PolicyQuestion[]) => void = () => {};
+  private policyState: PolicyState = NO_POLICIES;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
   readonly router: InstanceType<typeof Router>;
   readonly retained: InstanceType<typeof RetainedStore>;
@@ -236,7 +240,7 @@ export class Supervisor {
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
     const worker = spawnTsWorker(
       WORKER_ENTRY,
-      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures },
+      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures, policies: this.policyState },
       // A small nursery: message objects live and die in it, in the CPU caches (see the key).
       // With the log store on, the worker's stdout comes here (one writer for the files).
       { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration }, stdout: this.logStore !== null },
@@ -272,6 +276,9 @@ export class Supervisor {
           }
           case 'rule-outputs':
             this.ruleOutputs(msg.items);
+            break;
+          case 'policy-questions':
+            this.policyQuestions(slot.id, msg.questions);
             break;
           case 'stopped':
             break;
@@ -372,6 +379,23 @@ export class Supervisor {
   /** A handle no session or routing-core entry has had (the client registry's counter). */
   newHandle(): number {
     return this.registry.newHandle();
+  }
+
+  /** Where the workers' questions to the auth and ACL policy chains go (the policy manager). */
+  onPolicyQuestions(fn: (worker: number, questions: PolicyQuestion[]) => void): void {
+    this.policyQuestions = fn;
+  }
+
+  /** Answers to a worker's policy questions (dropped when the worker is gone: its clients are). */
+  sendPolicyReplies(worker: number, replies: PolicyReply[]): void {
+    const slot = this.slots[worker];
+    if (slot?.worker) post(slot, { t: 'policy-replies', replies });
+  }
+
+  /** The policy chains changed: every worker is told now, a worker that starts later at start. */
+  setPolicyState(state: PolicyState): void {
+    this.policyState = state;
+    for (const slot of this.slots) if (slot.worker) post(slot, { t: 'policies', state });
   }
 
   /** Where the rule outputs the workers post go (the rule engine's action pipelines). */

@@ -70,6 +70,12 @@ export interface BrokerConfig {
     /** A Mosquitto ACL file path; '' for none. */
     aclFile: string;
     cacheSize: number;
+    /** Seconds; 0: authentication policy answers are not cached. */
+    policyCacheTtl: number;
+    policyCacheSize: number;
+    /** Milliseconds. */
+    policyTimeout: number;
+    policyMaxPending: number;
   };
   store: {
     storeType: 'LOCAL' | 'MEMORY' | 'POSTGRESQL' | 'MYSQL';

@@ -45,6 +45,13 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.counter('spindle_auth_lockouts_total', 'Source addresses locked out after limits.authMaxFailures failed authentications.', s.authLockouts);
   set.counter('spindle_auth_locked_out_total', 'CONNECTs refused (0x8A) because their source address was locked out.', s.authLockedOut);
   set.counter('spindle_acl_denials_total', 'PUBLISH and SUBSCRIBE requests refused by the access rules.', s.aclDenied);
+  const p = s.policies;
+  set.counter('spindle_policy_cache_total', 'Authentication answers (kind auth: per credentials, auth.policyCacheTtl) and ACL decisions (kind acl: per connection, auth.cacheSize) taken from a worker cache (result hit) or asked for (miss: the policy chain, or the static users and ACL).', p.authCacheHits, { kind: 'auth', result: 'hit' });
+  set.counter('spindle_policy_cache_total', '', p.authCacheMisses, { kind: 'auth', result: 'miss' });
+  set.counter('spindle_policy_cache_total', '', p.aclCacheHits, { kind: 'acl', result: 'hit' });
+  set.counter('spindle_policy_cache_total', '', p.aclCacheMisses, { kind: 'acl', result: 'miss' });
+  set.counter('spindle_policy_unanswered_total', 'Policy questions refused because the chain did not answer within auth.policyTimeout (reason timeout) or auth.policyMaxPending were waiting (reason overloaded): CONNECT refused with 0x88, PUBLISH or SUBSCRIBE with 0x87.', p.timeouts, { reason: 'timeout' });
+  set.counter('spindle_policy_unanswered_total', '', p.overloaded, { reason: 'overloaded' });
   set.counter('spindle_protocol_errors_total', 'Connections closed for a malformed packet or protocol violation.', s.protocolErrors);
   set.counter('spindle_slow_consumer_disconnects_total', 'Connections closed for staying over limits.maxOutboundBytes longer than limits.slowConsumerTimeout.', s.slowConsumerDisconnects);
   set.counter('spindle_socket_errors_total', 'Socket errors of MQTT connections (reset by peer, broken pipe, ...); each closes its connection.', s.socketErrors);

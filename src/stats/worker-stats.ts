@@ -37,6 +37,9 @@ export class WorkerStats {
   authLockouts = 0;
   authLockedOut = 0;
   aclDenied = 0;
+  /** The policy chains as seen from this worker: answers from its caches, questions to the main
+   * thread, and questions refused for want of an answer (src/policies/worker). */
+  policies = { authCacheHits: 0, authCacheMisses: 0, aclCacheHits: 0, aclCacheMisses: 0, timeouts: 0, overloaded: 0 };
   protocolErrors = 0;
   /** CONNECTs refused because the previous owner of their session did not hand it over in time. */
   takeoverTimeouts = 0;

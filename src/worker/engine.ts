@@ -37,7 +37,7 @@ export interface EngineDeps {
   readonly endpointCounters: EndpointCounters;
   readonly authenticator: Authenticator;
   readonly authMethods: ReadonlyMap<string, AuthMethod>;
-  authorizerFor(who: ClientIdentity): Authorizer;
+  authorizerFor(who: ClientIdentity, peerhost?: () => string): Authorizer;
   /** Posts a delivery batch (its buffer transferred) to another worker; false when there is no way. */
   sendBatch(worker: number, buffer: ArrayBuffer, length: number): boolean;
   /** Posts a hand-over message to another worker. */

@@ -3,6 +3,7 @@
 import type { MessagePort } from 'node:worker_threads';
 
 import type { HandoverMessage } from '../engine/session/handover.ts';
+import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 
 export interface PlainMessage {
@@ -22,6 +23,10 @@ export type ToWorker =
   /** Read auth.passwordFile and auth.aclFile again (SIGHUP). */
   | { t: 'reload-auth' }
   | { t: 'rpc'; id: number; op: string; args: unknown }
+  /** The auth and ACL policy chains changed (or this worker just started). */
+  | { t: 'policies'; state: PolicyState }
+  /** Answers to this worker's policy questions, one post per tick. */
+  | { t: 'policy-replies'; replies: PolicyReply[] }
   | { t: 'shutdown' };
 
 export type FromWorker =
@@ -32,6 +37,8 @@ export type FromWorker =
   /** Outputs of rules with actions that run in the main thread, one post per tick: pairs of
    * a rule's handle and one output object. */
   | { t: 'rule-outputs'; items: unknown[] }
+  /** Questions to the auth and ACL policy chains, one post per tick. */
+  | { t: 'policy-questions'; questions: PolicyQuestion[] }
   | { t: 'stopped' };
 
 /** An error of a worker operation; `status` is the HTTP status the admin API answers with. */

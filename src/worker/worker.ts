@@ -7,7 +7,7 @@ import { ClientRegistry, DESC_SLOTS, NO_PUBLISHER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { createLogger } from '../log/index.ts';
 import {
-  StaticAuthenticator, StaticAuthorizer, CachedAuthorizer, ReloadableFile, parseAclFile, parsePasswdFile,
+  StaticAuthenticator, StaticAuthorizer, ReloadableFile, parseAclFile, parsePasswdFile,
   type AclFile, type Authorizer, type AuthMethod, type ClientIdentity, type PasswdFile,
 } from '../auth/index.ts';
 import { Persistence } from '../engine/session/persistence.ts';
@@ -29,6 +29,11 @@ import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../trace/worker-log-topics.ts';
 import { WorkerTraces } from '../trace/worker-traces.ts';
 import { AuthFailureLimiter } from '../auth/failure-limiter.ts';
+import { WorkerPolicies } from '../policies/worker/worker-policies.ts';
+import { PolicyAuthenticator } from '../policies/worker/policy-authenticator.ts';
+import { PolicyAuthorizer, SUPERUSER } from '../policies/worker/policy-authorizer.ts';
+import { AnswerCache } from '../policies/worker/answer-cache.ts';
+import type { PolicyState } from '../policies/channel.ts';
 import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {
@@ -46,6 +51,8 @@ interface WorkerData {
   restore: StoredSession[];
   /** Failed authentications per source address, shared by every worker. */
   authFailures: SharedArrayBuffer;
+  /** The policy chains' state when this worker was started. */
+  policies: PolicyState;
 }
 
 const data = workerData as WorkerData;
@@ -72,8 +79,23 @@ try {
 }
 
 const staticAuthorizer = new StaticAuthorizer({ ...config.auth, mosquittoAcl: aclFile });
-function authorizerFor(_who: ClientIdentity): Authorizer {
-  return staticAuthorizer.allowsEverything ? staticAuthorizer : new CachedAuthorizer(staticAuthorizer, config.auth.cacheSize);
+// The auth and ACL policy chains live in the main thread (with the data sources); this worker
+// asks them, caches their answers, and falls back to the static users and ACL.
+const policies = new WorkerPolicies({
+  post: (questions) => post({ t: 'policy-questions', questions }),
+  timeoutMs: config.auth.policyTimeout,
+  maxPending: config.auth.policyMaxPending,
+  counters: stats.policies,
+});
+policies.setState(data.policies);
+const authenticator = new PolicyAuthenticator(
+  policies,
+  new AnswerCache(config.auth.policyCacheSize, config.auth.policyCacheTtl * 1000),
+  new StaticAuthenticator({ ...config.auth, mosquittoUsers: passwordFile }),
+);
+function authorizerFor(who: ClientIdentity, peerhost: () => string = () => ''): Authorizer {
+  if (who.superuser === true) return SUPERUSER;
+  return new PolicyAuthorizer(policies, staticAuthorizer, who, peerhost, config.auth.cacheSize);
 }
 const registry = ClientRegistry.open(data.routerName);
 // MEMORY keeps nothing: the broker then skips the store entirely.
@@ -110,7 +132,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   routeShared: data.routeShared,
   persistence,
   endpointCounters,
-  authenticator: new StaticAuthenticator({ ...config.auth, mosquittoUsers: passwordFile }),
+  authenticator,
   authMethods,
   authorizerFor,
   sendBatch(worker, buffer, length) {
@@ -185,6 +207,7 @@ let shuttingDown = false;
 async function shutdown(): Promise<void> {
   shuttingDown = true;
   listeners.stopAccepting();
+  policies.close();
   for (const conn of [...connections]) conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'shutdown');
   // Give the final writes a moment to leave.
   await new Promise((r) => setTimeout(r, 50));
@@ -231,6 +254,12 @@ parentPort!.on('message', (msg: ToWorker) => {
       break;
     case 'rpc':
       void runOp(msg.id, msg.op, msg.args);
+      break;
+    case 'policies':
+      policies.setState(msg.state);
+      break;
+    case 'policy-replies':
+      policies.answer(msg.replies);
       break;
     case 'shutdown':
       void shutdown();

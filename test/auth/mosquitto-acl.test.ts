@@ -4,7 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { parseAclFile, aclFileAllows, StaticAuthorizer, CachedAuthorizer, MosquittoFileError, type AclFile } from '../../src/auth/index.ts';
+import { parseAclFile, aclFileAllows, StaticAuthorizer, MosquittoFileError, type AclFile } from '../../src/auth/index.ts';
+import { PolicyAuthorizer } from '../../src/policies/worker/policy-authorizer.ts';
+import { WorkerPolicies } from '../../src/policies/worker/worker-policies.ts';
 import { parseFilter } from '../../src/auth/topic-filter.ts';
 
 const FILE = `
@@ -135,8 +137,9 @@ test('StaticAuthorizer: auth.acl rules first, then the ACL file decides (aclDefa
 
 test('a reloaded ACL (new generation) empties the per-connection cache', () => {
   const holder = { current: parseAclFile('topic read a/#'), generation: 0 };
-  const cached = new CachedAuthorizer(new StaticAuthorizer({ acl: [], aclDefault: 'deny', mosquittoAcl: holder }), 16);
   const who = { clientId: 'x' };
+  const noPolicies = new WorkerPolicies({ post: () => {}, timeoutMs: 1000, maxPending: 10, counters: { authCacheHits: 0, authCacheMisses: 0, aclCacheHits: 0, aclCacheMisses: 0, timeouts: 0, overloaded: 0 } });
+  const cached = new PolicyAuthorizer(noPolicies, new StaticAuthorizer({ acl: [], aclDefault: 'deny', mosquittoAcl: holder }), who, () => '', 16);
   assert.equal(cached.authorize(who, 'subscribe', 'a/b'), true);
   assert.equal(cached.authorize(who, 'subscribe', 'b/c'), false);
   holder.current = parseAclFile('topic read b/#');

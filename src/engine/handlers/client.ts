@@ -97,7 +97,7 @@ export interface HandlerHost {
    * client (proxy subscriptions). */
   readonly proxies: ProxyEnv;
   /** A per-connection authorizer (decisions cached, bounded). */
-  authorizerFor(who: ClientIdentity): Authorizer;
+  authorizerFor(who: ClientIdentity, peerhost?: () => string): Authorizer;
   /** Client and message events for the rule engine ($EVENT.*). */
   readonly events: EngineEvents;
   /** Failed authentications per source address, shared by every worker (null: no limit). */

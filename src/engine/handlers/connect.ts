@@ -128,6 +128,11 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
   const props = p.properties ?? {};
   const limits = host.config.limits;
   const endpoint = c.endpoint;
+  if (!result.ok && result.reason === 'unavailable') {
+    // Nobody could decide (the policy chain did not answer in time): not the client's failure.
+    k.refuse(RC.SERVER_UNAVAILABLE);
+    return;
+  }
   if (!result.ok) {
     host.stats.authFailed++;
     endpoint.stats.authFailed++;
@@ -139,9 +144,11 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
     return;
   }
   c.username = result.username ?? p.username ?? undefined;
-  c.identity = { clientId, username: c.username };
+  c.identity = result.superuser === true || result.acl !== undefined
+    ? { clientId, username: c.username, superuser: result.superuser === true, acl: result.acl }
+    : { clientId, username: c.username };
   // An endpoint with enableAcl off lets its clients publish and subscribe to every topic.
-  c.authorizer = endpoint.config.enableAcl ? host.authorizerFor(c.identity) : ALLOW_ALL;
+  c.authorizer = endpoint.config.enableAcl ? host.authorizerFor(c.identity, () => c.remoteAddress) : ALLOW_ALL;
 
   // The limits the client asked for [MQTT-3.1.2-* properties].
   if (version === 5) {

@@ -16,7 +16,7 @@ export interface WillEnv {
   readonly stats: WorkerStats;
   readonly router: WorkerRouter;
   readonly persistence: Persistence | null;
-  authorizerFor(who: ClientIdentity): Authorizer;
+  authorizerFor(who: ClientIdentity, peerhost?: () => string): Authorizer;
 }
 
 export class Wills {

@@ -1,0 +1,71 @@
+// Owns running an ordered chain of policies for one question: the first allow or deny decides; a
+// policy that ignores (or fails: its source down, a bad answer) passes to the next; when all
+// ignore, the answer is ignore and the worker's static users or ACL decide. A failure on the way
+// makes the answer not cacheable (the next question asks again), and is counted per policy.
+import type { AclAnswer, AclQuery, AuthAnswer, AuthQuery, CompiledAclPolicy, CompiledAuthPolicy } from './types.ts';
+
+/** Per policy: how it answered. */
+export interface PolicyCounters {
+  allow: number;
+  deny: number;
+  ignore: number;
+  /** Ignores caused by a failure (source down, timeout, bad answer). */
+  error: number;
+}
+
+export function newCounters(): PolicyCounters {
+  return { allow: 0, deny: 0, ignore: 0, error: 0 };
+}
+
+export interface ChainResult<A> {
+  answer: A;
+  cacheable: boolean;
+}
+
+const IGNORED = Object.freeze({ result: 'ignore' as const });
+
+export async function runAuthChain(
+  chain: readonly CompiledAuthPolicy[],
+  q: AuthQuery,
+  counters: (id: string) => PolicyCounters,
+): Promise<ChainResult<AuthAnswer>> {
+  let cacheable = true;
+  for (const policy of chain) {
+    const answer = await policy.authenticate(q);
+    const c = counters(policy.id);
+    if (answer.result !== 'ignore') {
+      c[answer.result]++;
+      return { answer, cacheable };
+    }
+    if (answer.error === true) {
+      c.error++;
+      cacheable = false;
+    } else {
+      c.ignore++;
+    }
+  }
+  return { answer: IGNORED, cacheable };
+}
+
+export async function runAclChain(
+  chain: readonly CompiledAclPolicy[],
+  q: AclQuery,
+  counters: (id: string) => PolicyCounters,
+): Promise<ChainResult<AclAnswer>> {
+  let cacheable = true;
+  for (const policy of chain) {
+    const answer = await policy.authorize(q);
+    const c = counters(policy.id);
+    if (answer.result !== 'ignore') {
+      c[answer.result]++;
+      return { answer, cacheable };
+    }
+    if (answer.error === true) {
+      c.error++;
+      cacheable = false;
+    } else {
+      c.ignore++;
+    }
+  }
+  return { answer: IGNORED, cacheable };
+}

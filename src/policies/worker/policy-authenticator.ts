@@ -1,0 +1,55 @@
+// Owns a worker's authentication when policies exist: credentials go to the policy chain (the main
+// thread's, through WorkerPolicies) and its answer is cached (AnswerCache); when every policy
+// ignores them, the static users decide (StaticAuthenticator: auth.users, the Mosquitto password
+// file, allowAnonymous). Without enabled policies, and for clients without any credentials or
+// identified by a certificate, the static users decide at once.
+import type { AuthRequest, AuthResult, Authenticator } from '../../auth/types.ts';
+import type { AuthAnswer, AuthQuery } from '../types.ts';
+import type { AnswerCache } from './answer-cache.ts';
+import type { WorkerPolicies } from './worker-policies.ts';
+
+const UNAVAILABLE: AuthResult = Object.freeze({ ok: false as const, reason: 'unavailable' as const });
+const DENIED: AuthResult = Object.freeze({ ok: false as const, reason: 'bad_credentials' as const });
+
+export class PolicyAuthenticator implements Authenticator {
+  constructor(
+    private readonly policies: WorkerPolicies,
+    private readonly cache: AnswerCache,
+    private readonly fallback: Authenticator,
+  ) {
+    policies.onChange(() => cache.clear());
+  }
+
+  authenticate(req: AuthRequest): AuthResult | Promise<AuthResult> {
+    const state = this.policies.state;
+    if (!state.auth || req.certificateCN !== undefined || (req.username === undefined && req.password === undefined)) {
+      return this.fallback.authenticate(req);
+    }
+    const q: AuthQuery = { clientid: req.clientId, username: req.username, password: req.password, peerhost: req.remoteAddress };
+    const key = this.cache.keyOf(q, state.authParams);
+    const hit = this.cache.get(key);
+    const counters = this.policies.counters;
+    if (hit !== undefined) {
+      counters.authCacheHits++;
+      return this.decide(hit, req);
+    }
+    counters.authCacheMisses++;
+    return this.policies.ask('auth', q).then((reply) => {
+      if (reply === null) return UNAVAILABLE;
+      const answer = reply.answer as AuthAnswer;
+      if (reply.cacheable && reply.generation === this.policies.state.generation) this.cache.set(key, answer);
+      return this.decide(answer, req);
+    });
+  }
+
+  private decide(answer: AuthAnswer, req: AuthRequest): AuthResult | Promise<AuthResult> {
+    switch (answer.result) {
+      case 'allow':
+        return { ok: true, username: answer.username ?? req.username, superuser: answer.superuser, acl: answer.acl };
+      case 'deny':
+        return DENIED;
+      case 'ignore':
+        return this.fallback.authenticate(req);
+    }
+  }
+}

@@ -1,0 +1,86 @@
+// Owns one connection's authorization when ACL policies may exist: the rules that came with its
+// credentials (a JWT's acl claim) first, then the ACL policy chain (the main thread's, through
+// WorkerPolicies), then the static ACL (auth.acl, the Mosquitto ACL file, auth.aclDefault) when
+// every policy ignores. Decisions are cached per connection (bounded, least recently used out
+// first) and dropped when the policies or the static ACL change; a decision reached while a policy
+// failed (its source down) is not cached, and a question the chain did not answer in time is
+// refused (never allowed) and not cached. Everything it needs is read when asked, so policies
+// added while the client is connected apply to it at once.
+import { LruMap } from '../../auth/lru.ts';
+import { subscriptionFilter } from '../../auth/static-authorizer.ts';
+import type { Action, Authorizer, ClientIdentity } from '../../auth/types.ts';
+import type { AclAnswer } from '../types.ts';
+import { Grants } from './grants.ts';
+import type { WorkerPolicies } from './worker-policies.ts';
+
+export class PolicyAuthorizer implements Authorizer {
+  private readonly cache: LruMap<string, boolean>;
+  private readonly grants: Grants | undefined;
+  private seen = -1;
+
+  constructor(
+    private readonly policies: WorkerPolicies,
+    private readonly fallback: Authorizer,
+    who: ClientIdentity,
+    private readonly peerhost: () => string,
+    capacity: number,
+  ) {
+    this.cache = new LruMap(capacity);
+    this.grants = who.acl !== undefined && who.acl.length > 0 ? new Grants(who.acl) : undefined;
+  }
+
+  get allowsEverything(): boolean {
+    return !this.policies.state.acl && this.grants === undefined && this.fallback.allowsEverything;
+  }
+
+  get generation(): number {
+    return this.policies.state.generation * 0x10000 + (this.fallback.generation ?? 0);
+  }
+
+  authorize(who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean> {
+    const generation = this.generation;
+    if (generation !== this.seen) {
+      this.seen = generation;
+      this.cache.clear();
+    }
+    const key = (action === 'publish' ? 'p' : 's') + topic;
+    const hit = this.cache.get(key);
+    const counters = this.policies.counters;
+    if (hit !== undefined) {
+      counters.aclCacheHits++;
+      return hit;
+    }
+    counters.aclCacheMisses++;
+    const filter = action === 'publish' ? topic : subscriptionFilter(topic);
+    const granted = this.grants?.decide(who, action, filter);
+    if (granted !== undefined) return this.remember(key, granted);
+    if (!this.policies.state.acl) return this.staticDecision(key, who, action, topic);
+    const q = { clientid: who.clientId, username: who.username, peerhost: this.peerhost(), action, topic: filter };
+    return this.policies.ask('acl', q).then((reply) => {
+      if (reply === null) return false;
+      const answer = reply.answer as AclAnswer;
+      const cacheable = reply.cacheable && reply.generation === this.policies.state.generation;
+      if (answer.result === 'ignore') {
+        const d = this.fallback.authorize(who, action, topic);
+        if (typeof d !== 'boolean') return d;
+        return cacheable ? this.remember(key, d) : d;
+      }
+      const allowed = answer.result === 'allow';
+      return cacheable ? this.remember(key, allowed) : allowed;
+    });
+  }
+
+  private staticDecision(key: string, who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean> {
+    const d = this.fallback.authorize(who, action, topic);
+    if (typeof d === 'boolean') return this.remember(key, d);
+    return d.then((allowed) => this.remember(key, allowed));
+  }
+
+  private remember(key: string, allowed: boolean): boolean {
+    this.cache.set(key, allowed);
+    return allowed;
+  }
+}
+
+/** A superuser's authorizer: everything is allowed, no check is made. */
+export const SUPERUSER: Authorizer = Object.freeze({ allowsEverything: true, authorize: () => true });
