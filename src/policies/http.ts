@@ -1,0 +1,99 @@
+// Owns the `http` policy type (auth and ACL, main thread), as EMQX's HTTP authentication and
+// authorization: each query becomes one request to the configured endpoint (http-request.ts), sent
+// through the policy's own bounded transport (http-exchange.ts), and its answer is read by
+// http-answer.ts. Every failure (network, timeout, status, body) is an "ignore" with error, written
+// at warn at most once per 10 s per policy with a count; nothing here throws to the caller.
+import { aclAnswerOf, authAnswerOf } from './http-answer.ts';
+import { isHttpsUrl, readHttpPolicyConfig, type HttpPolicyKind } from './http-config.ts';
+import { ExchangeError, HttpExchanger, type PolicyResponse } from './http-exchange.ts';
+import { HttpRequestTemplate } from './http-request.ts';
+import { ThrottledWarning } from './throttled-warning.ts';
+import {
+  PolicyConfigError,
+  type AclAnswer,
+  type AclQuery,
+  type AuthAnswer,
+  type AuthQuery,
+  type CompiledAclPolicy,
+  type CompiledAuthPolicy,
+  type PolicyContext,
+  type PolicyRecord,
+} from './types.ts';
+
+export { parseHttpPolicyConfig } from './http-config.ts';
+
+/** What the dry run sends in place of a client's values. */
+export const DRY_RUN_VALUE = '__spindle_dry_run__';
+
+type Failure = { result: 'ignore'; reason: string; error: true };
+
+export function compileHttpAuthPolicy(record: PolicyRecord<'http'>, ctx: PolicyContext): CompiledAuthPolicy {
+  const core = new HttpPolicyCore(record, ctx, 'auth');
+  const sample: AuthQuery = { clientid: DRY_RUN_VALUE, username: DRY_RUN_VALUE, password: Buffer.from(DRY_RUN_VALUE), peerhost: '127.0.0.1' };
+  return {
+    id: record.id,
+    name: record.name,
+    type: 'http',
+    params: core.template.params,
+    authenticate: (q: AuthQuery): Promise<AuthAnswer> => core.ask(q, authAnswerOf),
+    dryRun: () => core.dryRun(sample),
+    close: async () => core.close(),
+  };
+}
+
+export function compileHttpAclPolicy(record: PolicyRecord<'http'>, ctx: PolicyContext): CompiledAclPolicy {
+  const core = new HttpPolicyCore(record, ctx, 'acl');
+  const sample: AclQuery = { clientid: DRY_RUN_VALUE, username: DRY_RUN_VALUE, peerhost: '127.0.0.1', action: 'publish', topic: DRY_RUN_VALUE };
+  return {
+    id: record.id,
+    name: record.name,
+    type: 'http',
+    params: core.template.params,
+    authorize: (q: AclQuery): Promise<AclAnswer> => core.ask(q, aclAnswerOf),
+    dryRun: () => core.dryRun(sample),
+    close: async () => core.close(),
+  };
+}
+
+/** What the auth and the ACL policy share: the request template, the transport, the warnings. */
+class HttpPolicyCore {
+  readonly template: HttpRequestTemplate;
+  private readonly exchanger: HttpExchanger;
+  private readonly warning: ThrottledWarning;
+
+  constructor(record: PolicyRecord<'http'>, ctx: PolicyContext, kind: HttpPolicyKind) {
+    const config = readHttpPolicyConfig(record.config, kind);
+    this.template = new HttpRequestTemplate(config, kind);
+    this.exchanger = new HttpExchanger(isHttpsUrl(config.url), config.tls, config.timeout);
+    const log = ctx.log.child({ policy: record.name, policyId: record.id, type: 'http', kind });
+    this.warning = new ThrottledWarning(log, 'http policy: the HTTP service gave no usable answer (the client was ignored)');
+  }
+
+  /** The endpoint's answer read by `read`; any failure is an ignore with error, logged. */
+  async ask<A extends AuthAnswer | AclAnswer>(q: AuthQuery | AclQuery, read: (res: PolicyResponse) => A): Promise<A | Failure> {
+    let answer: A | Failure;
+    try {
+      answer = read(await this.exchanger.send(this.template.build(q)));
+    } catch (err) {
+      answer = { result: 'ignore', reason: `http: ${err instanceof Error ? err.message : String(err)}`, error: true };
+    }
+    if (answer.result === 'ignore' && answer.error === true) this.warning.note({ reason: answer.reason });
+    return answer;
+  }
+
+  /** Passes on any HTTP answer (even 4xx/5xx): the dry run checks the endpoint is reachable. */
+  async dryRun(sample: AuthQuery | AclQuery): Promise<void> {
+    const req = this.template.build(sample);
+    try {
+      await this.exchanger.send(req);
+    } catch (err) {
+      if (err instanceof ExchangeError && err.kind === 'too-large') return;
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new PolicyConfigError('config.url', `cannot reach ${req.url.origin}: ${detail}`);
+    }
+  }
+
+  close(): void {
+    this.exchanger.close();
+  }
+}
