@@ -52,7 +52,7 @@ module.exports = {
       comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router through RouterHost.ruleMatched, and tracing through ConnectionTracer; it never imports them.',
       severity: 'error',
       from: { path: '^src/(engine|router|listener|store)/' },
-      to: { path: '^src/(rules|sources|trace)/' },
+      to: { path: '^src/(rules|sources|trace|policies)/' },
     },
     {
       name: 'sources-below-rules',
@@ -60,6 +60,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/sources/' },
       to: { path: '^src/(rules|admin|engine|router|worker|listener|broker)/' },
+    },
+    {
+      name: 'policy-worker-half',
+      comment: "A worker's half of the policies asks the main thread; it never reaches the data sources, the store or the policy evaluators.",
+      severity: 'error',
+      from: { path: '^src/policies/worker/' },
+      to: { path: '^src/(?!auth/|policies/worker/|policies/(types|channel|params)\\.ts)' },
     },
     {
       name: 'rule-sql-is-pure',

@@ -138,6 +138,8 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
     const mismatch = this.claimMismatch(payload, q);
     if (mismatch !== undefined) return { result: 'deny', reason: mismatch };
     const answer: AuthAnswer & { result: 'allow' } = { result: 'allow', superuser: superuserOf(payload[this.config.superuserClaim]) === true };
+    // A cached allow must not outlive the token.
+    if (typeof payload.exp === 'number') answer.validUntil = payload.exp * 1000;
     if (this.config.usernameClaim !== undefined) {
       const username = payload[this.config.usernameClaim];
       if (typeof username !== 'string' || username === '') return { result: 'deny', reason: `JWT claim ${this.config.usernameClaim} (the username) is missing or not a string` };

@@ -37,13 +37,14 @@ export interface AuthQuery {
 
 /**
  * allow: the credentials are good (superuser skips every ACL; a JWT may carry its own ACL rules,
- * checked before the ACL policies, and the username to use). deny: they are wrong (CONNACK 0x86).
+ * checked before the ACL policies, and the username to use; `validUntil`, ms since the epoch: a
+ * cached allow is dropped then, e.g. at a JWT's exp). deny: they are wrong (CONNACK 0x86).
  * ignore: this policy does not know the client (no row, no token, HTTP said ignore): the next one
  * decides. `error` marks an ignore caused by a failure (source down, timeout, bad answer): logged
  * and counted, never cached.
  */
 export type AuthAnswer =
-  | { result: 'allow'; superuser: boolean; username?: string; acl?: AclGrant[] }
+  | { result: 'allow'; superuser: boolean; username?: string; acl?: AclGrant[]; validUntil?: number }
   | { result: 'deny'; reason: string }
   | { result: 'ignore'; reason?: string; error?: boolean };
 

@@ -199,7 +199,7 @@ test('ACL policy rows from MariaDB: %u/%c patterns, deny before allow, PUBLISH 0
   const aclId = add.json.data.id;
 
   const dave = await connect(urls[1], { protocolVersion: 5, clientId: 'dev-9', username: 'dave', password: 'dave-pw' });
-  const granted = await dave.subscribeAsync([{ topic: 'devices/dev-9/#', qos: 1 }, { topic: 'news/+', qos: 1 }, { topic: 'news/#', qos: 1 }, { topic: 'devices/dev-8/#', qos: 1 }]);
+  const granted = await dave.subscribeAsync({ 'devices/dev-9/#': { qos: 1 }, 'news/+': { qos: 1 }, 'news/#': { qos: 1 }, 'devices/dev-8/#': { qos: 1 } });
   assert.deepEqual(granted.map((g) => g.qos), [1, 1, 0x87, 0x87], 'no row covers news/# or another device: ignore, then aclDefault deny');
   const own = nextMessages(dave, 1);
   await dave.publishAsync('devices/dev-9/temp', '21', { qos: 1 });
@@ -207,7 +207,7 @@ test('ACL policy rows from MariaDB: %u/%c patterns, deny before allow, PUBLISH 0
   await assert.rejects(dave.publishAsync('devices/dev-9/secret', 'x', { qos: 1 }), (err: { code?: number }) => err.code === 0x87);
 
   const v3 = await connect(urls[0], { protocolVersion: 4, clientId: 'dev-7', username: 'dave', password: 'dave-pw' });
-  const v3grant = await v3.subscribeAsync([{ topic: 'devices/dev-7/+', qos: 0 }, { topic: 'devices/dev-9/+', qos: 0 }]);
+  const v3grant = await v3.subscribeAsync({ 'devices/dev-7/+': { qos: 0 }, 'devices/dev-9/+': { qos: 0 } });
   assert.deepEqual(v3grant.map((g) => g.qos), [0, 0x80]);
 
   const root = await connect(urls[0], { protocolVersion: 5, clientId: 'root', username: 'root', password: 'root-pw' });

@@ -219,3 +219,16 @@ test('a timed-out question answered late is ignored', async () => {
   policies.answer([{ id: late[0].id, answer: { result: 'allow' }, cacheable: true, generation: 2 }]);
   assert.equal(policies.counters.timeouts, 1);
 });
+
+test('a cached allow does not outlive its validUntil (a JWT\'s exp)', async () => {
+  let asked = 0;
+  let now = 10_000;
+  const { policies } = line(() => (asked++, { answer: { result: 'allow', superuser: false, validUntil: now + 1000 } }));
+  const auth = new PolicyAuthenticator(policies, new AnswerCache(100, 60_000, () => now), noUsers());
+  await auth.authenticate(req('u', 'token'));
+  await auth.authenticate(req('u', 'token'));
+  assert.equal(asked, 1);
+  now += 1001;
+  await auth.authenticate(req('u', 'token'));
+  assert.equal(asked, 2, 'past the token\'s exp the chain is asked again (within the 60 s TTL)');
+});

@@ -216,6 +216,7 @@ function opened(host: HandlerHost, c: Client, k: Connecting, opening: Opening | 
     return;
   }
   c.session = session;
+  session.identity = c.identity;
   if (k.p.will) session.will = willOf(k.p.will, k.version);
   // A persistent session exists for the client only once it is stored.
   const saved = host.persistence?.sessionConnected(session);

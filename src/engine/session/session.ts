@@ -6,6 +6,7 @@ import type { Message } from '../../broker/message.ts';
 import type { Delivery } from '../../router/delivery.ts';
 import { BoundedQueue, type DropPolicy } from './queue.ts';
 import type { SessionLink } from './link.ts';
+import type { ClientIdentity } from '../../auth/types.ts';
 
 export type { Delivery } from '../../router/delivery.ts';
 
@@ -101,6 +102,9 @@ export class Session {
   /** An internal session of the broker (a local subscription): deliveries go to this function
    * instead of a connection or the queue. Null for client sessions. */
   sink: ((d: Delivery) => void) | null = null;
+  /** Who the last connection was (superuser, granted ACL rules): its will is checked as that
+   * client. Not stored: a session restored after a restart checks its will by client id and username. */
+  identity: ClientIdentity | null = null;
   private nextPacketId = 1;
 
   constructor(readonly handle: number, readonly clientId: string, private readonly limits: SessionLimits, public username: string | undefined = undefined) {}

@@ -54,7 +54,7 @@ export class Wills {
     const message = { ...base, expiresAt: will.expiryInterval > 0 ? Date.now() + will.expiryInterval * 1000 : 0, receivedAt: Date.now() };
     if (reservedTopic(message.topic)) return;
     const env = this.env;
-    const identity = { clientId: session.clientId, username: session.username };
+    const identity = session.identity ?? { clientId: session.clientId, username: session.username };
     const allowed = env.authorizerFor(identity).authorize(identity, 'publish', message.topic);
     const go = (ok: boolean) => {
       if (!ok) {

@@ -47,7 +47,9 @@ export class AnswerCache {
   }
 
   set(key: string, answer: AuthAnswer): void {
-    this.entries.set(key, { answer, expiresAt: this.now() + this.ttlMs });
+    const until = this.now() + this.ttlMs;
+    const validUntil = answer.result === 'allow' ? answer.validUntil : undefined;
+    this.entries.set(key, { answer, expiresAt: validUntil !== undefined && validUntil < until ? validUntil : until });
   }
 
   clear(): void {
