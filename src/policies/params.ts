@@ -10,6 +10,13 @@ export const PARAM = /\$\{([^}]*)\}/g;
 export const AUTH_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'password'];
 export const ACL_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'topic', 'action'];
 
+/** What a policy's query is for; it may use AUTH_PARAMS or ACL_PARAMS. */
+export type QueryPurpose = 'auth' | 'acl';
+
+export function allowedParams(purpose: QueryPurpose): readonly PolicyParam[] {
+  return purpose === 'auth' ? AUTH_PARAMS : ACL_PARAMS;
+}
+
 /** The parameters `text` uses; throws PolicyConfigError(field) for a name not in `allowed`. */
 export function paramsOf(text: string, allowed: readonly PolicyParam[], field: string): Set<PolicyParam> {
   const used = new Set<PolicyParam>();

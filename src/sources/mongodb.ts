@@ -79,6 +79,10 @@ class MongoDriverSource implements MongoSource {
     return this.runner.run('mongodb findOne', () => this.client.db(this.config.database).collection(collection).findOne(filter));
   }
 
+  find(collection: string, filter: Record<string, unknown>, limit: number): Promise<Row[]> {
+    return this.runner.run('mongodb find', () => this.client.db(this.config.database).collection(collection).find(filter).limit(Math.max(1, limit)).toArray());
+  }
+
   async check(timeoutMs = 5000): Promise<CheckResult> {
     const started = performance.now();
     const probe = new MongoClient(mongoConnectionString(this.config), { ...clientOptions(this.config, timeoutMs), maxPoolSize: 1 });

@@ -42,7 +42,10 @@ export function createMysqlSource(id: string, config: MysqlConfig, log: Logger):
     maxParams: 65_535,
     placeholder: () => '?',
     run(sql, params) {
-      const result = pool.query({ sql, timeout: config.requestTimeout }, params.map(toMysqlValue)).then(([rows]) => (Array.isArray(rows) ? (rows as Row[]) : []));
+      const result = pool.query({ sql, timeout: config.requestTimeout }, params.map(toMysqlValue)).then(([rows, fields]) => ({
+        rows: Array.isArray(rows) ? (rows as Row[]) : [],
+        columns: Array.isArray(fields) ? fields.map((f) => f.name) : [],
+      }));
       return { result, cancel() {} }; // mysql2 ends the statement itself at `timeout`
     },
     classify: classifyMysqlError,

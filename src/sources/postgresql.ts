@@ -25,7 +25,8 @@ export function createPostgresqlSource(id: string, config: PostgresqlConfig, log
     run(text, params, prepare) {
       const q = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });
       // cancel() sends a cancel request on a new connection, which fails while the server is away.
-      return { result: q.then((rows) => rows as unknown as Row[]), cancel: () => void Promise.resolve(q.cancel()).catch(() => {}) };
+      const result = q.then((rows) => ({ rows: rows as unknown as Row[], columns: (rows.columns ?? []).map((c) => c.name) }));
+      return { result, cancel: () => void Promise.resolve(q.cancel()).catch(() => {}) };
     },
     classify: classifyPostgresqlError,
     async checkOnce(timeoutMs) {

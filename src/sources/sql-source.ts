@@ -10,14 +10,14 @@ import { Limiter, type Ticket } from './limiter.ts';
 import type { SqlConfig } from './sql-config.ts';
 import { quoteIdentifier, quoteTable, type Dialect } from './sql-identifier.ts';
 import { withTimeout } from './timeout.ts';
-import { SourceError, type CheckResult, type Row, type SourceHealth, type SqlSource } from './types.ts';
+import { SourceError, type CheckResult, type Row, type SourceHealth, type SqlResult, type SqlSource } from './types.ts';
 
 /** The deadline of an operation while the source is down, ms (at most its requestTimeout). */
 const DOWN_DEADLINE_MS = 2000;
 
 /** A statement handed to the pool, with a way to abandon it at its deadline. */
 export interface RunningQuery {
-  result: Promise<Row[]>;
+  result: Promise<SqlResult>;
   cancel(): void;
 }
 
@@ -102,7 +102,11 @@ export class PooledSqlSource implements SqlSource {
     }
   }
 
-  query(sql: string, params: readonly unknown[]): Promise<Row[]> {
+  async query(sql: string, params: readonly unknown[]): Promise<Row[]> {
+    return (await this.queryWithColumns(sql, params)).rows;
+  }
+
+  queryWithColumns(sql: string, params: readonly unknown[]): Promise<SqlResult> {
     return this.execute(sql, params.map((v) => (v === undefined ? null : v)), true);
   }
 
@@ -118,7 +122,7 @@ export class PooledSqlSource implements SqlSource {
     }
   }
 
-  private execute(sql: string, params: unknown[], prepare: boolean): Promise<Row[]> {
+  private execute(sql: string, params: unknown[], prepare: boolean): Promise<SqlResult> {
     if (this.closed) return Promise.reject(new SourceError(`source ${this.id} is closed`, 'other', false));
     const ticket: Ticket & { cancel?: () => void } = { expired: false };
     const work = this.limiter.run(() => {

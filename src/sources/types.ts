@@ -44,6 +44,12 @@ export interface SourceHealth {
 /** One row of a query (auth policies read with `query`). */
 export type Row = Record<string, unknown>;
 
+/** The rows of a query and the names of its result's columns (known even with no row). */
+export interface SqlResult {
+  rows: Row[];
+  columns: string[];
+}
+
 export interface Source {
   readonly id: string;
   readonly type: SourceType;
@@ -61,6 +67,8 @@ export interface SqlSource extends Source {
   insert(table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void>;
   /** A parameterised query (`?` placeholders for mysql, `$1..` for postgresql). */
   query(sql: string, params: readonly unknown[]): Promise<Row[]>;
+  /** `query` with the result's column names (a policy's dry run checks them). */
+  queryWithColumns(sql: string, params: readonly unknown[]): Promise<SqlResult>;
 }
 
 export interface RedisSource extends Source {
@@ -87,6 +95,8 @@ export interface MongoSource extends Source {
   readonly type: 'mongodb';
   insertMany(collection: string, docs: readonly Record<string, unknown>[]): Promise<void>;
   findOne(collection: string, filter: Record<string, unknown>): Promise<Row | null>;
+  /** At most `limit` documents matching `filter`, in the server's natural order (ACL policies). */
+  find(collection: string, filter: Record<string, unknown>, limit: number): Promise<Row[]>;
 }
 
 export interface HttpRequest {

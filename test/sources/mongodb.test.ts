@@ -126,6 +126,18 @@ describe('mongodb source operations', () => {
     await waitFor(() => source.health().state === 'up', { message: 'the source is up' });
   });
 
+  test('find answers at most `limit` matching documents, in insertion order', async () => {
+    await source.insertMany(collection, [
+      { _id: 'f1', group: 'g', n: 1 },
+      { _id: 'f2', group: 'g', n: 2 },
+      { _id: 'f3', group: 'g', n: 3 },
+      { _id: 'f4', group: 'other', n: 4 },
+    ]);
+    assert.deepEqual((await source.find(collection, { group: 'g' }, 10)).map((d) => d._id), ['f1', 'f2', 'f3']);
+    assert.deepEqual((await source.find(collection, { group: 'g' }, 2)).map((d) => d._id), ['f1', 'f2']);
+    assert.deepEqual(await source.find(collection, { group: 'none' }, 10), []);
+  });
+
   test('a duplicate key is non-transient and leaves the source up', async () => {
     await assert.rejects(source.insertMany(collection, [{ _id: 'a', n: 3 }]), (err: unknown) => {
       assert.ok(err instanceof SourceError, String(err));

@@ -67,6 +67,16 @@ export function sqlSourceSuite(o: SqlSuiteOptions): void {
       assert.equal(s.health().state, 'up');
     }));
 
+  test(`${o.name}: queryWithColumns answers the result's column names, even with no row`, () =>
+    withTable(async (s, table) => {
+      await s.insert(table, ['id', 'name'], [[1, 'a']]);
+      const one = await s.queryWithColumns(`SELECT id, name AS label FROM ${table} WHERE id = ${o.mark(1)}`, [1]);
+      assert.deepEqual(one.columns, ['id', 'label']);
+      assert.deepEqual(one.rows.map((r) => [Number(r.id), r.label]), [[1, 'a']]);
+      const none = await s.queryWithColumns(`SELECT name, doc FROM ${table} WHERE id = ${o.mark(1)}`, [2]);
+      assert.deepEqual({ rows: [...none.rows], columns: none.columns }, { rows: [], columns: ['name', 'doc'] });
+    }));
+
   test(`${o.name}: more values than one statement may carry are split into several INSERTs`, () =>
     withTable(async (s, table) => {
       const rows = Array.from({ length: 70_000 }, (_, i) => [i]);
