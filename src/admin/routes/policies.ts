@@ -168,14 +168,14 @@ export function policyRoutes(ctx: AdminContext): Route[] {
         return ok({ strategy, saltType, salt, hash, ...(opts.pbkdf2 ? { iterations: opts.pbkdf2.iterations, digest: opts.pbkdf2.digest, keyLength: opts.pbkdf2.keyLength } : {}) });
       },
     },
-    {
-      method: 'POST',
+    ...(['POST', 'GET'] as const).map((method): Route => ({
+      method,
       path: '/auth/salt/type',
       access: 'read',
       tag: 'auth-policies',
       summary: 'The salt types (an array of strings): where a digest strategy puts the salt',
       handler: () => ok([...SALT_TYPES]),
-    },
+    })),
     ...crudRoutes('acl', policies),
     {
       method: 'POST',
