@@ -9,101 +9,48 @@
 // Needs: make build, cargo build --release -p spindle-loadgen, scripts/ensure-databases.sh and
 // scripts/ensure-kafka.sh (make bench-rules does all of it). Fan-in rounds are interleaved
 // (none, 100 rules, republish; five times) and the medians compared, so drift hits all three.
-import { spawn, execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 import postgres from 'postgres';
 import { Kafka, logLevel } from 'kafkajs';
 
-import { ROOT, freePort, spindleBenchEnv } from './lib/compare-brokers.ts';
+import { startBenchSpindle, type BenchSpindle } from './lib/bench-spindle.ts';
+import { ROOT } from './lib/compare-brokers.ts';
 import { writeResults, median, type Row } from './lib/report.ts';
 import { PG_URL, uniqueName } from '../test/store/databases.ts';
 
 const run = promisify(execFile);
 const LOADGEN = path.join(ROOT, 'target/release/spindle-loadgen');
 const KAFKA = process.env.SPINDLE_TEST_KAFKA ?? '127.0.0.1:9092';
-const PASSWORD = 'bench-admin-password';
 const ROUNDS = Number(process.env.RULES_ROUNDS ?? 5);
 const FANIN_SECONDS = Number(process.env.RULES_FANIN_SECONDS ?? 8);
 /** `--only fanin,postgresql,kafka,outage`: the parts to run (default: all). */
 const onlyArg = process.argv.indexOf('--only');
 const ONLY = new Set(onlyArg > 0 ? process.argv[onlyArg + 1].split(',') : ['fanin', 'postgresql', 'kafka', 'outage']);
 
-interface Spindle {
-  port: number;
-  api(path: string, body?: unknown, method?: string): Promise<any>;
-  stop(): Promise<void>;
-}
-
-async function startSpindle(): Promise<Spindle> {
-  const port = await freePort();
-  const adminPort = await freePort();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-rules-'));
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/spindle.mjs')], {
-    cwd: ROOT,
-    env: {
-      ...spindleBenchEnv(port, dir),
-      SPINDLE_ADMIN_HOST: '127.0.0.1',
-      SPINDLE_ADMIN_PORT: String(adminPort),
-      SPINDLE_ADMIN_PASSWORD: PASSWORD,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const log: string[] = [];
-  const started = new Promise<void>((resolve, reject) => {
-    const on = (b: Buffer) => {
-      log.push(b.toString());
-      if (b.toString().includes('spindle started')) resolve();
-    };
-    child.stdout!.on('data', on);
-    child.stderr!.on('data', on);
-    child.once('exit', (code) => reject(new Error(`spindle exited (${code}): ${log.join('').slice(-2000)}`)));
-  });
-  await started;
-  const auth = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
-  const api = async (p: string, body?: unknown, method = 'POST') => {
-    const res = await fetch(`http://127.0.0.1:${adminPort}${p}`, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = await res.json();
-    if (res.status !== 200) throw new Error(`${p}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-  // Both workers must be listening before the load starts.
-  await new Promise((r) => setTimeout(r, 500));
-  return {
-    port,
-    api,
-    async stop() {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function loadgen(args: string[]): Promise<any> {
   const { stdout } = await run(LOADGEN, args, { maxBuffer: 16 * 1024 * 1024 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
 
-async function ruleId(s: Spindle, name: string): Promise<string> {
+async function ruleId(s: BenchSpindle, name: string): Promise<string> {
   const q = await s.api('/rule/query', { name, size: 1000 });
   return q.data.find((r: { name: string }) => r.name === name).id;
 }
 
-async function addRule(s: Spindle, name: string, sql: string, actions: unknown[]): Promise<string> {
+async function addRule(s: BenchSpindle, name: string, sql: string, actions: unknown[]): Promise<string> {
   await s.api('/rule/add', { name, sql, actions });
   return ruleId(s, name);
 }
 
-async function runtime(s: Spindle, id: string): Promise<any> {
+async function runtime(s: BenchSpindle, id: string): Promise<any> {
   return (await s.api('/rule/runtime', { id })).data;
 }
 
 /** Waits until the rule's first action has nothing queued and its counts stopped moving. */
-async function drained(s: Spindle, id: string, timeoutMs = 60_000): Promise<any> {
+async function drained(s: BenchSpindle, id: string, timeoutMs = 60_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last = -1;
   for (;;) {
@@ -117,7 +64,7 @@ async function drained(s: Spindle, id: string, timeoutMs = 60_000): Promise<any>
   }
 }
 
-const fanin = (s: Spindle, prefix: string, seconds = FANIN_SECONDS) =>
+const fanin = (s: BenchSpindle, prefix: string, seconds = FANIN_SECONDS) =>
   loadgen(['throughput', '--port', String(s.port), '--topology', 'fanin', '--pubs', '10', '--qos', '0', '--window', '4096', '--warmup', '2', '--duration', String(seconds), '--prefix', prefix]);
 
 const rows: Row[] = [];
@@ -127,7 +74,7 @@ rows.push = (...r: Row[]) => {
   for (const x of r) console.error(JSON.stringify(x));
   return push(...r);
 };
-const s = await startSpindle();
+const s = await startBenchSpindle('rules');
 try {
   // 1 and 2: fan-in QoS 0, interleaved rounds.
   if (ONLY.has('fanin')) {

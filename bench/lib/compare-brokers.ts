@@ -127,7 +127,8 @@ export function setSpindleRoot(dir: string): void {
 /** The commit of the measured Spindle tree, with "+dirty" when it has uncommitted changes. */
 export function spindleCommit(): string {
   try {
-    const git = (...args: string[]) => execFileSync('git', ['-C', spindleRoot, ...args], { encoding: 'utf8' }).trim();
+    // stderr ignored: a tree that is not a checkout is reported as unknown, without git's complaint.
+    const git = (...args: string[]) => execFileSync('git', ['-C', spindleRoot, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const dirty = git('status', '--porcelain', '--untracked-files=no', '--', 'src', 'bin', 'native').length > 0;
     return git('rev-parse', '--short', 'HEAD') + (dirty ? '+dirty' : '');
   } catch {

@@ -36,6 +36,11 @@ export function writeResults(name: string, title: string, rows: Row[], notes: st
   console.log('\n' + md);
 }
 
+/** Prints the table as writeResults does, writing no file (a partial run). */
+export function printResults(title: string, rows: Row[], notes: string[] = []): void {
+  console.log('\n' + markdown(title, rows, notes));
+}
+
 /** Runs `fn(iterations)` repeatedly for about `ms` and returns operations per second. */
 export function opsPerSecond(fn: (n: number) => number, ms = 1000): number {
   fn(1000); // warm up

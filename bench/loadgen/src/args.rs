@@ -46,6 +46,38 @@ pub struct Common {
     pub prefix: String,
     /// Broker process whose RSS memory scenarios read.
     pub broker_pid: u32,
+    pub credentials: Credentials,
+}
+
+/// The username and password every CONNECT carries (`--username`, `--password`, `--users`).
+#[derive(Clone, Default)]
+pub struct Credentials {
+    pub username: Option<String>,
+    pub password: Option<Vec<u8>>,
+    /// When > 0, connection i signs in as `username` followed by `i % users` (dev0, dev1, ...).
+    pub users: u64,
+}
+
+impl Credentials {
+    fn from(a: &Args, version: u8) -> Credentials {
+        let users = a.num("users", 0);
+        let username = a.map.get("username").cloned();
+        let password = a.map.get("password").map(|p| p.clone().into_bytes());
+        if users > 0 && username.is_none() {
+            panic!("--users: needs --username (the prefix of the numbered names)");
+        }
+        // [MQTT-3.1.2-22]: in 3.1.1 a password needs a username; 5.0 allows it alone.
+        if version == crate::mqtt::V4 && password.is_some() && username.is_none() {
+            panic!("--password: MQTT 3.1.1 sends a password only with a username (give --username, or --version 5)");
+        }
+        Credentials { username, password, users }
+    }
+
+    /// The username of the `i`th connection the run opens (0-based), if any.
+    pub fn username(&self, i: u64) -> Option<Vec<u8>> {
+        let base = self.username.as_ref()?;
+        Some(if self.users > 0 { format!("{base}{}", i % self.users).into_bytes() } else { base.clone().into_bytes() })
+    }
 }
 
 impl Common {
@@ -54,18 +86,20 @@ impl Common {
         let n = a.num("sources", 8).max(1) as u32;
         // 127.0.0.1, .2, ...: the whole of 127/8 is local on Linux.
         let sources = (0..n).map(|i| Ipv4Addr::from(u32::from(Ipv4Addr::new(127, 0, 0, 1)) + i)).collect();
+        let version = match a.num("version", 4) {
+            4 => crate::mqtt::V4,
+            5 => crate::mqtt::V5,
+            v => panic!("--version: 4 (3.1.1) or 5, not {v}"),
+        };
         Common {
             host,
             port: a.num("port", 1883) as u16,
-            version: match a.num("version", 4) {
-                4 => crate::mqtt::V4,
-                5 => crate::mqtt::V5,
-                v => panic!("--version: 4 (3.1.1) or 5, not {v}"),
-            },
+            version,
             sources,
             payload: a.num("payload", 64) as usize,
             prefix: a.str("prefix", &format!("lg{}", std::process::id())),
             broker_pid: a.num("broker-pid", 0) as u32,
+            credentials: Credentials::from(a, version),
         }
     }
 }

@@ -5,7 +5,8 @@
 //! with each result so a run where it was the limit can be told apart. Prints one JSON object.
 //!
 //! Scenarios: throughput (--topology fanin|fanout|pairs), connrate, idle, latency, retained,
-//! subscriptions. Common options: --host --port --version 4|5 --payload 64 --sources 8.
+//! subscriptions. Common options: --host --port --version 4|5 --payload 64 --sources 8, and the
+//! credentials of every CONNECT: --username U --password P --users N (connection i: U{i % N}).
 mod args;
 mod mqtt;
 mod net;

@@ -31,20 +31,29 @@ fn put_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
-/// CONNECT with Clean Session / Clean Start set, no will, no credentials, no properties.
-pub fn connect(out: &mut Vec<u8>, version: u8, client_id: &[u8], keepalive: u16) {
+/// CONNECT with Clean Session / Clean Start set, no will, no properties, and the username and
+/// password when given (flags 0x80 and 0x40; 3.1.1 allows a password only with a username).
+pub fn connect(out: &mut Vec<u8>, version: u8, client_id: &[u8], keepalive: u16, username: Option<&[u8]>, password: Option<&[u8]>) {
     let props = if version == V5 { 1 } else { 0 };
-    let rl = 10 + props + 2 + client_id.len();
+    let creds = username.map_or(0, |u| 2 + u.len()) + password.map_or(0, |p| 2 + p.len());
+    let rl = 10 + props + 2 + client_id.len() + creds;
     out.push(0x10);
     put_varint(out, rl);
     put_str(out, b"MQTT");
     out.push(version);
-    out.push(0x02);
+    out.push(0x02 | if username.is_some() { 0x80 } else { 0 } | if password.is_some() { 0x40 } else { 0 });
     out.extend_from_slice(&keepalive.to_be_bytes());
     if version == V5 {
         out.push(0);
     }
     put_str(out, client_id);
+    // Payload order: client id, (will), username, password [MQTT-3.1.3-1].
+    if let Some(u) = username {
+        put_str(out, u);
+    }
+    if let Some(p) = password {
+        put_str(out, p);
+    }
 }
 
 /// SUBSCRIBE for `filters`, each at `qos` (v5: options byte = QoS, everything else default).
@@ -277,6 +286,68 @@ mod tests {
         let body = [0, 0, 5, 0x21, 0x04, 0x00, 0x24, 0x01];
         let p = Packet { kind: CONNACK, flags: 0, body: &body[..] };
         assert_eq!(parse_connack(V5, &p), Some((0, 1024)));
+    }
+
+    #[test]
+    fn connect_without_credentials() {
+        let mut out = Vec::new();
+        connect(&mut out, V4, b"c", 60, None, None);
+        #[rustfmt::skip]
+        let want = [
+            0x10, 13,                          // CONNECT, remaining length
+            0, 4, b'M', b'Q', b'T', b'T', 4,   // protocol name, level 4
+            0x02,                              // flags: clean session
+            0, 60,                             // keep alive
+            0, 1, b'c',                        // client id
+        ];
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn connect_with_credentials_both_versions() {
+        let mut out = Vec::new();
+        connect(&mut out, V4, b"c", 60, Some(b"dev7"), Some(b"pw"));
+        #[rustfmt::skip]
+        let want = [
+            0x10, 23,                          // CONNECT, remaining length
+            0, 4, b'M', b'Q', b'T', b'T', 4,   // protocol name, level 4
+            0xc2,                              // flags: username, password, clean session
+            0, 60,                             // keep alive
+            0, 1, b'c',                        // client id
+            0, 4, b'd', b'e', b'v', b'7',      // username
+            0, 2, b'p', b'w',                  // password
+        ];
+        assert_eq!(out, want);
+
+        out.clear();
+        connect(&mut out, V5, b"c", 60, Some(b"dev7"), Some(b"pw"));
+        #[rustfmt::skip]
+        let want = [
+            0x10, 24,                          // CONNECT, remaining length
+            0, 4, b'M', b'Q', b'T', b'T', 5,   // protocol name, level 5
+            0xc2,                              // flags: username, password, clean start
+            0, 60,                             // keep alive
+            0,                                 // no properties
+            0, 1, b'c',                        // client id
+            0, 4, b'd', b'e', b'v', b'7',      // username
+            0, 2, b'p', b'w',                  // password
+        ];
+        assert_eq!(out, want);
+
+        // 5.0 lets a password go without a username [MQTT-3.1.2-18, 3.1.2-20].
+        out.clear();
+        connect(&mut out, V5, b"c", 60, None, Some(b"pw"));
+        assert_eq!((out[1], out[9]), (18, 0x42));
+        assert_eq!(&out[out.len() - 4..], &[0, 2, b'p', b'w']);
+    }
+
+    #[test]
+    fn connack_refusal_code() {
+        // 3.1.1 return code 4: bad user name or password; 5.0 reason 0x86 with no properties.
+        let v4 = Packet { kind: CONNACK, flags: 0, body: &[0, 4][..] };
+        assert_eq!(parse_connack(V4, &v4), Some((4, 65535)));
+        let v5 = Packet { kind: CONNACK, flags: 0, body: &[0, 0x86, 0][..] };
+        assert_eq!(parse_connack(V5, &v5), Some((0x86, 65535)));
     }
 
     #[test]

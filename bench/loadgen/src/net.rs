@@ -1,7 +1,9 @@
 //! The event loop: every connection of a run on one thread, non-blocking sockets on epoll (mio),
 //! edge-triggered. Owns the sockets and their read/write buffers; a scenario (`Handler`) sees
 //! whole packets and appends what it wants to send with `Net::out`. Writes are batched: a
-//! connection written to during a turn is flushed once at the end of it.
+//! connection written to during a turn is flushed once at the end of it. Every CONNECT carries
+//! the run's credentials (`--username`, `--password`, `--users`: connection i, counted in the
+//! order `Net::open` was called, gets its own numbered name).
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -11,6 +13,7 @@ use std::time::Duration;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::args::{Common, Credentials};
 use crate::mqtt::{self, Frame, Packet};
 
 /// What a scenario does with the connections `Net` runs for it.
@@ -42,6 +45,7 @@ pub struct Conn {
     tcp_up: bool,
     dirty: bool,
     client_id: Vec<u8>,
+    username: Option<Vec<u8>>,
     keepalive: u16,
     pub version: u8,
     pub ready: bool,
@@ -61,7 +65,8 @@ pub struct Net {
     free: Vec<usize>,
     freeing: Vec<usize>,
     dirty: Vec<usize>,
-    pending: VecDeque<Spec>,
+    /// Connections queued by `open`, each with the username it signs in with.
+    pending: VecDeque<(Spec, Option<Vec<u8>>)>,
     scratch: Vec<u8>,
     handshaking: usize,
     /// Most connections in the TCP + CONNECT handshake at once (the rest wait in `pending`).
@@ -69,14 +74,23 @@ pub struct Net {
     target: SocketAddrV4,
     sources: Vec<Ipv4Addr>,
     next_source: usize,
+    credentials: Credentials,
+    /// Connections queued so far: the next one's number for `Credentials::username`.
+    opened: u64,
     pub errors: u64,
     pub error_samples: Vec<String>,
     pub open: usize,
     pub bytes_in: u64,
+    /// CONNACKs with a non-zero return / reason code (each also counted in `errors`).
+    pub refused: u64,
+    /// The code of the first refusal: 3.1.1 return code (4 bad username or password, 5 not
+    /// authorized) or 5.0 reason code (0x86, 0x87, ...).
+    pub first_refusal: Option<u8>,
 }
 
 impl Net {
-    pub fn new(target: SocketAddrV4, sources: Vec<Ipv4Addr>) -> io::Result<Net> {
+    /// A loop towards `common`'s broker, from its source addresses, with its credentials.
+    pub fn new(common: &Common) -> io::Result<Net> {
         Ok(Net {
             poll: Poll::new()?,
             events: Some(Events::with_capacity(4096)),
@@ -88,13 +102,17 @@ impl Net {
             scratch: vec![0; 256 * 1024],
             handshaking: 0,
             max_handshakes: 256,
-            target,
-            sources,
+            target: SocketAddrV4::new(common.host, common.port),
+            sources: common.sources.clone(),
             next_source: 0,
+            credentials: common.credentials.clone(),
+            opened: 0,
             errors: 0,
             error_samples: Vec::new(),
             open: 0,
             bytes_in: 0,
+            refused: 0,
+            first_refusal: None,
         })
     }
 
@@ -107,7 +125,9 @@ impl Net {
 
     /// Queues a connection; it is opened when fewer than `max_handshakes` are in progress.
     pub fn open(&mut self, spec: Spec) {
-        self.pending.push_back(spec);
+        let username = self.credentials.username(self.opened);
+        self.opened += 1;
+        self.pending.push_back((spec, username));
     }
 
     /// Upper bound of the connection indexes handed out so far.
@@ -166,7 +186,7 @@ impl Net {
 
     fn start_pending(&mut self) {
         while self.handshaking < self.max_handshakes {
-            let Some(spec) = self.pending.pop_front() else { break };
+            let Some((spec, username)) = self.pending.pop_front() else { break };
             let source = self.sources[self.next_source % self.sources.len()];
             self.next_source += 1;
             match connect_from(source, self.target) {
@@ -188,6 +208,7 @@ impl Net {
                         tcp_up: false,
                         dirty: false,
                         client_id: spec.client_id,
+                        username,
                         keepalive: spec.keepalive,
                         version: spec.version,
                         ready: false,
@@ -222,14 +243,15 @@ impl Net {
                 continue;
             }
             if ev.is_writable() || ev.is_error() {
-                let conn = self.conn(c);
+                let password = self.credentials.password.as_deref();
+                let conn = self.conns[c].as_mut().expect("live connection");
                 if !conn.tcp_up {
                     match tcp_established(&conn.stream) {
                         Ok(true) => {
                             conn.tcp_up = true;
                             let _ = conn.stream.set_nodelay(true);
                             let mut hello = Vec::with_capacity(64);
-                            mqtt::connect(&mut hello, conn.version, &conn.client_id, conn.keepalive);
+                            mqtt::connect(&mut hello, conn.version, &conn.client_id, conn.keepalive, conn.username.as_deref(), password);
                             conn.wbuf.extend_from_slice(&hello);
                             self.mark_dirty(c);
                         }
@@ -360,7 +382,11 @@ impl Net {
                                 self.handshaking -= 1;
                                 h.ready(self, c);
                             }
-                            (mqtt::CONNACK, Some((code, _))) => self.fail(h, c, format!("CONNACK refused: 0x{code:02x}")),
+                            (mqtt::CONNACK, Some((code, _))) => {
+                                self.refused += 1;
+                                self.first_refusal.get_or_insert(code);
+                                self.fail(h, c, format!("CONNACK refused: 0x{code:02x}"));
+                            }
                             _ => self.fail(h, c, format!("expected CONNACK, got type {}", p.kind)),
                         }
                     } else if p.kind == mqtt::DISCONNECT {

@@ -44,7 +44,7 @@ pub fn run(a: &Args, common: &Common) -> Json {
     let settle = Duration::from_secs_f64(a.float("settle", 2.0));
     let pid = common.broker_pid;
     assert!(pid > 0, "--broker-pid is needed to read the broker's RSS");
-    let mut net = Net::new(std::net::SocketAddrV4::new(common.host, common.port), common.sources.clone()).expect("epoll");
+    let mut net = Net::new(common).expect("epoll");
     net.max_handshakes = a.num("handshakes", 128) as usize;
     let mut run = Run { ready: 0, pongs: 0, lost: 0 };
     let before = rss_bytes(pid).unwrap_or(0);

@@ -67,7 +67,7 @@ pub fn run(a: &Args, common: &Common) -> Json {
     let rate = a.num("rate", 10_000) as f64;
     let warmup = Duration::from_secs_f64(a.float("warmup", 1.0));
     let duration = Duration::from_secs_f64(a.float("duration", 3.0));
-    let mut net = Net::new(std::net::SocketAddrV4::new(common.host, common.port), common.sources.clone()).expect("epoll");
+    let mut net = Net::new(common).expect("epoll");
     let epoch = Instant::now();
     let mut run = Run { version: common.version, qos, epoch, publisher: usize::MAX, subscribed: false, sent: 0, delivered: 0, acked: 0, recording: false, samples: Vec::new(), topic: format!("{}/lat", common.prefix).into_bytes() };
     net.open(Spec { version: common.version, client_id: format!("{}-ls", common.prefix).into_bytes(), keepalive: 600, role: SUB, index: 0 });

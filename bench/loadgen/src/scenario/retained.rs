@@ -63,7 +63,7 @@ pub fn run(a: &Args, common: &Common) -> Json {
     let topics = a.num("topics", 100_000);
     let inflight = a.num("inflight", 1000) as u32;
     let timeout = Duration::from_secs_f64(a.float("timeout", 120.0));
-    let mut net = Net::new(std::net::SocketAddrV4::new(common.host, common.port), common.sources.clone()).expect("epoll");
+    let mut net = Net::new(common).expect("epoll");
     let mut run = Run { version: common.version, loader: usize::MAX, reader: usize::MAX, acked: 0, received: 0, retained_flag: 0, suback_at: None };
     let base = Json::new().str("scenario", "retained").int("version", common.version as u64).int("topics", topics);
     net.open(Spec { version: common.version, client_id: format!("{}-rl", common.prefix).into_bytes(), keepalive: 600, role: LOADER, index: 0 });

@@ -119,7 +119,7 @@ pub fn run(a: &Args, common: &Common) -> Json {
     let warmup = Duration::from_secs_f64(a.float("warmup", 1.0));
     let timeout = Duration::from_secs_f64(a.float("timeout", 300.0));
     let pid = common.broker_pid;
-    let mut net = Net::new(std::net::SocketAddrV4::new(common.host, common.port), common.sources.clone()).expect("epoll");
+    let mut net = Net::new(common).expect("epoll");
     let mut run = Run {
         version: common.version,
         prefix: common.prefix.clone(),

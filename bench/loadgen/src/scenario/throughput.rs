@@ -209,7 +209,7 @@ pub fn run(a: &Args, common: &Common) -> Json {
         run.templates.push((frame, id_at));
     }
 
-    let mut net = Net::new(std::net::SocketAddrV4::new(common.host, common.port), common.sources.clone()).expect("epoll");
+    let mut net = Net::new(common).expect("epoll");
     net.max_handshakes = a.num("handshakes", 128) as usize;
     let spec = |role: u32, index: u32| Spec {
         version: common.version,
