@@ -27,6 +27,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger({ level: config.log.level, name: 'main' });
+  // A driver's promise nobody awaits (a bug, ours or a library's) must not end every client's
+  // connection: it is logged with its stack, and the broker goes on.
+  process.on('unhandledRejection', (err) => log.error('unhandled promise rejection (a bug): logged, the broker goes on', { err }));
   checkUws();
   const supervisor = new Supervisor(config, log);
   const ports = await supervisor.start();

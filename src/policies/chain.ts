@@ -24,14 +24,15 @@ export interface ChainResult<A> {
 
 const IGNORED = Object.freeze({ result: 'ignore' as const });
 
-export async function runAuthChain(
-  chain: readonly CompiledAuthPolicy[],
-  q: AuthQuery,
+/** The first allow or deny of `chain` for `ask`, or ignore when every policy ignored. */
+async function runChain<P extends { id: string }, A extends AuthAnswer | AclAnswer>(
+  chain: readonly P[],
+  ask: (policy: P) => Promise<A>,
   counters: (id: string) => PolicyCounters,
-): Promise<ChainResult<AuthAnswer>> {
+): Promise<ChainResult<A | typeof IGNORED>> {
   let cacheable = true;
   for (const policy of chain) {
-    const answer = await policy.authenticate(q);
+    const answer = await ask(policy);
     const c = counters(policy.id);
     if (answer.result !== 'ignore') {
       c[answer.result]++;
@@ -47,25 +48,10 @@ export async function runAuthChain(
   return { answer: IGNORED, cacheable };
 }
 
-export async function runAclChain(
-  chain: readonly CompiledAclPolicy[],
-  q: AclQuery,
-  counters: (id: string) => PolicyCounters,
-): Promise<ChainResult<AclAnswer>> {
-  let cacheable = true;
-  for (const policy of chain) {
-    const answer = await policy.authorize(q);
-    const c = counters(policy.id);
-    if (answer.result !== 'ignore') {
-      c[answer.result]++;
-      return { answer, cacheable };
-    }
-    if (answer.error === true) {
-      c.error++;
-      cacheable = false;
-    } else {
-      c.ignore++;
-    }
-  }
-  return { answer: IGNORED, cacheable };
+export function runAuthChain(chain: readonly CompiledAuthPolicy[], q: AuthQuery, counters: (id: string) => PolicyCounters): Promise<ChainResult<AuthAnswer>> {
+  return runChain(chain, (p) => p.authenticate(q), counters);
+}
+
+export function runAclChain(chain: readonly CompiledAclPolicy[], q: AclQuery, counters: (id: string) => PolicyCounters): Promise<ChainResult<AclAnswer>> {
+  return runChain(chain, (p) => p.authorize(q), counters);
 }

@@ -7,7 +7,7 @@ import { aclAnswerOf, authAnswerOf } from './http-answer.ts';
 import { isHttpsUrl, readHttpPolicyConfig, type HttpPolicyKind } from './http-config.ts';
 import { ExchangeError, HttpExchanger, type PolicyResponse } from './http-exchange.ts';
 import { HttpRequestTemplate } from './http-request.ts';
-import { ThrottledWarning } from './throttled-warning.ts';
+import { RateLimitedWarn } from './rate-limited-warn.ts';
 import {
   PolicyConfigError,
   type AclAnswer,
@@ -59,14 +59,14 @@ export function compileHttpAclPolicy(record: PolicyRecord<'http'>, ctx: PolicyCo
 class HttpPolicyCore {
   readonly template: HttpRequestTemplate;
   private readonly exchanger: HttpExchanger;
-  private readonly warning: ThrottledWarning;
+  private readonly warning: RateLimitedWarn;
 
   constructor(record: PolicyRecord<'http'>, ctx: PolicyContext, kind: HttpPolicyKind) {
     const config = readHttpPolicyConfig(record.config, kind);
     this.template = new HttpRequestTemplate(config, kind);
     this.exchanger = new HttpExchanger(isHttpsUrl(config.url), config.tls, config.timeout);
     const log = ctx.log.child({ policy: record.name, policyId: record.id, type: 'http', kind });
-    this.warning = new ThrottledWarning(log, 'http policy: the HTTP service gave no usable answer (the client was ignored)');
+    this.warning = new RateLimitedWarn(log);
   }
 
   /** The endpoint's answer read by `read`; any failure is an ignore with error, logged. */
@@ -77,7 +77,7 @@ class HttpPolicyCore {
     } catch (err) {
       answer = { result: 'ignore', reason: `http: ${err instanceof Error ? err.message : String(err)}`, error: true };
     }
-    if (answer.result === 'ignore' && answer.error === true) this.warning.note({ reason: answer.reason });
+    if (answer.result === 'ignore' && answer.error === true) this.warning.warn('http policy: the HTTP service gave no usable answer (the client was ignored)', { reason: answer.reason });
     return answer;
   }
 

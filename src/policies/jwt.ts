@@ -13,7 +13,7 @@ import { CLAIM_PARAMS, readJwtPolicyConfig, type JwtPolicyConfig } from './jwt-c
 import type { VerificationKey } from './jwt-key.ts';
 import { fill, paramValue, paramsOf } from './params.ts';
 import { superuserOf } from './superuser-flag.ts';
-import { ThrottledWarning } from './throttled-warning.ts';
+import { RateLimitedWarn } from './rate-limited-warn.ts';
 import { PolicyConfigError, type AclGrant, type AuthAnswer, type AuthQuery, type CompiledAuthPolicy, type PolicyContext, type PolicyParam, type PolicyRecord } from './types.ts';
 
 export { parseJwtPolicyConfig } from './jwt-config.ts';
@@ -47,8 +47,8 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
   /** jwtVerify with this policy's key (a fixed key, or the remote set's resolver). */
   private readonly verifyWithKey: (token: string, options: VerifyOptions) => Promise<JWTPayload>;
   private readonly claimParams: Map<string, Set<PolicyParam>>;
-  private readonly failureWarning: ThrottledWarning;
-  private readonly aclWarning: ThrottledWarning;
+  private readonly failureWarning: RateLimitedWarn;
+  private readonly aclWarning: RateLimitedWarn;
 
   constructor(
     record: PolicyRecord<'jwt'>,
@@ -69,8 +69,8 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
       this.verifyWithKey = async (token, options) => (await jwtVerify(token, key, options)).payload;
     }
     const log = ctx.log.child({ policy: record.name, policyId: record.id, type: 'jwt' });
-    this.failureWarning = new ThrottledWarning(log, 'jwt policy: a token could not be verified (the client was ignored)');
-    this.aclWarning = new ThrottledWarning(log, 'jwt policy: ACL rules of a token were dropped');
+    this.failureWarning = new RateLimitedWarn(log);
+    this.aclWarning = new RateLimitedWarn(log);
   }
 
   async authenticate(q: AuthQuery): Promise<AuthAnswer> {
@@ -170,12 +170,12 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
     if (claim === undefined || claim === null) return undefined;
     const acl = aclOfClaim(claim);
     if ('problem' in acl) return acl.problem;
-    if (acl.dropped.length > 0) this.aclWarning.note({ dropped: acl.dropped.length, first: acl.dropped[0] });
+    if (acl.dropped.length > 0) this.aclWarning.warn('jwt policy: ACL rules of a token were dropped', { dropped: acl.dropped.length, first: acl.dropped[0] });
     return acl.grants;
   }
 
   private failed(reason: string): AuthAnswer {
-    this.failureWarning.note({ reason });
+    this.failureWarning.warn('jwt policy: a token could not be verified (the client was ignored)', { reason });
     return { result: 'ignore', reason, error: true };
   }
 }

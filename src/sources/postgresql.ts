@@ -4,6 +4,7 @@
 import postgres from 'postgres';
 
 import type { Logger } from '../log/index.ts';
+import { typesFetched } from '../store/postgres/types-fetched.ts';
 import { classifyNetworkError } from './classify.ts';
 import { tlsOptions } from './config-fields.ts';
 import { parseSqlConfig, type SqlConfig } from './sql-config.ts';
@@ -24,9 +25,11 @@ export function createPostgresqlSource(id: string, config: PostgresqlConfig, log
     placeholder: (n) => `$${n}`,
     run(text, params, prepare) {
       const q = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });
-      // cancel() sends a cancel request on a new connection, which fails while the server is away.
-      const result = q.then((rows) => ({ rows: rows as unknown as Row[], columns: (rows.columns ?? []).map((c) => c.name) }));
-      return { result, cancel: () => void Promise.resolve(q.cancel()).catch(() => {}) };
+      const result = q.then((rows) => {
+        typesFetched(sql);
+        return { rows: rows as unknown as Row[], columns: (rows.columns ?? []).map((c) => c.name) };
+      });
+      return { result, cancel: () => cancelQuery(q) };
     },
     classify: classifyPostgresqlError,
     async checkOnce(timeoutMs) {
@@ -45,6 +48,21 @@ export function createPostgresqlSource(id: string, config: PostgresqlConfig, log
     end: () => sql.end({ timeout: 5 }),
   };
   return new PooledSqlSource(id, 'postgresql', config, driver, log);
+}
+
+/** Cancels a query. A cancel request goes on a new connection, which fails while the server is
+ * away; postgres.js's Query.cancel() drops the promise of that attempt (its rejection would be
+ * unhandled and end the process), so its canceller is called here and its failure ignored. */
+function cancelQuery(q: object): void {
+  const query = q as unknown as { canceller?: ((q: unknown) => Promise<void>) | null };
+  const canceller = query.canceller;
+  if (typeof canceller !== 'function') return;
+  query.canceller = null;
+  try {
+    void Promise.resolve(canceller(q)).catch(() => {});
+  } catch {
+    // A cancel that cannot even start: the query's own deadline has answered the caller.
+  }
 }
 
 function connectionOptions(config: PostgresqlConfig, max: number, connectTimeoutMs: number): postgres.Options<{}> {

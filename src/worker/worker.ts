@@ -59,6 +59,8 @@ const data = workerData as WorkerData;
 const config = data.config;
 const workerId = data.workerId;
 const log = createLogger({ level: config.log.level, name: `worker-${workerId}` });
+// A promise nobody awaits (a bug, ours or a driver's) must not end this worker's connections.
+process.on('unhandledRejection', (err) => log.error('unhandled promise rejection (a bug): logged, the worker goes on', { err }));
 const stats = new WorkerStats();
 const peers = new Map<number, MessagePort>();
 const connections = new Set<Connection>();

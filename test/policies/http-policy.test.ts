@@ -10,7 +10,6 @@ import type { AddressInfo } from 'node:net';
 
 import { compileHttpAclPolicy, compileHttpAuthPolicy, DRY_RUN_VALUE, parseHttpPolicyConfig } from '../../src/policies/http.ts';
 import { MAX_IN_FLIGHT, MAX_RESPONSE_BYTES } from '../../src/policies/http-exchange.ts';
-import { ThrottledWarning } from '../../src/policies/throttled-warning.ts';
 import { PolicyConfigError, type AuthQuery, type CompiledAclPolicy, type CompiledAuthPolicy } from '../../src/policies/types.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { CERT_KEY_PEM, CERT_PEM, closedPort, context, endpoint, json, keptLog, record, type Endpoint } from './helpers.ts';
@@ -206,21 +205,6 @@ test('http auth: an https endpoint with a self-signed certificate is refused unl
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
-});
-
-test('throttled warning: one line per interval, with the count since the last line', () => {
-  const { log, lines } = keptLog();
-  let now = 0;
-  const w = new ThrottledWarning(log, 'it failed', 10_000, () => now);
-  w.note({ reason: 'a' });
-  now = 5000;
-  w.note({ reason: 'b' });
-  w.note({ reason: 'c' });
-  w.note({ reason: 'd' });
-  assert.equal(lines.length, 1);
-  now = 10_000;
-  w.note({ reason: 'e' });
-  assert.deepEqual(lines.map((l) => [l.msg, l.reason, l.count]), [['it failed', 'a', 1], ['it failed', 'e', 4]]);
 });
 
 test('http auth: GET puts the url templates and the body fields in the query string, URL-encoded', async () => {

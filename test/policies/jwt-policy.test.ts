@@ -24,6 +24,13 @@ async function sign(claims: JWTPayload, key: CryptoKey | Uint8Array, header: { a
   return new SignJWT(claims).setProtectedHeader(header).setIssuedAt().setExpirationTime(expiresIn).sign(key);
 }
 
+/** An answer without its validUntil (the token's exp, checked on its own where it matters). */
+async function answerOf(asked: Promise<AuthAnswer>): Promise<AuthAnswer> {
+  const a = await asked;
+  if (a.result === 'allow') delete a.validUntil;
+  return a;
+}
+
 function withPassword(token: string, extra: Partial<AuthQuery> = {}): AuthQuery {
   return { clientid: 'dev-1', username: 'alice', password: Buffer.from(token), peerhost: '10.0.0.9', ...extra };
 }
@@ -98,7 +105,7 @@ test('jwt HS256: a valid token allows, with the superuser flag and the ACL claim
     { permission: 'deny', action: 'all', topic: '#', qos: 2 },
   ];
   const token = await sign({ sub: 'alice', is_superuser: true, acl }, secretKey, { alg: 'HS256' });
-  assert.deepEqual(await p.authenticate(withPassword(token)), {
+  assert.deepEqual(await answerOf(p.authenticate(withPassword(token))), {
     result: 'allow',
     superuser: true,
     acl: [
@@ -110,7 +117,9 @@ test('jwt HS256: a valid token allows, with the superuser flag and the ACL claim
     ],
   });
   const plain = await sign({ sub: 'alice' }, secretKey, { alg: 'HS512' });
-  assert.deepEqual(await p.authenticate(withPassword(plain)), { result: 'allow', superuser: false }, 'no acl claim: acl undefined');
+  const plainAnswer = await p.authenticate(withPassword(plain));
+  assert.ok(plainAnswer.result === 'allow' && typeof plainAnswer.validUntil === 'number' && Math.abs(plainAnswer.validUntil - (Date.now() + 3600_000)) < 5000, 'a cached allow ends at the token\'s exp');
+  assert.deepEqual(await answerOf(Promise.resolve(plainAnswer)), { result: 'allow', superuser: false }, 'no acl claim: acl undefined');
   await p.close();
 });
 
@@ -118,7 +127,7 @@ test('jwt HS256: the ACL claim in the old {pub, sub, all} format, and the userna
   const p = policy({ secret: SECRET, usernameClaim: 'user' });
   assert.deepEqual([...p.params], ['password']);
   const token = await sign({ user: 'from-token', acl: { pub: ['a/1', 'a/2'], sub: ['b/#'], all: ['c/%u'] } }, secretKey, { alg: 'HS256' });
-  assert.deepEqual(await p.authenticate(withPassword(token)), {
+  assert.deepEqual(await answerOf(p.authenticate(withPassword(token))), {
     result: 'allow',
     superuser: false,
     username: 'from-token',
@@ -145,7 +154,7 @@ test('jwt: ACL topics that are not valid patterns are dropped (logged once with 
     { permission: 'allow', action: 'subscribe', topic: 'p/${cert}' },
   ];
   const token = await sign({ acl }, secretKey, { alg: 'HS256' });
-  const a = await p.authenticate(withPassword(token));
+  const a = await answerOf(p.authenticate(withPassword(token)));
   assert.deepEqual(a, {
     result: 'allow',
     superuser: false,

@@ -6,6 +6,8 @@
 // `healthy` is false while batches fail.
 import postgres from 'postgres';
 
+import { typesFetched } from './types-fetched.ts';
+
 import { StoreError } from '../errors.ts';
 import { pending } from '../sql/migration.ts';
 import {
@@ -124,6 +126,7 @@ export class PostgresStore extends SqlStore<Tx, postgres.Row[]> implements Store
           await tx`INSERT INTO spindle_schema_version (version, name) VALUES (${m.version}, ${m.name})`;
         }
       });
+      typesFetched(this.sql);
     } catch (err) {
       await this.sql.end({ timeout: 1 });
       throw err;
