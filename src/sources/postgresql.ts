@@ -4,7 +4,6 @@
 import postgres from 'postgres';
 
 import type { Logger } from '../log/index.ts';
-import { typesFetched } from '../store/postgres/types-fetched.ts';
 import { classifyNetworkError } from './classify.ts';
 import { tlsOptions } from './config-fields.ts';
 import { parseSqlConfig, type SqlConfig } from './sql-config.ts';
@@ -25,10 +24,7 @@ export function createPostgresqlSource(id: string, config: PostgresqlConfig, log
     placeholder: (n) => `$${n}`,
     run(text, params, prepare) {
       const q = sql.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare });
-      const result = q.then((rows) => {
-        typesFetched(sql);
-        return { rows: rows as unknown as Row[], columns: (rows.columns ?? []).map((c) => c.name) };
-      });
+      const result = q.then((rows) => ({ rows: rows as unknown as Row[], columns: (rows.columns ?? []).map((c) => c.name) }));
       return { result, cancel: () => cancelQuery(q) };
     },
     classify: classifyPostgresqlError,
@@ -76,6 +72,11 @@ function connectionOptions(config: PostgresqlConfig, max: number, connectTimeout
     connect_timeout: Math.max(1, Math.ceil(connectTimeoutMs / 1000)),
     idle_timeout: 60,
     onnotice: () => {},
+    // No catalog query for array types on each new connection: postgres.js 3.4.9 drops its
+    // promise, and its failure (the server going away meanwhile) would end the thread
+    // (porsager/postgres#1192). Values sent here are never arrays (objects go as JSON text);
+    // an array column read by a policy arrives as its text.
+    fetch_types: false,
     ssl: config.tls ? tlsOptions(config.tls) : false,
   };
 }

@@ -3,8 +3,10 @@
 // at that moment, a reconnect during an outage) is an unhandled rejection that ends the thread
 // (porsager/postgres#1192, #1205, #1223). The types are kept in the pool's shared options once one
 // connection fetched them, so after the first answered query the pool's later connections, the
-// reconnects included, skip the query. A pool made anew (after an outage) fetches them once more:
-// that window stays, and the threads log an unhandled rejection instead of ending.
+// reconnects included, skip the query. The store needs the array types (its statements take
+// arrays), so it cannot turn them off as the data sources do; the connections a pool opens
+// together at first, and a pool made anew after an outage, still fetch them: that window stays,
+// and the threads log an unhandled rejection instead of ending.
 import type postgres from 'postgres';
 
 export function typesFetched(sql: postgres.Sql<any>): void {
