@@ -6,8 +6,6 @@
 // `healthy` is false while batches fail.
 import postgres from 'postgres';
 
-import { typesFetched } from './types-fetched.ts';
-
 import { StoreError } from '../errors.ts';
 import { pending } from '../sql/migration.ts';
 import {
@@ -73,6 +71,9 @@ export class PostgresStore extends SqlStore<Tx, postgres.Row[]> implements Store
       connect_timeout: 5,
       idle_timeout: 0,
       onnotice: () => {},
+      // fetch_types stays on: the statements take arrays, and with it off postgres.js 3.4.9 never
+      // resolves reserve() on a reconnected connection. Its dropped array-types promise
+      // (porsager/postgres#1192) is logged by the worker's unhandledRejection handler.
       types: { bigint: postgres.BigInt },
       ...(o.schema ? { connection: { search_path: o.schema } } : {}),
     }) as unknown as Sql;
@@ -126,7 +127,6 @@ export class PostgresStore extends SqlStore<Tx, postgres.Row[]> implements Store
           await tx`INSERT INTO spindle_schema_version (version, name) VALUES (${m.version}, ${m.name})`;
         }
       });
-      typesFetched(this.sql);
     } catch (err) {
       await this.sql.end({ timeout: 1 });
       throw err;
