@@ -29,6 +29,7 @@ import { logRoutes } from './routes/logs.ts';
 import { policyRoutes } from './routes/policies.ts';
 import { PolicyManager } from '../policies/manager.ts';
 import { registerPolicyMetrics } from '../policies/metrics.ts';
+import { setHashConcurrency } from '../auth/strategies/password-strategy.ts';
 import { SourceRegistry } from '../sources/registry.ts';
 import { RuleManager } from '../rules/manager.ts';
 import { registerRuleMetrics } from '../rules/metrics.ts';
@@ -91,6 +92,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   await rules.load();
   registerRuleMetrics(registry, rules);
   // Auth and ACL policies read data sources too; their chains answer the workers' questions.
+  setHashConcurrency(config.auth.hashConcurrency);
   const policies = new PolicyManager(supervisor, store, { source: (id) => sources.get(id), typeOf: (id) => sources.record(id)?.type, log }, log);
   sources.setInUseCheck((id) => rules.usesSource(id).length > 0 || policies.usesSource(id).length > 0);
   await policies.load();

@@ -76,6 +76,8 @@ export interface BrokerConfig {
     /** Milliseconds. */
     policyTimeout: number;
     policyMaxPending: number;
+    /** 0: half the CPUs. */
+    hashConcurrency: number;
   };
   store: {
     storeType: 'LOCAL' | 'MEMORY' | 'POSTGRESQL' | 'MYSQL';

@@ -1,7 +1,9 @@
 // The policies' Prometheus metrics: how each authentication and ACL policy answered (allow, deny,
 // ignore, error), labelled by kind, policy id and type, read from the policy manager when scraped.
 // The workers' side (cache hits and misses, timeouts, overload) is in the worker metrics.
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+import { heavyVerifications } from '../auth/strategies/password-strategy.ts';
 
 import type { PolicyManager } from './manager.ts';
 
@@ -16,6 +18,25 @@ export function registerPolicyMetrics(registry: Registry, policies: PolicyManage
       for (const p of policies.allCounters()) {
         for (const result of ['allow', 'deny', 'ignore', 'error'] as const) this.inc({ kind: p.kind, policy: p.id, type: p.type, result }, p.counters[result]);
       }
+    },
+  });
+  new Counter({
+    name: 'spindle_auth_hash_waits_total',
+    help: 'bcrypt, argon2 and pbkdf2 verifications of the auth policies that waited for one of the auth.hashConcurrency slots.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(heavyVerifications.waited);
+    },
+  });
+  new Gauge({
+    name: 'spindle_auth_hash_verifications',
+    help: 'bcrypt, argon2 and pbkdf2 verifications of the auth policies now, by state: running (at most auth.hashConcurrency) or waiting.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.set({ state: 'running' }, heavyVerifications.running);
+      this.set({ state: 'waiting' }, heavyVerifications.waiting);
     },
   });
 }

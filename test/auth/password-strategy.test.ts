@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { SALT_TYPES, STRATEGIES, hashWithStrategy, verifyWithStrategy, type StrategyOptions } from '../../src/auth/strategies/password-strategy.ts';
+import { SALT_TYPES, STRATEGIES, hashWithStrategy, heavyVerifications, setHashConcurrency, verifyWithStrategy, type StrategyOptions } from '../../src/auth/strategies/password-strategy.ts';
 import { constantTimeEqual } from '../../src/auth/strategies/constant-time.ts';
 
 const pbkdf2 = { iterations: 1000, digest: 'sha256' as const, keyLength: 32 };
@@ -65,4 +65,27 @@ test('constantTimeEqual: equal, different, different lengths', () => {
   assert.equal(constantTimeEqual(Buffer.from('abc'), Buffer.from('abd')), false);
   assert.equal(constantTimeEqual(Buffer.from('abc'), Buffer.from('abcd')), false);
   assert.equal(constantTimeEqual(Buffer.alloc(0), Buffer.alloc(0)), true);
+});
+
+test('heavy verifications run at most hashConcurrency at once; the others wait in order and all answer', async () => {
+  const hash = await hashWithStrategy({ strategy: 'bcrypt', saltType: 'disable', bcryptCost: 4 }, 'pw');
+  setHashConcurrency(1);
+  try {
+    const waitedBefore = heavyVerifications.waited;
+    let most = 0;
+    const checks = ['pw', 'no', 'pw', 'pw'].map((p) => {
+      const v = verifyWithStrategy({ strategy: 'bcrypt', saltType: 'disable' }, p, { hash });
+      most = Math.max(most, heavyVerifications.running);
+      return v;
+    });
+    assert.equal(heavyVerifications.waiting, 3);
+    assert.deepEqual(await Promise.all(checks), [true, false, true, true]);
+    assert.equal(most, 1);
+    assert.equal(heavyVerifications.waited - waitedBefore, 3);
+    assert.equal(heavyVerifications.running, 0);
+    assert.equal(heavyVerifications.waiting, 0);
+    assert.equal(await verifyWithStrategy({ strategy: 'sha256', saltType: 'disable' }, 'x', { hash: 'ab' }), false, 'digests do not queue');
+  } finally {
+    setHashConcurrency(0);
+  }
 });

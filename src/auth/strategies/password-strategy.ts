@@ -8,11 +8,15 @@
 // @node-rs/bcrypt and @node-rs/argon2 `verify`/`hash` run on native thread pools, and pbkdf2 uses
 // the async crypto.pbkdf2, which runs on libuv's thread pool. The digests are one pass of a fast hash
 // and run inline. A malformed stored hash verifies as false; verifyWithStrategy never rejects.
+// At most `hashConcurrency` heavy verifications run at once (the others wait in order): a storm of
+// logins must leave cores to the workers that carry the connected clients' traffic.
 import { createHash, pbkdf2 as pbkdf2Callback } from 'node:crypto';
 import { promisify } from 'node:util';
 
 import * as argon2 from '@node-rs/argon2';
 import * as bcrypt from '@node-rs/bcrypt';
+
+import { availableParallelism } from 'node:os';
 
 import { constantTimeEqual } from './constant-time.ts';
 
@@ -51,8 +55,49 @@ export interface StoredPassword {
 const DEFAULT_BCRYPT_COST = 10;
 const HEX = /^[0-9a-fA-F]*$/;
 
+/** Heavy verifications (bcrypt, argon2, pbkdf2): running, waiting, and how many had to wait. */
+export const heavyVerifications = { running: 0, waiting: 0, waited: 0, limit: Math.max(1, Math.floor(availableParallelism() / 2)) };
+const queue: (() => void)[] = [];
+
+/** How many heavy verifications may run at once; 0: half the CPUs (at least 1). */
+export function setHashConcurrency(n: number): void {
+  heavyVerifications.limit = n > 0 ? n : Math.max(1, Math.floor(availableParallelism() / 2));
+  while (heavyVerifications.running < heavyVerifications.limit && queue.length > 0) {
+    heavyVerifications.running++;
+    heavyVerifications.waiting--;
+    queue.shift()!();
+  }
+}
+
+async function heavy<T>(work: () => Promise<T>): Promise<T> {
+  const h = heavyVerifications;
+  if (h.running >= h.limit) {
+    h.waited++;
+    h.waiting++;
+    await new Promise<void>((resolve) => queue.push(resolve)); // the slot is handed over, already counted
+  } else {
+    h.running++;
+  }
+  try {
+    return await work();
+  } finally {
+    const next = queue.shift();
+    if (next !== undefined) {
+      h.waiting--;
+      next();
+    } else {
+      h.running--;
+    }
+  }
+}
+
 /** True when `password` matches `stored` under `opts`; false for a wrong password or a malformed hash. */
 export async function verifyWithStrategy(opts: StrategyOptions, password: Buffer | string, stored: StoredPassword): Promise<boolean> {
+  if (opts.strategy === 'bcrypt' || opts.strategy === 'argon2' || opts.strategy === 'pbkdf2') return heavy(() => verifyNow(opts, password, stored));
+  return verifyNow(opts, password, stored);
+}
+
+async function verifyNow(opts: StrategyOptions, password: Buffer | string, stored: StoredPassword): Promise<boolean> {
   const given = typeof password === 'string' ? Buffer.from(password, 'utf8') : password;
   try {
     switch (opts.strategy) {
