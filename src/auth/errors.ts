@@ -3,9 +3,7 @@ import { SpindleError } from '../native/index.ts';
 
 export type AuthErrorCode =
   /** An ACL rule or user entry handed to a provider is malformed. */
-  | 'AUTH_CONFIG_INVALID'
-  /** A cached authorizer was asked about a different client than the one it was made for. */
-  | 'AUTH_CACHE_MISUSE';
+  | 'AUTH_CONFIG_INVALID';
 
 export class AuthError extends SpindleError {
   declare readonly code: AuthErrorCode;

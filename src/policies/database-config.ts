@@ -8,11 +8,11 @@
 // dialect; here SQL is refused only for what no dialect takes. With a `datasource` both happen here.
 import { datasourceType, parseDatasource, type DatabaseSourceType } from './datasource-config.ts';
 import { parseCollection, parseMongoFilter } from './mongo-filter.ts';
-import { allowedParams, paramsOf, type QueryPurpose } from './params.ts';
+import { allowedParams, paramsOf } from './params.ts';
 import { parsePasswordHash, type PasswordHashConfig } from './password-hash-config.ts';
 import { parseRedisCommand, redisCommandParams } from './redis-command.ts';
 import { compileSqlTemplate } from './sql-template.ts';
-import { PolicyConfigError, type PolicyParam } from './types.ts';
+import { PolicyConfigError, type PolicyKind, type PolicyParam } from './types.ts';
 
 export type DatabaseQuerySpec =
   | { kind: 'sql'; sql: string }
@@ -68,7 +68,7 @@ export function checkQueryFits(query: DatabaseQuerySpec, type: DatabaseSourceTyp
   throw new PolicyConfigError(field, `a ${type} source takes ${takes}`);
 }
 
-function readCommon(o: Record<string, unknown>, purpose: QueryPurpose): DatabaseConfig {
+function readCommon(o: Record<string, unknown>, purpose: PolicyKind): DatabaseConfig {
   const config: DatabaseConfig = { ...readWhere(o), ...readQuery(o, purpose) };
   if (config.datasource !== undefined) {
     const type = datasourceType(config.datasource);
@@ -87,7 +87,7 @@ function readWhere(o: Record<string, unknown>): Pick<DatabaseConfig, 'source' | 
   return { source: o.source };
 }
 
-function readQuery(o: Record<string, unknown>, purpose: QueryPurpose): Pick<DatabaseConfig, 'query' | 'params'> {
+function readQuery(o: Record<string, unknown>, purpose: PolicyKind): Pick<DatabaseConfig, 'query' | 'params'> {
   const given = ['sql', 'command', 'collection'].filter((k) => o[k] !== undefined);
   if (given.length !== 1) {
     throw new PolicyConfigError(given.length === 0 ? 'config.sql' : `config.${given[1]}`, 'give exactly one query: sql (mysql, postgresql), command (redis) or collection with filter (mongodb)');

@@ -8,9 +8,6 @@ import type { DatabaseQuery } from './database-query.ts';
 import type { PolicySource } from './policy-source.ts';
 import { PolicyConfigError, type AclQuery, type AuthQuery } from './types.ts';
 
-export const DRY_RUN_AUTH: AuthQuery = { clientid: 'dry-run', username: '__spindle_dry_run__', peerhost: '127.0.0.1', password: Buffer.alloc(0) };
-export const DRY_RUN_ACL: AclQuery = { clientid: 'dry-run', username: '__spindle_dry_run__', peerhost: '127.0.0.1', topic: 'dry/run', action: 'publish' };
-
 /** Columns a result must have: each entry lists alternatives, one of which must be present. */
 export type NeededColumns = readonly (readonly string[])[];
 export const AUTH_COLUMNS: NeededColumns = [['password_hash', 'password']];

@@ -6,10 +6,10 @@ import type { AnySource, MongoSource, RedisSource, Row, SqlSource } from '../sou
 import { checkQueryFits, queryField, type DatabaseQuerySpec } from './database-config.ts';
 import type { DatabaseSourceType } from './datasource-config.ts';
 import { fillMongoFilter } from './mongo-filter.ts';
-import { allowedParams, fill, paramValue, type QueryPurpose } from './params.ts';
+import { allowedParams, fill, paramValue } from './params.ts';
 import { redisReplyRows } from './redis-command.ts';
 import { compileSqlTemplate } from './sql-template.ts';
-import type { AclQuery, AuthQuery } from './types.ts';
+import type { AclQuery, AuthQuery, PolicyKind } from './types.ts';
 
 /** Most documents a mongodb ACL query reads (the rules of one client). */
 export const MAX_ACL_DOCUMENTS = 1000;
@@ -29,7 +29,7 @@ export interface DatabaseQuery {
 }
 
 /** Throws PolicyConfigError naming the query field when it does not fit `type`. */
-export function compileDatabaseQuery(spec: DatabaseQuerySpec, type: DatabaseSourceType, purpose: QueryPurpose): DatabaseQuery {
+export function compileDatabaseQuery(spec: DatabaseQuerySpec, type: DatabaseSourceType, purpose: PolicyKind): DatabaseQuery {
   checkQueryFits(spec, type);
   const field = queryField(spec);
   if (spec.kind === 'sql') {

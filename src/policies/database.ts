@@ -10,12 +10,13 @@ import type { Row } from '../sources/types.ts';
 import { decideAcl } from './acl-rows.ts';
 import { isSuperuser, storedPasswordOf } from './auth-row.ts';
 import { readDatabaseAclConfig, readDatabaseAuthConfig, type DatabaseConfig } from './database-config.ts';
-import { ACL_COLUMNS, AUTH_COLUMNS, DRY_RUN_ACL, DRY_RUN_AUTH, dryRun } from './database-dry-run.ts';
+import { ACL_COLUMNS, AUTH_COLUMNS, dryRun } from './database-dry-run.ts';
+import { DRY_RUN_ACL, DRY_RUN_AUTH } from './params.ts';
 import { compileDatabaseQuery, type DatabaseQuery } from './database-query.ts';
 import { strategyOptions } from './password-hash-config.ts';
 import { openPolicySource, policySourceType, type PolicySource } from './policy-source.ts';
 import { RateLimitedWarn } from './rate-limited-warn.ts';
-import type { QueryPurpose } from './params.ts';
+import type { PolicyKind } from './types.ts';
 import type {
   AclAnswer,
   AclQuery,
@@ -59,7 +60,7 @@ interface Base {
   skippedRow: RateLimitedWarn;
 }
 
-function compileBase(record: PolicyRecord<'database'>, config: DatabaseConfig, ctx: PolicyContext, purpose: QueryPurpose): Base {
+function compileBase(record: PolicyRecord<'database'>, config: DatabaseConfig, ctx: PolicyContext, purpose: PolicyKind): Base {
   const type = policySourceType(config, ctx);
   const query = compileDatabaseQuery(config.query, type, purpose);
   // Last: nothing may throw once the policy's own pool is open.

@@ -7,10 +7,10 @@ import http from 'node:http';
 
 import { tlsField, type TlsConfig } from '../sources/config-fields.ts';
 import { SourceConfigError } from '../sources/types.ts';
-import { ACL_PARAMS, AUTH_PARAMS, paramsOf } from './params.ts';
-import { PolicyConfigError, type PolicyParam } from './types.ts';
+import { integerField } from './config-fields.ts';
+import { allowedParams, paramsOf } from './params.ts';
+import { PolicyConfigError, type PolicyKind, type PolicyParam } from './types.ts';
 
-export type HttpPolicyKind = 'auth' | 'acl';
 
 export type HttpPolicyConfig = {
   url: string;
@@ -30,7 +30,7 @@ type Raw = Record<string, unknown>;
 export const JSON_TYPE = 'application/json';
 export const FORM_TYPE = 'application/x-www-form-urlencoded';
 
-const DEFAULT_BODY: Record<HttpPolicyKind, Record<string, string>> = {
+const DEFAULT_BODY: Record<PolicyKind, Record<string, string>> = {
   auth: { username: '${username}', password: '${password}', clientid: '${clientid}', peerhost: '${peerhost}' },
   acl: { username: '${username}', clientid: '${clientid}', peerhost: '${peerhost}', topic: '${topic}', action: '${action}' },
 };
@@ -38,20 +38,15 @@ const DEFAULT_BODY: Record<HttpPolicyKind, Record<string, string>> = {
 /** Headers the request sets itself from the body. */
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding']);
 
-/** The parameters an http policy of `kind` may use. */
-export function httpParamsAllowed(kind: HttpPolicyKind): readonly PolicyParam[] {
-  return kind === 'auth' ? AUTH_PARAMS : ACL_PARAMS;
-}
-
-export function parseHttpPolicyConfig(raw: unknown, kind: HttpPolicyKind): Record<string, unknown> {
+export function parseHttpPolicyConfig(raw: unknown, kind: PolicyKind): Record<string, unknown> {
   return readHttpPolicyConfig(raw, kind);
 }
 
 /** parseHttpPolicyConfig with its type: what compile works from. */
-export function readHttpPolicyConfig(input: unknown, kind: HttpPolicyKind): HttpPolicyConfig {
+export function readHttpPolicyConfig(input: unknown, kind: PolicyKind): HttpPolicyConfig {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new PolicyConfigError('config', 'must be an object');
   const raw = input as Raw;
-  const allowed = httpParamsAllowed(kind);
+  const allowed = allowedParams(kind);
   const url = urlField(raw.url, allowed);
   const method = methodField(raw.method);
   return {
@@ -59,7 +54,7 @@ export function readHttpPolicyConfig(input: unknown, kind: HttpPolicyKind): Http
     method,
     headers: headersField(raw.headers, method),
     body: bodyField(raw.body, kind, allowed),
-    timeout: timeoutField(raw.timeout),
+    timeout: integerField(raw.timeout, 'config.timeout', 100, 60_000, 5000),
     tls: tlsConfigField(raw, url),
   };
 }
@@ -128,7 +123,7 @@ function checkHeader(name: string, value: unknown): void {
   }
 }
 
-function bodyField(v: unknown, kind: HttpPolicyKind, allowed: readonly PolicyParam[]): Record<string, string> {
+function bodyField(v: unknown, kind: PolicyKind, allowed: readonly PolicyParam[]): Record<string, string> {
   if (v === undefined || v === null) return { ...DEFAULT_BODY[kind] };
   if (typeof v !== 'object' || Array.isArray(v)) throw new PolicyConfigError('config.body', 'must be an object of field -> template string');
   const out: Record<string, string> = {};
@@ -139,13 +134,6 @@ function bodyField(v: unknown, kind: HttpPolicyKind, allowed: readonly PolicyPar
     out[field] = template;
   }
   return out;
-}
-
-function timeoutField(v: unknown): number {
-  if (v === undefined || v === null) return 5000;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new PolicyConfigError('config.timeout', 'must be an integer (ms)');
-  if (v < 100 || v > 60_000) throw new PolicyConfigError('config.timeout', 'must be between 100 and 60000 ms');
-  return v;
 }
 
 function tlsConfigField(raw: Raw, url: string): TlsConfig | null {

@@ -2,9 +2,9 @@
 // templates filled (each value URL-encoded), the body fields filled and encoded as JSON or as a
 // form (POST), or appended to the query string (GET), and the fixed headers. A value is always
 // data: a username holding '&', '=' or '"' stays inside its own field.
-import { isFormType, httpParamsAllowed, type HttpPolicyConfig, type HttpPolicyKind } from './http-config.ts';
-import { PARAM, fill, paramValue, paramsOf } from './params.ts';
-import type { AclQuery, AuthQuery, PolicyParam } from './types.ts';
+import { isFormType, type HttpPolicyConfig } from './http-config.ts';
+import { PARAM, allowedParams, fill, paramValue, paramsOf } from './params.ts';
+import type { AclQuery, AuthQuery, PolicyKind, PolicyParam } from './types.ts';
 
 export interface PolicyRequest {
   url: URL;
@@ -24,7 +24,7 @@ export class HttpRequestTemplate {
 
   constructor(
     private readonly config: HttpPolicyConfig,
-    kind: HttpPolicyKind,
+    kind: PolicyKind,
   ) {
     const q = config.url.indexOf('?');
     this.base = q < 0 ? config.url : config.url.slice(0, q);
@@ -59,8 +59,8 @@ function fillEncoded(text: string, q: Query): string {
   return text.replace(PARAM, (_, name: string) => encodeURIComponent(paramValue(name as PolicyParam, q) ?? ''));
 }
 
-function templateParams(config: HttpPolicyConfig, kind: HttpPolicyKind): Set<PolicyParam> {
-  const allowed = httpParamsAllowed(kind);
+function templateParams(config: HttpPolicyConfig, kind: PolicyKind): Set<PolicyParam> {
+  const allowed = allowedParams(kind);
   const used = paramsOf(config.url, allowed, 'config.url');
   for (const [field, template] of Object.entries(config.body)) {
     for (const p of paramsOf(template, allowed, `config.body.${field}`)) used.add(p);

@@ -4,9 +4,10 @@
 // http-answer.ts. Every failure (network, timeout, status, body) is an "ignore" with error, written
 // at warn at most once per 10 s per policy with a count; nothing here throws to the caller.
 import { aclAnswerOf, authAnswerOf } from './http-answer.ts';
-import { isHttpsUrl, readHttpPolicyConfig, type HttpPolicyKind } from './http-config.ts';
+import { isHttpsUrl, readHttpPolicyConfig } from './http-config.ts';
 import { ExchangeError, HttpExchanger, type PolicyResponse } from './http-exchange.ts';
 import { HttpRequestTemplate } from './http-request.ts';
+import { DRY_RUN_ACL, DRY_RUN_AUTH, DRY_RUN_USERNAME } from './params.ts';
 import { RateLimitedWarn } from './rate-limited-warn.ts';
 import {
   PolicyConfigError,
@@ -17,40 +18,39 @@ import {
   type CompiledAclPolicy,
   type CompiledAuthPolicy,
   type PolicyContext,
+  type PolicyKind,
   type PolicyRecord,
 } from './types.ts';
 
 export { parseHttpPolicyConfig } from './http-config.ts';
 
-/** What the dry run sends in place of a client's values. */
-export const DRY_RUN_VALUE = '__spindle_dry_run__';
+/** The username the dry run sends in place of a client's. */
+export const DRY_RUN_VALUE = DRY_RUN_USERNAME;
 
 type Failure = { result: 'ignore'; reason: string; error: true };
 
 export function compileHttpAuthPolicy(record: PolicyRecord<'http'>, ctx: PolicyContext): CompiledAuthPolicy {
   const core = new HttpPolicyCore(record, ctx, 'auth');
-  const sample: AuthQuery = { clientid: DRY_RUN_VALUE, username: DRY_RUN_VALUE, password: Buffer.from(DRY_RUN_VALUE), peerhost: '127.0.0.1' };
   return {
     id: record.id,
     name: record.name,
     type: 'http',
     params: core.template.params,
     authenticate: (q: AuthQuery): Promise<AuthAnswer> => core.ask(q, authAnswerOf),
-    dryRun: () => core.dryRun(sample),
+    dryRun: () => core.dryRun(DRY_RUN_AUTH),
     close: async () => core.close(),
   };
 }
 
 export function compileHttpAclPolicy(record: PolicyRecord<'http'>, ctx: PolicyContext): CompiledAclPolicy {
   const core = new HttpPolicyCore(record, ctx, 'acl');
-  const sample: AclQuery = { clientid: DRY_RUN_VALUE, username: DRY_RUN_VALUE, peerhost: '127.0.0.1', action: 'publish', topic: DRY_RUN_VALUE };
   return {
     id: record.id,
     name: record.name,
     type: 'http',
     params: core.template.params,
     authorize: (q: AclQuery): Promise<AclAnswer> => core.ask(q, aclAnswerOf),
-    dryRun: () => core.dryRun(sample),
+    dryRun: () => core.dryRun(DRY_RUN_ACL),
     close: async () => core.close(),
   };
 }
@@ -61,7 +61,7 @@ class HttpPolicyCore {
   private readonly exchanger: HttpExchanger;
   private readonly warning: RateLimitedWarn;
 
-  constructor(record: PolicyRecord<'http'>, ctx: PolicyContext, kind: HttpPolicyKind) {
+  constructor(record: PolicyRecord<'http'>, ctx: PolicyContext, kind: PolicyKind) {
     const config = readHttpPolicyConfig(record.config, kind);
     this.template = new HttpRequestTemplate(config, kind);
     this.exchanger = new HttpExchanger(isHttpsUrl(config.url), config.tls, config.timeout);

@@ -3,6 +3,7 @@
 // check and the claims to read. A mistake is a PolicyConfigError naming its field. The normalized
 // form (what is stored) has every default written out, except `algorithms`, which stays absent
 // when not given so that it follows the key if the key changes; parsing it again gives it back.
+import { integerField } from './config-fields.ts';
 import { algorithmsField, HMAC_ALGORITHMS, PUBLIC_KEY_ALGORITHMS, publicKeyOf, secretBytes, type VerificationKey } from './jwt-key.ts';
 import { paramsOf } from './params.ts';
 import { PolicyConfigError, type PolicyParam } from './types.ts';
@@ -53,7 +54,7 @@ export function readJwtPolicyConfig(input: unknown): { config: JwtPolicyConfig; 
     superuserClaim: optionalName(raw, 'superuserClaim') ?? 'is_superuser',
     aclClaim: optionalName(raw, 'aclClaim') ?? 'acl',
     ...(usernameClaim === undefined ? {} : { usernameClaim }),
-    clockTolerance: intField(raw, 'clockTolerance', 5, 0, 300),
+    clockTolerance: integerField(raw.clockTolerance, 'config.clockTolerance', 0, 300, 5),
   };
   return { config, key };
 }
@@ -65,8 +66,8 @@ function keyFields(raw: Raw): { fields: Partial<JwtPolicyConfig>; key: Verificat
   for (const f of given) if (typeof raw[f] !== 'string') throw new PolicyConfigError(`config.${f}`, 'must be a string');
   const base64 = raw.secretBase64Encoded ?? false;
   if (typeof base64 !== 'boolean') throw new PolicyConfigError('config.secretBase64Encoded', 'must be a boolean');
-  const jwksRefresh = intField(raw, 'jwksRefresh', 300, 1, 86_400);
-  const jwksCooldown = intField(raw, 'jwksCooldown', 30, 0, 3600);
+  const jwksRefresh = integerField(raw.jwksRefresh, 'config.jwksRefresh', 1, 86_400, 300);
+  const jwksCooldown = integerField(raw.jwksCooldown, 'config.jwksCooldown', 0, 3600, 30);
   switch (given[0]) {
     case 'secret': {
       const secret = raw.secret as string;
@@ -122,14 +123,5 @@ function optionalName(raw: Raw, key: string): string | undefined {
   const v = raw[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string' || v === '') throw new PolicyConfigError(`config.${key}`, 'must be a non-empty claim name');
-  return v;
-}
-
-function intField(raw: Raw, key: string, fallback: number, min: number, max: number): number {
-  const v = raw[key];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new PolicyConfigError(`config.${key}`, `must be an integer between ${min} and ${max}`);
-  }
   return v;
 }

@@ -17,10 +17,10 @@ import { redactPolicy } from './redact.ts';
 import {
   ACL_POLICY_TYPES, AUTH_POLICY_TYPES, PolicyConfigError,
   type AclAnswer, type AclQuery, type AuthAnswer, type AuthQuery, type CompiledAclPolicy, type CompiledAuthPolicy,
-  type PolicyContext, type PolicyParam, type PolicyRecord,
+  type PolicyContext, type PolicyKind, type PolicyParam, type PolicyRecord,
 } from './types.ts';
 
-export type PolicyKind = 'auth' | 'acl';
+export type { PolicyKind };
 
 export const POLICY_STORE_KIND: Record<PolicyKind, string> = { auth: 'auth-policy', acl: 'acl-policy' };
 

@@ -3,18 +3,21 @@
 // always passed as a value (an SQL parameter, a Redis argument, a JSON string), never spliced into
 // query text: fill() is for places where the whole text is a value (an HTTP body field, a Redis
 // key, a URL query parameter, encoded by the caller).
-import { PolicyConfigError, type AclQuery, type AuthQuery, type PolicyParam } from './types.ts';
+import { PolicyConfigError, type AclQuery, type AuthQuery, type PolicyKind, type PolicyParam } from './types.ts';
 
 export const PARAM = /\$\{([^}]*)\}/g;
 
 export const AUTH_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'password'];
 export const ACL_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'topic', 'action'];
 
-/** What a policy's query is for; it may use AUTH_PARAMS or ACL_PARAMS. */
-export type QueryPurpose = 'auth' | 'acl';
+/** The username of the sample questions a policy is dry-run with when it is added. */
+export const DRY_RUN_USERNAME = '__spindle_dry_run__';
+export const DRY_RUN_AUTH: AuthQuery = { clientid: 'dry-run', username: DRY_RUN_USERNAME, peerhost: '127.0.0.1', password: Buffer.alloc(0) };
+export const DRY_RUN_ACL: AclQuery = { clientid: 'dry-run', username: DRY_RUN_USERNAME, peerhost: '127.0.0.1', topic: 'dry/run', action: 'publish' };
 
-export function allowedParams(purpose: QueryPurpose): readonly PolicyParam[] {
-  return purpose === 'auth' ? AUTH_PARAMS : ACL_PARAMS;
+/** The parameters a policy of `kind` may use: AUTH_PARAMS or ACL_PARAMS. */
+export function allowedParams(kind: PolicyKind): readonly PolicyParam[] {
+  return kind === 'auth' ? AUTH_PARAMS : ACL_PARAMS;
 }
 
 /** The parameters `text` uses; throws PolicyConfigError(field) for a name not in `allowed`. */

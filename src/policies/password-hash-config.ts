@@ -5,6 +5,7 @@
 // a misplaced one is seen instead of silently ignored. bcrypt and argon2 keep their own salt: their
 // saltType is accepted and unused.
 import { PBKDF2_DIGESTS, SALT_TYPES, STRATEGIES, type Pbkdf2Digest, type SaltType, type Strategy, type StrategyOptions } from '../auth/strategies/password-strategy.ts';
+import { integerField } from './config-fields.ts';
 import { PolicyConfigError } from './types.ts';
 
 export interface PasswordHashConfig {
@@ -40,9 +41,9 @@ export function parsePasswordHash(raw: unknown, field = 'config.passwordHash'): 
   }
   if (o.iterations === undefined) throw new PolicyConfigError(`${field}.iterations`, 'is required for pbkdf2');
   if (o.digest === undefined) throw new PolicyConfigError(`${field}.digest`, `is required for pbkdf2 (one of ${PBKDF2_DIGESTS.join(', ')})`);
-  config.iterations = integer(o.iterations, 1, MAX_ITERATIONS, `${field}.iterations`);
+  config.iterations = integerField(o.iterations, `${field}.iterations`, 1, MAX_ITERATIONS);
   config.digest = oneOf(o.digest, PBKDF2_DIGESTS, 'sha256', `${field}.digest`);
-  config.keyLength = o.keyLength === undefined ? DIGEST_BYTES[config.digest] : integer(o.keyLength, 1, MAX_KEY_LENGTH, `${field}.keyLength`);
+  config.keyLength = o.keyLength === undefined ? DIGEST_BYTES[config.digest] : integerField(o.keyLength, `${field}.keyLength`, 1, MAX_KEY_LENGTH);
   return config;
 }
 
@@ -59,11 +60,4 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback
     throw new PolicyConfigError(field, `must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
   }
   return value as T;
-}
-
-function integer(value: unknown, min: number, max: number, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new PolicyConfigError(field, `must be an integer from ${min} to ${max}`);
-  }
-  return value;
 }

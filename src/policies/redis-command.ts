@@ -6,8 +6,8 @@
 // HGETALL's hash to its own fields; no value at all is no row. ACL (EMQX's form): each field of
 // the hash is a topic pattern and its value the action, with permission allow.
 import { SourceError, type Row } from '../sources/types.ts';
-import { paramsOf, type QueryPurpose } from './params.ts';
-import { PolicyConfigError, type PolicyParam } from './types.ts';
+import { paramsOf } from './params.ts';
+import { PolicyConfigError, type PolicyKind, type PolicyParam } from './types.ts';
 
 const AUTH_COMMANDS = ['HMGET', 'HGET', 'HGETALL'];
 const ACL_COMMANDS = ['HGETALL'];
@@ -15,7 +15,7 @@ const PASSWORD_FIELDS = ['password_hash', 'password'];
 const TEMPLATE = /\$\{[^}]*\}/;
 
 /** The normalized command (an array, its name upper-cased); throws PolicyConfigError(field). */
-export function parseRedisCommand(raw: unknown, purpose: QueryPurpose, allowed: readonly PolicyParam[], field = 'config.command'): string[] {
+export function parseRedisCommand(raw: unknown, purpose: PolicyKind, allowed: readonly PolicyParam[], field = 'config.command'): string[] {
   const args = typeof raw === 'string' ? raw.trim().split(/\s+/) : raw;
   if (!Array.isArray(args) || args.length === 0 || args.some((a) => typeof a !== 'string' || a === '')) {
     throw new PolicyConfigError(field, 'must be a command as one string or an array of non-empty strings, e.g. "HMGET mqtt_user:${username} password_hash salt"');
@@ -44,7 +44,7 @@ export function redisCommandParams(command: readonly string[], allowed: readonly
 }
 
 /** The rows of a reply to `command` (after its templates were filled). */
-export function redisReplyRows(command: readonly string[], reply: unknown, purpose: QueryPurpose): Row[] {
+export function redisReplyRows(command: readonly string[], reply: unknown, purpose: PolicyKind): Row[] {
   const [name, , ...fields] = command;
   if (name === 'HGETALL') {
     const hash = hashOf(reply);

@@ -8,6 +8,9 @@ import type { AnySource, SourceType } from '../sources/types.ts';
 
 export type { AclGrant };
 
+/** Authentication policies answer CONNECTs; ACL policies answer PUBLISHes and SUBSCRIBEs. */
+export type PolicyKind = 'auth' | 'acl';
+
 export const AUTH_POLICY_TYPES = ['database', 'http', 'jwt'] as const;
 export type AuthPolicyType = (typeof AUTH_POLICY_TYPES)[number];
 

@@ -10,28 +10,13 @@ import { after, before, describe, test } from 'node:test';
 import { MongoClient } from 'mongodb';
 import { Redis } from 'ioredis';
 
-import { PolicyConfigError, type AclAnswer, type CompiledAclPolicy } from '../../src/policies/types.ts';
+import type { CompiledAclPolicy } from '../../src/policies/types.ts';
 import { createMongoSource, parseMongoConfig } from '../../src/sources/mongodb.ts';
 import { createRedisSource, parseRedisConfig } from '../../src/sources/redis.ts';
 import type { SqlSource } from '../../src/sources/types.ts';
 import { ensureFerretDb, ensureRedis } from '../helpers/services.ts';
 import { closedPort, quietLog } from '../sources/helpers.ts';
-import { SQL_SERVERS, asks, createTable, testContext, warnLines, withAclPolicy } from './database-helpers.ts';
-
-function assertErrorIgnore(answer: AclAnswer, reason: RegExp): void {
-  assert.equal(answer.result, 'ignore', JSON.stringify(answer));
-  assert.equal(answer.result === 'ignore' && answer.error, true, JSON.stringify(answer));
-  assert.match((answer as { reason?: string }).reason ?? '', reason);
-}
-
-async function assertDryRunRefused(policy: CompiledAclPolicy, field: string, message: RegExp): Promise<void> {
-  await assert.rejects(policy.dryRun(), (err: unknown) => {
-    assert.ok(err instanceof PolicyConfigError, String(err));
-    assert.equal(err.field, field, err.message);
-    assert.match(err.message, message);
-    return true;
-  });
-}
+import { asks, assertDryRunRefused, assertErrorIgnore, createTable, SQL_SERVERS, testContext, warnLines, withAclPolicy } from './database-helpers.ts';
 
 /** The answers of `policy` to each [action, topic, username?], as their results. */
 async function results(policy: CompiledAclPolicy, questions: [('publish' | 'subscribe'), string, string?][]): Promise<string[]> {

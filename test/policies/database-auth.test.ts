@@ -12,14 +12,14 @@ import { MongoClient } from 'mongodb';
 import { Redis } from 'ioredis';
 
 import { compileDatabaseAuthPolicy } from '../../src/policies/database.ts';
-import { PolicyConfigError, type AuthAnswer, type CompiledAuthPolicy } from '../../src/policies/types.ts';
+import type { AuthAnswer } from '../../src/policies/types.ts';
 import { createMongoSource, parseMongoConfig } from '../../src/sources/mongodb.ts';
 import { createRedisSource, parseRedisConfig } from '../../src/sources/redis.ts';
 import type { SqlSource } from '../../src/sources/types.ts';
 import { ensureFerretDb, ensureRedis } from '../helpers/services.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { TcpProxy, closedPort, quietLog } from '../sources/helpers.ts';
-import { SQL_SERVERS, client, createTable, record, stored, testContext, warnLines, withAuthPolicy, type SqlServer } from './database-helpers.ts';
+import { assertDryRunRefused, assertErrorIgnore, client, createTable, record, SQL_SERVERS, stored, testContext, type SqlServer, warnLines, withAuthPolicy } from './database-helpers.ts';
 
 const SALT = 'NaCl-7';
 
@@ -45,21 +45,6 @@ function userOf(passwordHash: Record<string, unknown>): string {
 
 function assertAllow(answer: AuthAnswer, superuser: boolean): void {
   assert.deepEqual(answer, { result: 'allow', superuser });
-}
-
-function assertErrorIgnore(answer: AuthAnswer, reason: RegExp): void {
-  assert.equal(answer.result, 'ignore', JSON.stringify(answer));
-  assert.equal(answer.result === 'ignore' && answer.error, true, JSON.stringify(answer));
-  assert.match((answer as { reason?: string }).reason ?? '', reason);
-}
-
-async function assertDryRunRefused(policy: CompiledAuthPolicy, field: string, message: RegExp): Promise<void> {
-  await assert.rejects(policy.dryRun(), (err: unknown) => {
-    assert.ok(err instanceof PolicyConfigError, String(err));
-    assert.equal(err.field, field, err.message);
-    assert.match(err.message, message);
-    return true;
-  });
 }
 
 for (const server of SQL_SERVERS) {

@@ -1,6 +1,7 @@
 // What the database policy tests share: a PolicyContext over a map of live sources whose log lines
 // a test can read, policy records with unique ids, stored passwords made with the real strategies,
 // and SQL tables (unique names) on the test databases, dropped by the caller.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 
@@ -8,7 +9,7 @@ import { hashWithStrategy, type StrategyOptions } from '../../src/auth/strategie
 import { createLogger } from '../../src/log/index.ts';
 import { compileDatabaseAclPolicy, compileDatabaseAuthPolicy } from '../../src/policies/database.ts';
 import { parsePasswordHash, strategyOptions } from '../../src/policies/password-hash-config.ts';
-import type { AclQuery, AuthQuery, CompiledAclPolicy, CompiledAuthPolicy, PolicyContext, PolicyRecord } from '../../src/policies/types.ts';
+import { PolicyConfigError, type AclAnswer, type AclQuery, type AuthAnswer, type AuthQuery, type CompiledAclPolicy, type CompiledAuthPolicy, type PolicyContext, type PolicyRecord } from '../../src/policies/types.ts';
 import { createMysqlSource, parseMysqlConfig } from '../../src/sources/mysql.ts';
 import { createPostgresqlSource, parsePostgresqlConfig } from '../../src/sources/postgresql.ts';
 import type { AnySource, SqlSource } from '../../src/sources/types.ts';
@@ -115,4 +116,21 @@ export function asks(action: 'publish' | 'subscribe', topic: string, username = 
 /** The warn lines `ctx` got from policy `id`. */
 export function warnLines(ctx: TestContext, id: string): Record<string, unknown>[] {
   return ctx.lines.filter((l) => l.policy === id && l.level === 'warn');
+}
+
+/** An ignore caused by a failure, whose reason matches. */
+export function assertErrorIgnore(answer: AuthAnswer | AclAnswer, reason: RegExp): void {
+  assert.equal(answer.result, 'ignore', JSON.stringify(answer));
+  assert.equal(answer.result === 'ignore' && answer.error, true, JSON.stringify(answer));
+  assert.match((answer as { reason?: string }).reason ?? '', reason);
+}
+
+/** The dry run refuses, naming `field`. */
+export async function assertDryRunRefused(policy: CompiledAuthPolicy | CompiledAclPolicy, field: string, message: RegExp): Promise<void> {
+  await assert.rejects(policy.dryRun(), (err: unknown) => {
+    assert.ok(err instanceof PolicyConfigError, String(err));
+    assert.equal(err.field, field, err.message);
+    assert.match(err.message, message);
+    return true;
+  });
 }

@@ -25,6 +25,11 @@ export class AnswerCache {
     this.entries = new LruMap(ttlMs > 0 ? capacity : 0);
   }
 
+  /** false with auth.policyCacheTtl or auth.policyCacheSize 0: nothing is kept, no key is made. */
+  get enabled(): boolean {
+    return this.entries.capacity > 0;
+  }
+
   get size(): number {
     return this.entries.size;
   }

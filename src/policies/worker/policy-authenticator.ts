@@ -26,8 +26,8 @@ export class PolicyAuthenticator implements Authenticator {
       return this.fallback.authenticate(req);
     }
     const q: AuthQuery = { clientid: req.clientId, username: req.username, password: req.password, peerhost: req.remoteAddress };
-    const key = this.cache.keyOf(q, state.authParams);
-    const hit = this.cache.get(key);
+    const key = this.cache.enabled ? this.cache.keyOf(q, state.authParams) : undefined;
+    const hit = key === undefined ? undefined : this.cache.get(key);
     const counters = this.policies.counters;
     if (hit !== undefined) {
       counters.authCacheHits++;
@@ -37,7 +37,7 @@ export class PolicyAuthenticator implements Authenticator {
     return this.policies.ask('auth', q).then((reply) => {
       if (reply === null) return UNAVAILABLE;
       const answer = reply.answer as AuthAnswer;
-      if (reply.cacheable && reply.generation === this.policies.state.generation) this.cache.set(key, answer);
+      if (key !== undefined && reply.cacheable && reply.generation === this.policies.state.generation) this.cache.set(key, answer);
       return this.decide(answer, req);
     });
   }

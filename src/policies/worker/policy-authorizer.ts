@@ -63,7 +63,7 @@ export class PolicyAuthorizer implements Authorizer {
     counters.aclCacheMisses++;
     const filter = action === 'publish' ? topic : subscriptionFilter(topic);
     const granted = this.grants?.decide(who, action, filter);
-    if (granted !== undefined) return this.remember(key, granted);
+    if (granted !== undefined) return this.remember(action, topic, key, granted);
     if (!this.policies.state.acl) return this.staticDecision(key, who, action, topic);
     const q = { clientid: who.clientId, username: who.username, peerhost: this.peerhost(), action, topic: filter };
     return this.policies.ask('acl', q).then((reply) => {
@@ -73,22 +73,22 @@ export class PolicyAuthorizer implements Authorizer {
       if (answer.result === 'ignore') {
         const d = this.fallback.authorize(who, action, topic);
         if (typeof d !== 'boolean') return d;
-        return cacheable ? this.remember(key, d) : d;
+        return cacheable ? this.remember(action, topic, key, d) : d;
       }
       const allowed = answer.result === 'allow';
-      return cacheable ? this.remember(key, allowed) : allowed;
+      return cacheable ? this.remember(action, topic, key, allowed) : allowed;
     });
   }
 
   private staticDecision(key: string, who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean> {
     const d = this.fallback.authorize(who, action, topic);
-    if (typeof d === 'boolean') return this.remember(key, d);
-    return d.then((allowed) => this.remember(key, allowed));
+    if (typeof d === 'boolean') return this.remember(action, topic, key, d);
+    return d.then((allowed) => this.remember(action, topic, key, allowed));
   }
 
-  private remember(key: string, allowed: boolean): boolean {
+  private remember(action: Action, topic: string, key: string, allowed: boolean): boolean {
     this.cache.set(key, allowed);
-    if (key.charCodeAt(0) === 0x70 /* 'p' */ && this.cache.capacity > 0) this.rememberLast(key.slice(1), allowed);
+    if (action === 'publish' && this.cache.capacity > 0) this.rememberLast(topic, allowed);
     return allowed;
   }
 
