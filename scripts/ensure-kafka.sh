@@ -79,6 +79,7 @@ inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 log.dirs=$state/data
 num.partitions=1
+offsets.topic.num.partitions=1
 auto.create.topics.enable=true
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1

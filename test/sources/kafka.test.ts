@@ -4,11 +4,11 @@
 // goes down and fails fast. (No SASL listener on the test broker: the auth case is not covered.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { createLogger } from '../../src/log/index.ts';
 import { createKafkaSource, parseKafkaConfig } from '../../src/sources/kafka.ts';
 import { SourceConfigError, SourceError, type KafkaSource } from '../../src/sources/types.ts';
 import { closedPort, ensureKafka } from '../helpers/services.ts';
+import { readKafka } from '../helpers/kafka.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const log = createLogger({ level: 'error' });
@@ -101,13 +101,11 @@ describe('kafka source check()', () => {
 describe('kafka source send', () => {
   const topic = `spindle-test-${process.pid}-${Date.now()}`;
   let source: KafkaSource;
-  let consumer: Consumer;
   before(() => {
     source = createKafkaSource('send', parseKafkaConfig({ url: 'kafka://127.0.0.1:9092', requestTimeout: 10_000, compression: 'gzip' }), log);
   });
   after(async () => {
     await source.close();
-    await consumer?.disconnect();
   });
 
   test('sends messages a separate consumer reads back', async () => {
@@ -123,17 +121,8 @@ describe('kafka source send', () => {
     await source.send([{ topic, messages: [{ key: 'k3', value: 'three' }] }]);
     assert.equal(source.health().state, 'up');
 
-    const kafka = new Kafka({ clientId: 'spindle-test-reader', brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING });
-    consumer = kafka.consumer({ groupId: `${topic}-reader` });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const seen: { key: string | null; value: string; h?: string }[] = [];
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        seen.push({ key: message.key?.toString() ?? null, value: message.value?.toString() ?? '', h: message.headers?.h?.toString() });
-      },
-    });
-    await waitFor(() => seen.length >= 3, { timeout: 20_000, message: 'the consumer reads the three messages' });
+    const records = await readKafka(topic, (rs) => rs.length >= 3);
+    const seen = records.map((r) => ({ key: r.key, value: r.value, h: r.headers.h }));
     assert.deepEqual(seen, [
       { key: 'k1', value: 'one', h: 'x' },
       { key: null, value: 'two', h: undefined },
