@@ -8,13 +8,13 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, ClientRegistry, RULE_WORKER } from '../native/index.ts';
+import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, ClientRegistry, RULE_WORKER, NO_PUBLISHER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { addLogSink, setLogLevel, type Logger, type LogLevel } from '../log/index.ts';
 import { LogStore } from '../log/log-store.ts';
 import { relayLines } from '../log/line-relay.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
-import type { FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
+import type { BatchMessage, FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 import { sysTopics } from './sys-topics.ts';
 import { createStore } from '../store/index.ts';
@@ -74,6 +74,7 @@ export class Supervisor {
   private store: Store | null = null;
   readonly startedAt = Date.now();
   private rpcSeq = 0;
+  private nextPublishWorker = 0;
   private readonly readyListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
   /** Without a policy manager (no admin API) nothing asks: there are no policies. */
@@ -323,6 +324,20 @@ export class Supervisor {
     if (!slot) return false;
     post(slot, { t: 'publish', message: { topic, payload, qos, retain, expiresAt: 0 } });
     return true;
+  }
+
+  /**
+   * Publishes `messages` in order through one running worker (round robin over batches), as
+   * client PUBLISHes from `publisher` (a handle from newHandle(), or NO_PUBLISHER): resolves once
+   * each is routed and, where it must be kept, stored; rejects (WORKER_DOWN, WORKER_TIMEOUT) when
+   * that cannot be known, and the caller sends the batch again (at least once).
+   */
+  async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0): Promise<number[]> {
+    const running = this.runningWorkers();
+    if (running.length === 0) throw new WorkerOpError({ code: 'WORKER_DOWN', message: 'no worker is running', status: 503 });
+    const worker = running[this.nextPublishWorker++ % running.length];
+    const { matched } = await this.call<{ matched: number[] }>(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
+    return matched;
   }
 
   /** Fresh counters from every running worker (each answers with a snapshot). */

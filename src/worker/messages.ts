@@ -14,6 +14,12 @@ export interface PlainMessage {
   expiresAt: number;
 }
 
+/** A message an inbound bridge publishes (Supervisor.publishBatch); props are MQTT 5 properties
+ * as encoded in a PUBLISH (null: none). */
+export interface BatchMessage extends PlainMessage {
+  props: Uint8Array | null;
+}
+
 export type ToWorker =
   | { t: 'peer'; worker: number; port: MessagePort }
   | { t: 'peer-gone'; worker: number }

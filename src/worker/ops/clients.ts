@@ -8,6 +8,7 @@ import type { Message } from '../../broker/message.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
 import { subscribeOnBehalf, removeSubscription, SubscriptionRefused } from '../../engine/session/subscriptions.ts';
 import { OpError, connectionOf, type Op, type OpsEnv } from './types.ts';
+import type { BatchMessage } from '../messages.ts';
 
 const VERSION_NAMES: Record<number, string> = { 3: '3.1', 4: '3.1.1', 5: '5.0' };
 
@@ -229,6 +230,46 @@ export const clientOps: Record<string, Op> = {
     await Promise.all([kept, message.retain ? persistence.retained(message) : undefined]);
     env.router.deliverRouted(message, routed);
     return { matched: routed.length };
+  },
+
+  /**
+   * Publishes a batch of messages from an inbound bridge (src/commands, src/bridges) in order, as
+   * 'clients.publish' does one: what must be kept is stored first, then delivered. Resolves once
+   * every message is routed and stored, so the caller may then commit its source's offsets or
+   * acknowledge. Answers how many subscriptions each went to.
+   */
+  async 'clients.publishBatch'(args: { messages: BatchMessage[]; publisher: number; publisherHash: number }, env) {
+    const now = Date.now();
+    const persistence = env.persistence;
+    const matched: number[] = [];
+    const waits: Promise<unknown>[] = [];
+    for (const m of args.messages) {
+      const message: Message = {
+        topic: m.topic,
+        topicBytes: Buffer.from(m.topic, 'utf8'),
+        payload: Buffer.from(m.payload.buffer, m.payload.byteOffset, m.payload.byteLength),
+        qos: m.qos,
+        retain: m.retain,
+        props: m.props ? Buffer.from(m.props.buffer, m.props.byteOffset, m.props.byteLength) : null,
+        expiresAt: m.expiresAt,
+        receivedAt: now,
+        storeId: undefined,
+        seq: undefined,
+      };
+      if (!persistence) {
+        matched.push(env.router.publish(message, args.publisher, args.publisherHash));
+        continue;
+      }
+      const routed = env.router.route(message, args.publisher, args.publisherHash);
+      const kept = persistence.messageRouted(message, routed);
+      const retained = message.retain ? persistence.retained(message) : undefined;
+      matched.push(routed.length);
+      const stored = kept && retained ? Promise.all([kept, retained]) : kept ?? retained;
+      if (stored) waits.push(stored.then(() => env.router.deliverRouted(message, routed)));
+      else env.router.deliverRouted(message, routed);
+    }
+    await Promise.all(waits);
+    return { matched };
   },
 
   async 'clients.subscribe'(args: { clientId: string; topic: string; options: number }, env) {
