@@ -9,6 +9,7 @@ import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { AdminAuth } from './auth.ts';
 import type { RuleManager } from '../rules/manager.ts';
+import type { ProcessorManager } from '../scripts/manager.ts';
 import type { SourceRegistry } from '../sources/registry.ts';
 import type { PolicyManager } from '../policies/manager.ts';
 import type { LogTopicManager } from '../trace/log-topic-manager.ts';
@@ -25,6 +26,8 @@ export interface AdminContext {
   readonly sources: SourceRegistry;
   /** Auth and ACL policies (their chains answer the workers). */
   readonly policies: PolicyManager;
+  /** Scripts and extensions (run by the workers' pools). */
+  readonly processors: ProcessorManager;
   /** Log topics (messages logged by topic filter). */
   readonly logTopics: LogTopicManager;
   /** Client traces (every packet of a client id logged, for a bounded time). */

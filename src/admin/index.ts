@@ -24,6 +24,9 @@ import { endpointRoutes } from './routes/endpoints.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { mqttRoutes } from './routes/mqtt.ts';
 import { ruleRoutes } from './routes/rules.ts';
+import { extensionRoutes, scriptRoutes } from './routes/scripts.ts';
+import { ProcessorManager } from '../scripts/manager.ts';
+import { registerProcessorMetrics } from '../scripts/metrics.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { logRoutes } from './routes/logs.ts';
 import { policyRoutes } from './routes/policies.ts';
@@ -61,6 +64,8 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   sourceRoutes,
   ruleRoutes,
   policyRoutes,
+  scriptRoutes,
+  extensionRoutes,
   logTopicRoutes,
   traceRoutes,
   logRoutes,
@@ -97,6 +102,10 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   sources.setInUseCheck((id) => rules.usesSource(id).length > 0 || policies.usesSource(id).length > 0);
   await policies.load();
   registerPolicyMetrics(registry, policies);
+  // Scripts and extensions: run by the workers' pools, on the PUBLISHes their filters match.
+  const processors = new ProcessorManager(supervisor, store, config.extensions.dir, log);
+  await processors.load();
+  registerProcessorMetrics(registry, processors);
   const logTopics = new LogTopicManager(supervisor, store, log, topicFilterProblem);
   await logTopics.load();
   const traces = new TraceManager(supervisor, log);
@@ -106,7 +115,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     () => policies.close(),
     () => traces.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, policies, logTopics, traces, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, policies, processors, logTopics, traces, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

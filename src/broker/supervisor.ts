@@ -24,6 +24,7 @@ import { EndpointManager } from './endpoints.ts';
 import { configEndpoints, LIMITS } from './endpoint-config.ts';
 import { createCounters, EndpointCounters } from './endpoint-counters.ts';
 import { createFailureTable } from '../auth/failure-limiter.ts';
+import { NO_PROCESSORS, type ProcessorState } from '../scripts/types.ts';
 import { NO_POLICIES, type PolicyQuestion, type PolicyReply, type PolicyState } from '../policies/channel.ts';
 
 export interface Ports {
@@ -80,6 +81,7 @@ export class Supervisor {
   /** Without a policy manager (no admin API) nothing asks: there are no policies. */
   private policyQuestions: (worker: number, questions: PolicyQuestion[]) => void = () => {};
   private policyState: PolicyState = NO_POLICIES;
+  private processorState: ProcessorState = NO_PROCESSORS;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
   readonly router: InstanceType<typeof Router>;
   readonly retained: InstanceType<typeof RetainedStore>;
@@ -241,7 +243,7 @@ export class Supervisor {
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
     const worker = spawnTsWorker(
       WORKER_ENTRY,
-      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures, policies: this.policyState },
+      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures, policies: this.policyState, processors: this.processorState },
       // A small nursery: message objects live and die in it, in the CPU caches (see the key).
       // With the log store on, the worker's stdout comes here (one writer for the files).
       { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration }, stdout: this.logStore !== null },
@@ -411,6 +413,12 @@ export class Supervisor {
   setPolicyState(state: PolicyState): void {
     this.policyState = state;
     for (const slot of this.slots) if (slot.worker) post(slot, { t: 'policies', state });
+  }
+
+  /** The scripts and extensions changed: every worker is told now, a worker that starts later at start. */
+  setProcessorState(state: ProcessorState): void {
+    this.processorState = state;
+    for (const slot of this.slots) if (slot.worker) post(slot, { t: 'processors', state });
   }
 
   /** Where the rule outputs the workers post go (the rule engine's action pipelines). */

@@ -97,6 +97,8 @@ export interface BrokerConfig {
     licensePublicKey: string;
   };
   rules: { actionQueueLimit: number };
+  scripts: { threads: number; timeout: number; memoryLimit: number; onError: 'pass' | 'drop' };
+  extensions: { dir: string };
   sys: { enabled: boolean; interval: number };
   shutdownTimeout: number;
 }

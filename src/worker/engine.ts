@@ -16,7 +16,7 @@ import type { Session, SessionLimits } from '../engine/session/session.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import type { Dispatcher, HandlerHost } from '../engine/handlers/client.ts';
+import { NO_TRANSFORMS, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
@@ -50,6 +50,8 @@ export interface EngineDeps {
   ruleMatched?(rule: number, m: Message, publisher: number): void;
   /** Failed authentications per source address, shared by every worker (none when not given). */
   readonly authFailures?: AuthFailureLimiter | null;
+  /** Scripts and extensions (none when not given). */
+  readonly transforms?: MessageTransforms;
 }
 
 export interface Engine {
@@ -126,6 +128,7 @@ export function createEngine(deps: EngineDeps): Engine {
     authorizerFor: deps.authorizerFor,
     events,
     authFailures: deps.authFailures ?? null,
+    transforms: deps.transforms ?? NO_TRANSFORMS,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

@@ -6,6 +6,8 @@ import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 
+import type { ProcessorState } from '../scripts/types.ts';
+
 export interface PlainMessage {
   topic: string;
   payload: Uint8Array;
@@ -31,6 +33,8 @@ export type ToWorker =
   | { t: 'rpc'; id: number; op: string; args: unknown }
   /** The auth and ACL policy chains changed (or this worker just started). */
   | { t: 'policies'; state: PolicyState }
+  /** The scripts and extensions changed. */
+  | { t: 'processors'; state: ProcessorState }
   /** Answers to this worker's policy questions, one post per tick. */
   | { t: 'policy-replies'; replies: PolicyReply[] }
   | { t: 'shutdown' };

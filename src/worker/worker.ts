@@ -34,6 +34,8 @@ import { PolicyAuthenticator } from '../policies/worker/policy-authenticator.ts'
 import { PolicyAuthorizer, SUPERUSER } from '../policies/worker/policy-authorizer.ts';
 import { AnswerCache } from '../policies/worker/answer-cache.ts';
 import type { PolicyState } from '../policies/channel.ts';
+import { ProcessorStage } from '../scripts/worker/stage.ts';
+import type { ProcessorState } from '../scripts/types.ts';
 import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {
@@ -53,6 +55,8 @@ interface WorkerData {
   authFailures: SharedArrayBuffer;
   /** The policy chains' state when this worker was started. */
   policies: PolicyState;
+  /** The scripts and extensions when this worker was started. */
+  processors: ProcessorState;
 }
 
 const data = workerData as WorkerData;
@@ -121,7 +125,19 @@ const rules: WorkerRules = new WorkerRules({
 // Log topics are routing-core entries like rules; a handle is one or the other.
 const logTopics: WorkerLogTopics = new WorkerLogTopics(log, (handle) => sessions.byHandle.get(handle)?.clientId);
 
+// Scripts and extensions: run by this worker's pool threads, never on this thread.
+const processors = new ProcessorStage({
+  log,
+  threads: config.scripts.threads,
+  timeoutMs: config.scripts.timeout,
+  memoryMb: config.scripts.memoryLimit,
+  onError: config.scripts.onError,
+  maxTopicLevels: limits.maxTopicLevels,
+});
+processors.setState(data.processors);
+
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
+  transforms: processors,
   authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
   ruleMatched: (handle, m, publisher) => (logTopics.has(handle) ? logTopics.matched(handle, m, publisher) : rules.ruleMatched(handle, m, publisher)),
@@ -210,6 +226,7 @@ async function shutdown(): Promise<void> {
   shuttingDown = true;
   listeners.stopAccepting();
   policies.close();
+  await processors.close();
   for (const conn of [...connections]) conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'shutdown');
   // Give the final writes a moment to leave.
   await new Promise((r) => setTimeout(r, 50));
@@ -257,6 +274,9 @@ parentPort!.on('message', (msg: ToWorker) => {
     case 'rpc':
       void runOp(msg.id, msg.op, msg.args);
       break;
+    case 'processors':
+      processors.setState(msg.state);
+      break;
     case 'policies':
       policies.setState(msg.state);
       break;
@@ -282,7 +302,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

@@ -3,6 +3,7 @@
 // connection or the worker; the connection layer implements Client and the worker wires the
 // host. Unit tests give the handlers in-memory implementations of both.
 import type { Packet } from '../../native/index.ts';
+import type { Message } from '../../broker/message.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../../auth/index.ts';
 import type { BrokerConfig } from '../../config/index.ts';
@@ -102,7 +103,23 @@ export interface HandlerHost {
   readonly events: EngineEvents;
   /** Failed authentications per source address, shared by every worker (null: no limit). */
   readonly authFailures: AuthFailureLimiter | null;
+  /** The scripts and extensions that transform accepted PUBLISHes before routing. */
+  readonly transforms: MessageTransforms;
 }
+
+/** What the engine sees of the scripts and extensions (a worker's processor stage). */
+export interface MessageTransforms {
+  /** Whether any applies to messages on `topic` (false at once when there are none). */
+  wants(topic: string): boolean;
+  /** The messages to route instead of `m` (none: dropped); `m`'s buffers may be reused after. */
+  transform(m: Message, clientId: string): Promise<Message[]>;
+}
+
+/** No scripts or extensions. */
+export const NO_TRANSFORMS: MessageTransforms = {
+  wants: () => false,
+  transform: (m) => Promise.resolve([m]),
+};
 
 /** How a connection hands its packets to the handlers (the worker gives it one). */
 export interface Dispatcher {

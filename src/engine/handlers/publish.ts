@@ -124,6 +124,45 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
   }
   c.endpoint.stats.topicsPublished++;
   if (message.qos === 2) c.session!.incomingQos2.add(packetId); // resends are now duplicates
+  if (host.transforms.wants(message.topic)) {
+    transformThenPublish(host, c, message, packetId);
+    return;
+  }
+  const before = c.publishChain;
+  if (before !== null && host.persistence === null) {
+    // Behind a message still with the processors: its acknowledgement comes first [MQTT-4.6.0-2].
+    chain(host, c, before.then(() => publishAccepted(host, c, message, packetId)));
+    return;
+  }
+  publishAccepted(host, c, message, packetId);
+}
+
+/** A packet id meaning "do not acknowledge": all but the last message a processor made of one. */
+const NO_ACK = -1;
+
+/**
+ * Scripts and extensions first (off this thread): what they make of the message is published in
+ * its place, in order behind the connection's earlier messages (the publish pipeline), and the
+ * last of it carries the acknowledgement. A message they drop is acknowledged as one no
+ * subscriber wanted.
+ */
+function transformThenPublish(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  const made = host.transforms.transform(message, c.clientId);
+  const before = c.publishChain;
+  const ready = before === null ? made : Promise.all([made, before]).then(([m]) => m);
+  chain(host, c, ready.then((outs) => {
+    if (outs.length === 0) {
+      if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'dropped_by_processor');
+      acknowledge(host, c, message, packetId, -1);
+      return;
+    }
+    for (let i = 0; i < outs.length; i++) publishAccepted(host, c, outs[i], i === outs.length - 1 ? packetId : NO_ACK);
+    c.endpoint.stats.publishDone(message);
+  }));
+}
+
+/** Routes (storing first what must be kept) and acknowledges an accepted message. */
+function publishAccepted(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   const persistence = host.persistence;
   if (persistence === null || (message.qos === 0 && !message.retain && c.publishChain === null)) {
     // Nothing to keep: route and acknowledge now.
@@ -166,7 +205,7 @@ function storeFirst(host: HandlerHost, c: Client, message: Message, packetId: nu
   const kept = persistence.messageRouted(message, routed);
   if (kept) waits.push(kept);
   if (message.retain) waits.push(persistence.retained(message));
-  if (message.qos === 2) {
+  if (message.qos === 2 && packetId !== NO_ACK) {
     const q2 = persistence.incomingQos2(session, packetId);
     if (q2) waits.push(q2);
   }
@@ -207,12 +246,15 @@ function dropEvent(host: HandlerHost, c: Client, m: Message, reason: string): vo
   host.events.emit('DROP', { reason, clientid: c.clientId, username: c.username ?? null, peerhost: c.remoteAddress, topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain, timestamp: Date.now(), publish_received_at: m.receivedAt });
 }
 
+/** Counts the message handled and acknowledges it: `matched` subscriptions got it (-1: a
+ * processor dropped it, acknowledged like no subscriber). */
 function acknowledge(host: HandlerHost, c: Client, message: Message, packetId: number, matched: number): void {
   if (matched === 0 && host.events.wants[EV.DROP]) dropEvent(host, c, message, 'no_subscribers');
   c.endpoint.stats.publishDone(message);
-  if (c.state === 'closed') return;
-  if (message.qos === 1) c.write(ack(PUBACK, packetId, c.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
-  else if (message.qos === 2) c.write(ack(PUBREC, packetId, c.version, matched === 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0));
+  if (c.state === 'closed' || packetId === NO_ACK) return;
+  const reason = matched <= 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0;
+  if (message.qos === 1) c.write(ack(PUBACK, packetId, c.version, reason));
+  else if (message.qos === 2) c.write(ack(PUBREC, packetId, c.version, reason));
 }
 
 /** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has

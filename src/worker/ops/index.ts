@@ -9,6 +9,7 @@ import { ruleOps } from './rules.ts';
 import { logTopicOps } from './log-topics.ts';
 import { traceOps } from './traces.ts';
 import { logOps } from './logs.ts';
+import { scriptOps } from './scripts.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
   ...metricsOps,
@@ -20,4 +21,5 @@ export const OPS: Readonly<Record<string, Op>> = {
   ...logTopicOps,
   ...traceOps,
   ...logOps,
+  ...scriptOps,
 };

@@ -16,6 +16,8 @@ import type { WorkerLogTopics } from '../../trace/worker-log-topics.ts';
 import type { WorkerTraces } from '../../trace/worker-traces.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
+import type { ProcessorStage } from '../../scripts/worker/stage.ts';
+
 export interface OpsEnv {
   readonly workerId: number;
   readonly config: BrokerConfig;
@@ -31,6 +33,7 @@ export interface OpsEnv {
   readonly rules: WorkerRules;
   readonly logTopics: WorkerLogTopics;
   readonly traces: WorkerTraces;
+  readonly processors: ProcessorStage;
 }
 
 // Arguments arrive by structured clone from the supervisor, typed per op at the call site.

@@ -1,0 +1,302 @@
+// ProcessorStage: the scripts and extensions of one worker thread (owned by that thread). The
+// engine asks wants(topic) for each PUBLISH it accepted (cheap: a cached answer per topic, and
+// false at once while there are no processors), and hands the ones wanted to transform(), which
+// copies them into the tick's batch. Each batch goes to this worker's piscina pool as one task
+// (payloads in one transferred buffer); the answer resolves each message's promise with what it
+// became. The engine keeps each connection's messages in order behind those promises.
+//
+// A batch whose thread dies (out of memory) or stops beating (a call that never yields: the pool
+// thread writes a heartbeat into a shared word; past 3x the time limit the task is aborted and
+// its thread ended) fails as a whole: each of its messages then passes unchanged or is dropped
+// (scripts.onError), counted against the processor that was running.
+import path from 'node:path';
+import { Piscina } from 'piscina';
+
+import type { Logger } from '../../log/index.ts';
+import type { Message } from '../../broker/message.ts';
+import { matchLevels, parseFilter, type FilterLevel } from '../../auth/topic-filter.ts';
+import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
+import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
+import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../pool/heartbeat.ts';
+
+export interface StageOptions {
+  log: Logger;
+  /** Pool threads of this worker. */
+  threads: number;
+  timeoutMs: number;
+  memoryMb: number;
+  onError: OnError;
+  maxTopicLevels: number;
+  /** Most messages in one batch (a batch also ends with the tick). */
+  batchSize?: number;
+}
+
+interface Pending {
+  message: Message;
+  clientId: string;
+  list: number;
+  resolve: (out: Message[]) => void;
+}
+
+/** Topics remembered with the processors that apply to them; cleared when full. */
+const TOPIC_CACHE_MAX = 10_000;
+const BATCH_BYTES_MAX = 1 << 20;
+/** Console lines logged per processor per second at most (the rest are counted). */
+const LOG_LINES_PER_SECOND = 10;
+
+export class ProcessorStage {
+  private state: ProcessorState = NO_PROCESSORS;
+  private filters: FilterLevel[][] = [];
+  /** Distinct lists of processor indices, and per topic the index of its list (-1: none). */
+  private lists: number[][] = [];
+  private readonly listIds = new Map<string, number>();
+  private readonly topicLists = new Map<string, number>();
+  private pool: Piscina | null = null;
+  private batch: Pending[] = [];
+  private batchBytes = 0;
+  private scheduled = false;
+  private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
+  private watchdog: NodeJS.Timeout | null = null;
+  private readonly counters = new Map<string, ProcessorCounters>();
+  private readonly logBudget = new Map<string, { second: number; lines: number; dropped: number }>();
+  private readonly batchSize: number;
+
+  constructor(private readonly options: StageOptions) {
+    this.batchSize = options.batchSize ?? 512;
+  }
+
+  /** The processors changed (or this worker just started). */
+  setState(state: ProcessorState): void {
+    const before = this.state;
+    this.state = state;
+    this.filters = state.processors.map((p) => parseFilter(p.topic));
+    this.lists = [];
+    this.listIds.clear();
+    this.topicLists.clear();
+    for (const id of this.counters.keys()) if (!state.processors.some((p) => p.id === id)) this.counters.delete(id);
+    if (state.processors.length > 0 && this.pool === null) this.pool = this.newPool();
+    else if (state.processors.length === 0 && this.pool !== null) void this.closePool();
+    else if (before.processors.some((p) => !state.processors.some((q) => q.key === p.key))) this.sync();
+  }
+
+  /** Whether a processor applies to messages on `topic`. */
+  wants(topic: string): boolean {
+    if (this.state.processors.length === 0) return false;
+    return this.listOf(topic) >= 0;
+  }
+
+  /** What the processors make of `m` (published by `clientId`): the messages to route instead
+   * (none: dropped). `m` is copied now; the caller may reuse its buffers. */
+  transform(m: Message, clientId: string): Promise<Message[]> {
+    const list = this.listOf(m.topic);
+    if (list < 0) return Promise.resolve([m]);
+    const copy: Message = { ...m, topicBytes: Buffer.from(m.topicBytes), payload: Buffer.from(m.payload) };
+    return new Promise((resolve) => {
+      this.batch.push({ message: copy, clientId, list, resolve });
+      this.batchBytes += copy.payload.length;
+      if (this.batch.length >= this.batchSize || this.batchBytes >= BATCH_BYTES_MAX) this.flush();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Counters per processor id since this worker started. */
+  runtime(): Record<string, ProcessorCounters> {
+    return Object.fromEntries(this.counters);
+  }
+
+  async close(): Promise<void> {
+    this.flush();
+    await this.closePool();
+  }
+
+  private listOf(topic: string): number {
+    const known = this.topicLists.get(topic);
+    if (known !== undefined) return known;
+    const levels = topic.split('/');
+    const list: number[] = [];
+    for (let i = 0; i < this.filters.length; i++) if (matchLevels(this.filters[i], levels)) list.push(i);
+    let id = -1;
+    if (list.length > 0) {
+      const key = list.join(',');
+      id = this.listIds.get(key) ?? -1;
+      if (id < 0) {
+        id = this.lists.length;
+        this.lists.push(list);
+        this.listIds.set(key, id);
+      }
+    }
+    if (this.topicLists.size >= TOPIC_CACHE_MAX) this.topicLists.clear();
+    this.topicLists.set(topic, id);
+    return id;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.batch;
+    if (batch.length === 0) return;
+    this.batch = [];
+    this.batchBytes = 0;
+    void this.send(batch);
+  }
+
+  private async send(batch: Pending[]): Promise<void> {
+    const state = this.state;
+    const n = batch.length;
+    let size = 0;
+    for (const p of batch) size += p.message.payload.length;
+    const bytes = new Uint8Array(size);
+    const offsets = new Uint32Array(n + 1);
+    const flags = new Uint8Array(n);
+    const listOf = new Uint16Array(n);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      const m = batch[i].message;
+      offsets[i] = at;
+      bytes.set(m.payload, at);
+      at += m.payload.length;
+      flags[i] = m.qos | (m.retain ? RETAIN_FLAG : 0);
+      listOf[i] = batch[i].list;
+    }
+    offsets[n] = at;
+    const task = this.task(state.processors, batch.map((p) => p.message.topic), batch.map((p) => p.clientId), bytes, offsets, flags, listOf);
+    const abort = new AbortController();
+    const flight = { beat: task.beat, base: task.base, abort };
+    let result: BatchResult;
+    try {
+      if (this.pool === null) throw new Error('the processors were removed');
+      this.inFlight.add(flight);
+      this.armWatchdog();
+      result = (await this.pool.run(task, { transferList: [bytes.buffer], signal: abort.signal })) as BatchResult;
+    } catch (err) {
+      this.failed(batch, state, Atomics.load(task.beat, BEAT_PROCESSOR), err);
+      return;
+    } finally {
+      this.inFlight.delete(flight);
+    }
+    this.answered(batch, state, result);
+  }
+
+  private answered(batch: Pending[], state: ProcessorState, r: BatchResult): void {
+    for (let p = 0; p < state.processors.length; p++) this.count(state.processors[p].id, r.counters[p]);
+    for (const [p, line] of r.logs) this.logLine(state.processors[p]?.name ?? '?', state.processors[p]?.id ?? '?', line);
+    const buffer = Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
+    let j = 0;
+    for (let i = 0; i < batch.length; i++) {
+      const { message, resolve } = batch[i];
+      const out: Message[] = [];
+      for (let k = 0; k < r.counts[i]; k++, j++) {
+        const topic = r.topics[j];
+        out.push({
+          ...message,
+          topic: topic ?? message.topic,
+          topicBytes: topic === null ? message.topicBytes : Buffer.from(topic, 'utf8'),
+          payload: buffer.subarray(r.offsets[j], r.offsets[j + 1]),
+        });
+      }
+      resolve(out);
+    }
+  }
+
+  /** The batch's task failed as a whole: every message passes unchanged or is dropped. */
+  private failed(batch: Pending[], state: ProcessorState, running: number, err: unknown): void {
+    const reason: FailureReason = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : (err as Error).name === 'AbortError' ? 'timeout' : 'error';
+    const spec = state.processors[running] ?? state.processors[0];
+    if (spec) {
+      const c = emptyCounters();
+      c.messages = batch.length;
+      c.failed[reason] = batch.length;
+      c.lastError = reason === 'memory' ? 'the pool thread ran out of memory (scripts.memoryLimit)' : reason === 'timeout' ? `a call did not return within ${this.options.timeoutMs} ms; its thread was ended` : `the batch failed: ${(err as Error).message}`;
+      c.lastErrorAt = Date.now();
+      this.count(spec.id, c);
+      this.options.log.warn('processor failed on a batch', { processor: spec.name, id: spec.id, reason, messages: batch.length, onError: this.options.onError });
+    }
+    for (const p of batch) p.resolve(this.options.onError === 'pass' ? [p.message] : []);
+  }
+
+  private count(id: string, c: ProcessorCounters): void {
+    let total = this.counters.get(id);
+    if (!total) this.counters.set(id, (total = emptyCounters()));
+    addCounters(total, c);
+  }
+
+  private logLine(name: string, id: string, line: string): void {
+    const second = Math.floor(Date.now() / 1000);
+    let b = this.logBudget.get(id);
+    if (!b || b.second !== second) {
+      if (b && b.dropped > 0) this.options.log.info('script console lines dropped', { processor: name, id, dropped: b.dropped });
+      b = { second, lines: 0, dropped: 0 };
+      this.logBudget.set(id, b);
+    }
+    if (b.lines >= LOG_LINES_PER_SECOND) {
+      b.dropped++;
+      return;
+    }
+    b.lines++;
+    this.options.log.info('script console', { processor: name, id, line });
+  }
+
+  /** Checks the heartbeats of the tasks in flight while there are any. */
+  private armWatchdog(): void {
+    if (this.watchdog !== null) return;
+    const limit = 3 * this.options.timeoutMs + 500;
+    this.watchdog = setInterval(() => {
+      const now = Date.now();
+      for (const f of this.inFlight) {
+        const at = Atomics.load(f.beat, BEAT_TIME);
+        if (at !== NOT_STARTED && now - f.base - at > limit) f.abort.abort();
+      }
+      if (this.inFlight.size === 0) {
+        clearInterval(this.watchdog!);
+        this.watchdog = null;
+      }
+    }, Math.max(50, this.options.timeoutMs));
+    this.watchdog.unref();
+  }
+
+  private newPool(): Piscina {
+    return new Piscina({
+      filename: path.join(import.meta.dirname, '../pool/thread.mjs'),
+      minThreads: this.options.threads,
+      maxThreads: this.options.threads,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb, maxYoungGenerationSizeMb: Math.max(4, Math.min(32, this.options.memoryMb >> 2)) },
+    });
+  }
+
+  /** An empty batch on each thread with `processors`: runners of the others are closed now. */
+  private sync(pool = this.pool, processors = this.state.processors): Promise<unknown> {
+    if (!pool) return Promise.resolve();
+    const runs: Promise<unknown>[] = [];
+    for (let i = 0; i < this.options.threads; i++) runs.push(pool.run(this.task(processors, [], [], new Uint8Array(0), new Uint32Array(1), new Uint8Array(0), new Uint16Array(0))).catch(() => {}));
+    return Promise.all(runs);
+  }
+
+  private task(processors: ProcessorState['processors'], topics: string[], clients: string[], bytes: Uint8Array, offsets: Uint32Array, flags: Uint8Array, listOf: Uint16Array): BatchTask {
+    return {
+      settings: { timeoutMs: this.options.timeoutMs, onError: this.options.onError, maxTopicLevels: this.options.maxTopicLevels },
+      processors,
+      topics,
+      clients,
+      flags,
+      listOf,
+      lists: this.lists,
+      bytes,
+      offsets,
+      beat: newBeat(),
+      base: Date.now(),
+    };
+  }
+
+  private async closePool(): Promise<void> {
+    const pool = this.pool;
+    if (!pool) return;
+    this.pool = null;
+    // Extensions get close() (an empty batch with no processors on each thread), then the end.
+    await this.sync(pool, []);
+    await pool.destroy().catch(() => {});
+  }
+}
