@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-node bench bench-rules bench-policies bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-node bench bench-rules bench-policies bench-scripts bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -51,7 +51,7 @@ typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
-bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-compare
+bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-compare
 
 bench-codec: build
 	node --import tsx bench/codec.ts
@@ -71,6 +71,11 @@ bench-actions-sql: build databases
 bench-rules: build databases services
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/rules.ts
+
+# Scripts (issue 14): fan-in QoS 0 with a one-line script on every message against none.
+bench-scripts: build
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/scripts.ts
 
 # Authentication and ACL policies (issue 13): connections/s with no auth, static users and a
 # postgresql auth policy (bcrypt, cache cold and warm), fan-in QoS 1 with and without a postgresql
