@@ -15,7 +15,7 @@ function script(content: string, topic = '#'): ProcessorSpec {
   return { id, kind: 'script', name: id, topic, key: `${id}:1`, content };
 }
 
-function task(processors: ProcessorSpec[], messages: [string, string][], onError: OnError = 'pass', timeoutMs = 100): BatchTask {
+function task(processors: ProcessorSpec[], messages: [string, string][], onError: OnError = 'pass', timeoutMs = 100, precise = false): BatchTask {
   const payloads = messages.map(([, p]) => Buffer.from(p));
   const offsets = new Uint32Array(messages.length + 1);
   let at = 0;
@@ -25,10 +25,11 @@ function task(processors: ProcessorSpec[], messages: [string, string][], onError
   });
   offsets[messages.length] = at;
   return {
-    settings: { timeoutMs, onError, maxTopicLevels: 8 },
+    settings: { timeoutMs, onError, maxTopicLevels: 8, precise: precise ? processors.map((p) => p.key) : [] },
+    count: messages.length,
     processors,
-    topics: messages.map(([t]) => t),
-    clients: messages.map(() => 'c1'),
+    topics: messages.map(([t]) => t).join('\u0000'),
+    clients: messages.map(() => 'c1').join('\u0000'),
     flags: new Uint8Array(messages.length).fill(1),
     listOf: new Uint16Array(messages.length),
     lists: [processors.map((_, i) => i)],
@@ -82,10 +83,10 @@ test('processors apply in order, each on what the one before made', async () => 
   assert.deepEqual(outputs(r), [[['x/a', '1ab']]]);
 });
 
-test('an endless loop is cut off at the time limit: that message alone fails, the others are converted', async () => {
+test('precise mode: an endless loop is cut off at the time limit; that message alone fails, the others are converted', async () => {
   const s = script(`function convert(t, p) { if (p.toString() === 'loop') for (;;) {} return 'ok'; }`);
   const started = performance.now();
-  const r = await runBatch(task([s], [['a', '1'], ['b', 'loop'], ['c', '3']], 'pass', 50));
+  const r = await runBatch(task([s], [['a', '1'], ['b', 'loop'], ['c', '3']], 'pass', 50, true));
   const took = performance.now() - started;
   assert.deepEqual(outputs(r), [[[null, 'ok']], [[null, 'loop']], [[null, 'ok']]]);
   assert.equal(r.counters[0].failed.timeout, 1);
@@ -94,11 +95,13 @@ test('an endless loop is cut off at the time limit: that message alone fails, th
   assert.ok(took < 1000, `took ${took} ms`);
 });
 
-test('a batch that is merely long is not a timeout: each call has the whole limit', async () => {
+test('precise mode: a batch that is merely long is not a timeout, each call has the whole limit; nor in chunks', async () => {
   const s = script(`function convert(t, p) { const end = Date.now() + 15; while (Date.now() < end) {} return 'done'; }`);
-  const r = await runBatch(task([s], Array.from({ length: 8 }, (_, i): [string, string] => [`t${i}`, 'x']), 'drop', 40));
-  assert.equal(r.counters[0].failed.timeout, 0);
-  assert.deepEqual(outputs(r).map((o) => o.length), [1, 1, 1, 1, 1, 1, 1, 1]);
+  for (const precise of [true, false]) {
+    const r = await runBatch(task([{ ...s, key: `${s.key}-${precise}` }], Array.from({ length: 8 }, (_, i): [string, string] => [`t${i}`, 'x']), 'drop', 40, precise));
+    assert.equal(r.counters[0].failed.timeout, 0);
+    assert.deepEqual(outputs(r).map((o) => o.length), [1, 1, 1, 1, 1, 1, 1, 1]);
+  }
 });
 
 test('a throw, an invalid answer or topic fails that message: passed unchanged, or dropped with onError drop', async () => {

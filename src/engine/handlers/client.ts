@@ -111,14 +111,15 @@ export interface HandlerHost {
 export interface MessageTransforms {
   /** Whether any applies to messages on `topic` (false at once when there are none). */
   wants(topic: string): boolean;
-  /** The messages to route instead of `m` (none: dropped); `m`'s buffers may be reused after. */
-  transform(m: Message, clientId: string): Promise<Message[]>;
+  /** Calls `done` with the messages to route instead of `m` (none: dropped), in the order
+   * messages were given; `m` and its buffers are kept until then. */
+  transform(m: Message, clientId: string, done: (out: Message[]) => void): void;
 }
 
 /** No scripts or extensions. */
 export const NO_TRANSFORMS: MessageTransforms = {
   wants: () => false,
-  transform: (m) => Promise.resolve([m]),
+  transform: (m, _clientId, done) => done([m]),
 };
 
 /** How a connection hands its packets to the handlers (the worker gives it one). */

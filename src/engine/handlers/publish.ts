@@ -142,23 +142,36 @@ const NO_ACK = -1;
 
 /**
  * Scripts and extensions first (off this thread): what they make of the message is published in
- * its place, in order behind the connection's earlier messages (the publish pipeline), and the
- * last of it carries the acknowledgement. A message they drop is acknowledged as one no
- * subscriber wanted.
+ * its place, and the last of it carries the acknowledgement. A message they drop is acknowledged
+ * as one no subscriber wanted. Their answers come in the order messages went in, so a QoS 0
+ * message with nothing ahead of it in the publish pipeline is published from the answer
+ * directly; anything else waits in the pipeline, so acknowledgements keep their order.
  */
 function transformThenPublish(host: HandlerHost, c: Client, message: Message, packetId: number): void {
-  const made = host.transforms.transform(message, c.clientId);
+  if (message.qos === 0 && c.publishChain === null) {
+    // Still counted in the pipeline's bound: a publisher faster than the processors is paused.
+    const max = host.config.limits.receiveMaximum;
+    if (++c.publishPending === max) c.pauseReading();
+    host.transforms.transform(message, c.clientId, (outs) => {
+      settle(c, null, max);
+      publishOutputs(host, c, message, packetId, outs);
+    });
+    return;
+  }
+  const made = new Promise<Message[]>((resolve) => host.transforms.transform(message, c.clientId, resolve));
   const before = c.publishChain;
   const ready = before === null ? made : Promise.all([made, before]).then(([m]) => m);
-  chain(host, c, ready.then((outs) => {
-    if (outs.length === 0) {
-      if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'dropped_by_processor');
-      acknowledge(host, c, message, packetId, -1);
-      return;
-    }
-    for (let i = 0; i < outs.length; i++) publishAccepted(host, c, outs[i], i === outs.length - 1 ? packetId : NO_ACK);
-    c.endpoint.stats.publishDone(message);
-  }));
+  chain(host, c, ready.then((outs) => publishOutputs(host, c, message, packetId, outs)));
+}
+
+function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId: number, outs: Message[]): void {
+  if (outs.length === 0) {
+    if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'dropped_by_processor');
+    acknowledge(host, c, message, packetId, -1);
+    return;
+  }
+  for (let i = 0; i < outs.length; i++) publishAccepted(host, c, outs[i], i === outs.length - 1 ? packetId : NO_ACK);
+  c.endpoint.stats.publishDone(message);
 }
 
 /** Routes (storing first what must be kept) and acknowledges an accepted message. */
@@ -235,7 +248,7 @@ function chain(host: HandlerHost, c: Client, p: Promise<void>): void {
   c.publishChain = link;
 }
 
-function settle(c: Client, link: Promise<void>, max: number): void {
+function settle(c: Client, link: Promise<void> | null, max: number): void {
   c.publishPending--;
   if (c.publishChain === link) c.publishChain = null;
   if (c.publishPending === max - 1 && c.state !== 'closed') c.resumeReading();

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { ExtensionResult, MessageProcessor } from '../extension-api.ts';
 import { output } from './output.ts';
 import { MAX_OUTPUTS } from './task.ts';
-import type { Failure, Item, MessageMeta, Outcome, Runner } from './runner.ts';
+import type { Failure, Item, Outcome, RunContext, Runner } from './runner.ts';
 
 export class ExtensionRunner implements Runner {
   private instance: MessageProcessor | null = null;
@@ -39,7 +39,7 @@ export class ExtensionRunner implements Runner {
     }
   }
 
-  async run(items: readonly Item[], meta: (src: number) => MessageMeta, beat: () => void): Promise<Outcome[]> {
+  async run(items: readonly Item[], { meta, beat }: RunContext): Promise<Outcome[]> {
     await this.loading;
     if (this.loadError) return items.map(() => this.loadError!);
     const instance = this.instance!;

@@ -35,11 +35,14 @@ async function forget(current: readonly ProcessorSpec[]): Promise<void> {
 
 export async function runBatch(task: BatchTask): Promise<BatchResult> {
   await forget(task.processors);
-  const n = task.topics.length;
-  const meta = (src: number): MessageMeta => ({ clientId: task.clients[src], qos: (task.flags[src] & QOS_MASK) as 0 | 1 | 2, retain: (task.flags[src] & RETAIN_FLAG) !== 0 });
+  const n = task.count;
+  const topics = n === 0 ? [] : task.topics.split('\u0000');
+  let clients: string[] | undefined;
+  const meta = (src: number): MessageMeta => ({ clientId: (clients ??= task.clients.split('\u0000'))[src] ?? '', qos: (task.flags[src] & QOS_MASK) as 0 | 1 | 2, retain: (task.flags[src] & RETAIN_FLAG) !== 0 });
+  const precise = new Set(task.settings.precise);
   let items: Item[] = new Array(n);
   for (let i = 0; i < n; i++) {
-    items[i] = { src: i, topic: task.topics[i], payload: Buffer.from(task.bytes.buffer, task.bytes.byteOffset + task.offsets[i], task.offsets[i + 1] - task.offsets[i]), topicChanged: false };
+    items[i] = { src: i, topic: topics[i], payload: Buffer.from(task.bytes.buffer, task.bytes.byteOffset + task.offsets[i], task.offsets[i + 1] - task.offsets[i]), topicChanged: false };
   }
   // applies[list][p]: whether processor p is in that list.
   const applies = task.lists.map((list) => {
@@ -58,8 +61,13 @@ export async function runBatch(task: BatchTask): Promise<BatchResult> {
     await runner.ready();
     const started = performance.now();
     beat(task.beat, task.base, p);
-    const outcomes = await runner.run(mine, meta, () => beat(task.beat, task.base, p), (line) => {
-      if (logs.length < MAX_LOG_LINES) logs.push([p, line]);
+    const outcomes = await runner.run(mine, {
+      meta,
+      beat: () => beat(task.beat, task.base, p),
+      log: (line) => {
+        if (logs.length < MAX_LOG_LINES) logs.push([p, line]);
+      },
+      precise: precise.has(task.processors[p].key),
     });
     c.micros += Math.round((performance.now() - started) * 1000);
     c.messages += mine.length;

@@ -26,11 +26,20 @@ export interface MessageMeta {
   retain: boolean;
 }
 
+export interface RunContext {
+  meta(src: number): MessageMeta;
+  /** Called before each call that may take up to the time limit (the stage watches it). */
+  beat(): void;
+  /** A console line of the processor's. */
+  log(line: string): void;
+  /** Enforce the time limit on each call (see script-runner.ts). */
+  precise: boolean;
+}
+
 export interface Runner {
   /** Resolves once it can run (an extension's module imported and init() done). */
   ready(): Promise<void>;
-  /** `beat` before each call that may take up to the time limit (the stage watches it). */
-  run(items: readonly Item[], meta: (src: number) => MessageMeta, beat: () => void, log: (line: string) => void): Promise<Outcome[]>;
+  run(items: readonly Item[], how: RunContext): Promise<Outcome[]>;
   close(): Promise<void>;
 }
 

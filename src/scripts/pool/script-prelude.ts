@@ -50,8 +50,6 @@ export const PRELUDE = `
       throw new TypeError('unknown encoding ' + encoding + ': utf8, hex or base64');
     }
   }
-  // An own data property whatever the script put on Array.prototype: the thread reads only those.
-  const own = (a, i, v) => defineProperty(a, i, { value: v, writable: true, enumerable: true, configurable: true });
   const describe = (e) => {
     try { return ('' + (e !== null && typeof e === 'object' && 'message' in e ? e.message : e)).slice(0, 500); }
     catch { return 'an error that cannot be shown'; }
@@ -71,13 +69,13 @@ export const PRELUDE = `
   };
   defineProperty(globalThis, 'console', { value: freeze({ log: print, info: print, warn: print, error: print, debug: print }) });
 
-  let topicsText = '', bytes = new U8(0), offsets = new U32(1), n = 0, next = 0, end = 0;
+  let topicsText = '', topics = null, bytes = new U8(0), offsets = new U32(1), n = 0, next = 0, end = 0;
   let kind = new U8(0), topicOut = [], payloadOut = [], errorOut = [], held;
   const api = {
     alloc: (size) => new U8(size),
     allocOffsets: (count) => new U32(count),
     load(t, b, o, count) {
-      topicsText = t; bytes = b; offsets = o; n = count; next = 0; end = count;
+      topicsText = t; topics = null; bytes = b; offsets = o; n = count; next = 0; end = count;
       kind = new U8(count); topicOut = new Arr(count); payloadOut = new Arr(count); errorOut = new Arr(count);
     },
     setRange(from, to) { next = from; end = to; },
@@ -96,7 +94,7 @@ export const PRELUDE = `
       return s;
     },
     run() {
-      const topics = topicsText.split('\\u0000');
+      if (topics === null) topics = topicsText.split('\\u0000');
       for (let i = next; i < end; i++) {
         next = i;
         const payload = new Payload(bytes.buffer, bytes.byteOffset + offsets[i], offsets[i + 1] - offsets[i]);
@@ -116,7 +114,7 @@ export const PRELUDE = `
             }
           } else { k = ${KIND.INVALID}; e = 'convert returned a ' + typeof r + ': expected a string, bytes, {topic, payload}, undefined or null'; }
         } catch (err) { k = ${KIND.ERROR}; e = describe(err); }
-        own(topicOut, i, t); own(payloadOut, i, p); own(errorOut, i, e); kind[i] = k;
+        topicOut[i] = t; payloadOut[i] = p; errorOut[i] = e; kind[i] = k;
       }
       next = end;
     },

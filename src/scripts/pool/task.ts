@@ -3,12 +3,18 @@
 import type { PoolSettings, ProcessorCounters, ProcessorSpec } from '../types.ts';
 
 export interface BatchTask {
-  settings: PoolSettings & { maxTopicLevels: number };
+  settings: PoolSettings & {
+    maxTopicLevels: number;
+    /** Keys of the scripts to run in precise mode (a time limit per call, see script-runner.ts). */
+    precise: string[];
+  };
   /** Every processor of the worker's state, in the order they apply. */
   processors: ProcessorSpec[];
-  /** Per message: topic, publisher's client id, qos | retain << 2. */
-  topics: string[];
-  clients: string[];
+  count: number;
+  /** Per message: topic and publisher's client id, each list joined by U+0000 (which neither
+   * contains; clients '' when no extension needs them); qos | retain << 2. */
+  topics: string;
+  clients: string;
   flags: Uint8Array;
   /** Per message: which list of processor indices (into `processors`) applies to it. */
   listOf: Uint16Array;

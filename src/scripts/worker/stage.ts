@@ -35,12 +35,14 @@ interface Pending {
   message: Message;
   clientId: string;
   list: number;
-  resolve: (out: Message[]) => void;
+  done: (out: Message[]) => void;
 }
 
 /** Topics remembered with the processors that apply to them; cleared when full. */
 const TOPIC_CACHE_MAX = 10_000;
 const BATCH_BYTES_MAX = 1 << 20;
+/** How long a script that timed out runs with a time limit per call (script-runner.ts). */
+const PRECISE_FOR_MS = 10 * 60_000;
 /** Console lines logged per processor per second at most (the rest are counted). */
 const LOG_LINES_PER_SECOND = 10;
 
@@ -52,12 +54,17 @@ export class ProcessorStage {
   private readonly listIds = new Map<string, number>();
   private readonly topicLists = new Map<string, number>();
   private pool: Piscina | null = null;
+  /** The open batch, and closed ones waiting for a free slot. */
   private batch: Pending[] = [];
   private batchBytes = 0;
+  private readonly waiting: Pending[][] = [];
+  private running = 0;
   private scheduled = false;
   private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
   private watchdog: NodeJS.Timeout | null = null;
   private readonly counters = new Map<string, ProcessorCounters>();
+  /** Scripts that timed out lately, by key: until when they run with a limit per call. */
+  private readonly precise = new Map<string, number>();
   private readonly logBudget = new Map<string, { second: number; lines: number; dropped: number }>();
   private readonly batchSize: number;
 
@@ -85,21 +92,23 @@ export class ProcessorStage {
     return this.listOf(topic) >= 0;
   }
 
-  /** What the processors make of `m` (published by `clientId`): the messages to route instead
-   * (none: dropped). `m` is copied now; the caller may reuse its buffers. */
-  transform(m: Message, clientId: string): Promise<Message[]> {
+  /** Runs the processors on `m` (published by `clientId`); `done` gets the messages to route
+   * instead (none: dropped). Answers come in the order messages were given, also across batches.
+   * `m`'s buffers are read when its batch is sent (a connection's read buffers are its own:
+   * every read is a new one). */
+  transform(m: Message, clientId: string, done: (out: Message[]) => void): void {
     const list = this.listOf(m.topic);
-    if (list < 0) return Promise.resolve([m]);
-    const copy: Message = { ...m, topicBytes: Buffer.from(m.topicBytes), payload: Buffer.from(m.payload) };
-    return new Promise((resolve) => {
-      this.batch.push({ message: copy, clientId, list, resolve });
-      this.batchBytes += copy.payload.length;
-      if (this.batch.length >= this.batchSize || this.batchBytes >= BATCH_BYTES_MAX) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    if (list < 0) {
+      done([m]);
+      return;
+    }
+    this.batch.push({ message: m, clientId, list, done });
+    this.batchBytes += m.payload.length;
+    if (this.batch.length >= this.batchSize || this.batchBytes >= BATCH_BYTES_MAX) this.closeBatch();
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.pumpSoon);
+    }
   }
 
   /** Counters per processor id since this worker started. */
@@ -108,7 +117,8 @@ export class ProcessorStage {
   }
 
   async close(): Promise<void> {
-    this.flush();
+    this.closeBatch();
+    while (this.waiting.length > 0) this.start(this.waiting.shift()!);
     await this.closePool();
   }
 
@@ -133,16 +143,54 @@ export class ProcessorStage {
     return id;
   }
 
-  private flush(): void {
+  /**
+   * Batches adapt to the load: one is sent at the end of the tick only while fewer than
+   * threads + 1 are running; otherwise the open batch keeps filling (closed at batchSize, then
+   * waiting) until one comes back. So a busy stage sends few, large batches (the pool's cost per
+   * task, ~50 µs, is spread over many messages) and an idle one sends at once.
+   */
+  private readonly pumpSoon = (): void => {
     this.scheduled = false;
-    const batch = this.batch;
-    if (batch.length === 0) return;
-    this.batch = [];
-    this.batchBytes = 0;
-    void this.send(batch);
+    this.pump();
+  };
+
+  private pump(): void {
+    const slots = this.options.threads + 1;
+    if (this.running < slots && this.waiting.length === 0) this.closeBatch();
+    while (this.running < slots && this.waiting.length > 0) this.start(this.waiting.shift()!);
   }
 
-  private async send(batch: Pending[]): Promise<void> {
+  /** Closes the open batch (it waits its turn). */
+  private closeBatch(): void {
+    if (this.batch.length === 0) return;
+    this.waiting.push(this.batch);
+    this.batch = [];
+    this.batchBytes = 0;
+  }
+
+  private start(batch: Pending[]): void {
+    this.running++;
+    void this.send(batch, this.sent++).finally(() => {
+      this.running--;
+      this.pump();
+    });
+  }
+
+  /** Answers of batches that came back before an earlier one, held until it has. */
+  private readonly early = new Map<number, () => void>();
+  private sent = 0;
+  private answeredUpTo = 0;
+
+  /** Runs `answer` for batch `seq` once every batch before it has been answered. */
+  private inOrder(seq: number, answer: () => void): void {
+    this.early.set(seq, answer);
+    for (let next = this.early.get(this.answeredUpTo); next !== undefined; next = this.early.get(this.answeredUpTo)) {
+      this.early.delete(this.answeredUpTo++);
+      next();
+    }
+  }
+
+  private async send(batch: Pending[], seq: number): Promise<void> {
     const state = this.state;
     const n = batch.length;
     let size = 0;
@@ -161,7 +209,7 @@ export class ProcessorStage {
       listOf[i] = batch[i].list;
     }
     offsets[n] = at;
-    const task = this.task(state.processors, batch.map((p) => p.message.topic), batch.map((p) => p.clientId), bytes, offsets, flags, listOf);
+    const task = this.task(state.processors, batch, bytes, offsets, flags, listOf);
     const abort = new AbortController();
     const flight = { beat: task.beat, base: task.base, abort };
     let result: BatchResult;
@@ -171,32 +219,42 @@ export class ProcessorStage {
       this.armWatchdog();
       result = (await this.pool.run(task, { transferList: [bytes.buffer], signal: abort.signal })) as BatchResult;
     } catch (err) {
-      this.failed(batch, state, Atomics.load(task.beat, BEAT_PROCESSOR), err);
+      this.inOrder(seq, () => this.failed(batch, state, Atomics.load(task.beat, BEAT_PROCESSOR), err));
       return;
     } finally {
       this.inFlight.delete(flight);
     }
-    this.answered(batch, state, result);
+    this.inOrder(seq, () => this.answered(batch, state, result));
   }
 
   private answered(batch: Pending[], state: ProcessorState, r: BatchResult): void {
-    for (let p = 0; p < state.processors.length; p++) this.count(state.processors[p].id, r.counters[p]);
+    for (let p = 0; p < state.processors.length; p++) {
+      this.count(state.processors[p].id, r.counters[p]);
+      if (r.counters[p].failed.timeout > 0) this.precise.set(state.processors[p].key, Date.now() + PRECISE_FOR_MS);
+    }
     for (const [p, line] of r.logs) this.logLine(state.processors[p]?.name ?? '?', state.processors[p]?.id ?? '?', line);
     const buffer = Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
     let j = 0;
     for (let i = 0; i < batch.length; i++) {
-      const { message, resolve } = batch[i];
+      const { message, done } = batch[i];
       const out: Message[] = [];
       for (let k = 0; k < r.counts[i]; k++, j++) {
         const topic = r.topics[j];
+        // Every field, in the order the engine makes them (one shape on the hot path).
         out.push({
-          ...message,
           topic: topic ?? message.topic,
           topicBytes: topic === null ? message.topicBytes : Buffer.from(topic, 'utf8'),
           payload: buffer.subarray(r.offsets[j], r.offsets[j + 1]),
+          qos: message.qos,
+          retain: message.retain,
+          props: message.props,
+          expiresAt: message.expiresAt,
+          receivedAt: message.receivedAt,
+          storeId: undefined,
+          seq: undefined,
         });
       }
-      resolve(out);
+      done(out);
     }
   }
 
@@ -204,6 +262,7 @@ export class ProcessorStage {
   private failed(batch: Pending[], state: ProcessorState, running: number, err: unknown): void {
     const reason: FailureReason = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : (err as Error).name === 'AbortError' ? 'timeout' : 'error';
     const spec = state.processors[running] ?? state.processors[0];
+    if (spec && reason === 'timeout') this.precise.set(spec.key, Date.now() + PRECISE_FOR_MS);
     if (spec) {
       const c = emptyCounters();
       c.messages = batch.length;
@@ -213,7 +272,7 @@ export class ProcessorStage {
       this.count(spec.id, c);
       this.options.log.warn('processor failed on a batch', { processor: spec.name, id: spec.id, reason, messages: batch.length, onError: this.options.onError });
     }
-    for (const p of batch) p.resolve(this.options.onError === 'pass' ? [p.message] : []);
+    for (const p of batch) p.done(this.options.onError === 'pass' ? [p.message] : []);
   }
 
   private count(id: string, c: ProcessorCounters): void {
@@ -271,16 +330,19 @@ export class ProcessorStage {
   private sync(pool = this.pool, processors = this.state.processors): Promise<unknown> {
     if (!pool) return Promise.resolve();
     const runs: Promise<unknown>[] = [];
-    for (let i = 0; i < this.options.threads; i++) runs.push(pool.run(this.task(processors, [], [], new Uint8Array(0), new Uint32Array(1), new Uint8Array(0), new Uint16Array(0))).catch(() => {}));
+    for (let i = 0; i < this.options.threads; i++) runs.push(pool.run(this.task(processors, [], new Uint8Array(0), new Uint32Array(1), new Uint8Array(0), new Uint16Array(0))).catch(() => {}));
     return Promise.all(runs);
   }
 
-  private task(processors: ProcessorState['processors'], topics: string[], clients: string[], bytes: Uint8Array, offsets: Uint32Array, flags: Uint8Array, listOf: Uint16Array): BatchTask {
+  private task(processors: ProcessorState['processors'], batch: readonly Pending[], bytes: Uint8Array, offsets: Uint32Array, flags: Uint8Array, listOf: Uint16Array): BatchTask {
+    const now = Date.now();
+    for (const [key, until] of this.precise) if (until < now) this.precise.delete(key);
     return {
-      settings: { timeoutMs: this.options.timeoutMs, onError: this.options.onError, maxTopicLevels: this.options.maxTopicLevels },
+      settings: { timeoutMs: this.options.timeoutMs, onError: this.options.onError, maxTopicLevels: this.options.maxTopicLevels, precise: [...this.precise.keys()] },
       processors,
-      topics,
-      clients,
+      count: batch.length,
+      topics: batch.map((p) => p.message.topic).join('\u0000'),
+      clients: processors.some((p) => p.kind === 'extension') ? batch.map((p) => p.clientId).join('\u0000') : '',
       flags,
       listOf,
       lists: this.lists,
