@@ -34,6 +34,8 @@ export interface BridgeStatus {
   /** Outbound messages waiting plus those sent and not yet acknowledged. */
   queued: number;
   inflight: number;
+  /** Whether the remote has acknowledged this connection's subscriptions (true without any). */
+  subscribed: boolean;
   /** Inbound messages taken from the remote, not yet published here. */
   inboundWaiting: number;
 }
@@ -42,6 +44,7 @@ export class Bridge {
   private client: MqttClient | null = null;
   private state: BridgeState = 'stopped';
   private connectedSince = 0;
+  private subscribed = false;
   private lastError: string | null = null;
   private lastErrorAt = 0;
   private readonly queue: OutboundQueue;
@@ -102,6 +105,7 @@ export class Bridge {
     client.on('close', () => {
       if (this.state === 'connected') this.deps.log.warn('bridge disconnected from the remote broker', { bridge: c.name });
       this.connectedSince = 0;
+      this.subscribed = false;
       if (!this.stopping) this.state = 'connecting';
     });
     client.on('error', (err) => this.error(err.message));
@@ -116,7 +120,8 @@ export class Bridge {
       return;
     }
     const m: OutboundMessage = { topic: mapped.topic, payload: out.payload, qos: Math.min(out.qos, mapped.qos) as 0 | 1 | 2, retain: out.retain, expiresAt: out.expiresAt };
-    if (this.queue.push(m, this.inflight) !== null) this.counters.drop('queue_full');
+    const dropped = this.queue.push(m, this.inflight);
+    if (dropped > 0) this.counters.drop('queue_full', dropped);
     this.pump();
   }
 
@@ -128,6 +133,7 @@ export class Bridge {
       lastErrorAt: this.lastErrorAt ? new Date(this.lastErrorAt).toISOString() : null,
       queued: this.queue.length + this.inflight,
       inflight: this.inflight,
+      subscribed: this.subscribed,
       inboundWaiting: this.inbound.waiting,
     };
   }
@@ -166,9 +172,15 @@ export class Bridge {
       for (const f of filters) map[f.filter] = c.protocolVersion === 5 ? { qos: f.qos, nl: true, rap: true, rh: 0 } : { qos: f.qos };
       this.client?.subscribe(map, (err, granted) => {
         if (err) return this.error(`subscribing on the remote failed: ${err.message}`);
-        for (const g of granted ?? []) if (g.qos >= 0x80) this.error(`the remote refused the subscription ${g.topic} (reason ${g.qos})`);
+        let refused = false;
+        for (const g of granted ?? []) {
+          if (g.qos < 0x80) continue;
+          refused = true;
+          this.error(`the remote refused the subscription ${g.topic} (reason ${g.qos})`);
+        }
+        this.subscribed = !refused;
       });
-    }
+    } else this.subscribed = true;
     this.pump();
   }
 

@@ -162,7 +162,7 @@ export class BridgeManager {
   runtime(name?: string): BridgeRuntime[] {
     const list = name === undefined ? [...this.entries.values()] : [this.entry(name)];
     return list.map((e) => {
-      const status: BridgeStatus = e.running?.status() ?? { state: 'stopped', connectedSince: null, lastError: e.startError, lastErrorAt: null, queued: 0, inflight: 0, inboundWaiting: 0 };
+      const status: BridgeStatus = e.running?.status() ?? { state: 'stopped', connectedSince: null, lastError: e.startError, lastErrorAt: null, queued: 0, inflight: 0, subscribed: false, inboundWaiting: 0 };
       return { name: e.config.name, source: e.source, enabled: e.config.enabled, ...status, messagesIn: e.counters.in, messagesOut: e.counters.out, dropped: { ...e.counters.dropped } };
     });
   }

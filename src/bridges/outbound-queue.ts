@@ -24,13 +24,15 @@ export class OutboundQueue {
     return this.items.length - this.head;
   }
 
-  /** Adds `m` at the back; answers the message dropped to make room (the oldest), if any. */
-  push(m: OutboundMessage, held: number): OutboundMessage | null {
-    let dropped: OutboundMessage | null = null;
-    // `held`: messages taken and not yet acknowledged count against the bound too.
-    if (this.length + held >= this.limit) {
-      if (this.length === 0) return m; // everything held is in flight: the new one goes
-      dropped = this.shift()!;
+  /** Adds `m` at the back and answers how many messages were dropped to stay within the bound
+   * (`held`: messages taken and not yet acknowledged count against it too): the oldest waiting
+   * ones, or `m` itself when everything held is in flight. */
+  push(m: OutboundMessage, held: number): number {
+    if (held >= this.limit) return 1;
+    let dropped = 0;
+    while (this.length > 0 && this.length + held >= this.limit) {
+      this.shift();
+      dropped++;
     }
     this.items.push(m);
     return dropped;
