@@ -103,7 +103,7 @@ export class Bridge {
     client.handleMessage = (packet, done) => this.inbound.accept(packet, () => done());
     client.on('connect', (connack) => this.connected(connack.sessionPresent));
     client.on('close', () => {
-      if (this.state === 'connected') this.deps.log.warn('bridge disconnected from the remote broker', { bridge: c.name });
+      if (this.state === 'connected' && !this.stopping) this.error('the connection to the remote broker closed');
       this.connectedSince = 0;
       this.subscribed = false;
       if (!this.stopping) this.state = 'connecting';

@@ -6,12 +6,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import type { MqttClient } from 'mqtt';
+import mqtt, { type MqttClient } from 'mqtt';
 
 import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { mosquittoAvailable, startMosquitto, type Mosquitto } from '../helpers/mosquitto.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor, waitForEvent } from '../helpers/wait.ts';
 
 const skip = mosquittoAvailable() ? false : 'Mosquitto is not installed (/usr/sbin/mosquitto)';
 
@@ -146,32 +146,45 @@ test('the remote restarted mid-stream: every QoS 1 message arrives, both ways; m
       subscriptions: [{ filter: 'back/#', qos: 1, remotePrefix: 'edge/' }],
     }],
   });
-  // Persistent sessions on the remote: the subscriber's queue survives the restart.
-  const remoteSub = await connect(remote.url, { clientId: 'flow-remote-sub', clean: false, reconnectPeriod: 200 });
+  // The remote subscriber has a persistent session there and is offline during the stream: what
+  // the remote acknowledged to the bridge must survive the remote's restart in its queue.
+  const subOptions = { clientId: 'flow-remote-sub', clean: false, reconnectPeriod: 0, resubscribe: false };
+  const first = await connect(remote.url, subOptions);
+  await first.subscribeAsync('edge/flow/#', { qos: 1 });
+  await first.endAsync();
   const remotePub = await connect(remote.url, { clientId: 'flow-remote-pub', reconnectPeriod: 200 });
   const localSub = await connect(b.url, { clientId: 'flow-local-sub' });
   const localPub = await connect(b.url);
+  let remoteSub: MqttClient | null = null;
   try {
     await ready(b, 'flow');
-    await remoteSub.subscribeAsync('edge/flow/#', { qos: 1 });
     await localSub.subscribeAsync('back/#', { qos: 1 });
-    const atRemote = new Set<string>();
-    remoteSub.on('message', (_t, payload) => atRemote.add(payload.toString()));
     const atLocal = new Set<string>();
     localSub.on('message', (_t, payload) => atLocal.add(payload.toString()));
 
     // Mid-stream: the remote stops while the first messages are on their way.
     for (let i = 1; i <= 30; i++) await localPub.publishAsync(`flow/${i % 3}`, `m${i}`, { qos: 1 });
     await remote.stop();
+    assert.ok(remote.persisted(), 'Mosquitto saved its sessions');
     await waitFor(async () => (await runtime(b, 'flow')).state === 'connecting', { message: 'the bridge saw the remote go' });
     // Published here while the remote is down: held in the bridge's queue (within its bound).
     for (let i = 31; i <= 80; i++) await localPub.publishAsync(`flow/${i % 3}`, `m${i}`, { qos: 1 });
     const down = await runtime(b, 'flow');
     assert.ok(down.queued >= 50, `queued while down: ${JSON.stringify(down)}`);
     await remote.start();
-    await waitFor(() => atRemote.size === 80, { message: `all 80 messages at the remote subscriber (got ${atRemote.size})` });
-    for (let i = 1; i <= 80; i++) assert.ok(atRemote.has(`m${i}`), `m${i}`);
     await ready(b, 'flow');
+    await waitFor(async () => (await runtime(b, 'flow')).queued === 0, { message: 'the bridge emptied its queue into the remote' });
+
+    // The subscriber comes back to its session: every message, none lost.
+    const atRemote = new Set<string>();
+    const sub = mqtt.connect(remote.url, subOptions);
+    remoteSub = sub;
+    sub.on('message', (_t, payload) => atRemote.add(payload.toString()));
+    const [connack] = await waitForEvent(sub, 'connect');
+    assert.equal((connack as { sessionPresent: boolean }).sessionPresent, true, 'the remote kept the subscriber\'s session across its restart');
+    await waitFor(() => atRemote.size === 80, { message: 'all 80 messages at the remote subscriber' }).catch((err: Error) => {
+      throw new Error(`${err.message}; missing: ${missing(atRemote, 80)}`);
+    });
 
     // Remote -> local across the restart.
     await waitFor(() => remotePub.connected, { message: 'the remote publisher reconnected' });
@@ -191,10 +204,16 @@ test('the remote restarted mid-stream: every QoS 1 message arrives, both ways; m
     assert.equal(rt.dropped.queue_full, 0);
     assert.ok(rt.messagesOut >= 80, JSON.stringify(rt));
   } finally {
-    await end(remoteSub, remotePub, localSub, localPub);
+    await end(...(remoteSub ? [remoteSub] : []), remotePub, localSub, localPub);
     await b.stop();
   }
 });
+
+function missing(got: Set<string>, n: number): string {
+  const out: string[] = [];
+  for (let i = 1; i <= n; i++) if (!got.has(`m${i}`)) out.push(`m${i}`);
+  return out.slice(0, 20).join(' ');
+}
 
 test('admin API: add, query, update, start, stop, delete; bad config named by field; passwords never answered; file bridges read-only', { skip }, async () => {
   const b = await startAdminBroker({

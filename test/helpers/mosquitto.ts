@@ -12,8 +12,19 @@ import { waitFor } from './wait.ts';
 
 export const MOSQUITTO = '/usr/sbin/mosquitto';
 
+export interface MosquittoOptions {
+  /** Anonymous clients allowed (default true). */
+  allowAnonymous?: boolean;
+  /** Free ports to reserve for further listeners (answered in `extraPorts`). */
+  extraPorts?: number;
+  /** More configuration lines (listeners, password_file, ...), given the reserved ports and the
+   * directory. */
+  extra?: (ports: number[], dir: string) => string[];
+}
+
 export interface Mosquitto {
   port: number;
+  extraPorts: number[];
   url: string;
   dir: string;
   start(): Promise<void>;
@@ -21,20 +32,26 @@ export interface Mosquitto {
   stop(): Promise<void>;
   /** Its log so far (for failure messages). */
   log(): string;
+  /** Whether its persistence file exists (written at a graceful stop). */
+  persisted(): boolean;
 }
 
 export function mosquittoAvailable(): boolean {
   return existsSync(MOSQUITTO);
 }
 
-export async function startMosquitto(): Promise<Mosquitto> {
+export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mosquitto> {
   const dir = mkdtempSync(path.join(tmpdir(), 'spindle-mosquitto-'));
   const port = await freePort();
+  const extraPorts: number[] = [];
+  for (let i = 0; i < (options.extraPorts ?? 0); i++) extraPorts.push(await freePort());
   const logFile = path.join(dir, 'mosquitto.log');
   const conf = path.join(dir, 'mosquitto.conf');
   writeFileSync(conf, [
-    `listener ${port} 127.0.0.1`,
-    'allow_anonymous true',
+    // Started as root, Mosquitto would switch to the user "mosquitto", which cannot write this
+    // directory (persistence, log): it stays the user that started it.
+    ...(process.getuid?.() === 0 ? ['user root'] : []),
+    `allow_anonymous ${options.allowAnonymous ?? true}`,
     'persistence true',
     `persistence_location ${dir}/`,
     'autosave_interval 0',
@@ -45,12 +62,15 @@ export async function startMosquitto(): Promise<Mosquitto> {
     'log_type information',
     // Sessions and their queues as a production remote would keep them.
     'max_queued_messages 10000',
+    `listener ${port} 127.0.0.1`,
+    ...(options.extra?.(extraPorts, dir) ?? []),
     '',
   ].join('\n'));
   let child: ChildProcess | null = null;
   let exited: Promise<void> = Promise.resolve();
   const m: Mosquitto = {
     port,
+    extraPorts,
     url: `mqtt://127.0.0.1:${port}`,
     dir,
     async start() {
@@ -73,6 +93,9 @@ export async function startMosquitto(): Promise<Mosquitto> {
       child.kill('SIGTERM');
       await exited;
       child = null;
+    },
+    persisted() {
+      return existsSync(path.join(dir, 'mosquitto.db'));
     },
     log() {
       return existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
