@@ -17,6 +17,9 @@ import { OutboundQueue, type OutboundMessage } from './outbound-queue.ts';
 import { TopicMap } from './topic-map.ts';
 import type { BridgeOutput } from './worker-bridges.ts';
 
+/** mqtt.js's errors for a message the connection closed under (it was not refused). */
+const CONNECTION_GONE = new Set(['Connection closed', 'client disconnecting']);
+
 export type BridgeState = 'connecting' | 'connected' | 'stopped';
 
 export interface BridgeDeps {
@@ -149,7 +152,11 @@ export class Bridge {
     this.state = 'stopped';
     if (client) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => client.end(true, {}, () => resolve()), 2000);
+        // A remote that does not take the DISCONNECT in time: the socket is cut.
+        const timer = setTimeout(() => {
+          client.end(true);
+          resolve();
+        }, 2000);
         client.end(!client.connected, {}, () => {
           clearTimeout(timer);
           resolve();
@@ -209,11 +216,14 @@ export class Bridge {
   private sent(m: OutboundMessage, err: Error | undefined): void {
     if (this.stopping) return;
     this.inflight--;
-    if (err) {
+    if (!err) this.counters.out++;
+    else if (CONNECTION_GONE.has(err.message)) {
       // Not taken by the remote (the connection closed first): it goes again, first.
       this.queue.unshift(m);
     } else {
-      this.counters.out++;
+      // The remote's reason code (or mqtt.js's own refusal): sending it again would not help.
+      this.counters.drop('refused');
+      this.error(`a message to ${m.topic} was refused: ${err.message}`);
     }
     this.pump();
   }

@@ -13,16 +13,19 @@ export type DropReason =
   /** Outbound: it expired (MQTT 5 Message Expiry) while waiting. */
   | 'expired'
   /** Outbound: waiting when the bridge was stopped, deleted or changed. */
-  | 'stopped';
+  | 'stopped'
+  /** Outbound: the remote refused it (an MQTT 5 PUBACK/PUBREC reason code of 0x80 or more, e.g.
+   * not authorized), or mqtt.js refused to send it. Not retried: it would be refused again. */
+  | 'refused';
 
-export const DROP_REASONS: readonly DropReason[] = ['queue_full', 'unmapped', 'topic', 'expired', 'stopped'];
+export const DROP_REASONS: readonly DropReason[] = ['queue_full', 'unmapped', 'topic', 'expired', 'stopped', 'refused'];
 
 export class BridgeCounters {
   /** Remote -> local, published here. */
   in = 0;
   /** Local -> remote, taken by the remote (acknowledged for QoS 1/2). */
   out = 0;
-  readonly dropped: Record<DropReason, number> = { queue_full: 0, unmapped: 0, topic: 0, expired: 0, stopped: 0 };
+  readonly dropped: Record<DropReason, number> = { queue_full: 0, unmapped: 0, topic: 0, expired: 0, stopped: 0, refused: 0 };
 
   drop(reason: DropReason, n = 1): void {
     this.dropped[reason] += n;

@@ -21,7 +21,7 @@ export function registerBridgeMetrics(registry: Registry, bridges: BridgeManager
   });
   new Counter({
     name: 'spindle_bridge_dropped_total',
-    help: 'Messages an MQTT bridge dropped, by reason: queue_full (outbound queue at queueLimit: the oldest went), unmapped (no mapping takes the topic), topic (the mapped topic is invalid or a $ topic), expired (MQTT 5 expiry while waiting), stopped (waiting when the bridge stopped).',
+    help: 'Messages an MQTT bridge dropped, by reason: queue_full (outbound queue at queueLimit: the oldest went), unmapped (no mapping takes the topic), topic (the mapped topic is invalid or a $ topic), expired (MQTT 5 expiry while waiting), stopped (waiting when the bridge stopped), refused (the remote refused it with a reason code).',
     labelNames: ['bridge', 'reason'],
     registers: [registry],
     collect() {
