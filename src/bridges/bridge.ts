@@ -175,8 +175,9 @@ export class Bridge {
     const filters = this.subscriptions.remoteFilters();
     if (filters.length > 0) {
       const map: Record<string, { qos: 0 | 1 | 2; nl?: boolean; rap?: boolean; rh?: number }> = {};
-      // MQTT 5: No Local (what we publish there does not come back) and Retain As Published.
-      for (const f of filters) map[f.filter] = c.protocolVersion === 5 ? { qos: f.qos, nl: true, rap: true, rh: 0 } : { qos: f.qos };
+      // MQTT 5: No Local (what we publish there does not come back), Retain As Published, and
+      // retained messages only for a subscription new to the session (not at every reconnect).
+      for (const f of filters) map[f.filter] = c.protocolVersion === 5 ? { qos: f.qos, nl: true, rap: true, rh: 1 } : { qos: f.qos };
       this.client?.subscribe(map, (err, granted) => {
         if (err) return this.error(`subscribing on the remote failed: ${err.message}`);
         let refused = false;

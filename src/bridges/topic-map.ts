@@ -1,7 +1,7 @@
 // Topic prefix mapping of a bridge (main thread), as Mosquitto's bridge `topic` lines: a mapping's
 // local side is `localPrefix + filter`, its remote side `remotePrefix + filter`; a topic crossing
 // the bridge loses the prefix of the side it leaves and gains the other's.
-import { matches, topicNameProblem } from '../auth/topic-filter.ts';
+import { matchLevels, parseFilter, topicNameProblem, type FilterLevel } from '../auth/topic-filter.ts';
 import type { TopicMapping } from './bridge-config.ts';
 
 export interface Mapped {
@@ -16,10 +16,15 @@ export type MapFailure = 'unmapped' | 'topic';
 export class TopicMap {
   private readonly local: string[];
   private readonly remote: string[];
+  /** The same, parsed once (every message crossing is matched against them). */
+  private readonly localLevels: FilterLevel[][];
+  private readonly remoteLevels: FilterLevel[][];
 
   constructor(private readonly mappings: readonly TopicMapping[]) {
     this.local = mappings.map((m) => m.localPrefix + m.filter);
     this.remote = mappings.map((m) => m.remotePrefix + m.filter);
+    this.localLevels = this.local.map(parseFilter);
+    this.remoteLevels = this.remote.map(parseFilter);
   }
 
   /** The local filters (subscribed in the routing core for forwards). */
@@ -36,8 +41,9 @@ export class TopicMap {
 
   /** A local topic as the remote one (the first mapping whose local side matches it). */
   toRemote(topic: string): Mapped | MapFailure {
+    const levels = topic.split('/');
     for (let i = 0; i < this.mappings.length; i++) {
-      if (!matches(this.local[i], topic)) continue;
+      if (!matchLevels(this.localLevels[i], levels)) continue;
       const m = this.mappings[i];
       return swap(topic, m.localPrefix, m.remotePrefix, m.qos, false);
     }
@@ -46,8 +52,9 @@ export class TopicMap {
 
   /** A remote topic as the local one (the first mapping whose remote side matches it). */
   toLocal(topic: string): Mapped | MapFailure {
+    const levels = topic.split('/');
     for (let i = 0; i < this.mappings.length; i++) {
-      if (!matches(this.remote[i], topic)) continue;
+      if (!matchLevels(this.remoteLevels[i], levels)) continue;
       const m = this.mappings[i];
       return swap(topic, m.remotePrefix, m.localPrefix, m.qos, true);
     }
