@@ -12,6 +12,7 @@ import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { mosquittoAvailable, startMosquitto, type Mosquitto } from '../helpers/mosquitto.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
+import { freePort, startProcessBroker, tempDir } from '../helpers/process-broker.ts';
 
 const skip = mosquittoAvailable() ? false : 'Mosquitto is not installed (/usr/sbin/mosquitto)';
 
@@ -251,6 +252,31 @@ test('a worker restarted: the bridge forwards from the new worker, and a remote 
     await end(...[back, localPub].filter((c): c is MqttClient => c !== null), remoteSub, remotePub);
     localSub.end(true);
     await b.stop();
+  }
+});
+
+test('without the admin API (the spindle command, admin.enabled false) the file\'s bridges run', { skip }, async () => {
+  const port = await freePort();
+  const proc = await startProcessBroker({
+    dataDir: tempDir(),
+    workers: 1,
+    log: { level: 'info' },
+    mqtt: { host: '127.0.0.1', tcp: { port }, ws: { enabled: false } },
+    admin: { enabled: false },
+    sys: { enabled: false },
+    bridges: [{ name: 'noadmin', url: remote.url, reconnectPeriod: 200, forwards: [{ filter: 'na/#', remotePrefix: 'noadmin/' }] }],
+  });
+  const remoteSub = await connect(remote.url, { clientId: 'noadmin-remote-sub' });
+  const localPub = await connect(proc.url);
+  try {
+    await remoteSub.subscribeAsync('noadmin/#', { qos: 1 });
+    await waitFor(() => proc.output.some((l) => l.includes('bridge connected to the remote broker')), { message: 'the bridge connected' });
+    const got = nextMessages(remoteSub, 1);
+    await localPub.publishAsync('na/x', 'no admin API', { qos: 1 });
+    assert.deepEqual((await got).map((m) => [m.topic, m.payload]), [['noadmin/na/x', 'no admin API']]);
+  } finally {
+    await end(remoteSub, localPub);
+    assert.equal(await proc.kill('SIGTERM'), 0, proc.output.join('\n'));
   }
 });
 
