@@ -49,10 +49,10 @@ module.exports = {
     },
     {
       name: 'engine-not-into-rules',
-      comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router through RouterHost.ruleMatched, and tracing through ConnectionTracer; it never imports them.',
+      comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router (rules, log topics, bridges) through RouterHost.ruleMatched, and tracing through ConnectionTracer; it never imports them.',
       severity: 'error',
       from: { path: '^src/(engine|router|listener|store)/' },
-      to: { path: '^src/(rules|sources|trace|policies)/' },
+      to: { path: '^src/(rules|sources|trace|policies|bridges)/' },
     },
     {
       name: 'sources-below-rules',
@@ -67,6 +67,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/policies/worker/' },
       to: { path: '^src/(?!auth/|policies/worker/|policies/(types|channel|params)\\.ts)' },
+    },
+    {
+      name: 'bridge-worker-half',
+      comment: "A worker's half of the bridges copies matched messages to the main thread; it never reaches the bridges' clients, the store or the admin API.",
+      severity: 'error',
+      from: { path: '^src/bridges/worker-bridges\\.ts$' },
+      to: { path: '^src/(?!broker/message\\.ts)' },
+    },
+    {
+      name: 'bridges-not-into-admin',
+      comment: 'The bridges (main thread) know the supervisor only through BridgeHost; the admin API uses them, never the other way.',
+      severity: 'error',
+      from: { path: '^src/bridges/' },
+      to: { path: '^src/(admin|engine|router|listener)/' },
     },
     {
       name: 'rule-sql-is-pure',

@@ -7,6 +7,7 @@ import { loadConfig, ConfigError } from './config/index.ts';
 import { createLogger } from './log/index.ts';
 import { Supervisor } from './broker/supervisor.ts';
 import { startAdmin, type AdminHandle } from './admin/index.ts';
+import { BridgeManager } from './bridges/manager.ts';
 
 function checkUws(): void {
   // If its binary fails to load, the package falls back to a slow shim without SSLApp.
@@ -42,13 +43,20 @@ async function main(): Promise<void> {
       throw err;
     }
   }
+  // With the admin API the bridges start with it (the file's and the stored ones); without it
+  // the file's bridges still run.
+  let bridges: BridgeManager | null = null;
+  if (!admin && config.bridges.length > 0) {
+    bridges = new BridgeManager(supervisor, null, log, config.nodeName);
+    await bridges.load(config.bridges);
+  }
   log.info('spindle started', { workers: config.workers, ...ports, admin: admin?.port, node: config.nodeName });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    Promise.resolve(admin?.close()).then(() => supervisor.shutdown()).then(() => {
+    Promise.resolve(admin?.close()).then(() => bridges?.close()).then(() => supervisor.shutdown()).then(() => {
       log.info('stopped');
       process.exit(0);
     }, (err) => {

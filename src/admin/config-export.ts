@@ -17,13 +17,16 @@ export function exportedConfig(config: BrokerConfig): Record<string, unknown> {
   return out;
 }
 
-/** Every exported key with its value (the password of store.datasource.url removed). */
+/** Every exported key with its value (the password of store.datasource.url and the bridges'
+ * passwords removed). */
 export function exportedValues(config: BrokerConfig): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const spec of KEYS) {
     if (OMITTED_KEYS.includes(spec.key)) continue;
     let value = getPath(config, spec.key);
     if (spec.key === 'store.datasource.url') value = withoutPassword(value as string);
+    // A bridge's password to its remote broker is a secret like the others.
+    if (spec.key === 'bridges') value = (value as BrokerConfig['bridges']).map(({ password: _password, ...rest }) => rest);
     out.set(spec.key, structuredClone(value));
   }
   return out;

@@ -14,6 +14,7 @@ import type { SourceRegistry } from '../sources/registry.ts';
 import type { PolicyManager } from '../policies/manager.ts';
 import type { LogTopicManager } from '../trace/log-topic-manager.ts';
 import type { TraceManager } from '../trace/trace-manager.ts';
+import type { BridgeManager } from '../bridges/manager.ts';
 
 export interface AdminContext {
   readonly supervisor: Supervisor;
@@ -32,6 +33,8 @@ export interface AdminContext {
   readonly logTopics: LogTopicManager;
   /** Client traces (every packet of a client id logged, for a bounded time). */
   readonly traces: TraceManager;
+  /** MQTT bridges to remote brokers (the configuration file's and the API's). */
+  readonly bridges: BridgeManager;
   readonly log: Logger;
   /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
   readonly registry: Registry;

@@ -41,6 +41,9 @@ import { logTopicRoutes } from './routes/log-topics.ts';
 import { TraceManager } from '../trace/trace-manager.ts';
 import { traceRoutes } from './routes/traces.ts';
 import { topicFilterProblem } from '../auth/topic-filter.ts';
+import { BridgeManager } from '../bridges/manager.ts';
+import { registerBridgeMetrics } from '../bridges/metrics.ts';
+import { bridgeRoutes } from './routes/bridges.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -69,6 +72,7 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   logTopicRoutes,
   traceRoutes,
   logRoutes,
+  bridgeRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
@@ -109,13 +113,18 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const logTopics = new LogTopicManager(supervisor, store, log, topicFilterProblem);
   await logTopics.load();
   const traces = new TraceManager(supervisor, log);
+  // MQTT bridges: the configuration file's and the stored ones.
+  const bridges = new BridgeManager(supervisor, store, log, config.nodeName);
+  await bridges.load(config.bridges);
+  registerBridgeMetrics(registry, bridges);
   const closers: (() => void | Promise<void>)[] = [
     () => sources.close(),
     () => rules.close(),
     () => policies.close(),
     () => traces.close(),
+    () => bridges.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, policies, processors, logTopics, traces, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, policies, processors, logTopics, traces, bridges, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

@@ -133,8 +133,9 @@ export function checkEndpointFields(input: unknown): Partial<EndpointConfig> {
   for (const f of ['enableAuth', 'enableAcl', 'enabled', 'isDefault'] as const) if (v[f] !== undefined) out[f] = checkBool(f, v[f]);
   if (v.enableBridge !== undefined) {
     out.enableBridge = checkBool('enableBridge', v.enableBridge);
-    // Bridges do not exist yet: an endpoint must not claim to bridge.
-    if (out.enableBridge) throw new EndpointFieldError('enableBridge', 'bridging is not available in this version of Spindle');
+    // A bridge is a connection of the whole broker to a remote one (src/bridges), not a property
+    // of a listener: an endpoint must not claim a setting that would do nothing.
+    if (out.enableBridge) throw new EndpointFieldError('enableBridge', 'bridges belong to the broker, not to an endpoint: configure them with the `bridges` key or /bridge/add');
   }
   for (const f of ['messageMaxSize', 'maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond'] as const) {
     if (v[f] !== undefined && v[f] !== null) out[f] = checkInt(f, v[f], LIMITS[f]);

@@ -16,6 +16,7 @@ import { relayLines } from '../log/line-relay.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
 import type { BatchMessage, FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
+import type { BridgeOutput } from '../bridges/worker-bridges.ts';
 import { sysTopics } from './sys-topics.ts';
 import { createStore } from '../store/index.ts';
 import type { Store, StoredSession } from '../store/types.ts';
@@ -78,6 +79,7 @@ export class Supervisor {
   private nextPublishWorker = 0;
   private readonly readyListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
+  private bridgeOutputs: (items: BridgeOutput[]) => void = () => {};
   /** Without a policy manager (no admin API) nothing asks: there are no policies. */
   private policyQuestions: (worker: number, questions: PolicyQuestion[]) => void = () => {};
   private policyState: PolicyState = NO_POLICIES;
@@ -280,6 +282,9 @@ export class Supervisor {
           case 'rule-outputs':
             this.ruleOutputs(msg.items);
             break;
+          case 'bridge-outputs':
+            this.bridgeOutputs(msg.items);
+            break;
           case 'policy-questions':
             this.policyQuestions(slot.id, msg.questions);
             break;
@@ -424,6 +429,11 @@ export class Supervisor {
   /** Where the rule outputs the workers post go (the rule engine's action pipelines). */
   onRuleOutputs(fn: (items: unknown[]) => void): void {
     this.ruleOutputs = fn;
+  }
+
+  /** Where the messages the workers post for the MQTT bridges go (the bridge manager). */
+  onBridgeOutputs(fn: (items: BridgeOutput[]) => void): void {
+    this.bridgeOutputs = fn;
   }
 
   /** Subscribes the rule `handle` to `filters` in the routing core (every worker's publishes

@@ -1,7 +1,7 @@
 // Owns the list of configuration keys: path, accepted values, default and meaning. Everything
 // else (defaults, file merging, environment overrides, documentation) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
-import { aclRules, boolean, integer, oneOf, port, string, users, type Checker } from './validators.ts';
+import { aclRules, boolean, bridges, integer, oneOf, port, string, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -109,6 +109,7 @@ export const KEYS: readonly KeySpec[] = Object.freeze([
   fixed('scripts.memoryLimit', integer(16, 16_384), 128, 'Heap megabytes of each pool thread (16..16384); a script or extension that needs more ends its thread: the batch fails with reason "memory" and a new thread takes over.'),
   fixed('scripts.onError', oneOf(['pass', 'drop']), 'pass', 'What happens to a message a script or extension fails on (throws, times out, runs out of memory, returns something invalid): pass (routed as it came) or drop.'),
   fixed('extensions.dir', string(), '', 'Directory extensions are loaded from (/extension/add names a module inside it, nothing outside); \'\': extensions are off.'),
+  fixed('bridges', bridges(), [], 'MQTT bridges to remote brokers: a list of `{name, url, protocolVersion, clientId, username, password, tls, keepalive, cleanStart, sessionExpiryInterval, reconnectPeriod, queueLimit, maxInflight, forwards, subscriptions, enabled}` (see "MQTT bridges"). They run beside the bridges added through the admin API, which shows them read-only. Environment: JSON.'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
   fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
   fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),

@@ -1,5 +1,6 @@
 // Owns the shape of the broker configuration.
 import type { LogLevel } from '../log/levels.ts';
+import type { BridgeConfig } from '../bridges/bridge-config.ts';
 
 export interface UserEntry {
   username: string;
@@ -99,6 +100,8 @@ export interface BrokerConfig {
   rules: { actionQueueLimit: number };
   scripts: { threads: number; timeout: number; memoryLimit: number; onError: 'pass' | 'drop' };
   extensions: { dir: string };
+  /** MQTT bridges to remote brokers (src/bridges/bridge-config.ts), every default filled in. */
+  bridges: BridgeConfig[];
   sys: { enabled: boolean; interval: number };
   shutdownTimeout: number;
 }

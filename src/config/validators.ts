@@ -3,6 +3,8 @@
 // the cleaned value when it is acceptable.
 import { aclPatternProblem } from '../auth/acl-pattern.ts';
 import { passwordHashProblem } from '../auth/password.ts';
+import { parseBridgeConfig } from '../bridges/bridge-config.ts';
+import { BridgeConfigError } from '../bridges/errors.ts';
 
 /** How an environment variable's text becomes a value. */
 export type EnvKind = 'string' | 'number' | 'boolean' | 'json';
@@ -171,4 +173,28 @@ export function aclRules(): Checker {
       { username: string(), clientId: string() },
     ),
   );
+}
+
+/** bridges: a list of MQTT bridges (src/bridges/bridge-config.ts) with unique names. */
+export function bridges(): Checker {
+  return {
+    kind: 'json',
+    check(value) {
+      if (!Array.isArray(value)) return reject(`expected a list of bridges, got ${shown(value)}`);
+      const out = [];
+      const names = new Set<string>();
+      for (let i = 0; i < value.length; i++) {
+        try {
+          const b = parseBridgeConfig(value[i]);
+          if (names.has(b.name)) return reject(`${shown(b.name)} is listed twice`, `[${i}].name`);
+          names.add(b.name);
+          out.push(b);
+        } catch (err) {
+          if (!(err instanceof BridgeConfigError)) throw err;
+          return reject(err.reason, err.field === 'body' ? `[${i}]` : `[${i}].${err.field}`);
+        }
+      }
+      return accept(out);
+    },
+  };
 }

@@ -5,6 +5,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
+import type { BridgeOutput } from '../bridges/worker-bridges.ts';
 
 import type { ProcessorState } from '../scripts/types.ts';
 
@@ -47,6 +48,8 @@ export type FromWorker =
   /** Outputs of rules with actions that run in the main thread, one post per tick: pairs of
    * a rule's handle and one output object. */
   | { t: 'rule-outputs'; items: unknown[] }
+  /** Messages for the MQTT bridges (their local filters matched), one post per tick. */
+  | { t: 'bridge-outputs'; items: BridgeOutput[] }
   /** Questions to the auth and ACL policy chains, one post per tick. */
   | { t: 'policy-questions'; questions: PolicyQuestion[] }
   | { t: 'stopped' };

@@ -28,6 +28,7 @@ import { createEngine } from './engine.ts';
 import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../trace/worker-log-topics.ts';
 import { WorkerTraces } from '../trace/worker-traces.ts';
+import { WorkerBridges } from '../bridges/worker-bridges.ts';
 import { AuthFailureLimiter } from '../auth/failure-limiter.ts';
 import { WorkerPolicies } from '../policies/worker/worker-policies.ts';
 import { PolicyAuthenticator } from '../policies/worker/policy-authenticator.ts';
@@ -124,6 +125,8 @@ const rules: WorkerRules = new WorkerRules({
 
 // Log topics are routing-core entries like rules; a handle is one or the other.
 const logTopics: WorkerLogTopics = new WorkerLogTopics(log, (handle) => sessions.byHandle.get(handle)?.clientId);
+// So are the MQTT bridges' local filters; their matches go to the main thread, once per tick.
+const bridges = new WorkerBridges({ postOutputs: (items, transfer) => parentPort!.postMessage({ t: 'bridge-outputs', items } satisfies FromWorker, transfer) });
 
 // Scripts and extensions: run by this worker's pool threads, never on this thread.
 const processors = new ProcessorStage({
@@ -140,7 +143,11 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   transforms: processors,
   authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
-  ruleMatched: (handle, m, publisher) => (logTopics.has(handle) ? logTopics.matched(handle, m, publisher) : rules.ruleMatched(handle, m, publisher)),
+  ruleMatched(handle, m, publisher) {
+    if (logTopics.has(handle)) logTopics.matched(handle, m, publisher);
+    else if (bridges.has(handle)) bridges.matched(handle, m, publisher);
+    else rules.ruleMatched(handle, m, publisher);
+  },
   workerId,
   config,
   log,
@@ -302,7 +309,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

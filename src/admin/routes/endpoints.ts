@@ -17,7 +17,7 @@ const ENDPOINT_SCHEMA: Schema = {
     path: { type: 'string' },
     enableAuth: { type: 'boolean' },
     enableAcl: { type: 'boolean' },
-    enableBridge: { type: 'boolean', description: 'must be false: bridging is not available' },
+    enableBridge: { type: 'boolean', description: 'must be false: bridges belong to the broker (the bridges key, /bridge/add), not to an endpoint' },
     messageMaxSize: { type: 'integer', minimum: 1024, maximum: 16777216 },
     maxSessionSize: { type: ['integer', 'null'], minimum: 1, maximum: 10000, description: 'absent or null: unlimited' },
     maxConnectionSize: { type: ['integer', 'null'], minimum: 1, maximum: 65535, description: 'absent or null: unlimited' },

@@ -10,6 +10,7 @@ import { logTopicOps } from './log-topics.ts';
 import { traceOps } from './traces.ts';
 import { logOps } from './logs.ts';
 import { scriptOps } from './scripts.ts';
+import { bridgeOps } from './bridges.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
   ...metricsOps,
@@ -22,4 +23,5 @@ export const OPS: Readonly<Record<string, Op>> = {
   ...traceOps,
   ...logOps,
   ...scriptOps,
+  ...bridgeOps,
 };

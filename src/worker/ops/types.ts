@@ -14,6 +14,7 @@ import type { Listeners } from '../../listener/listeners.ts';
 import type { WorkerRules } from '../../rules/worker-rules.ts';
 import type { WorkerLogTopics } from '../../trace/worker-log-topics.ts';
 import type { WorkerTraces } from '../../trace/worker-traces.ts';
+import type { WorkerBridges } from '../../bridges/worker-bridges.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 import type { ProcessorStage } from '../../scripts/worker/stage.ts';
@@ -34,6 +35,7 @@ export interface OpsEnv {
   readonly logTopics: WorkerLogTopics;
   readonly traces: WorkerTraces;
   readonly processors: ProcessorStage;
+  readonly bridges: WorkerBridges;
 }
 
 // Arguments arrive by structured clone from the supervisor, typed per op at the call site.

@@ -1,0 +1,72 @@
+// WorkerBridges: the outbound half of the MQTT bridges inside one worker thread. A bridge's local
+// filters are subscribed in the routing core under its handle (like a rule's, see
+// Supervisor.subscribeRule), so a PUBLISH routed on this thread finds it; the message is copied
+// and posted to the main thread (which holds the bridge's connection to the remote broker) in one
+// message per tick, never one per message. A message that came in over a bridge (its publisher is
+// the bridge's handle) is not sent back out over it: no loops.
+import type { Message } from '../broker/message.ts';
+
+/** One message for a bridge, as posted to the main thread. */
+export interface BridgeOutput {
+  handle: number;
+  topic: string;
+  /** A copy of exactly the payload (its buffer is transferred, not cloned). */
+  payload: Uint8Array;
+  qos: 0 | 1 | 2;
+  retain: boolean;
+  /** Absolute expiry in ms since the epoch; 0: never. */
+  expiresAt: number;
+}
+
+export interface WorkerBridgesHost {
+  /** Posts a tick's outputs to the main thread, transferring the payload buffers. */
+  postOutputs(items: BridgeOutput[], transfer: ArrayBuffer[]): void;
+}
+
+export class WorkerBridges {
+  private handles = new Set<number>();
+  private outputs: BridgeOutput[] = [];
+  private transfer: ArrayBuffer[] = [];
+  private flushScheduled = false;
+  /** Matches skipped because the message came in over the same bridge. */
+  loopsSkipped = 0;
+
+  constructor(private readonly host: WorkerBridgesHost) {}
+
+  /** The handles of the running bridges (the main thread sends the whole set). */
+  set(handles: readonly number[]): void {
+    this.handles = new Set(handles);
+  }
+
+  has(handle: number): boolean {
+    return this.handles.has(handle);
+  }
+
+  /** RouterHost.ruleMatched for a bridge's handle: `m` matched the bridge's local filters. */
+  matched(handle: number, m: Message, publisher: number): void {
+    if (publisher === handle) {
+      this.loopsSkipped++;
+      return;
+    }
+    // The payload may be a view into a larger buffer (a delivery batch): copy just its bytes,
+    // so only they cross to the main thread.
+    const payload = new Uint8Array(m.payload.length);
+    payload.set(m.payload);
+    this.outputs.push({ handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt });
+    this.transfer.push(payload.buffer);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false;
+    if (this.outputs.length === 0) return;
+    const items = this.outputs;
+    const transfer = this.transfer;
+    this.outputs = [];
+    this.transfer = [];
+    this.host.postOutputs(items, transfer);
+  };
+}

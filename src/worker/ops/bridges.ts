@@ -1,0 +1,13 @@
+// Bridge operations on one worker: the set of running bridges' handles (their local filters are
+// routing-core entries; matches go to the main thread), replaced whole each time.
+import type { Op } from './types.ts';
+
+export const bridgeOps: Record<string, Op> = {
+  'bridges.set'(args: { handles: number[] }, env): void {
+    env.bridges.set(args.handles);
+  },
+  /** Matches not forwarded because the message came in over the same bridge. */
+  'bridges.counters'(_args: unknown, env): { loopsSkipped: number } {
+    return { loopsSkipped: env.bridges.loopsSkipped };
+  },
+};
