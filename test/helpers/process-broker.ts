@@ -34,7 +34,7 @@ export function tempDir(prefix = 'spindle-proc-'): string {
 }
 
 /** Starts `spindle --config` with `config` (a JSON config) and resolves once it listens. */
-export async function startProcessBroker(config: Record<string, unknown> & { dataDir: string; mqtt: { tcp: { port: number } } }): Promise<ProcessBroker> {
+export async function startProcessBroker(config: Record<string, unknown> & { dataDir: string; mqtt: Record<string, unknown> & { tcp: { port: number } } }): Promise<ProcessBroker> {
   const file = path.join(config.dataDir, 'spindle.json');
   writeFileSync(file, JSON.stringify(config));
   const child = spawn(process.execPath, [BIN, '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
