@@ -254,7 +254,7 @@ export class ProcessorStage {
           seq: undefined,
         });
       }
-      done(out);
+      this.call(done, out);
     }
   }
 
@@ -272,7 +272,16 @@ export class ProcessorStage {
       this.count(spec.id, c);
       this.options.log.warn('processor failed on a batch', { processor: spec.name, id: spec.id, reason, messages: batch.length, onError: this.options.onError });
     }
-    for (const p of batch) p.done(this.options.onError === 'pass' ? [p.message] : []);
+    for (const p of batch) this.call(p.done, this.options.onError === 'pass' ? [p.message] : []);
+  }
+
+  /** One message's answer: a failure there (a bug) must not keep the others from theirs. */
+  private call(done: (out: Message[]) => void, out: Message[]): void {
+    try {
+      done(out);
+    } catch (err) {
+      this.options.log.error('publishing what a processor made failed (a bug)', { err });
+    }
   }
 
   private count(id: string, c: ProcessorCounters): void {
