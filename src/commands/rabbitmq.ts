@@ -30,6 +30,7 @@ class RabbitMqCommandConsumer implements Consumer {
   private connection: ChannelModel | null = null;
   private channel: Channel | null = null;
   private consumerTag: string | null = null;
+  private channelError: Error | undefined;
   private readonly pending: ConsumeMessage[] = [];
   private flushing = false;
   private closing = false;
@@ -56,8 +57,12 @@ class RabbitMqCommandConsumer implements Consumer {
       connection.on('close', (err?: Error) => this.lost('connection closed', err));
       const channel = await connection.createChannel();
       this.channel = channel;
-      channel.on('error', () => {});
-      channel.on('close', () => this.lost('channel closed'));
+      channel.on('error', (err: Error) => {
+        this.channelError = err;
+      });
+      // A closing connection closes its channels first: a tick later the connection's reason
+      // (the server shutting down, a missed heartbeat) is reported instead, if there is one.
+      channel.on('close', () => setImmediate(() => this.lost('channel closed', this.channelError)));
       await this.prepare(channel);
       await channel.prefetch(c.prefetch);
       const { consumerTag } = await channel.consume(c.queue, (m) => this.received(m), { noAck: false });
