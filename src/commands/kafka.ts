@@ -14,7 +14,6 @@ import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContex
 
 export const KAFKA_COMMAND: CommandTypeSpec<KafkaCommandConfig> = {
   type: 'KAFKA',
-  description: 'Consumes Kafka topics in a consumer group; offsets are committed once the broker has the records.',
   fields: KAFKA_FIELDS,
   parse: parseKafkaCommandConfig,
   secrets: (config) => (config.connection.sasl ? [config.connection.sasl.password] : []),
@@ -23,6 +22,8 @@ export const KAFKA_COMMAND: CommandTypeSpec<KafkaCommandConfig> = {
 
 /** kafkajs retries a request a few times before it gives up; the runner's backoff does the rest. */
 const RETRY = { initialRetryTime: 300, maxRetryTime: 5000, retries: 3 };
+/** kafkajs's default heartbeatInterval: it sends at most one per interval anyway. */
+const HEARTBEAT_MS = 3000;
 
 class KafkaCommandConsumer implements Consumer {
   private readonly kafka: Kafka;
@@ -98,7 +99,15 @@ class KafkaCommandConsumer implements Consumer {
     for (let i = 0; i < messages.length; i += this.config.batchSize) {
       if (!isRunning() || isStale()) return;
       const chunk = messages.slice(i, i + this.config.batchSize);
-      if (!(await this.ctx.deliver(chunk.map((m) => kafkaRecord(topic, partition, m))))) return;
+      // While the broker is down the batch waits: heartbeats keep this member in its group.
+      const beat = setInterval(() => heartbeat().catch((err: unknown) => this.ctx.log.debug('kafka heartbeat failed while publishing', { error: (err as Error).message })), HEARTBEAT_MS);
+      let delivered: boolean;
+      try {
+        delivered = await this.ctx.deliver(chunk.map((m) => kafkaRecord(topic, partition, m)));
+      } finally {
+        clearInterval(beat);
+      }
+      if (!delivered) return;
       resolveOffset(chunk[chunk.length - 1].offset);
       await commitOffsetsIfNecessary(uncommittedOffsets());
       await heartbeat();

@@ -15,7 +15,6 @@ import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContex
 
 export const RABBITMQ_COMMAND: CommandTypeSpec<RabbitMqConfig> = {
   type: 'RABBITMQ',
-  description: 'Consumes a RabbitMQ queue; deliveries are acknowledged once the broker has them.',
   fields: RABBITMQ_FIELDS,
   parse: parseRabbitMqConfig,
   secrets: (config) => [config.password],

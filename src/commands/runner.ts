@@ -49,10 +49,6 @@ export class CommandRunner {
     this.delivery = new Delivery(mapping, host, log, (message) => this.noteError(message));
   }
 
-  get running(): boolean {
-    return this.loop !== null;
-  }
-
   status(): RunnerStatus {
     const c = this.delivery.counters;
     return { state: this.state, since: this.since, lastError: this.lastError, lastErrorAt: this.lastErrorAt, reconnects: this.reconnects, lag: this.lag, ...c, failed: { ...c.failed } };

@@ -82,8 +82,6 @@ export interface ConsumerContext {
 /** What one command type implements. */
 export interface CommandTypeSpec<C = unknown> {
   type: CommandType;
-  /** The config fields, for the README and the OpenAPI summary. */
-  description: string;
   /** The config fields it reads (beside the MQTT mapping's): any other is refused, so a typo
    * is not silently ignored. */
   fields: readonly string[];
