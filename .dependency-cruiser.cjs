@@ -62,6 +62,13 @@ module.exports = {
       to: { path: '^src/(rules|admin|engine|router|worker|listener|broker)/' },
     },
     {
+      name: 'commands-through-the-supervisor',
+      comment: 'Commands (inbound bridges) are main-thread code: they publish through the supervisor (an interface they declare), never reaching the engine, the router, a worker or the admin API.',
+      severity: 'error',
+      from: { path: '^src/commands/' },
+      to: { path: '^src/(engine|router|worker|listener|admin|broker)/' },
+    },
+    {
       name: 'policy-worker-half',
       comment: "A worker's half of the policies asks the main thread; it never reaches the data sources, the store or the policy evaluators.",
       severity: 'error',

@@ -31,11 +31,13 @@ databases:
 	./scripts/ensure-databases.sh
 
 # Redis, Kafka (KRaft, from the Maven Central jars) and FerretDB (MongoDB wire protocol over
-# SQLite) for the data source tests: installed or built when missing, started when not running.
+# SQLite) for the data source tests, RabbitMQ for the command tests: installed or built when
+# missing, started when not running.
 services:
 	./scripts/ensure-redis.sh
 	./scripts/ensure-kafka.sh
 	./scripts/ensure-ferretdb.sh
+	./scripts/ensure-rabbitmq.sh
 
 test: build system-packages typecheck test-rust test-node
 

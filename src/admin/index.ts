@@ -40,6 +40,9 @@ import { LogTopicManager } from '../trace/log-topic-manager.ts';
 import { logTopicRoutes } from './routes/log-topics.ts';
 import { TraceManager } from '../trace/trace-manager.ts';
 import { traceRoutes } from './routes/traces.ts';
+import { commandRoutes } from './routes/commands.ts';
+import { CommandManager } from '../commands/manager.ts';
+import { registerCommandMetrics } from '../commands/metrics.ts';
 import { topicFilterProblem } from '../auth/topic-filter.ts';
 import { BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
@@ -66,6 +69,7 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   mqttRoutes,
   sourceRoutes,
   ruleRoutes,
+  commandRoutes,
   policyRoutes,
   scriptRoutes,
   extensionRoutes,
@@ -117,14 +121,20 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const bridges = new BridgeManager(supervisor, store, log, config.nodeName);
   await bridges.load(config.bridges);
   registerBridgeMetrics(registry, bridges);
+  // Commands publish into the broker: started once it runs, stopped (closers run in reverse)
+  // before anything else closes, and before the supervisor shuts the workers down.
+  const commands = new CommandManager(supervisor, store, log.named('commands'), { maxTopicLevels: config.limits.maxTopicLevels, maxPayload: config.limits.maxPacketSize });
+  await commands.load();
+  registerCommandMetrics(registry, commands);
   const closers: (() => void | Promise<void>)[] = [
     () => sources.close(),
     () => rules.close(),
     () => policies.close(),
     () => traces.close(),
     () => bridges.close(),
+    () => commands.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, policies, processors, logTopics, traces, bridges, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
   for (const module of MODULES) server.add(module(context));
   server.add([{

@@ -33,7 +33,7 @@ class KafkaJsSource implements KafkaSource {
     private readonly log: Logger,
   ) {
     const kafka = new Kafka({
-      ...clientOptions(config, config.connectTimeout, config.requestTimeout, log),
+      ...kafkaClientOptions(config, config.connectTimeout, config.requestTimeout, log),
       // kafkajs retries inside one send; our deadline (requestTimeout) bounds the whole of it.
       retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 3 },
     });
@@ -77,7 +77,7 @@ class KafkaJsSource implements KafkaSource {
 
   async check(timeoutMs = 5000): Promise<CheckResult> {
     const started = performance.now();
-    const admin = new Kafka({ ...clientOptions(this.config, timeoutMs, timeoutMs, this.log), retry: { retries: 0 } }).admin();
+    const admin = new Kafka({ ...kafkaClientOptions(this.config, timeoutMs, timeoutMs, this.log), retry: { retries: 0 } }).admin();
     try {
       // connect() fetches the cluster's metadata from a bootstrap broker: the one round trip.
       await withTimeout(admin.connect(), timeoutMs, 'kafka check');
@@ -109,24 +109,30 @@ class KafkaJsSource implements KafkaSource {
   }
 
   private toSourceError(err: unknown): SourceError {
-    if (err instanceof SourceError) return err;
-    const message = safeMessage(err, [this.config.sasl?.password]);
-    const options = { cause: err };
-    for (const e of chain(err)) {
-      if (e.name === 'KafkaJSSASLAuthenticationError') return new SourceError(message, 'auth', true, options);
-      if (e.name === 'KafkaJSProtocolError' || e.name === 'KafkaJSCreateTopicError') {
-        const type = String((e as { type?: unknown }).type ?? '');
-        if (/AUTHORIZATION|SASL/.test(type)) return new SourceError(message, 'auth', false, options);
-        return new SourceError(message, 'database', (e as { retriable?: boolean }).retriable === true, options);
-      }
-    }
-    const network = networkKindIn(err);
-    if (network !== null) return new SourceError(message, network, true, options);
-    const names = chain(err).map((e) => e.name);
-    if (names.includes('KafkaJSRequestTimeoutError') || names.includes('KafkaJSTimeout')) return new SourceError(message, 'timeout', true, options);
-    if (names.some((n) => n.startsWith('KafkaJS'))) return new SourceError(message, 'other', true, options);
-    return new SourceError(message, 'other', false, options);
+    return kafkaSourceError(err, [this.config.sasl?.password]);
   }
+}
+
+/** A kafkajs error as a SourceError: its kind, whether it is transient, its message without
+ * `secrets`. Also used by the KAFKA command (src/commands). */
+export function kafkaSourceError(err: unknown, secrets: readonly (string | undefined)[]): SourceError {
+  if (err instanceof SourceError) return err;
+  const message = safeMessage(err, secrets);
+  const options = { cause: err };
+  for (const e of chain(err)) {
+    if (e.name === 'KafkaJSSASLAuthenticationError') return new SourceError(message, 'auth', true, options);
+    if (e.name === 'KafkaJSProtocolError' || e.name === 'KafkaJSCreateTopicError') {
+      const type = String((e as { type?: unknown }).type ?? '');
+      if (/AUTHORIZATION|SASL/.test(type)) return new SourceError(message, 'auth', false, options);
+      return new SourceError(message, 'database', (e as { retriable?: boolean }).retriable === true, options);
+    }
+  }
+  const network = networkKindIn(err);
+  if (network !== null) return new SourceError(message, network, true, options);
+  const names = chain(err).map((e) => e.name);
+  if (names.includes('KafkaJSRequestTimeoutError') || names.includes('KafkaJSTimeout')) return new SourceError(message, 'timeout', true, options);
+  if (names.some((n) => n.startsWith('KafkaJS'))) return new SourceError(message, 'other', true, options);
+  return new SourceError(message, 'other', false, options);
 }
 
 /** `err` and the errors it wraps (kafkajs: `cause`, `originalError`). */
@@ -141,7 +147,9 @@ function chain(err: unknown): Error[] {
   return out;
 }
 
-function clientOptions(config: KafkaConfig, connectTimeout: number, requestTimeout: number, log: Logger): KafkaJsConfig {
+/** The kafkajs client options of a kafka config (brokers, timeouts, TLS, SASL, its log lines at
+ * debug level). Also used by the KAFKA command (src/commands). */
+export function kafkaClientOptions(config: KafkaConfig, connectTimeout: number, requestTimeout: number, log: Logger): KafkaJsConfig {
   const options: KafkaJsConfig = {
     clientId: config.clientId,
     brokers: config.brokers,

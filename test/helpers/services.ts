@@ -1,6 +1,7 @@
 // The servers the source tests talk to, made available by the project's own scripts (installed
 // when missing, started when not running): ensureRedis() (127.0.0.1:6379), ensureKafka()
-// (127.0.0.1:9092, KRaft) and ensureFerretDb() (127.0.0.1:27017, MongoDB wire protocol). Each
+// (127.0.0.1:9092, KRaft), ensureFerretDb() (127.0.0.1:27017, MongoDB wire protocol) and
+// ensureRabbitMq() (127.0.0.1:5672, the command tests; stopRabbitMq() stops it). Each
 // script runs at most once per test process, and is quick when `make services` already ran.
 // Also: a port on this machine where nothing listens, for the "refused" cases.
 import { execFileSync } from 'node:child_process';
@@ -28,6 +29,18 @@ export function ensureKafka(): void {
 /** Building FerretDB the first time takes a few minutes. */
 export function ensureFerretDb(): void {
   ensure('ensure-ferretdb.sh', 10 * 60_000);
+}
+
+/** RabbitMQ on 127.0.0.1:5672 (guest/guest); installing it the first time takes a minute. */
+export function ensureRabbitMq(): void {
+  ensure('ensure-rabbitmq.sh', 5 * 60_000);
+}
+
+/** Stops the RabbitMQ node ensureRabbitMq() started (a test of a server that is down); call
+ * ensureRabbitMq() again to start it. */
+export function stopRabbitMq(): void {
+  execFileSync(`${scripts}ensure-rabbitmq.sh`, ['stop'], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 2 * 60_000 });
+  done.delete('ensure-rabbitmq.sh');
 }
 
 /** A loopback port nothing listens on (bound by the OS, then released). */

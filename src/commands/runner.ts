@@ -1,0 +1,130 @@
+// Owns one command's life while it is enabled (main thread): a consumer per connection attempt,
+// reconnected with backoff (1 s .. 30 s, counted) while the source is down or the connection
+// breaks; given up (state failed) when the source refuses for good; the lag sampled every 5 s
+// while running; stop() aborts what is being delivered (unacknowledged: the source sends it
+// again) and closes the consumer. Its state and counters outlive a stop and start.
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import type { Logger } from '../log/index.ts';
+import { Backoff } from '../sources/backoff.ts';
+import { withTimeout } from '../sources/timeout.ts';
+import { Delivery, type DeliveryCounters, type PublishHost } from './delivery.ts';
+import type { Mapping } from './mapping.ts';
+import { ConsumerError, type CommandState, type CommandTypeSpec, type Consumer } from './types.ts';
+
+const LAG_SAMPLE_MS = 5_000;
+const CLOSE_TIMEOUT_MS = 10_000;
+
+export interface RunnerStatus extends DeliveryCounters {
+  state: CommandState;
+  /** When the state last changed (ISO 8601). */
+  since: string;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  /** Connection attempts after the first (the source was down or the connection broke). */
+  reconnects: number;
+  /** Records waiting in the source (see Consumer.lag); null: unknown or not running. */
+  lag: number | null;
+}
+
+export class CommandRunner {
+  private state: CommandState = 'stopped';
+  private since = new Date().toISOString();
+  private lastError: string | null = null;
+  private lastErrorAt: string | null = null;
+  private reconnects = 0;
+  private lag: number | null = null;
+  private readonly delivery: Delivery;
+  private abort: AbortController | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly id: string,
+    private readonly spec: CommandTypeSpec,
+    private readonly config: unknown,
+    mapping: Mapping,
+    host: PublishHost,
+    private readonly log: Logger,
+  ) {
+    this.delivery = new Delivery(mapping, host, log, (message) => this.noteError(message));
+  }
+
+  status(): RunnerStatus {
+    const c = this.delivery.counters;
+    return { state: this.state, since: this.since, lastError: this.lastError, lastErrorAt: this.lastErrorAt, reconnects: this.reconnects, lag: this.lag, ...c, failed: { ...c.failed } };
+  }
+
+  /** Starts consuming (again, after a stop or a failure); nothing when already running. */
+  start(): void {
+    if (this.loop) return;
+    const abort = new AbortController();
+    this.abort = abort;
+    this.loop = this.run(abort.signal).finally(() => {
+      this.loop = null;
+    });
+  }
+
+  /** Stops consuming: what is being delivered is abandoned unacknowledged, the consumer closed. */
+  async stop(): Promise<void> {
+    this.abort?.abort();
+    await this.loop;
+    this.setState('stopped');
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff(1000, 30_000);
+    const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    this.setState('starting');
+    while (!signal.aborted) {
+      const consumer = this.spec.create(this.config, { id: this.id, deliver: (records) => this.delivery.deliver(records, signal), log: this.log });
+      let sampler: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([consumer.open(), stopped]);
+        if (signal.aborted) break;
+        this.setState('running');
+        backoff.reset();
+        sampler = setInterval(() => void this.sampleLag(consumer), LAG_SAMPLE_MS);
+        void this.sampleLag(consumer);
+        await Promise.race([consumer.failed, stopped]);
+      } catch (err) {
+        if (signal.aborted) break;
+        const e = err instanceof ConsumerError ? err : new ConsumerError((err as Error).message ?? String(err), true, { cause: err });
+        this.noteError(e.message);
+        if (!e.retriable) {
+          this.log.error('command failed; it stays stopped until started again', { error: e.message });
+          this.setState('failed');
+          return;
+        }
+        this.log.warn('command connection failed; reconnecting', { error: e.message, reconnects: this.reconnects + 1 });
+        this.setState('reconnecting');
+        this.reconnects++;
+      } finally {
+        clearInterval(sampler);
+        this.lag = null;
+        await withTimeout(consumer.close(), CLOSE_TIMEOUT_MS, 'command consumer close').catch((err: unknown) => this.log.warn('command consumer did not close cleanly', { error: (err as Error).message }));
+      }
+      // Rejects only when the command stops (AbortError); the loop then ends.
+      await sleep(backoff.next(), undefined, { signal }).catch(() => {});
+    }
+  }
+
+  private async sampleLag(consumer: Consumer): Promise<void> {
+    try {
+      this.lag = await withTimeout(consumer.lag(), LAG_SAMPLE_MS, 'command lag');
+    } catch (err) {
+      this.lag = null;
+      this.log.debug('command lag not sampled', { error: (err as Error).message });
+    }
+  }
+
+  private noteError(message: string): void {
+    this.lastError = message;
+    this.lastErrorAt = new Date().toISOString();
+  }
+
+  private setState(state: CommandState): void {
+    if (state === this.state) return;
+    this.state = state;
+    this.since = new Date().toISOString();
+  }
+}
