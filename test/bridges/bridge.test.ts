@@ -10,15 +10,14 @@ import mqtt, { type MqttClient } from 'mqtt';
 
 import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { mosquittoAvailable, startMosquitto, type Mosquitto } from '../helpers/mosquitto.ts';
+import { startMosquitto, type Mosquitto } from '../helpers/mosquitto.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
 import { freePort, startProcessBroker, tempDir } from '../helpers/process-broker.ts';
 
-const skip = mosquittoAvailable() ? false : 'Mosquitto is not installed (/usr/sbin/mosquitto)';
 
 let remote: Mosquitto;
 before(async () => {
-  if (!skip) remote = await startMosquitto();
+  remote = await startMosquitto();
 });
 after(async () => {
   await remote?.stop();
@@ -45,7 +44,7 @@ function record(client: MqttClient): { topic: string; payload: string; qos: numb
   return got;
 }
 
-test('messages both ways, prefixes mapped, QoS 1 end to end (a bridge of the configuration file, MQTT 3.1.1)', { skip }, async () => {
+test('messages both ways, prefixes mapped, QoS 1 end to end (a bridge of the configuration file, MQTT 3.1.1)', async () => {
   const b = await startAdminBroker({
     bridges: [{
       name: 'site1',
@@ -94,7 +93,7 @@ test('messages both ways, prefixes mapped, QoS 1 end to end (a bridge of the con
 });
 
 for (const protocolVersion of [4, 5] as const) {
-  test(`no loop with overlapping in and out filters: what came in is not sent back (MQTT ${protocolVersion})`, { skip }, async () => {
+  test(`no loop with overlapping in and out filters: what came in is not sent back (MQTT ${protocolVersion})`, async () => {
     const name = `ring${protocolVersion}`;
     const topic = (t: string) => `${name}/${t}`;
     const b = await startAdminBroker({
@@ -136,7 +135,7 @@ for (const protocolVersion of [4, 5] as const) {
   });
 }
 
-test('the remote restarted mid-stream: every QoS 1 message arrives, both ways; messages published while the bridge was stopped arrive from its persistent session', { skip }, async () => {
+test('the remote restarted mid-stream: every QoS 1 message arrives, both ways; messages published while the bridge was stopped arrive from its persistent session', async () => {
   const b = await startAdminBroker({
     bridges: [{
       name: 'flow',
@@ -210,7 +209,7 @@ test('the remote restarted mid-stream: every QoS 1 message arrives, both ways; m
   }
 });
 
-test('a worker restarted: the bridge forwards from the new worker, and a remote message published meanwhile is retried until it is stored here', { skip }, async () => {
+test('a worker restarted: the bridge forwards from the new worker, and a remote message published meanwhile is retried until it is stored here', async () => {
   const b = await startAdminBroker({
     workers: 1,
     // terminate() of a worker with a uWS WebSocket listener aborts Node (see worker-crash.test.ts).
@@ -255,7 +254,7 @@ test('a worker restarted: the bridge forwards from the new worker, and a remote 
   }
 });
 
-test('without the admin API (the spindle command, admin.enabled false) the file\'s bridges run', { skip }, async () => {
+test('without the admin API (the spindle command, admin.enabled false) the file\'s bridges run', async () => {
   const port = await freePort();
   const proc = await startProcessBroker({
     dataDir: tempDir(),
@@ -286,7 +285,7 @@ function missing(got: Set<string>, n: number): string {
   return out.slice(0, 20).join(' ');
 }
 
-test('admin API: add, query, update, start, stop, delete; bad config named by field; passwords never answered; file bridges read-only', { skip }, async () => {
+test('admin API: add, query, update, start, stop, delete; bad config named by field; passwords never answered; file bridges read-only', async () => {
   const b = await startAdminBroker({
     bridges: [{ name: 'fromfile', url: remote.url, username: 'u', password: 'file-secret', reconnectPeriod: 200, forwards: [{ filter: 'ff/#' }] }],
   });

@@ -36,11 +36,9 @@ export interface Mosquitto {
   persisted(): boolean;
 }
 
-export function mosquittoAvailable(): boolean {
-  return existsSync(MOSQUITTO);
-}
-
+/** Starts one (scripts/ensure-system-packages.sh installs Debian's; a missing one fails the test). */
 export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mosquitto> {
+  if (!existsSync(MOSQUITTO)) throw new Error(`${MOSQUITTO} is missing: make system-packages installs it`);
   const dir = mkdtempSync(path.join(tmpdir(), 'spindle-mosquitto-'));
   const port = await freePort();
   const extraPorts: number[] = [];
