@@ -113,10 +113,14 @@ flushDiskType=ASYNC_FLUSH
 mappedFileSizeCommitLog=67108864
 mappedFileSizeConsumeQueue=300000
 fileReservedTime=24
+registerNameServerPeriod=10000
 PROPS
   cat >"$state/proxy.json" <<JSON
 {"rocketMQClusterName":"DefaultCluster","namesrvAddr":"127.0.0.1:9876","grpcServerPort":8081,"remotingListenPort":8080}
 JSON
+  mkdir -p "$state/logs/rocketmqlogs"
+  touch "$state/logs/rocketmqlogs/broker.log"
+  wc -l <"$state/logs/rocketmqlogs/broker.log" >"$state/broker.log.mark"
   echo "ensure-rocketmq: starting the RocketMQ $version proxy with its broker on 127.0.0.1:8081 (logs $state/logs)"
   setsid nohup java -Xms192m -Xmx384m -Xmn96m -XX:MaxDirectMemorySize=256m "${base_opts[@]}" -cp "$classpath" \
     org.apache.rocketmq.proxy.ProxyStartup -pm local -pc "$state/proxy.json" -bc "$state/broker.conf" \
@@ -131,6 +135,16 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 port_open 8081 || { echo "ensure-rocketmq: the proxy did not listen on 127.0.0.1:8081 (see $state/logs)" >&2; exit 1; }
+
+# Clients get no route until the broker has registered with the name server (10-20 s after start).
+registered() { tail -n +"$(( $(cat "$state/broker.log.mark" 2>/dev/null || echo 0) + 1 ))" "$state/logs/rocketmqlogs/broker.log" 2>/dev/null |
+  grep -q "Registering current broker to name server completed"; }
+for _ in $(seq 1 120); do
+  registered && break
+  pid_alive proxy || { echo "ensure-rocketmq: the proxy exited (see $state/proxy.out, $state/logs)" >&2; exit 1; }
+  sleep 0.5
+done
+registered || { echo "ensure-rocketmq: the broker did not register with the name server (see $state/logs/rocketmqlogs/broker.log)" >&2; exit 1; }
 
 # Topics and groups, made through the name server once the broker has registered with it (the
 # first attempt may fail while it registers; mqadmin is one JVM start, ~4 s, per call).
