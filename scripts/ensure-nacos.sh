@@ -120,10 +120,11 @@ PROPS
   logging=()
   [ -f "$state/conf/nacos-logback.xml" ] && logging=(--logging.config="$state/conf/nacos-logback.xml")
   echo "ensure-nacos: starting Nacos $ref standalone on 127.0.0.1:8848 (logs $state/logs)"
-  setsid nohup java -Xms256m -Xmx384m -Xmn128m -XX:+UseG1GC -Djava.awt.headless=true \
+  # From the state dir: Derby writes derby.log into the working directory.
+  (cd "$state" && exec setsid nohup java -Xms256m -Xmx384m -Xmn128m -XX:+UseG1GC -Djava.awt.headless=true \
     -Dnacos.standalone=true -Dnacos.deployment.type=merged -DembeddedStorage=true -Dnacos.home="$state" \
     -jar "$jar" --spring.config.additional-location=file:"$state/conf/" "${logging[@]}" \
-    >"$state/stdout.log" 2>&1 </dev/null &
+    >"$state/stdout.log" 2>&1 </dev/null) &
   echo $! >"$state/nacos.pid"
 fi
 
