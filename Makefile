@@ -38,6 +38,8 @@ services:
 	./scripts/ensure-kafka.sh
 	./scripts/ensure-ferretdb.sh
 	./scripts/ensure-rabbitmq.sh
+	./scripts/ensure-rocketmq.sh
+	./scripts/ensure-pulsar.sh
 
 test: build system-packages typecheck test-rust test-node
 

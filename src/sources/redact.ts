@@ -1,6 +1,7 @@
 // Owns hiding credentials from what leaves the broker: every API answer and export shows a source
 // through redact(). The store keeps the password (a pool must reconnect after a restart); nothing
-// that answers a client does. Removed: `password`, `sasl.password`, the password of any `url`'s
+// that answers a client does. Removed: `password`, `secretKey` and `token` (the ROCKETMQ and PULSAR
+// commands' credentials), `sasl.password`, the password of any `url`'s
 // userinfo, and the values of Authorization headers (an http source's bearer token).
 import type { SourceRecord } from './types.ts';
 
@@ -13,6 +14,8 @@ export function redact(record: SourceRecord): SourceRecord {
 export function redactConfig(config: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   delete out.password;
+  delete out.secretKey;
+  delete out.token;
   if (isObject(out.sasl)) {
     const sasl = { ...out.sasl };
     delete sasl.password;

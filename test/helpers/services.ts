@@ -1,7 +1,8 @@
 // The servers the source tests talk to, made available by the project's own scripts (installed
 // when missing, started when not running): ensureRedis() (127.0.0.1:6379), ensureKafka()
 // (127.0.0.1:9092, KRaft), ensureFerretDb() (127.0.0.1:27017, MongoDB wire protocol) and
-// ensureRabbitMq() (127.0.0.1:5672, the command tests; stopRabbitMq() stops it). Each
+// ensureRabbitMq() (127.0.0.1:5672, the command tests; stopRabbitMq() stops it), ensureRocketMq()
+// and ensurePulsar() (the ROCKETMQ and PULSAR command tests). Each
 // script runs at most once per test process, and is quick when `make services` already ran.
 // Also: a port on this machine where nothing listens, for the "refused" cases.
 import { execFileSync } from 'node:child_process';
@@ -41,6 +42,19 @@ export function ensureRabbitMq(): void {
 export function stopRabbitMq(): void {
   execFileSync(`${scripts}ensure-rabbitmq.sh`, ['stop'], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 2 * 60_000 });
   done.delete('ensure-rabbitmq.sh');
+}
+
+/** RocketMQ 5 (name server 127.0.0.1:9876, proxy gRPC 127.0.0.1:8081) with topic `spindle-test`
+ * and group `spindle-test-group`; resolving the jars the first time takes a minute or two, a
+ * start ~30 s. */
+export function ensureRocketMq(): void {
+  ensure('ensure-rocketmq.sh', 10 * 60_000);
+}
+
+/** Pulsar standalone (binary 127.0.0.1:6650, HTTP and WebSocket API 127.0.0.1:8090); resolving
+ * the jars the first time takes a few minutes, a start ~15 s. */
+export function ensurePulsar(): void {
+  ensure('ensure-pulsar.sh', 10 * 60_000);
 }
 
 /** A loopback port nothing listens on (bound by the OS, then released). */
