@@ -34,7 +34,7 @@ export function registerCommandMetrics(registry: Registry, commands: CommandMana
   });
   new Gauge({
     name: 'spindle_command_lag',
-    help: 'Records waiting in the source, sampled every 5 s while running (Kafka: high watermark - committed offset, summed over partitions; RabbitMQ: ready messages of the queue).',
+    help: 'Records waiting in the source, sampled every 5 s while running (Kafka: high watermark - committed offset, summed over partitions; RabbitMQ: ready messages of the queue; Pulsar: the subscription\'s msgBacklog; RocketMQ: not known).',
     labelNames: ['command', 'type'],
     registers: [registry],
     collect() {

@@ -57,7 +57,8 @@ export interface Consumer {
   /** Stops consuming (what is being delivered is abandoned unacknowledged) and disconnects. */
   close(): Promise<void>;
   /** Records waiting in the source for this command (Kafka: high watermark - committed offset,
-   * summed over partitions; RabbitMQ: the queue's ready messages); null when unknown. */
+   * summed over partitions; RabbitMQ: the queue's ready messages; Pulsar: the subscription's
+   * msgBacklog); null when unknown (RocketMQ: always). */
   lag(): Promise<number | null>;
 }
 
