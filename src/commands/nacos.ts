@@ -232,7 +232,9 @@ class NacosRegistration implements Consumer {
         const hosts = (JSON.parse(text) as { hosts?: ServerHost[] }).hosts ?? [];
         return new Map(hosts.map((h) => [`${h.ip}:${h.port}`, h]));
       } catch (err) {
-        last = err;
+        // fetch says only "fetch failed": the reason (ECONNREFUSED, a timeout) is its cause.
+        const cause = (err as Error).cause as (Error & { code?: string }) | undefined;
+        last = new Error(`${s.host}:${s.port}: ${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`, { cause: err });
       }
     }
     throw last;

@@ -5,19 +5,27 @@
 // stop deregisters, start registers again, delete deregisters; an endpoint added or removed at run
 // time is registered or deregistered; an instance the server lost is registered again; stopping
 // the broker deregisters; bad config is a 400 naming the field; the password is never answered;
-// a server that does not answer leaves the command reconnecting with its error.
+// a server that does not answer leaves the command reconnecting with its error; Nacos stopped
+// and started again: reconnecting, then running with its instances registered again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { closedPort } from '../helpers/services.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { waitFor, WAIT_MS } from '../helpers/wait.ts';
 import { addCommand, runtime, stateOf } from './helpers.ts';
 
 const NACOS = 'http://127.0.0.1:8848/nacos';
 const SERVER = '127.0.0.1:8848';
 const run = `${process.pid}-${Date.now()}`;
 let b: AdminBroker;
+
+/** scripts/ensure-nacos.sh (start: returns once the server is UP) or `ensure-nacos.sh stop`. */
+function nacos(...args: string[]): void {
+  execFileSync(fileURLToPath(new URL('../../scripts/ensure-nacos.sh', import.meta.url)), args, { stdio: ['ignore', 'inherit', 'inherit'], timeout: 5 * 60_000 });
+}
 
 interface NacosHost {
   ip: string;
@@ -68,7 +76,7 @@ test('start registers every endpoint with its port and metadata; stop deregister
   const { tcp, ws } = b.ports;
   const hosts = await listed(service, [tcp!, ws!]);
   const byPort = new Map(hosts.map((h) => [h.port, h]));
-  assert.deepEqual({ ...byPort.get(tcp!)!.metadata }, { env: 'test', protocol: 'mqtt', nodeName: b.supervisor.config.nodeName, endpoint: byPort.get(tcp!)!.metadata.endpoint });
+  assert.deepEqual({ ...byPort.get(tcp!)!.metadata }, { env: 'test', protocol: 'mqtt', nodeName: b.admin!.context.config.nodeName, endpoint: byPort.get(tcp!)!.metadata.endpoint });
   assert.equal(byPort.get(ws!)!.metadata.protocol, 'ws');
   assert.equal(byPort.get(ws!)!.metadata.path, '/mqtt');
   for (const h of hosts) assert.equal(h.ip, '127.0.0.1');
@@ -182,4 +190,24 @@ test('a server that does not answer: reconnecting with the error, the password n
   assert.ok(!JSON.stringify(rt).includes('down-secret'), JSON.stringify(rt));
   assert.deepEqual(rt.details.instances, []);
   await b.api('POST', '/command/delete', { body: { id: c.id } });
+});
+
+test('Nacos stopped: reconnecting with the error; started again: running, its instance registered again', async () => {
+  const service = `spindle-e-${run}`;
+  const c = await addCommand(b, { name: 'nacos-e', type: 'NACOS', config: { serverAddr: SERVER, serviceName: service, ip: '127.0.0.1', endpoints: ['tcp'] } });
+  await listed(service, [b.ports.tcp!]);
+  try {
+    nacos('stop');
+    // The next check (every 5 s) finds the server gone.
+    const down = await stateOf(b, c.id, 'reconnecting');
+    assert.match(down.lastError, /^nacos: the server's instance list could not be read: 127\.0\.0\.1:8848: fetch failed \(ECONNREFUSED\)/);
+  } finally {
+    nacos();
+  }
+  // Ephemeral instances do not survive a Nacos restart: the command registers it again.
+  await listed(service, [b.ports.tcp!], undefined, 3 * WAIT_MS);
+  const up = await stateOf(b, c.id, 'running');
+  assert.ok(up.reconnects >= 1, JSON.stringify(up));
+  await b.api('POST', '/command/delete', { body: { id: c.id } });
+  await listed(service, []);
 });
