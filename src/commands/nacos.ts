@@ -2,14 +2,17 @@
 // MQTT endpoint of this broker (or those config.endpoints names) is an ephemeral instance of
 // config.serviceName in Nacos: ip = the advertised address, port = the endpoint's, metadata =
 // config.metadata + protocol (mqtt, mqtts, ws, wss), nodeName, endpoint (its id) and path (ws).
-// open() registers them (nacos-naming's HTTP v1 open API; the client sends the heartbeats of
-// ephemeral instances itself); close() deregisters them (stop, delete, update, broker shutdown).
-// Every 5 s the server's instance list is read (over HTTP: the client's own list is a cache): the
-// instances it confirms are noted (confirmedAt), one it lost (a Nacos restart, or beats that did
-// not arrive for 30 s) is registered again, and the endpoints are compared with what is
-// registered: an endpoint added or removed at run time is registered or deregistered then. A
-// server that stops answering fails the connection: the runner reconnects with backoff, which
-// registers everything again.
+// open() registers them (nacos-naming's HTTP v1 open API); close() deregisters them (stop,
+// delete, update, broker shutdown). Every 5 s (the beat interval Nacos asks for) this command
+// sends each instance's heartbeat, then reads the server's instance list (over HTTP: the client's
+// own list is a cache): the instances it confirms are noted (confirmedAt), one it lost (a Nacos
+// restart, an operator's delete) is registered again, and the endpoints are compared with what is
+// registered: an endpoint added or removed at run time is registered or deregistered then. The
+// heartbeats are ours, not the client's: its beat loop runs on its own, and a beat it had in
+// flight when an instance was deregistered brought the instance back (Nacos's v1 beat registers
+// an unknown instance), for 30 s; ours are never in flight during a deregistration. A server that
+// stops answering fails the connection: the runner reconnects with backoff, which registers
+// everything again.
 import os from 'node:os';
 import { format } from 'node:util';
 
@@ -38,10 +41,14 @@ const REQUEST_TIMEOUT_MS = 5_000;
  * and close() (sdk-base's, which ends the beats and the push receiver). */
 type Instance = Parameters<NacosNamingClient['registerInstance']>[1];
 const asInstance = (instance: object): Instance => instance as unknown as Instance;
+/** The client's beat loop (private in nacos-naming 2.6.3, lib/naming/beat_reactor.js): closed at
+ * once, since this command sends the beats itself (see the header). */
+type WithBeatReactor = { _beatReactor?: { close(): Promise<void> } };
 
 interface Registered {
   listener: ListenerInfo;
   ip: string;
+  metadata: Record<string, string>;
   registeredAt: string;
   /** As the server's list last showed it; null: not seen yet. */
   healthy: boolean | null;
@@ -66,6 +73,7 @@ class NacosRegistration implements Consumer {
   private closed = false;
   /** Why the client's last request failed (it logs the server's answer, then throws a summary). */
   private lastRequestError: { message: string; status?: number } | null = null;
+  private lastBeatAt: string | null = null;
   private lastBeatError: string | null = null;
   private lastBeatErrorAt: string | null = null;
   private confirmedAt: string | null = null;
@@ -93,6 +101,9 @@ class NacosRegistration implements Consumer {
 
   async open(): Promise<void> {
     await this.client.ready();
+    const beats = (this.client as unknown as WithBeatReactor)._beatReactor;
+    if (!beats) throw new ConsumerError('nacos: this nacos-naming has no beat reactor to replace (the command is written for 2.6.3)', false);
+    await beats.close();
     this.ip = this.config.ip ?? firstIPv4();
     if (this.ip === null) throw new ConsumerError('nacos: this machine has no non-internal IPv4 address to advertise: set config.ip', false);
     await this.reconcile(null);
@@ -128,6 +139,7 @@ class NacosRegistration implements Consumer {
       instances: [...this.registered.values()].map((r) => ({ endpoint: r.listener.id, protocol: r.listener.protocol, ip: r.ip, port: r.listener.port, ...(r.listener.path ? { path: r.listener.path } : {}), healthy: r.healthy, registeredAt: r.registeredAt })),
       confirmedAt: this.confirmedAt,
       reRegistrations: this.reRegistrations,
+      lastBeatAt: this.lastBeatAt,
       lastBeatError: this.lastBeatError,
       lastBeatErrorAt: this.lastBeatErrorAt,
     };
@@ -135,6 +147,8 @@ class NacosRegistration implements Consumer {
 
   /** Reads the server's list, notes what it confirms, and registers or deregisters what differs. */
   private async check(): Promise<void> {
+    if (this.closed) return;
+    await this.beat();
     if (this.closed) return;
     let hosts: Map<string, ServerHost>;
     try {
@@ -198,7 +212,7 @@ class NacosRegistration implements Consumer {
       await this.client.deregisterInstance(this.config.serviceName, asInstance(instance), this.config.group).catch(() => {});
       throw e;
     }
-    this.registered.set(listener.id, { listener, ip, registeredAt: new Date().toISOString(), healthy: null });
+    this.registered.set(listener.id, { listener, ip, metadata, registeredAt: new Date().toISOString(), healthy: null });
     this.ctx.log.info('nacos instance registered', { service: this.config.serviceName, group: this.config.group, endpoint: listener.id, ip, port: listener.port, protocol: listener.protocol });
   }
 
@@ -215,10 +229,39 @@ class NacosRegistration implements Consumer {
     }
   }
 
+  /** Sends every registered instance's heartbeat (as nacos-naming would: PUT /instance/beat);
+   * a failure is noted and logged (rate-limited); the list read after it tells whether the server
+   * is gone. */
+  private async beat(): Promise<void> {
+    const c = this.config;
+    const grouped = `${c.group}@@${c.serviceName}`;
+    const results = await Promise.allSettled([...this.registered.values()].map(async (r) => {
+      const beat = { serviceName: grouped, ip: r.ip, port: r.listener.port, cluster: c.clusterName, weight: c.weight, metadata: r.metadata, scheduled: false };
+      await this.request('PUT', '/nacos/v1/ns/instance/beat', { beat: JSON.stringify(beat), serviceName: grouped, namespaceId: c.namespace });
+    }));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (!failed) {
+      if (results.length > 0) this.lastBeatAt = new Date().toISOString();
+      return;
+    }
+    this.lastBeatError = `nacos: heartbeat failed: ${this.safe(failed.reason)}`;
+    this.lastBeatErrorAt = new Date().toISOString();
+    this.beatWarn.warn('nacos heartbeat failed', { error: this.lastBeatError });
+  }
+
   /** The service's instances as the server lists them now, by "ip:port": the first server that answers. */
   private async serverList(): Promise<Map<string, ServerHost>> {
     const c = this.config;
-    const query = new URLSearchParams({ serviceName: c.serviceName, groupName: c.group, namespaceId: c.namespace, clusters: c.clusterName, healthyOnly: 'false' });
+    const text = await this.request('GET', '/nacos/v1/ns/instance/list', { serviceName: c.serviceName, groupName: c.group, namespaceId: c.namespace, clusters: c.clusterName, healthyOnly: 'false' });
+    const hosts = (JSON.parse(text) as { hosts?: ServerHost[] }).hosts ?? [];
+    return new Map(hosts.map((h) => [`${h.ip}:${h.port}`, h]));
+  }
+
+  /** One request of Nacos's HTTP open API (params in the query, auth as the client sends it):
+   * the first server that answers 200. */
+  private async request(method: string, path: string, params: Record<string, string>): Promise<string> {
+    const c = this.config;
+    const query = new URLSearchParams(params);
     if (c.auth) {
       query.set('username', c.auth.username);
       query.set('password', c.auth.password);
@@ -226,11 +269,10 @@ class NacosRegistration implements Consumer {
     let last: unknown;
     for (const s of c.servers) {
       try {
-        const res = await fetch(`${c.tls ? 'https' : 'http'}://${s.host}:${s.port}/nacos/v1/ns/instance/list?${query}`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        const res = await fetch(`${c.tls ? 'https' : 'http'}://${s.host}:${s.port}${path}?${query}`, { method, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
         const text = await res.text();
         if (!res.ok) throw new Error(`${s.host}:${s.port} answered ${res.status}: ${text.slice(0, 200)}`);
-        const hosts = (JSON.parse(text) as { hosts?: ServerHost[] }).hosts ?? [];
-        return new Map(hosts.map((h) => [`${h.ip}:${h.port}`, h]));
+        return text;
       } catch (err) {
         // fetch says only "fetch failed": the reason (ECONNREFUSED, a timeout) is its cause.
         const cause = (err as Error).cause as (Error & { code?: string }) | undefined;
@@ -252,21 +294,14 @@ class NacosRegistration implements Consumer {
   }
 
   /** nacos-naming logs with console's signature: info/debug lines go to our debug level; the
-   * warnings it logs when a request fails become the reason of the error it then throws; a beat
-   * that failed is noted for the runtime and logged (rate-limited). Secrets are removed. */
+   * warnings it logs when a request fails become the reason of the error it then throws. Secrets
+   * are removed. */
   private clientLogger(): Console {
     const log = this.ctx.log;
     const text = (args: unknown[]) => safeMessage(new Error(format(...args)), this.secrets).slice(0, 1000);
     const problem = (args: unknown[]) => {
       const first = args[0];
       const message = first instanceof Error ? this.safe(first) : text(args);
-      if (message.includes('[CLIENT-BEAT]')) {
-        if (this.closed) return;
-        this.lastBeatError = message;
-        this.lastBeatErrorAt = new Date().toISOString();
-        this.beatWarn.warn('nacos heartbeat failed', { error: message });
-        return;
-      }
       const status = first instanceof Error ? (first as Error & { status?: unknown }).status : undefined;
       this.lastRequestError = { message, ...(typeof status === 'number' ? { status } : {}) };
       log.debug('nacos client', { error: message });
