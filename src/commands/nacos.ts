@@ -107,6 +107,8 @@ class NacosRegistration implements Consumer {
     this.ip = this.config.ip ?? firstIPv4();
     if (this.ip === null) throw new ConsumerError('nacos: this machine has no non-internal IPv4 address to advertise: set config.ip', false);
     await this.reconcile(null);
+    // Stopped while registering: close() ran (or runs) and deregisters; no checks then.
+    if (this.closed) return;
     this.timer = setInterval(() => {
       this.checking ??= this.check().finally(() => {
         this.checking = null;
@@ -214,6 +216,8 @@ class NacosRegistration implements Consumer {
     }
     this.registered.set(listener.id, { listener, ip, metadata, registeredAt: new Date().toISOString(), healthy: null });
     this.ctx.log.info('nacos instance registered', { service: this.config.serviceName, group: this.config.group, endpoint: listener.id, ip, port: listener.port, protocol: listener.protocol });
+    // Registered while close() was deregistering (a stop during open()): deregister it too.
+    if (this.closed) await this.deregister(listener.id);
   }
 
   private async deregister(id: string): Promise<void> {
