@@ -43,6 +43,7 @@ import { traceRoutes } from './routes/traces.ts';
 import { commandRoutes } from './routes/commands.ts';
 import { CommandManager } from '../commands/manager.ts';
 import { registerCommandMetrics } from '../commands/metrics.ts';
+import type { BrokerInfo } from '../commands/types.ts';
 import { topicFilterProblem } from '../auth/topic-filter.ts';
 import { BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
@@ -123,7 +124,17 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   registerBridgeMetrics(registry, bridges);
   // Commands publish into the broker: started once it runs, stopped (closers run in reverse)
   // before anything else closes, and before the supervisor shuts the workers down.
-  const commands = new CommandManager(supervisor, store, log.named('commands'), { maxTopicLevels: config.limits.maxTopicLevels, maxPayload: config.limits.maxPacketSize });
+  // A registration (NACOS) announces the enabled endpoints, read again while it runs.
+  const brokerInfo: BrokerInfo = {
+    nodeName: config.nodeName,
+    endpoints: () => supervisor.endpoints.list().filter((e) => e.enabled).map((e) => ({
+      id: e.id,
+      port: e.port,
+      protocol: e.useWebsocket ? (e.sslConfig ? 'wss' : 'ws') : e.sslConfig ? 'mqtts' : 'mqtt',
+      ...(e.useWebsocket ? { path: e.path } : {}),
+    })),
+  };
+  const commands = new CommandManager(supervisor, store, log.named('commands'), { maxTopicLevels: config.limits.maxTopicLevels, maxPayload: config.limits.maxPacketSize }, brokerInfo);
   await commands.load();
   registerCommandMetrics(registry, commands);
   const closers: (() => void | Promise<void>)[] = [

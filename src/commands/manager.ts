@@ -14,7 +14,7 @@ import { CommandError } from './errors.ts';
 import { MAPPING_FIELDS, Mapping, type MappingLimits } from './mapping.ts';
 import { commandType, implementedTypes } from './registry.ts';
 import { CommandRunner, type RunnerStatus } from './runner.ts';
-import { SPEC_COMMAND_TYPES, type CommandDoc, type CommandState, type CommandType } from './types.ts';
+import { SPEC_COMMAND_TYPES, type BrokerInfo, type CommandDoc, type CommandState, type CommandType } from './types.ts';
 
 export const COMMAND_KIND = 'command';
 const NAME_MAX = 128;
@@ -63,6 +63,7 @@ export class CommandManager {
     private readonly store: Store,
     private readonly log: Logger,
     private readonly limits: MappingLimits,
+    private readonly broker: BrokerInfo,
   ) {}
 
   /** Reads the stored commands and starts the enabled ones. */
@@ -151,14 +152,15 @@ export class CommandManager {
     return [...this.commands.values()].map((l) => this.runtimeOf(l));
   }
 
-  /** Stops every command (at broker shutdown): consumers close, nothing more is acknowledged. */
+  /** Stops every command (at broker shutdown): consumers close, nothing more is acknowledged,
+   * registrations deregister (each close is bounded: 10 s). */
   async close(): Promise<void> {
     await Promise.allSettled([...this.commands.values()].map((l) => l.runner?.stop()));
   }
 
   private runtimeOf(live: Live): CommandRuntime {
     const { id, name, type, enabled } = live.doc;
-    const status: RunnerStatus = live.runner?.status() ?? { state: 'failed', since: live.doc.createTime, lastError: live.invalid ?? null, lastErrorAt: null, reconnects: 0, lag: null, ...emptyCounters() };
+    const status: RunnerStatus = live.runner?.status() ?? { state: 'failed', since: live.doc.createTime, lastError: live.invalid ?? null, lastErrorAt: null, reconnects: 0, lag: null, ...emptyCounters(), details: null };
     return { id, name, type, enabled, ...status };
   }
 
@@ -187,10 +189,11 @@ export class CommandManager {
   /** Validates a command (its type's config and the MQTT mapping) and makes its runner. */
   private runner(doc: CommandDoc): CommandRunner {
     const spec = commandType(this.checkType(doc.type))!;
+    const publishes = spec.publishes !== false;
     for (const key of Object.keys(doc.config)) {
-      if (!spec.fields.includes(key) && !(MAPPING_FIELDS as readonly string[]).includes(key)) throw new CommandError(400, `config.${key}`, `config.${key}: unknown field of a ${doc.type} command`);
+      if (!spec.fields.includes(key) && !(publishes && (MAPPING_FIELDS as readonly string[]).includes(key))) throw new CommandError(400, `config.${key}`, `config.${key}: unknown field of a ${doc.type} command`);
     }
-    const mapping = Mapping.parse(doc.config, this.limits);
+    const mapping = publishes ? Mapping.parse(doc.config, this.limits) : null;
     let config: unknown;
     try {
       config = spec.parse(doc.config);
@@ -198,6 +201,6 @@ export class CommandManager {
       if (err instanceof SourceConfigError) throw new CommandError(400, err.field, err.message);
       throw err;
     }
-    return new CommandRunner(doc.id, spec, config, mapping, this.host, this.log.child({ command: doc.id, type: doc.type }));
+    return new CommandRunner(doc.id, spec, config, mapping, this.host, this.log.child({ command: doc.id, type: doc.type }), this.broker);
   }
 }

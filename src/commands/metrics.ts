@@ -43,6 +43,16 @@ export function registerCommandMetrics(registry: Registry, commands: CommandMana
     },
   });
   new Gauge({
+    name: 'spindle_command_registered_instances',
+    help: 'Instances a registration command (NACOS) has registered now (one per endpoint it announces).',
+    labelNames: ['command', 'type'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of commands.allRuntimes()) if (Array.isArray(r.details?.instances)) this.set(labels(r), r.details.instances.length);
+    },
+  });
+  new Gauge({
     name: 'spindle_command_state',
     help: `1 for the state a command is in: ${COMMAND_STATES.join(', ')}.`,
     labelNames: ['command', 'type', 'state'],

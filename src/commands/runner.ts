@@ -2,15 +2,17 @@
 // reconnected with backoff (1 s .. 30 s, counted) while the source is down or the connection
 // breaks; given up (state failed) when the source refuses for good; the lag sampled every 5 s
 // while running; stop() aborts what is being delivered (unacknowledged: the source sends it
-// again) and closes the consumer. Its state and counters outlive a stop and start.
+// again) and closes the consumer. Its state and counters outlive a stop and start. A registration
+// (NACOS, no mapping) runs the same way: open registers, close deregisters, and its details (the
+// instances) are shown with the state.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { Logger } from '../log/index.ts';
 import { Backoff } from '../sources/backoff.ts';
 import { withTimeout } from '../sources/timeout.ts';
-import { Delivery, type DeliveryCounters, type PublishHost } from './delivery.ts';
+import { Delivery, emptyCounters, type DeliveryCounters, type PublishHost } from './delivery.ts';
 import type { Mapping } from './mapping.ts';
-import { ConsumerError, type CommandState, type CommandTypeSpec, type Consumer } from './types.ts';
+import { ConsumerError, type BrokerInfo, type CommandState, type CommandTypeSpec, type Consumer, type InboundRecord } from './types.ts';
 
 const LAG_SAMPLE_MS = 5_000;
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -25,6 +27,9 @@ export interface RunnerStatus extends DeliveryCounters {
   reconnects: number;
   /** Records waiting in the source (see Consumer.lag); null: unknown or not running. */
   lag: number | null;
+  /** A registration's instances and when they were last confirmed (Consumer.details): the last
+   * answer, kept after a stop; null for an inbound bridge. */
+  details: Record<string, unknown> | null;
 }
 
 export class CommandRunner {
@@ -34,7 +39,10 @@ export class CommandRunner {
   private lastErrorAt: string | null = null;
   private reconnects = 0;
   private lag: number | null = null;
-  private readonly delivery: Delivery;
+  private details: Record<string, unknown> | null = null;
+  private consumer: Consumer | null = null;
+  /** null: a registration, which publishes nothing. */
+  private readonly delivery: Delivery | null;
   private abort: AbortController | null = null;
   private loop: Promise<void> | null = null;
 
@@ -42,16 +50,18 @@ export class CommandRunner {
     private readonly id: string,
     private readonly spec: CommandTypeSpec,
     private readonly config: unknown,
-    mapping: Mapping,
+    mapping: Mapping | null,
     host: PublishHost,
     private readonly log: Logger,
+    private readonly broker: BrokerInfo,
   ) {
-    this.delivery = new Delivery(mapping, host, log, (message) => this.noteError(message));
+    this.delivery = mapping && new Delivery(mapping, host, log, (message) => this.noteError(message));
   }
 
   status(): RunnerStatus {
-    const c = this.delivery.counters;
-    return { state: this.state, since: this.since, lastError: this.lastError, lastErrorAt: this.lastErrorAt, reconnects: this.reconnects, lag: this.lag, ...c, failed: { ...c.failed } };
+    const c = this.delivery?.counters ?? emptyCounters();
+    if (this.consumer?.details) this.details = this.consumer.details();
+    return { state: this.state, since: this.since, lastError: this.lastError, lastErrorAt: this.lastErrorAt, reconnects: this.reconnects, lag: this.lag, ...c, failed: { ...c.failed }, details: this.details };
   }
 
   /** Starts consuming (again, after a stop or a failure); nothing when already running. */
@@ -76,7 +86,8 @@ export class CommandRunner {
     const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     this.setState('starting');
     while (!signal.aborted) {
-      const consumer = this.spec.create(this.config, { id: this.id, deliver: (records) => this.delivery.deliver(records, signal), log: this.log });
+      const consumer = this.spec.create(this.config, { id: this.id, deliver: (records) => this.deliver(records, signal), log: this.log, broker: this.broker });
+      this.consumer = consumer;
       let sampler: NodeJS.Timeout | undefined;
       try {
         await Promise.race([consumer.open(), stopped]);
@@ -102,10 +113,17 @@ export class CommandRunner {
         clearInterval(sampler);
         this.lag = null;
         await withTimeout(consumer.close(), CLOSE_TIMEOUT_MS, 'command consumer close').catch((err: unknown) => this.log.warn('command consumer did not close cleanly', { error: (err as Error).message }));
+        if (consumer.details) this.details = consumer.details();
+        this.consumer = null;
       }
       // Rejects only when the command stops (AbortError); the loop then ends.
       await sleep(backoff.next(), undefined, { signal }).catch(() => {});
     }
+  }
+
+  private deliver(records: InboundRecord[], signal: AbortSignal): Promise<boolean> {
+    if (!this.delivery) throw new Error(`a ${this.spec.type} command publishes nothing`);
+    return this.delivery.deliver(records, signal);
   }
 
   private async sampleLag(consumer: Consumer): Promise<void> {

@@ -1,7 +1,9 @@
 // Commands (spec 4.9): inbound bridges that consume a queue or a stream of another system and
-// publish each record into this broker. This file is the contract: the types the spec names,
-// a command as stored, the record a consumer hands to delivery, and what one type implements
-// (one file per type, registered in registry.ts). Main thread.
+// publish each record into this broker, and registrations (NACOS) that announce this broker's
+// endpoints to another system while they run. This file is the contract: the types the spec
+// names, a command as stored, the record a consumer hands to delivery, what a command learns of
+// the broker, and what one type implements (one file per type, registered in registry.ts). Main
+// thread.
 import type { Logger } from '../log/index.ts';
 
 /** Every command type spec 4.9 names; registry.ts says which this build implements. */
@@ -60,6 +62,9 @@ export interface Consumer {
    * summed over partitions; RabbitMQ: the queue's ready messages; Pulsar: the subscription's
    * msgBacklog); null when unknown (RocketMQ: always). */
   lag(): Promise<number | null>;
+  /** What /command/runtime shows beside the counters (a registration: its instances and when the
+   * server last confirmed them); absent for an inbound bridge. */
+  details?(): Record<string, unknown>;
 }
 
 /** Why a connection failed, and whether trying again can help. */
@@ -74,10 +79,29 @@ export class ConsumerError extends Error {
   }
 }
 
+/** An MQTT endpoint (listener) of this broker as a registration announces it. */
+export interface ListenerInfo {
+  /** The endpoint's id (src/broker/endpoints.ts). */
+  id: string;
+  port: number;
+  protocol: 'mqtt' | 'mqtts' | 'ws' | 'wss';
+  /** The WebSocket path (ws, wss). */
+  path?: string;
+}
+
+/** What a command may know of the broker (the admin module gives it: the supervisor's endpoint
+ * registry and the configuration's nodeName). */
+export interface BrokerInfo {
+  nodeName: string;
+  /** The enabled endpoints now, read again whenever asked (they change at run time). */
+  endpoints(): ListenerInfo[];
+}
+
 export interface ConsumerContext {
   id: string;
   deliver: Deliver;
   log: Logger;
+  broker: BrokerInfo;
 }
 
 /** What one command type implements. */
@@ -86,6 +110,9 @@ export interface CommandTypeSpec<C = unknown> {
   /** The config fields it reads (beside the MQTT mapping's): any other is refused, so a typo
    * is not silently ignored. */
   fields: readonly string[];
+  /** false: a registration (NACOS), which publishes nothing: no MQTT mapping (mqttTopic,
+   * payload, qos, retain are refused as unknown fields). Absent: an inbound bridge. */
+  publishes?: false;
   /** Validates a config (throws SourceConfigError naming `config.<field>`); answers its
    * normalized form for create(). */
   parse(raw: Record<string, unknown>): C;

@@ -18,7 +18,9 @@ function message(topic: string, payload: string): Message {
   return { topic, topicBytes: Buffer.from(topic), payload: Buffer.from(payload), qos: 1, retain: false, props: null, expiresAt: 0, receivedAt: Date.now(), storeId: undefined, seq: undefined };
 }
 
-const transform = (stage: ProcessorStage, m: Message) => new Promise<Message[]>((resolve) => stage.transform(m, 'c1', resolve));
+/** What the stage made of `m`, as a list (none: dropped). */
+const transform = (stage: ProcessorStage, m: Message) =>
+  new Promise<Message[]>((resolve) => stage.transform(m, 'c1', (done: (out: Message[]) => void, _tag, _m, out) => done(out === null ? [] : Array.isArray(out) ? out : [out]), resolve, 0));
 
 test('answers come in the order messages went in, across batches', async () => {
   const stage = new ProcessorStage({ log: createLogger({ level: 'error', name: 'stage-test' }), threads: 2, timeoutMs: 200, memoryMb: 64, onError: 'pass', maxTopicLevels: 8, batchSize: 3 });
@@ -26,10 +28,12 @@ test('answers come in the order messages went in, across batches', async () => {
   stage.setState({ processors: [{ id: 's', kind: 'script', name: 's', topic: '#', key: 's:1', content: 'function convert(t, p) { const n = +p.toString(); if (n % 6 < 3) { const end = Date.now() + 20; while (Date.now() < end) {} } return "v" + n; }' }] });
   try {
     const order: string[] = [];
-    await Promise.all(Array.from({ length: 30 }, (_, i) => new Promise<void>((resolve) => stage.transform(message('t', String(i)), 'c1', (out) => {
-      order.push(out[0].payload.toString());
-      resolve();
-    }))));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => {
+      const got = transform(stage, message('t', String(i)));
+      return got.then((out) => {
+        order.push(out[0].payload.toString());
+      });
+    }));
     assert.deepEqual(order, Array.from({ length: 30 }, (_, i) => `v${i}`));
   } finally {
     await stage.close();

@@ -1,4 +1,5 @@
-// Commands (spec 4.9): inbound bridges from Kafka and RabbitMQ into the broker. The spec's GET
+// Commands (spec 4.9): inbound bridges from Kafka and RabbitMQ into the broker, and the NACOS
+// registration of the broker's endpoints. The spec's GET
 // /command/type and /command/add, and the documented additions a user needs: query (paged, by type
 // or name), update, delete, start, stop and runtime. Passwords are kept but never answered.
 import type { AdminContext } from '../context.ts';
@@ -14,7 +15,7 @@ function asHttp(err: unknown): unknown {
 }
 
 const ID_BODY = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } };
-const CONFIG_HELP = 'per type (README, Commands): KAFKA bootstrapServers, topic|topics, groupId, fromBeginning, sasl, tls; RABBITMQ url|host/port/username/password/vhost, queue, exchange, routingKey, declare, prefetch; every type: mqttTopic (template), payload (template), qos, retain';
+const CONFIG_HELP = 'per type (README, Commands): KAFKA bootstrapServers, topic|topics, groupId, fromBeginning, sasl, tls; RABBITMQ url|host/port/username/password/vhost, queue, exchange, routingKey, declare, prefetch; every bridge: mqttTopic (template), payload (template), qos, retain; NACOS serverAddr, serviceName, namespace, group, ip, username/password, metadata, endpoints (no mapping)';
 
 function configField(b: Body, required: boolean): Record<string, unknown> | undefined {
   if (b.config === undefined || b.config === null) {
@@ -100,6 +101,6 @@ export function commandRoutes(ctx: AdminContext): Route[] {
     }),
     byId('/command/start', 'Enable and start a command (one that failed is tried again)', (id) => commands.setEnabled(id, true)),
     byId('/command/stop', 'Stop and disable a command (its consumer closes; what it had not acknowledged stays in the source)', (id) => commands.setEnabled(id, false)),
-    byId('/command/runtime', "A command's state (starting, running, reconnecting, failed, stopped) since when, last error, and counters: received, published, failed by reason, publishRetries, reconnects, lag", (id) => commands.runtime(id)),
+    byId('/command/runtime', "A command's state (starting, running, reconnecting, failed, stopped) since when, last error, and counters: received, published, failed by reason, publishRetries, reconnects, lag; details (NACOS: the registered instances, confirmedAt, lastBeatError)", (id) => commands.runtime(id)),
   ];
 }

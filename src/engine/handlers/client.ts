@@ -107,19 +107,23 @@ export interface HandlerHost {
   readonly transforms: MessageTransforms;
 }
 
+/** What a message became (`m` itself, changed in place, when it became one message; null:
+ * dropped), told with the owner and tag given to transform (no closure per message). */
+export type TransformDone<T> = (owner: T, tag: number, m: Message, out: Message | Message[] | null) => void;
+
 /** What the engine sees of the scripts and extensions (a worker's processor stage). */
 export interface MessageTransforms {
   /** Whether any applies to messages on `topic` (false at once when there are none). */
   wants(topic: string): boolean;
-  /** Calls `done` with the messages to route instead of `m` (none: dropped), in the order
-   * messages were given; `m` and its buffers are kept until then. */
-  transform(m: Message, clientId: string, done: (out: Message[]) => void): void;
+  /** Calls `done` with what `m` became, in the order messages were given; `m` and its buffers
+   * are kept until then. */
+  transform<T>(m: Message, clientId: string, done: TransformDone<T>, owner: T, tag: number): void;
 }
 
 /** No scripts or extensions. */
 export const NO_TRANSFORMS: MessageTransforms = {
   wants: () => false,
-  transform: (m, _clientId, done) => done([m]),
+  transform: (m, _clientId, done, owner, tag) => done(owner, tag, m, m),
 };
 
 /** How a connection hands its packets to the handlers (the worker gives it one). */

@@ -10,7 +10,7 @@ import { tooManyLevels } from '../../protocol/topic-levels.ts';
 import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
 import { EV } from '../session/events.ts';
-import type { Client, HandlerHost, HandlerResult } from './client.ts';
+import type { Client, HandlerHost, HandlerResult, TransformDone } from './client.ts';
 
 export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
   if (c.state !== 'connected') {
@@ -150,27 +150,43 @@ const NO_ACK = -1;
 function transformThenPublish(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   if (message.qos === 0 && c.publishChain === null) {
     // Still counted in the pipeline's bound: a publisher faster than the processors is paused.
-    const max = host.config.limits.receiveMaximum;
-    if (++c.publishPending === max) c.pauseReading();
-    host.transforms.transform(message, c.clientId, (outs) => {
-      settle(c, null, max);
-      publishOutputs(host, c, message, packetId, outs);
-    });
+    if (++c.publishPending === host.config.limits.receiveMaximum) c.pauseReading();
+    host.transforms.transform(message, c.clientId, transformedFor(host), c, packetId);
     return;
   }
-  const made = new Promise<Message[]>((resolve) => host.transforms.transform(message, c.clientId, resolve));
+  const made = new Promise<Message | Message[] | null>((resolve) => host.transforms.transform(message, c.clientId, resolveWith, resolve, 0));
   const before = c.publishChain;
   const ready = before === null ? made : Promise.all([made, before]).then(([m]) => m);
-  chain(host, c, ready.then((outs) => publishOutputs(host, c, message, packetId, outs)));
+  chain(host, c, ready.then((out) => publishOutputs(host, c, message, packetId, out)));
 }
 
-function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId: number, outs: Message[]): void {
-  if (outs.length === 0) {
+const resolveWith: TransformDone<(out: Message | Message[] | null) => void> = (resolve, _tag, _m, out) => resolve(out);
+
+/** Per worker, the one function the processors answer QoS 0 messages with. */
+const transformed = new WeakMap<HandlerHost, TransformDone<Client>>();
+function transformedFor(host: HandlerHost): TransformDone<Client> {
+  let done = transformed.get(host);
+  if (done === undefined) {
+    done = (c, packetId, message, out) => {
+      settle(c, null, host.config.limits.receiveMaximum);
+      publishOutputs(host, c, message, packetId, out);
+    };
+    transformed.set(host, done);
+  }
+  return done;
+}
+
+function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId: number, out: Message | Message[] | null): void {
+  if (out === null || (Array.isArray(out) && out.length === 0)) {
     if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'dropped_by_processor');
     acknowledge(host, c, message, packetId, -1);
     return;
   }
-  for (let i = 0; i < outs.length; i++) publishAccepted(host, c, outs[i], i === outs.length - 1 ? packetId : NO_ACK);
+  if (!Array.isArray(out)) {
+    publishAccepted(host, c, out, packetId);
+    return;
+  }
+  for (let i = 0; i < out.length; i++) publishAccepted(host, c, out[i], i === out.length - 1 ? packetId : NO_ACK);
   c.endpoint.stats.publishDone(message);
 }
 

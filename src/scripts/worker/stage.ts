@@ -31,11 +31,16 @@ export interface StageOptions {
   batchSize?: number;
 }
 
+/** What a message became: itself changed in place (one message), several, or null (dropped). */
+type Out = Message | Message[] | null;
+
 interface Pending {
   message: Message;
   clientId: string;
   list: number;
-  done: (out: Message[]) => void;
+  done: (owner: never, tag: number, m: Message, out: Out) => void;
+  owner: unknown;
+  tag: number;
 }
 
 /** Topics remembered with the processors that apply to them; cleared when full. */
@@ -92,17 +97,17 @@ export class ProcessorStage {
     return this.listOf(topic) >= 0;
   }
 
-  /** Runs the processors on `m` (published by `clientId`); `done` gets the messages to route
-   * instead (none: dropped). Answers come in the order messages were given, also across batches.
+  /** Runs the processors on `m` (published by `clientId`); `done(owner, tag, m, out)` gets what
+   * it became: `m` itself changed in place, several messages, or null (dropped). Answers come in the order messages were given, also across batches.
    * `m`'s buffers are read when its batch is sent (a connection's read buffers are its own:
    * every read is a new one). */
-  transform(m: Message, clientId: string, done: (out: Message[]) => void): void {
+  transform<T>(m: Message, clientId: string, done: (owner: T, tag: number, m: Message, out: Out) => void, owner: T, tag: number): void {
     const list = this.listOf(m.topic);
     if (list < 0) {
-      done([m]);
+      done(owner, tag, m, m);
       return;
     }
-    this.batch.push({ message: m, clientId, list, done });
+    this.batch.push({ message: m, clientId, list, done: done as Pending['done'], owner, tag });
     this.batchBytes += m.payload.length;
     if (this.batch.length >= this.batchSize || this.batchBytes >= BATCH_BYTES_MAX) this.closeBatch();
     if (!this.scheduled) {
@@ -236,9 +241,23 @@ export class ProcessorStage {
     const buffer = Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
     let j = 0;
     for (let i = 0; i < batch.length; i++) {
-      const { message, done } = batch[i];
+      const p = batch[i];
+      const message = p.message;
+      const count = r.counts[i];
+      if (count === 1) {
+        // One message: this one, changed in place (no new object on the common path).
+        const topic = r.topics[j];
+        if (topic !== null) {
+          message.topic = topic;
+          message.topicBytes = Buffer.from(topic, 'utf8');
+        }
+        message.payload = buffer.subarray(r.offsets[j], r.offsets[j + 1]);
+        j++;
+        this.call(p, message);
+        continue;
+      }
       const out: Message[] = [];
-      for (let k = 0; k < r.counts[i]; k++, j++) {
+      for (let k = 0; k < count; k++, j++) {
         const topic = r.topics[j];
         // Every field, in the order the engine makes them (one shape on the hot path).
         out.push({
@@ -254,7 +273,7 @@ export class ProcessorStage {
           seq: undefined,
         });
       }
-      this.call(done, out);
+      this.call(p, count === 0 ? null : out);
     }
   }
 
@@ -272,13 +291,13 @@ export class ProcessorStage {
       this.count(spec.id, c);
       this.options.log.warn('processor failed on a batch', { processor: spec.name, id: spec.id, reason, messages: batch.length, onError: this.options.onError });
     }
-    for (const p of batch) this.call(p.done, this.options.onError === 'pass' ? [p.message] : []);
+    for (const p of batch) this.call(p, this.options.onError === 'pass' ? p.message : null);
   }
 
   /** One message's answer: a failure there (a bug) must not keep the others from theirs. */
-  private call(done: (out: Message[]) => void, out: Message[]): void {
+  private call(p: Pending, out: Out): void {
     try {
-      done(out);
+      p.done(p.owner as never, p.tag, p.message, out);
     } catch (err) {
       this.options.log.error('publishing what a processor made failed (a bug)', { err });
     }
