@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the RocketMQ 5 the RocketMQ command tests need available: a name server on 127.0.0.1:9876
 # and a proxy in local mode (the broker runs inside the proxy's JVM, broker port 10911) serving
-# the gRPC protocol of the RocketMQ 5 clients on 127.0.0.1:8081 (remoting on 8080). Run from the
+# the gRPC protocol of the RocketMQ 5 clients on 127.0.0.1:8081 (remoting on 8091, so 8080 stays free for the admin API). Run from the
 # jars on Maven Central with Debian's Java 17, since no release zip can be fetched here: Maven
 # resolves the runtime classpath once into the cache dir, and both JVMs start daemonized (pid
 # files, logs) under the state dir. Idempotent, and quick when both already listen.
@@ -96,7 +96,7 @@ PROPS
 fi
 
 if ! pid_alive proxy; then
-  for p in 8080 8081 10911; do port_open $p && { echo "ensure-rocketmq: port $p is taken by another process" >&2; exit 1; }; done
+  for p in 8091 8081 10911; do port_open $p && { echo "ensure-rocketmq: port $p is taken by another process" >&2; exit 1; }; done
   cat >"$state/broker.conf" <<PROPS
 brokerClusterName=DefaultCluster
 brokerName=broker-a
@@ -116,7 +116,7 @@ fileReservedTime=24
 registerNameServerPeriod=10000
 PROPS
   cat >"$state/proxy.json" <<JSON
-{"rocketMQClusterName":"DefaultCluster","namesrvAddr":"127.0.0.1:9876","grpcServerPort":8081,"remotingListenPort":8080}
+{"rocketMQClusterName":"DefaultCluster","namesrvAddr":"127.0.0.1:9876","grpcServerPort":8081,"remotingListenPort":8091}
 JSON
   mkdir -p "$state/logs/rocketmqlogs"
   touch "$state/logs/rocketmqlogs/broker.log"
