@@ -135,20 +135,13 @@ export class ProcessorManager {
   /** Counters of one processor, summed over the running workers. */
   async runtime(kind: ProcessorKind, id: string): Promise<ProcessorRuntime> {
     const doc = this.get(kind, id);
-    const all = await this.host.callAll<Record<string, ProcessorCounters>>('scripts.runtime');
-    const total = emptyCounters();
-    for (const perWorker of all) if (perWorker[id]) addCounters(total, perWorker[id]);
-    return { id, name: doc.name, kind, enabled: doc.enabled, ...total };
+    return runtimeOf(kind, doc, await this.host.callAll<Record<string, ProcessorCounters>>('scripts.runtime'));
   }
 
   /** Every processor's counters (one read of every worker), for the metrics. */
   async allRuntimes(): Promise<ProcessorRuntime[]> {
     const all = await this.host.callAll<Record<string, ProcessorCounters>>('scripts.runtime');
-    return this.ordered().map(({ kind, doc }) => {
-      const total = emptyCounters();
-      for (const perWorker of all) if (perWorker[doc.id]) addCounters(total, perWorker[doc.id]);
-      return { id: doc.id, name: doc.name, kind, enabled: doc.enabled, ...total };
-    });
+    return this.ordered().map(({ kind, doc }) => runtimeOf(kind, doc, all));
   }
 
   private get(kind: ProcessorKind, id: string): ProcessorDoc {
@@ -212,6 +205,13 @@ export class ProcessorManager {
     }
     this.host.setProcessorState({ processors });
   }
+}
+
+/** A processor's counters summed over the workers' answers. */
+function runtimeOf(kind: ProcessorKind, doc: ProcessorDoc, perWorker: readonly Record<string, ProcessorCounters>[]): ProcessorRuntime {
+  const total = emptyCounters();
+  for (const counters of perWorker) if (counters[doc.id]) addCounters(total, counters[doc.id]);
+  return { id: doc.id, name: doc.name, kind, enabled: doc.enabled, ...total };
 }
 
 function validateScript(doc: ScriptDoc): void {

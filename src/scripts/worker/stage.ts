@@ -1,9 +1,9 @@
 // ProcessorStage: the scripts and extensions of one worker thread (owned by that thread). The
 // engine asks wants(topic) for each PUBLISH it accepted (cheap: a cached answer per topic, and
 // false at once while there are no processors), and hands the ones wanted to transform(), which
-// copies them into the tick's batch. Each batch goes to this worker's piscina pool as one task
-// (payloads in one transferred buffer); the answer resolves each message's promise with what it
-// became. The engine keeps each connection's messages in order behind those promises.
+// adds them to the open batch. Each batch goes to this worker's piscina pool as one task
+// (payloads in one transferred buffer); the answer calls each message's `done` with what it
+// became, in the order messages came in, across batches.
 //
 // A batch whose thread dies (out of memory) or stops beating (a call that never yields: the pool
 // thread writes a heartbeat into a shared word; past 3x the time limit the task is aborted and
