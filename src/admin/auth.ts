@@ -10,7 +10,7 @@ import { randomBytes, randomUUID, createHash } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../auth/password.ts';
 import type { Store } from '../store/types.ts';
 import type { Logger } from '../log/index.ts';
-import { HttpError, type AdminUser, type Role } from './http.ts';
+import { HttpError, type AdminUser, type AnyRole, type Role } from './http.ts';
 import { signToken, verifyToken } from './tokens.ts';
 import { LoginLimiter, type LoginLimits, type Lockout } from './login-limiter.ts';
 import type { AuthMetrics, SignInMethod } from './auth-metrics.ts';
@@ -27,7 +27,11 @@ export interface StoredAdminUser {
   id: string;
   username: string;
   passwordHash: string;
-  role: Role;
+  role: AnyRole;
+  /** A tenant user's organization and project (control platform); absent for the broker's users. */
+  organizationId?: string | null;
+  projectId?: string | null;
+  email?: string;
   /** Credential version, the `ver` of the user's tokens: raised by a password or role change. */
   tokenVersion: number;
   createTime: string;
@@ -82,19 +86,55 @@ export class AdminAuth {
     }
   }
 
-  list(): { username: string; role: Role; createTime: string }[] {
+  list(): { username: string; role: AnyRole; createTime: string }[] {
     return [...this.users.values()].map(({ username, role, createTime }) => ({ username, role, createTime }));
+  }
+
+  /** Every user record (with its hash: callers answer a view without it). */
+  records(): StoredAdminUser[] {
+    return [...this.users.values()];
+  }
+
+  recordById(id: string): StoredAdminUser | undefined {
+    return this.byId(id);
+  }
+
+  record(username: string): StoredAdminUser | undefined {
+    return this.users.get(username);
+  }
+
+  /** Changes a user's profile (email, organization, project) and, when given, role or password
+   * (either ends the user's tokens). */
+  async updateUser(username: string, changes: { email?: string; organizationId?: string | null; projectId?: string | null; role?: AnyRole; password?: string }): Promise<StoredAdminUser> {
+    const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);
+    const user = this.users.get(username);
+    if (!user) throw new HttpError(404, `user ${username} not found`);
+    const credentials = passwordHash !== undefined || (changes.role !== undefined && changes.role !== user.role);
+    const next: StoredAdminUser = {
+      ...user,
+      ...(changes.email !== undefined ? { email: changes.email } : {}),
+      ...(changes.organizationId !== undefined ? { organizationId: changes.organizationId } : {}),
+      ...(changes.projectId !== undefined ? { projectId: changes.projectId } : {}),
+      ...(changes.role !== undefined ? { role: changes.role } : {}),
+      ...(passwordHash !== undefined ? { passwordHash } : {}),
+      tokenVersion: credentials ? user.tokenVersion + 1 : user.tokenVersion,
+    };
+    await this.store.putAdmin(USER_KIND, username, next);
+    this.users.set(username, next);
+    if (credentials) this.forgetBasic(username);
+    return next;
   }
 
   has(username: string): boolean {
     return this.users.has(username);
   }
 
-  async addUser(username: string, password: string, role: Role): Promise<void> {
-    const user: StoredAdminUser = { id: randomUUID(), username, passwordHash: await hashPassword(password), role, tokenVersion: 1, createTime: new Date().toISOString() };
+  async addUser(username: string, password: string, role: AnyRole, profile: { email?: string; organizationId?: string | null; projectId?: string | null } = {}): Promise<StoredAdminUser> {
+    const user: StoredAdminUser = { id: randomUUID(), username, passwordHash: await hashPassword(password), role, ...profile, tokenVersion: 1, createTime: new Date().toISOString() };
     await this.store.putAdmin(USER_KIND, username, user);
     this.users.set(username, user);
     this.forgetBasic(username);
+    return user;
   }
 
   /** A new password: the user's tokens issued before are refused from now on. */
@@ -148,7 +188,7 @@ export class AdminAuth {
       const claims = await verifyToken(value, this.secret, now);
       if (!claims) return null;
       const user = this.byId(claims.sub);
-      return user && user.tokenVersion === claims.ver ? { username: user.username, role: user.role } : null;
+      return user && user.tokenVersion === claims.ver ? userOf(user) : null;
     }
     if (scheme === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
@@ -159,8 +199,7 @@ export class AdminAuth {
       const cached = this.basicCache.get(key);
       if (cached && cached.until > now && this.users.has(cached.username)) {
         // Credentials verified within BASIC_CACHE_MS are not a guess: no lockout applies to them.
-        const u = this.users.get(cached.username)!;
-        return { username: u.username, role: u.role };
+        return userOf(this.users.get(cached.username)!);
       }
       const user = await this.limited('basic', address, username, () => this.check(username, decoded.slice(colon + 1)));
       if (user) {
@@ -180,7 +219,7 @@ export class AdminAuth {
       await verifyPassword(DUMMY_HASH, password).catch(() => false);
       return null;
     }
-    return (await verifyPassword(user.passwordHash, password)) ? { username: user.username, role: user.role } : null;
+    return (await verifyPassword(user.passwordHash, password)) ? userOf(user) : null;
   }
 
   private async change(username: string, next: (user: StoredAdminUser) => StoredAdminUser): Promise<void> {
@@ -229,6 +268,10 @@ export class AdminAuth {
   private forgetBasic(username: string): void {
     for (const [k, v] of this.basicCache) if (v.username === username) this.basicCache.delete(k);
   }
+}
+
+function userOf(u: StoredAdminUser): AdminUser {
+  return { username: u.username, role: u.role, id: u.id, organizationId: u.organizationId ?? null, projectId: u.projectId ?? null };
 }
 
 // argon2 hash of a random password, for constant-time refusal of unknown users.

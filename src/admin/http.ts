@@ -1,11 +1,20 @@
 // The admin API's request, reply and error types, and the envelope every route answers in
 // (see ../shared/spec/NOTES.md "Envelope and status codes"). No I/O here: server.ts owns that.
 
+/** Roles of the broker's admin API. */
 export type Role = 'admin' | 'viewer';
+/** Roles of the control platform's tenant users (an admin is the platform's SystemAdmin). */
+export type TenantRole = 'OrganizationAdmin' | 'ProjectAdmin' | 'User';
+export type AnyRole = Role | TenantRole;
 
 export interface AdminUser {
   username: string;
-  role: Role;
+  role: AnyRole;
+  /** The user record's id (immutable). */
+  id?: string;
+  /** A tenant user's organization and, for a project's users, project. */
+  organizationId?: string | null;
+  projectId?: string | null;
 }
 
 export interface AdminRequest {
@@ -18,6 +27,24 @@ export interface AdminRequest {
   /** The authenticated user; null on public routes. */
   user: AdminUser | null;
   remoteAddress: string;
+  /** Values of a route path's `:name` segments. */
+  params: Record<string, string>;
+  /** What a write did, for the audit log (set by the route; defaults come from the request). */
+  audit?: AuditNote;
+}
+
+/** A route's account of a write, for the audit log. */
+export interface AuditNote {
+  action?: string;
+  resource?: string;
+  resourceId?: string | null;
+  organizationId?: string | null;
+  projectId?: string | null;
+  before?: unknown;
+  after?: unknown;
+  /** The user who acted when the route itself signed them in (login). */
+  username?: string;
+  role?: string;
 }
 
 export interface Reply {

@@ -16,13 +16,26 @@ export interface AdminServerOptions {
   maxBodySize: number;
   auth: AdminAuth;
   log: Logger;
+  /** Told of every answered write (a request other than GET, by a signed-in user or to a route
+   * that signs one in), for the audit log. */
+  audit?: (req: AdminRequest, route: Route, status: number) => void;
 }
+
+/** A route whose path has `:name` segments. */
+interface PatternRoute {
+  route: Route;
+  segments: string[];
+}
+
+const TENANT_ROLES = new Set(['OrganizationAdmin', 'ProjectAdmin', 'User']);
+const PLATFORM_PREFIX = '/api/v1/';
 
 export class AdminServer {
   private readonly app = uWS.App();
   private socket: uWS.us_listen_socket | null = null;
   private readonly routes = new Map<string, Route>();
   private readonly methodsByPath = new Map<string, string[]>();
+  private readonly patterns: PatternRoute[] = [];
   port = 0;
 
   constructor(private readonly options: AdminServerOptions) {
@@ -34,6 +47,7 @@ export class AdminServer {
       const key = `${r.method} ${r.path}`;
       if (this.routes.has(key)) throw new Error(`admin route registered twice: ${key}`);
       this.routes.set(key, r);
+      if (r.path.includes('/:')) this.patterns.push({ route: r, segments: r.path.split('/') });
       const methods = this.methodsByPath.get(r.path) ?? [];
       methods.push(r.method);
       this.methodsByPath.set(r.path, methods);
@@ -99,10 +113,10 @@ export class AdminServer {
       // uWS reuses the chunk's memory after this callback.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress };
+      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress, params: {} };
       this.handle(request, Buffer.concat(chunks)).then(
-        (reply) => this.send(res, state, reply),
-        (err: unknown) => this.send(res, state, this.failure(request, err)),
+        (reply) => this.answered(res, state, request, reply),
+        (err: unknown) => this.answered(res, state, request, this.failure(request, err)),
       );
     });
   }
@@ -113,9 +127,9 @@ export class AdminServer {
    * viewer on a write route, 415 for a body that is not JSON, 400 for bad JSON.
    */
   private async handle(req: AdminRequest, raw: Buffer): Promise<Reply> {
-    const route = this.routes.get(`${req.method} ${req.path}`);
-    const methods = this.methodsByPath.get(req.path);
-    const isPublic = route ? route.access === 'public' : methods !== undefined && methods.every((m) => this.routes.get(`${m} ${req.path}`)!.access === 'public');
+    const { route, methods } = this.find(req);
+    routed.set(req, route);
+    const isPublic = route ? route.access === 'public' : methods !== undefined && methods.every((m) => this.routes.get(`${m} ${req.path}`)?.access === 'public');
     if (!isPublic) {
       const user = await this.options.auth.authenticate(req.headers.authorization, req.remoteAddress);
       if (!user) {
@@ -129,7 +143,9 @@ export class AdminServer {
       if (methods) throw new HttpError(405, `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}`, { headers: { allow: methods.join(', ') } });
       throw new HttpError(404, `no such route: ${req.method} ${req.path}`);
     }
-    if (route.access === 'write' && req.user!.role !== 'admin') throw new HttpError(403, `user ${req.user!.username} (${req.user!.role}) may not call ${route.method} ${route.path}`);
+    // A tenant user (control platform) has the platform's API only; its routes check scope.
+    if (req.user && TENANT_ROLES.has(req.user.role) && !route.path.startsWith(PLATFORM_PREFIX)) throw new HttpError(403, `user ${req.user.username} (${req.user.role}) may only use the control platform's API (/api/v1)`);
+    if (route.access === 'write' && req.user!.role !== 'admin' && !route.path.startsWith(PLATFORM_PREFIX)) throw new HttpError(403, `user ${req.user!.username} (${req.user!.role}) may not call ${route.method} ${route.path}`);
     // Every request that can change something, and every body, must be declared JSON: a browser
     // page can send text/plain or a form without a CORS preflight, but not application/json.
     if (req.method !== 'GET' || raw.length > 0) {
@@ -146,6 +162,40 @@ export class AdminServer {
       }
     }
     return route.handler(req);
+  }
+
+  /** The route for a method and path: an exact path first, then the paths with `:name`
+   * segments (their values in req.params); and the methods the path has (405). */
+  private find(req: AdminRequest): { route: Route | undefined; methods: string[] | undefined } {
+    const exact = this.routes.get(`${req.method} ${req.path}`);
+    const methods = this.methodsByPath.get(req.path);
+    if (exact || methods) return { route: exact, methods };
+    const parts = req.path.split('/');
+    let found: Route | undefined;
+    const allowed: string[] = [];
+    for (const p of this.patterns) {
+      const params = matchSegments(p.segments, parts);
+      if (params === null) continue;
+      allowed.push(p.route.method);
+      if (p.route.method === req.method && found === undefined) {
+        found = p.route;
+        req.params = params;
+      }
+    }
+    return { route: found, methods: allowed.length > 0 ? allowed : undefined };
+  }
+
+  /** Sends the answer, and tells the audit log of a write. */
+  private answered(res: uWS.HttpResponse, state: { aborted: boolean }, req: AdminRequest, reply: Reply): void {
+    this.send(res, state, reply);
+    const route = routed.get(req);
+    if (route === undefined || req.method === 'GET' || !this.options.audit) return;
+    if (req.user === null && req.audit?.username === undefined) return;
+    try {
+      this.options.audit(req, route, reply.status);
+    } catch (err) {
+      this.options.log.error('audit record failed', { route: `${req.method} ${req.path}`, err });
+    }
   }
 
   private failure(req: AdminRequest, err: unknown): Reply {
@@ -241,4 +291,24 @@ export class AdminServer {
     state.aborted = true;
     res.cork(() => res.end());
   }
+}
+
+/** The route each request was dispatched to (for the audit log). */
+const routed = new WeakMap<AdminRequest, Route | undefined>();
+
+function matchSegments(pattern: readonly string[], parts: readonly string[]): Record<string, string> | null {
+  if (pattern.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p.startsWith(':')) {
+      if (parts[i].length === 0) return null;
+      try {
+        params[p.slice(1)] = decodeURIComponent(parts[i]);
+      } catch {
+        return null;
+      }
+    } else if (p !== parts[i]) return null;
+  }
+  return params;
 }

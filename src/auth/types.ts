@@ -18,10 +18,29 @@ export interface AclGrant {
   topic: string;
 }
 
+/**
+ * A client of a tenant (an application of the control platform): where its connection and its
+ * messages count against its application's and organization's licence, shared by every worker.
+ */
+export interface TenantLink {
+  readonly applicationId: string;
+  readonly organizationId: string;
+  /** Takes a connection in the application's and the organization's quota; false, with nothing
+   * taken, when either is full (or the application is gone). */
+  connect(): boolean;
+  /** Gives back what connect took. */
+  release(): void;
+  /** Counts a received message; false when the application or organization is over its rate
+   * for the current second (the connection is then throttled). */
+  message(nowMs: number): boolean;
+  /** A publish or subscription outside the tenant's namespace was refused. */
+  denied(): void;
+}
+
 /** ok: the client may connect; `superuser` skips every ACL check; `acl` rules come with the
  * credentials. 'unavailable': nobody could decide in time (CONNACK 0x88 / 3). */
 export type AuthResult =
-  | { ok: true; username?: string; superuser?: boolean; acl?: readonly AclGrant[] }
+  | { ok: true; username?: string; superuser?: boolean; acl?: readonly AclGrant[]; tenant?: TenantLink }
   | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' | 'unavailable' };
 
 export interface Authenticator {
@@ -38,6 +57,8 @@ export interface ClientIdentity {
   superuser?: boolean;
   /** ACL rules that came with the credentials (a JWT's acl claim). */
   acl?: readonly AclGrant[];
+  /** Set for a tenant's client (control platform): its licence counters. */
+  tenant?: TenantLink;
 }
 
 export interface Authorizer {

@@ -14,9 +14,11 @@ export interface PolicyState {
   authParams: PolicyParam[];
   /** What the ACL answers depend on besides the action and topic. */
   aclParams: PolicyParam[];
+  /** The control platform's tenant counters (shared memory, not copied), or null without tenants. */
+  tenants: SharedArrayBuffer | null;
 }
 
-export const NO_POLICIES: PolicyState = Object.freeze({ generation: 0, auth: false, acl: false, authParams: [], aclParams: [] }) as PolicyState;
+export const NO_POLICIES: PolicyState = Object.freeze({ generation: 0, auth: false, acl: false, authParams: [], aclParams: [], tenants: null }) as PolicyState;
 
 export type PolicyQuestion = { id: number; kind: 'auth'; q: AuthQuery } | { id: number; kind: 'acl'; q: AclQuery };
 

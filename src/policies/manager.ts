@@ -67,6 +67,9 @@ export class PolicyManager {
   private readonly replies = new Map<number, PolicyReply[]>();
   private flushing = false;
   private closed = false;
+  /** The control platform's applications: a policy first in the authentication chain. */
+  private tenantPolicy: CompiledAuthPolicy | null = null;
+  private tenantBuffer: SharedArrayBuffer | null = null;
 
   constructor(
     private readonly host: PolicyHost,
@@ -254,10 +257,22 @@ export class PolicyManager {
     return compiled;
   }
 
+  /**
+   * The control platform's applications answer first (their app keys are usernames no other
+   * policy should see); `tenants` is the buffer their answers count in. Called again whenever an
+   * application changes: every worker's cached answers are dropped.
+   */
+  setTenantPolicy(policy: CompiledAuthPolicy | null, tenants: SharedArrayBuffer | null): void {
+    this.tenantPolicy = policy;
+    this.tenantBuffer = tenants;
+    this.rebuild();
+  }
+
   /** The chains from the entries, and every worker told (their caches empty). */
   private rebuild(): void {
     const running = (kind: PolicyKind) => this.ordered(kind).filter((e) => e.record.enabled && e.compiled !== null).map((e) => e.compiled!);
     this.authChain = running('auth') as CompiledAuthPolicy[];
+    if (this.tenantPolicy !== null) this.authChain.unshift(this.tenantPolicy);
     this.aclChain = running('acl') as CompiledAclPolicy[];
     this.generation++;
     const params = (chain: readonly Compiled[]) => [...new Set(chain.flatMap((p) => [...p.params]))].sort() as PolicyParam[];
@@ -267,6 +282,7 @@ export class PolicyManager {
       acl: this.aclChain.length > 0,
       authParams: params(this.authChain),
       aclParams: params(this.aclChain),
+      tenants: this.tenantBuffer,
     });
   }
 

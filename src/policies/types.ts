@@ -3,6 +3,7 @@
 // the store, the admin routes) and the workers (which ask through a batched channel and cache the
 // answers). Everything that crosses to a worker is plain data (postMessage).
 import type { AclGrant } from '../auth/types.ts';
+import type { TenantRef } from '../broker/tenant-counters.ts';
 import type { Logger } from '../log/index.ts';
 import type { AnySource, SourceType } from '../sources/types.ts';
 
@@ -41,13 +42,14 @@ export interface AuthQuery {
 /**
  * allow: the credentials are good (superuser skips every ACL; a JWT may carry its own ACL rules,
  * checked before the ACL policies, and the username to use; `validUntil`, ms since the epoch: a
- * cached allow is dropped then, e.g. at a JWT's exp). deny: they are wrong (CONNACK 0x86).
+ * cached allow is dropped then, e.g. at a JWT's exp; `tenant`: an application of the control
+ * platform, whose licence counters the client counts in). deny: they are wrong (CONNACK 0x86).
  * ignore: this policy does not know the client (no row, no token, HTTP said ignore): the next one
  * decides. `error` marks an ignore caused by a failure (source down, timeout, bad answer): logged
  * and counted, never cached.
  */
 export type AuthAnswer =
-  | { result: 'allow'; superuser: boolean; username?: string; acl?: AclGrant[]; validUntil?: number }
+  | { result: 'allow'; superuser: boolean; username?: string; acl?: AclGrant[]; validUntil?: number; tenant?: TenantRef }
   | { result: 'deny'; reason: string }
   | { result: 'ignore'; reason?: string; error?: boolean };
 
@@ -69,7 +71,7 @@ export type PolicyParam = 'username' | 'clientid' | 'peerhost' | 'password' | 't
 export interface CompiledAuthPolicy {
   readonly id: string;
   readonly name: string;
-  readonly type: AuthPolicyType;
+  readonly type: AuthPolicyType | 'platform';
   /** The parameters its answer depends on besides the password. */
   readonly params: ReadonlySet<PolicyParam>;
   /** Never rejects: a failure is { result: 'ignore', error: true } with the reason. */

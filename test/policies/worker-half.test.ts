@@ -15,7 +15,7 @@ import { PolicyAuthorizer, SUPERUSER } from '../../src/policies/worker/policy-au
 import { WorkerPolicies, type PolicyCounters } from '../../src/policies/worker/worker-policies.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const ACTIVE: PolicyState = { generation: 2, auth: true, acl: true, authParams: ['username'], aclParams: ['username'] };
+const ACTIVE: PolicyState = { generation: 2, auth: true, acl: true, authParams: ['username'], aclParams: ['username'], tenants: null };
 
 function counters(): PolicyCounters {
   return { authCacheHits: 0, authCacheMisses: 0, aclCacheHits: 0, aclCacheMisses: 0, timeouts: 0, overloaded: 0 };

@@ -492,6 +492,8 @@ export class Connection implements Client, TransportHandlers {
       this.countedOnEndpoint = false;
       this.host.endpointCounters.releaseConnection(this.endpoint.slot);
     }
+    // A tenant's place in its licence's connections (idempotent: the session keeps the identity).
+    this.identity?.tenant?.release();
     this.host.closed(this, wasConnected);
   }
 }

@@ -143,12 +143,22 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
     k.refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
     return;
   }
+  // A tenant's client (control platform) counts against its licence's connections, on every
+  // worker: 0x97 Quota Exceeded (v5) or 0x03 Server Unavailable (v3) past it.
+  const tenant = result.tenant;
+  if (tenant !== undefined && !tenant.connect()) {
+    k.refuse(RC.QUOTA_EXCEEDED);
+    return;
+  }
   c.username = result.username ?? p.username ?? undefined;
-  c.identity = result.superuser === true || result.acl !== undefined
+  c.identity = tenant !== undefined
+    ? { clientId, username: c.username, superuser: false, acl: result.acl, tenant }
+    : result.superuser === true || result.acl !== undefined
     ? { clientId, username: c.username, superuser: result.superuser === true, acl: result.acl }
     : { clientId, username: c.username };
-  // An endpoint with enableAcl off lets its clients publish and subscribe to every topic.
-  c.authorizer = endpoint.config.enableAcl ? host.authorizerFor(c.identity, () => c.remoteAddress) : ALLOW_ALL;
+  // An endpoint with enableAcl off lets its clients publish and subscribe to every topic; a
+  // tenant's client stays in its namespace everywhere.
+  c.authorizer = endpoint.config.enableAcl || tenant !== undefined ? host.authorizerFor(c.identity, () => c.remoteAddress) : ALLOW_ALL;
 
   // The limits the client asked for [MQTT-3.1.2-* properties].
   if (version === 5) {

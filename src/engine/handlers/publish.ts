@@ -46,6 +46,11 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
   const stats = host.stats;
   stats.messagesReceived++;
   c.messagesIn++;
+  const now = Date.now();
+  // A tenant over its licence's message rate: the message is taken, and reading pauses until the
+  // next second (throttling; nothing is lost).
+  const tenant = c.identity.tenant;
+  if (tenant !== undefined && !tenant.message(now)) throttle(c, now);
   stats.publishReceived[qos]++;
   stats.publishBytesReceived[qos] += d[o + 2];
   c.endpoint.stats.publishIn(d[o + 2]);
@@ -63,7 +68,6 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
     }
   }
 
-  const now = Date.now();
   let props: Buffer | null = null;
   if (c.version === 5 && d[o + 7] > 0) {
     props = src.subarray(d[o + 6], d[o + 6] + d[o + 7]);
@@ -115,6 +119,7 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
 function finishPublish(host: HandlerHost, c: Client, message: Message, packetId: number, allowed: boolean): void {
   if (c.state === 'closed') return;
   if (!allowed) {
+    c.identity.tenant?.denied();
     host.stats.aclDenied++;
     host.stats.dropped.notAuthorized++;
     c.endpoint.stats.aclDenied++;
@@ -135,6 +140,19 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
     return;
   }
   publishAccepted(host, c, message, packetId);
+}
+
+/** Connections paused until the next second (over their tenant's message rate). */
+const throttled = new WeakSet<Client>();
+
+function throttle(c: Client, now: number): void {
+  if (throttled.has(c)) return;
+  throttled.add(c);
+  c.pauseReading();
+  setTimeout(() => {
+    throttled.delete(c);
+    if (!c.isClosed()) c.resumeReading();
+  }, 1001 - (now % 1000));
 }
 
 /** A packet id meaning "do not acknowledge": all but the last message a processor made of one. */

@@ -34,6 +34,7 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, allowed: boole
   const storing: Promise<void>[] = [];
   p.subscriptions!.forEach((sub, i) => {
     if (!allowed[i]) {
+      c.identity.tenant?.denied();
       host.stats.aclDenied++;
       c.endpoint.stats.aclDenied++;
       codes.push(RC.NOT_AUTHORIZED); // [MQTT-3.9.3-1 context] 0x87 in v5, 0x80 in v3

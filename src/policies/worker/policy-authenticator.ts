@@ -4,7 +4,9 @@
 // file, allowAnonymous). Without enabled policies, and for clients without any credentials or
 // identified by a certificate, the static users decide at once.
 import type { AuthRequest, AuthResult, Authenticator } from '../../auth/types.ts';
+import { TenantCounters } from '../../broker/tenant-counters.ts';
 import type { AuthAnswer, AuthQuery } from '../types.ts';
+import { SharedTenantLink } from './tenant-link.ts';
 import type { AnswerCache } from './answer-cache.ts';
 import type { WorkerPolicies } from './worker-policies.ts';
 
@@ -12,6 +14,8 @@ const UNAVAILABLE: AuthResult = Object.freeze({ ok: false as const, reason: 'una
 const DENIED: AuthResult = Object.freeze({ ok: false as const, reason: 'bad_credentials' as const });
 
 export class PolicyAuthenticator implements Authenticator {
+  private tenantCounters: TenantCounters | null = null;
+
   constructor(
     private readonly policies: WorkerPolicies,
     private readonly cache: AnswerCache,
@@ -42,9 +46,21 @@ export class PolicyAuthenticator implements Authenticator {
     });
   }
 
+  /** The view of the current tenant buffer (made again when the main thread sends another). */
+  private counters(): TenantCounters {
+    const buffer = this.policies.state.tenants;
+    if (buffer === null) throw new Error('a tenant answer without tenant counters');
+    if (this.tenantCounters?.buffer !== buffer) this.tenantCounters = new TenantCounters(buffer);
+    return this.tenantCounters;
+  }
+
   private decide(answer: AuthAnswer, req: AuthRequest): AuthResult | Promise<AuthResult> {
     switch (answer.result) {
       case 'allow':
+        if (answer.tenant !== undefined) {
+          const tenant = new SharedTenantLink(this.counters(), answer.tenant);
+          return { ok: true, username: answer.username ?? req.username, superuser: false, acl: answer.acl, tenant };
+        }
         return { ok: true, username: answer.username ?? req.username, superuser: answer.superuser, acl: answer.acl };
       case 'deny':
         return DENIED;

@@ -150,6 +150,20 @@ export const clientOps: Record<string, Op> = {
     return { clientId: args.clientId, wasConnected };
   },
 
+  /** Disconnects (0x98 Administrative action) every client of the control platform's
+   * application(s): deleted or disabled. Their sessions stay until they expire. */
+  'clients.kickTenant'(args: { applicationIds: string[] }, env) {
+    const ids = new Set(args.applicationIds);
+    let kicked = 0;
+    for (const conn of env.connections) {
+      const tenant = conn.identity?.tenant;
+      if (conn.state === 'closed' || tenant === undefined || !ids.has(tenant.applicationId)) continue;
+      conn.disconnectWith(RC.ADMINISTRATIVE_ACTION, 'kicked');
+      kicked++;
+    }
+    return { kicked };
+  },
+
   'clients.runtime'(args: { clientId: string }, env) {
     const session = sessionOf(env, args.clientId);
     const link = connectionOf(session);

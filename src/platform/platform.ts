@@ -1,0 +1,105 @@
+// ControlPlatform: the control platform's main-thread half (spec 4.12). Owns the tenants
+// (organizations, projects, applications), their licences, the shared tenant counters the
+// workers enforce licences in, and the policy that admits applications' clients; keeps the
+// workers told (a credential change empties their cached answers; a deleted or disabled
+// application's clients are disconnected); re-applies licences as they expire; reports tenant
+// usage as Prometheus metrics.
+import { Gauge, type Registry } from 'prom-client';
+
+import { TenantCounters, createTenantBuffer } from '../broker/tenant-counters.ts';
+import type { Logger } from '../log/index.ts';
+import type { CompiledAuthPolicy } from '../policies/types.ts';
+import type { Store } from '../store/types.ts';
+import { LicenseBook } from './licenses.ts';
+import { TenantDirectory } from './tenants.ts';
+import { TenantSlots } from './tenant-slots.ts';
+import { tenantPolicy } from './tenant-policy.ts';
+
+/** What the platform needs of the broker. */
+export interface PlatformHost {
+  /** Puts the applications' policy first in the authentication chain (null: none), with the
+   * counters its answers name; called again on every credential change. */
+  setTenantPolicy(policy: CompiledAuthPolicy | null, tenants: SharedArrayBuffer | null): void;
+  /** Disconnects the clients of these applications on every worker. */
+  kickTenants(applicationIds: string[]): Promise<void>;
+}
+
+export interface PlatformOptions {
+  /** Slots for organizations and applications together (platform.maxTenants). */
+  maxTenants: number;
+  maxTopicLevels: number;
+}
+
+const EXPIRY_CHECK_MS = 10_000;
+
+export class ControlPlatform {
+  readonly tenants: TenantDirectory;
+  readonly licenses: LicenseBook;
+  private readonly counters: TenantCounters;
+  private readonly policy: CompiledAuthPolicy;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly host: PlatformHost, store: Store, private readonly log: Logger, options: PlatformOptions) {
+    this.counters = new TenantCounters(createTenantBuffer(options.maxTenants));
+    const slots = new TenantSlots(this.counters);
+    this.tenants = new TenantDirectory(store, slots, options.maxTopicLevels, {
+      credentialsChanged: () => this.publishPolicy(),
+      kick: (ids) => {
+        this.host.kickTenants(ids).catch((err: unknown) => this.log.warn('tenant clients could not all be disconnected', { applications: ids, err }));
+      },
+    });
+    this.licenses = new LicenseBook(store, this.tenants);
+    this.policy = tenantPolicy(this.tenants);
+    this.timer = setInterval(() => this.licenses.apply(), EXPIRY_CHECK_MS).unref();
+  }
+
+  async load(): Promise<void> {
+    await this.tenants.load();
+    await this.licenses.load();
+    this.publishPolicy();
+  }
+
+  /** Tenant metrics, read at each scrape from the shared counters. */
+  registerMetrics(registry: Registry): void {
+    const platform = this;
+    const labels = ['organization', 'application'] as const;
+    const gauge = (name: string, help: string, pick: (u: ReturnType<TenantCounters['usage']>) => number) => new Gauge({
+      name, help, labelNames: labels, registers: [registry],
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const org of platform.tenants.organizations()) {
+          const s = platform.tenants.slots.of(org.id);
+          if (s) this.set({ organization: org.name, application: '' }, pick(platform.counters.usage(s.slot, now)));
+        }
+        for (const app of platform.tenants.applications()) {
+          const s = platform.tenants.slots.of(app.id);
+          const org = platform.tenants.organization(app.organizationId);
+          if (s && org) this.set({ organization: org.name, application: app.name }, pick(platform.counters.usage(s.slot, now)));
+        }
+      },
+    });
+    gauge('spindle_tenant_connections', 'Connections of a tenant (application="" : the whole organization)', (u) => u.connections);
+    // Cumulative counts kept in 32-bit shared counters: gauges (they wrap at 2^32).
+    gauge('spindle_tenant_messages_received', 'Messages received from a tenant\'s clients since the tenant was created or the broker started', (u) => u.messages);
+    gauge('spindle_tenant_acl_denied', 'Publishes and subscriptions of a tenant\'s clients refused outside its namespace (0x87)', (u) => u.denied);
+    gauge('spindle_tenant_throttled', 'Times a tenant\'s connection was paused for the rest of a second, over its licence\'s message rate', (u) => u.throttled);
+    gauge('spindle_tenant_quota_refused', 'CONNECTs of a tenant refused past its licence\'s connections (0x97)', (u) => u.quotaRefused);
+    new Gauge({
+      name: 'spindle_tenant_slots_used', help: 'Tenant slots in use (organizations and applications), of platform.maxTenants', registers: [registry],
+      collect() {
+        this.set(platform.tenants.slots.used);
+      },
+    });
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.host.setTenantPolicy(null, null);
+  }
+
+  /** The applications' policy, given again so every worker drops its cached answers. */
+  private publishPolicy(): void {
+    this.host.setTenantPolicy(this.tenants.applications().length > 0 ? this.policy : null, this.counters.buffer);
+  }
+}
