@@ -28,7 +28,7 @@ export function registerAlertMetrics(registry: Registry, engine: AlertEngine): (
   gauge('spindle_alerts_firing', 'Alerts firing now.', (s) => s.firing);
   gauge('spindle_alerts_kept', 'Alerts kept (firing and resolved), at most alerts.maxAlerts.', (s) => s.alerts);
   gauge('spindle_alert_rules', 'Alert rules (enabled or not).', (s) => s.rules);
-  gauge('spindle_alert_window_buckets', 'Buckets of signal values kept for the alert rules\' windows (at most 600 per rule and target).', (s) => s.buckets);
+  gauge('spindle_alert_window_buckets', 'Buckets of signal values kept for the alert rules\' windows (at most 600 per rule and target by default).', (s) => s.buckets);
   counter('spindle_alerts_fired_total', 'Alerts that fired (a new alert; a condition still true is not counted again).', (s) => s.fired);
   counter('spindle_alerts_resolved_total', 'Firing alerts resolved (condition cleared, value missing, rule disabled, changed or deleted).', (s) => s.resolved);
   counter('spindle_alert_evaluations_total', 'Evaluations of the alert rules (one signal sample each).', (s) => s.evaluations);

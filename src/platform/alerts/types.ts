@@ -40,7 +40,7 @@ export const SIGNALS: readonly SignalInfo[] = [
   { name: 'node.down', kind: 'gauge', scope: 'broker', unit: 'nodes', description: 'nodes of the cluster down (0 on a single node)' },
   // tenant scope (any rule; an organization's rule sees only its own organization's values)
   { name: 'tenant.connections', kind: 'gauge', scope: 'tenant', unit: 'connections', description: "the tenant's clients connected" },
-  { name: 'tenant.messages.received', kind: 'counter', scope: 'tenant', unit: 'messages', description: 'PUBLISH packets received from the tenant’s clients' },
+  { name: 'tenant.messages.received', kind: 'counter', scope: 'tenant', unit: 'messages', description: "PUBLISH packets received from the tenant's clients" },
   { name: 'tenant.acl.denied', kind: 'counter', scope: 'tenant', unit: 'requests', description: "the tenant's publishes and subscriptions denied by the ACL" },
   { name: 'tenant.throttled', kind: 'counter', scope: 'tenant', unit: 'messages', description: "the tenant's messages delayed or refused by rate limits" },
   { name: 'tenant.quota.refused', kind: 'counter', scope: 'tenant', unit: 'requests', description: "the tenant's connections and messages refused past a licence quota" },
