@@ -9,7 +9,7 @@ import { AttemptError } from './errors.ts';
 import { headline, noticeFields, oneLine } from './notice.ts';
 import type { AttemptContext } from './attempt.ts';
 import type { SmtpTransports } from './smtp-transports.ts';
-import type { AlertNotice, EmailConfig } from './types.ts';
+import { TIMEOUT_MS, type AlertNotice, type EmailConfig } from './types.ts';
 
 /** Failures of the connection, not of what was sent: another attempt may get through. */
 const TRANSIENT_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -34,7 +34,8 @@ function html(text: string): string {
 /** Answers the server's reply code (250) when it accepted the message. */
 export async function sendEmail(config: EmailConfig, notice: AlertNotice, ctx: AttemptContext, transports: SmtpTransports): Promise<number | undefined> {
   const message = emailMessage(notice);
-  const timeout = AbortSignal.timeout(config.timeoutMs!);
+  const timeoutMs = config.timeoutMs ?? TIMEOUT_MS.default;
+  const timeout = AbortSignal.timeout(timeoutMs);
   try {
     const info = await transports.with(config, (transport: Transporter) =>
       transport.sendMail({
@@ -50,7 +51,7 @@ export async function sendEmail(config: EmailConfig, notice: AlertNotice, ctx: A
     return code ? Number(code[1]) : undefined;
   } catch (err) {
     if (ctx.closing.aborted) throw new AttemptError('abandoned: the notifier closed', false);
-    if (timeout.aborted) throw new AttemptError(`timed out after ${config.timeoutMs} ms`, true);
+    if (timeout.aborted) throw new AttemptError(`timed out after ${timeoutMs} ms`, true);
     throw smtpError(err);
   }
 }

@@ -23,7 +23,7 @@ import { NotifyMetrics } from './metrics.ts';
 import { testNotice } from './notice.ts';
 import { sendSlack } from './slack.ts';
 import { SmtpTransports } from './smtp-transports.ts';
-import type { AlertNotice, ChannelSpec, DeliveryResult, EmailConfig, SlackConfig, WebhookConfig } from './types.ts';
+import { RETRIES, type AlertNotice, type ChannelSpec, type DeliveryResult, type EmailConfig, type SlackConfig, type WebhookConfig } from './types.ts';
 import { sendWebhook } from './webhook.ts';
 
 export const DEFAULT_MAX_IN_FLIGHT = 64;
@@ -75,7 +75,7 @@ export class Notifier {
 
   /** Delivers `notice` over the channel `spec` (normalized by normalizeChannel), with its retries. */
   send(spec: ChannelSpec, notice: AlertNotice): Promise<DeliveryResult> {
-    return this.start(spec, notice, spec.config.retries ?? 0);
+    return this.start(spec, notice, spec.config.retries ?? RETRIES.default);
   }
 
   /** The test action: a test notice (testNotice) over `spec`, one attempt and no retries, so the

@@ -5,7 +5,7 @@
 import { postJson } from './http-post.ts';
 import { headline, noticeFields } from './notice.ts';
 import type { AttemptContext } from './attempt.ts';
-import type { AlertNotice, SlackConfig } from './types.ts';
+import { TIMEOUT_MS, type AlertNotice, type SlackConfig } from './types.ts';
 
 const COLORS: Record<AlertNotice['severity'], string> = { critical: '#d32f2f', warning: '#f9a825', info: '#1976d2' };
 const RESOLVED_COLOR = '#388e3c';
@@ -51,7 +51,7 @@ export function sendSlack(config: SlackConfig, notice: AlertNotice, ctx: Attempt
     url: config.url,
     body: slackMessage(notice),
     headers: {},
-    timeoutMs: config.timeoutMs!,
+    timeoutMs: config.timeoutMs ?? TIMEOUT_MS.default,
     closing: ctx.closing,
     retryAfterCapMs: ctx.retryAfterCapMs,
   });

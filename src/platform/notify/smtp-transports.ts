@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 
 import nodemailer, { type Transporter } from 'nodemailer';
 
-import type { EmailConfig } from './types.ts';
+import { TIMEOUT_MS, type EmailConfig } from './types.ts';
 
 const MAX_IDLE_TRANSPORTS = 32;
 /** Connections one transport opens at most to its server. */
@@ -69,7 +69,7 @@ function transportKey(c: EmailConfig): string {
 }
 
 function createTransport(c: EmailConfig): Transporter {
-  const timeout = c.timeoutMs!;
+  const timeout = c.timeoutMs ?? TIMEOUT_MS.default;
   return nodemailer.createTransport({
     pool: true,
     host: c.host,
