@@ -90,6 +90,13 @@ module.exports = {
       to: { path: '^src/(admin|engine|router|listener)/' },
     },
     {
+      name: 'notify-below-the-platform',
+      comment: 'The notification channels (main thread) deliver what they are given: the admin routes and the alert engine call them; they never import the admin API, the engine, the router or a worker.',
+      severity: 'error',
+      from: { path: '^src/platform/notify/' },
+      to: { path: '^src/(admin|engine|worker|router|listener|broker)/' },
+    },
+    {
       name: 'rule-sql-is-pure',
       comment: 'The SQL dialect (parse, compile, evaluate) knows nothing of the broker but the topic filter helpers.',
       severity: 'error',

@@ -31,8 +31,9 @@ databases:
 	./scripts/ensure-databases.sh
 
 # Redis, Kafka (KRaft, from the Maven Central jars) and FerretDB (MongoDB wire protocol over
-# SQLite) for the data source tests, RabbitMQ for the command tests: installed or built when
-# missing, started when not running.
+# SQLite) for the data source tests, RabbitMQ for the command tests, Mailpit (SMTP on 1025, its
+# HTTP API on 8025) for the email notification tests: installed or built when missing, started
+# when not running.
 services:
 	./scripts/ensure-redis.sh
 	./scripts/ensure-kafka.sh
@@ -40,6 +41,7 @@ services:
 	./scripts/ensure-rabbitmq.sh
 	./scripts/ensure-rocketmq.sh
 	./scripts/ensure-pulsar.sh
+	./scripts/ensure-mailpit.sh
 
 test: build system-packages typecheck test-rust test-node
 

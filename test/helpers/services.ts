@@ -2,7 +2,8 @@
 // when missing, started when not running): ensureRedis() (127.0.0.1:6379), ensureKafka()
 // (127.0.0.1:9092, KRaft), ensureFerretDb() (127.0.0.1:27017, MongoDB wire protocol) and
 // ensureRabbitMq() (127.0.0.1:5672, the command tests; stopRabbitMq() stops it), ensureRocketMq()
-// and ensurePulsar() (the ROCKETMQ and PULSAR command tests). Each
+// and ensurePulsar() (the ROCKETMQ and PULSAR command tests), ensureMailpit() (SMTP 127.0.0.1:1025,
+// its HTTP API 127.0.0.1:8025: the email notification tests). Each
 // script runs at most once per test process, and is quick when `make services` already ran.
 // Also: a port on this machine where nothing listens, for the "refused" cases.
 import { execFileSync } from 'node:child_process';
@@ -55,6 +56,12 @@ export function ensureRocketMq(): void {
  * the jars the first time takes a few minutes, a start ~15 s. */
 export function ensurePulsar(): void {
   ensure('ensure-pulsar.sh', 10 * 60_000);
+}
+
+/** Mailpit (SMTP 127.0.0.1:1025, HTTP API http://127.0.0.1:8025); building it with `go install`
+ * the first time takes a minute or two. */
+export function ensureMailpit(): void {
+  ensure('ensure-mailpit.sh', 10 * 60_000);
 }
 
 /** A loopback port nothing listens on (bound by the OS, then released). */

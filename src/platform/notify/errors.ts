@@ -1,0 +1,30 @@
+// Owns the errors of the notification channels: ChannelConfigError (a refused channel config,
+// naming the field at fault: `type`, `config.url`, `config.to[1]`; the admin API answers 400) and
+// AttemptError (one delivery attempt that failed, and whether trying again may help).
+
+export class ChannelConfigError extends Error {
+  readonly code = 'CHANNEL_CONFIG';
+  readonly status = 400;
+  constructor(
+    readonly field: string,
+    /** The message without the field (for an answer that names the field apart). */
+    readonly detail: string,
+  ) {
+    super(`${field}: ${detail}`);
+    this.name = 'ChannelConfigError';
+  }
+}
+
+/** One failed attempt: `retryable` for network errors, timeouts, HTTP 5xx and 429, SMTP 4xx;
+ * `retryAfterMs` when the receiver said when to come back (Retry-After). */
+export class AttemptError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'AttemptError';
+  }
+}
