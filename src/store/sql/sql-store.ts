@@ -145,6 +145,7 @@ export abstract class SqlStore<Tx, Result> {
       return Promise.reject(err);
     }
     const s = auditStatements(q, (n) => this.placeholder(n));
+    // A read of two statements (read() maps one): queued like any call, both issued at once.
     return this.write(true, async (tx) => {
       const page = this.selectRows(tx, s.select, s.selectParams);
       const count = this.selectRows(tx, s.count, s.countParams);
