@@ -84,6 +84,46 @@ export interface StoredRetained {
 /** Kinds of admin objects kept as JSON documents (endpoints, users, secrets, rules, ...). */
 export type AdminKind = string;
 
+/** One audit record: who did what to which resource, when, from where. Written once, never changed. */
+export interface AuditEntry {
+  /** Unique, chosen by the caller (a UUID). */
+  id: string;
+  /** ms since the epoch. */
+  time: number;
+  username: string;
+  /** The caller's role when it acted (admin, viewer, SystemAdmin, OrganizationAdmin, ...). */
+  role: string;
+  /** Tenant scope of the resource (null: the broker's own, or the whole platform). */
+  organizationId: string | null;
+  projectId: string | null;
+  /** create | update | delete | login | login_failed | state | action (a verb, short) */
+  action: string;
+  /** The kind of resource: endpoint, rule, organization, application, ... */
+  resource: string;
+  resourceId: string | null;
+  method: string; // HTTP method
+  path: string; // HTTP path
+  status: number; // HTTP status answered
+  address: string; // caller's IP address
+  /** Small JSON values (the caller keeps them small, <= 4 KB each serialized); null when none. */
+  before: unknown | null;
+  after: unknown | null;
+}
+
+export interface AuditQuery {
+  username?: string;
+  action?: string;
+  resource?: string;
+  resourceId?: string;
+  organizationId?: string;
+  projectId?: string;
+  /** inclusive ms bounds */
+  from?: number;
+  to?: number;
+  offset: number;
+  limit: number;
+}
+
 export interface StoreStats {
   sessions: number;
   messages: number;
@@ -140,6 +180,16 @@ export interface Store {
   listAdmin<T = unknown>(kind: AdminKind): Promise<{ id: string; doc: T }[]>;
 
   stats(): Promise<StoreStats>;
+
+  // Audit log (limits in ./audit.ts: AUDIT_LIMITS, MAX_AUDIT_PAGE; an entry or query beyond them,
+  // or holding a NUL character, is refused with STORE_INVALID before anything is written).
+  /** Appends audit entries (one transaction; durable when it resolves). An entry whose id is
+   * already stored is skipped, the stored one kept: a retried append does not duplicate. */
+  appendAudit(entries: readonly AuditEntry[]): Promise<void>;
+  /** Entries matching every given filter, newest first (time desc, then id desc), with the total matching. */
+  queryAudit(q: AuditQuery): Promise<{ entries: AuditEntry[]; total: number }>;
+  /** Removes entries older than `before` (ms); returns how many. Retention only: there is no update or single delete. */
+  pruneAudit(before: number): Promise<number>;
 }
 
 /** Thrown when the store cannot do what was asked (connection lost, constraint, I/O). */

@@ -6,8 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { AUDIT_PRUNE_CHUNK, MAX_AUDIT_PAGE } from '../../src/store/audit.ts';
 import { StoreError } from '../../src/store/errors.ts';
 import type {
+  AuditEntry,
+  AuditQuery,
   DeliveryState,
   LoadedDelivery,
   Store,
@@ -52,6 +55,44 @@ function delivery(clientId: string, seq: bigint, over: Partial<NewDelivery> = {}
 
 function loaded(m: StoredMessage, d: NewDelivery, state: DeliveryState = 'queued', packetId = 0): LoadedDelivery {
   return { ...d, messageId: m.id, state, packetId, message: m };
+}
+
+function audit(id: string, time: number, over: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    id,
+    time,
+    username: 'alice',
+    role: 'admin',
+    organizationId: null,
+    projectId: null,
+    action: 'update',
+    resource: 'rule',
+    resourceId: 'r1',
+    method: 'PUT',
+    path: `/api/v5/rules/r1`,
+    status: 200,
+    address: '127.0.0.1',
+    before: null,
+    after: null,
+    ...over,
+  };
+}
+
+/** Newest first: time desc, then id desc. */
+const newestFirst = (a: AuditEntry, b: AuditEntry) => b.time - a.time || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/** Five entries across users, actions, resources, tenants and times 1000..5000. */
+const AUDIT_SET: AuditEntry[] = [
+  audit('a1', 1000, { username: 'alice', organizationId: 'o1', projectId: 'p1', action: 'create', resource: 'rule', resourceId: 'r1', method: 'POST', status: 201 }),
+  audit('a2', 2000, { username: 'bob', role: 'viewer', organizationId: 'o1', projectId: 'p2', action: 'update', resource: 'rule', resourceId: 'r2' }),
+  audit('a3', 3000, { username: 'alice', organizationId: 'o2', action: 'delete', resource: 'endpoint', resourceId: 'e1', method: 'DELETE', status: 204 }),
+  audit('a4', 4000, { username: 'carol', role: '', action: 'login_failed', resource: 'session', resourceId: null, method: 'POST', path: '/api/v5/login', status: 401, address: '::1' }),
+  audit('a5', 5000, { username: 'alice', organizationId: 'o1', projectId: 'p1', action: 'update', resource: 'rule', resourceId: 'r1' }),
+];
+
+async function auditIds(store: Store, q: Partial<AuditQuery>): Promise<{ ids: string[]; total: number }> {
+  const { entries, total } = await store.queryAudit({ offset: 0, limit: 100, ...q });
+  return { ids: entries.map((e) => e.id), total };
 }
 
 const byClient = (a: { clientId: string }, b: { clientId: string }) => (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0);
@@ -521,6 +562,208 @@ export function storeSuite(name: string, make: () => Promise<StoreHarness>, opti
       await again.deleteSession('b');
       const third = await reopen();
       assert.deepEqual(await third.stats(), { sessions: 1, messages: 2, deliveries: 1, retained: 1 });
+    },
+    { needsReopen: true },
+  );
+
+  storeTest('audit: appended entries come back newest first (time desc, then id desc), every field intact', async ({ store }) => {
+    const sameTime = [audit('b', 2000), audit('a', 2000), audit('c', 2000)];
+    // Two calls, the second holding older entries than the first.
+    await store.appendAudit([audit('x', 3000, { organizationId: 'o', projectId: 'p', before: { n: 1 }, after: { n: 2 } }), ...sameTime]);
+    await store.appendAudit([audit('old', 1000, { resourceId: null, status: 500, role: 'OrganizationAdmin' })]);
+    const { entries, total } = await store.queryAudit({ offset: 0, limit: 100 });
+    assert.equal(total, 5);
+    assert.deepEqual(entries, [
+      audit('x', 3000, { organizationId: 'o', projectId: 'p', before: { n: 1 }, after: { n: 2 } }),
+      audit('c', 2000),
+      audit('b', 2000),
+      audit('a', 2000),
+      audit('old', 1000, { resourceId: null, status: 500, role: 'OrganizationAdmin' }),
+    ]);
+    await store.appendAudit([]);
+    assert.equal((await store.queryAudit({ offset: 0, limit: 100 })).total, 5);
+  });
+
+  storeTest('audit: each filter alone and combined', async ({ store }) => {
+    await store.appendAudit(AUDIT_SET);
+    assert.deepEqual(await auditIds(store, {}), { ids: ['a5', 'a4', 'a3', 'a2', 'a1'], total: 5 });
+    assert.deepEqual(await auditIds(store, { username: 'alice' }), { ids: ['a5', 'a3', 'a1'], total: 3 });
+    assert.deepEqual(await auditIds(store, { action: 'update' }), { ids: ['a5', 'a2'], total: 2 });
+    assert.deepEqual(await auditIds(store, { resource: 'rule' }), { ids: ['a5', 'a2', 'a1'], total: 3 });
+    assert.deepEqual(await auditIds(store, { resourceId: 'r1' }), { ids: ['a5', 'a1'], total: 2 });
+    assert.deepEqual(await auditIds(store, { organizationId: 'o1' }), { ids: ['a5', 'a2', 'a1'], total: 3 });
+    assert.deepEqual(await auditIds(store, { projectId: 'p1' }), { ids: ['a5', 'a1'], total: 2 });
+    assert.deepEqual(await auditIds(store, { from: 4000 }), { ids: ['a5', 'a4'], total: 2 });
+    assert.deepEqual(await auditIds(store, { to: 2000 }), { ids: ['a2', 'a1'], total: 2 });
+    // Byte-wise equality: case and trailing spaces count.
+    assert.deepEqual(await auditIds(store, { username: 'Alice' }), { ids: [], total: 0 });
+    assert.deepEqual(await auditIds(store, { username: 'alice ' }), { ids: [], total: 0 });
+    assert.deepEqual(await auditIds(store, { username: 'nobody' }), { ids: [], total: 0 });
+    // Combined: every filter must match.
+    assert.deepEqual(await auditIds(store, { username: 'alice', resource: 'rule', organizationId: 'o1' }), { ids: ['a5', 'a1'], total: 2 });
+    assert.deepEqual(await auditIds(store, { username: 'alice', resource: 'rule', organizationId: 'o1', from: 2000 }), { ids: ['a5'], total: 1 });
+    assert.deepEqual(await auditIds(store, { action: 'update', projectId: 'p2', to: 4000 }), { ids: ['a2'], total: 1 });
+    assert.deepEqual(await auditIds(store, { username: 'bob', action: 'delete' }), { ids: [], total: 0 });
+    assert.deepEqual(
+      await auditIds(store, { username: 'alice', action: 'update', resource: 'rule', resourceId: 'r1', organizationId: 'o1', projectId: 'p1', from: 5000, to: 5000 }),
+      { ids: ['a5'], total: 1 },
+    );
+  });
+
+  storeTest('audit: time range bounds are inclusive', async ({ store }) => {
+    await store.appendAudit(AUDIT_SET);
+    assert.deepEqual(await auditIds(store, { from: 2000, to: 4000 }), { ids: ['a4', 'a3', 'a2'], total: 3 });
+    assert.deepEqual(await auditIds(store, { from: 3000, to: 3000 }), { ids: ['a3'], total: 1 });
+    assert.deepEqual(await auditIds(store, { from: 2001, to: 3999 }), { ids: ['a3'], total: 1 });
+    assert.deepEqual(await auditIds(store, { from: 1000, to: 5000 }), { ids: ['a5', 'a4', 'a3', 'a2', 'a1'], total: 5 });
+    assert.deepEqual(await auditIds(store, { from: 1001, to: 4999 }), { ids: ['a4', 'a3', 'a2'], total: 3 });
+    assert.deepEqual(await auditIds(store, { from: 4000, to: 2000 }), { ids: [], total: 0 });
+    assert.deepEqual(await auditIds(store, { from: 5001 }), { ids: [], total: 0 });
+    assert.deepEqual(await auditIds(store, { to: 999 }), { ids: [], total: 0 });
+  });
+
+  storeTest('audit: paging by offset and limit, with the total of every match', async ({ store }) => {
+    // 25 entries, some sharing a time, appended in a scrambled order over three calls.
+    const all = Array.from({ length: 25 }, (_, i) => audit(`e${String(i).padStart(2, '0')}`, 10_000 + Math.floor(i / 3) * 1000, { username: i % 2 === 0 ? 'even' : 'odd' }));
+    const scrambled = [...all].sort((a, b) => (a.id.charCodeAt(2) % 3) - (b.id.charCodeAt(2) % 3) || (a.id < b.id ? 1 : -1));
+    await store.appendAudit(scrambled.slice(0, 10));
+    await store.appendAudit(scrambled.slice(10, 11));
+    await store.appendAudit(scrambled.slice(11));
+    const expected = [...all].sort(newestFirst);
+    const pages = [];
+    for (const offset of [0, 10, 20]) {
+      const page = await store.queryAudit({ offset, limit: 10 });
+      assert.equal(page.total, 25);
+      pages.push(...page.entries);
+    }
+    assert.deepEqual(pages, expected);
+    assert.deepEqual(await store.queryAudit({ offset: 25, limit: 10 }), { entries: [], total: 25 });
+    assert.deepEqual(await store.queryAudit({ offset: 1000, limit: 10 }), { entries: [], total: 25 });
+    assert.deepEqual(await store.queryAudit({ offset: 0, limit: 0 }), { entries: [], total: 25 });
+    assert.deepEqual(await store.queryAudit({ offset: 3, limit: 2 }), { entries: expected.slice(3, 5), total: 25 });
+    // Paging a filtered query counts the matches only.
+    const odd = expected.filter((e) => e.username === 'odd');
+    assert.deepEqual(await store.queryAudit({ username: 'odd', offset: 5, limit: 5 }), { entries: odd.slice(5, 10), total: 12 });
+    assert.deepEqual(await store.queryAudit({ username: 'odd', from: 12_000, to: 14_000, offset: 1, limit: 100 }), {
+      entries: odd.filter((e) => e.time >= 12_000 && e.time <= 14_000).slice(1),
+      total: odd.filter((e) => e.time >= 12_000 && e.time <= 14_000).length,
+    });
+  });
+
+  storeTest('audit: values with quotes, backslashes, unicode and nesting come back as written; null stays null', async ({ store }) => {
+    const tricky = `it's "quoted" \\ back\\slash '); DROP TABLE spindle_audit_log; -- ñ 中文 😀 \u2028`;
+    const entries = [
+      audit('q1', 1000, {
+        username: `o'brien "😀"`,
+        resourceId: `rule "ü" 'x'`,
+        path: '/api/v5/rules/a%20b?x="1"',
+        before: { name: tricky, nested: { list: [1, 2.5, -3, { deep: null }], flag: true }, empty: {}, emptyList: [], emoji: '😀' },
+        after: { name: 'new', quote: '"', backslash: '\\', newline: 'a\nb', tab: '\t', control: '\u0001' },
+      }),
+      audit('q2', 2000, { before: 'just a string', after: 42 }),
+      audit('q3', 3000, { before: [tricky, 0, false], after: true }),
+      audit('q4', 4000, { before: null, after: null }),
+      audit('q5', 5000, { before: { created: null }, after: 0 }),
+    ];
+    await store.appendAudit(entries);
+    assert.deepEqual((await store.queryAudit({ offset: 0, limit: 10 })).entries, [...entries].sort(newestFirst));
+    assert.deepEqual((await store.queryAudit({ username: `o'brien "😀"`, offset: 0, limit: 10 })).entries, [entries[0]]);
+    assert.deepEqual((await store.queryAudit({ resourceId: `rule "ü" 'x'`, offset: 0, limit: 10 })).entries, [entries[0]]);
+    const [q4] = (await store.queryAudit({ from: 4000, to: 4000, offset: 0, limit: 1 })).entries;
+    assert.equal(q4.before, null);
+    assert.equal(q4.after, null);
+  });
+
+  storeTest('audit: prune removes the entries older than the bound and returns how many', async ({ store }) => {
+    await store.appendAudit(AUDIT_SET);
+    assert.equal(await store.pruneAudit(1000), 0);
+    assert.equal(await store.pruneAudit(3000), 2);
+    assert.deepEqual(await auditIds(store, {}), { ids: ['a5', 'a4', 'a3'], total: 3 });
+    assert.equal(await store.pruneAudit(3000), 0);
+    assert.equal(await store.pruneAudit(3001), 1);
+    assert.equal(await store.pruneAudit(Date.now()), 2);
+    assert.deepEqual(await auditIds(store, {}), { ids: [], total: 0 });
+    // A pruned id may be written again (the log keeps no memory of it).
+    await store.appendAudit([audit('a1', 6000)]);
+    assert.deepEqual(await auditIds(store, {}), { ids: ['a1'], total: 1 });
+  });
+
+  storeTest('audit: a prune larger than one transaction removes every entry older than the bound', async ({ store }) => {
+    const n = AUDIT_PRUNE_CHUNK + 37;
+    await store.appendAudit(Array.from({ length: n }, (_, i) => audit(`p${i}`, 1_000 + i, { after: { i } })));
+    await store.appendAudit([audit('keep', 1_000 + n)]);
+    assert.equal(await store.pruneAudit(1_000 + n), n);
+    assert.deepEqual(await auditIds(store, {}), { ids: ['keep'], total: 1 });
+  });
+
+  storeTest('audit: a repeated id is skipped, the stored entry kept unchanged', async ({ store }) => {
+    await store.appendAudit([audit('same', 1000, { username: 'first', after: { v: 1 } })]);
+    await store.appendAudit([audit('same', 2000, { username: 'second', after: { v: 2 } }), audit('other', 1500)]);
+    await store.appendAudit([audit('twice', 3000), audit('twice', 3000, { username: 'ignored' })]);
+    assert.deepEqual((await store.queryAudit({ offset: 0, limit: 10 })).entries, [
+      audit('twice', 3000),
+      audit('other', 1500),
+      audit('same', 1000, { username: 'first', after: { v: 1 } }),
+    ]);
+  });
+
+  storeTest('audit: bad entries and queries are refused with STORE_INVALID and nothing of the call is written', async ({ store }) => {
+    const good = audit('good', 1000);
+    const bad: Partial<AuditEntry>[] = [
+      { status: 'ok' as unknown as number },
+      { status: 1000 },
+      { time: 1.5 },
+      { time: -1 },
+      { id: '' },
+      { username: 'nul\u0000byte' },
+      { username: 'x'.repeat(1025) },
+      { resourceId: undefined },
+      { organizationId: 7 as unknown as string },
+      { before: { big: 1n } },
+      { after: 'y'.repeat(70_000) },
+    ];
+    for (const over of bad) {
+      await rejectsWithCode(store.appendAudit([good, audit('bad', 2000, over)]), 'STORE_INVALID');
+    }
+    // A refused call takes nothing down with it: the store keeps working and the good entry was not written.
+    assert.deepEqual(await auditIds(store, {}), { ids: [], total: 0 });
+    await store.appendAudit([good]);
+    assert.deepEqual(await auditIds(store, {}), { ids: ['good'], total: 1 });
+    for (const q of [
+      { offset: -1, limit: 10 },
+      { offset: 1.5, limit: 10 },
+      { offset: 0, limit: -1 },
+      { offset: 0, limit: MAX_AUDIT_PAGE + 1 },
+      { offset: 0, limit: 10, from: 1.5 },
+      { offset: 0, limit: 10, username: 'nul\u0000byte' },
+      { offset: 0, limit: 10, action: 3 as unknown as string },
+    ]) {
+      await rejectsWithCode(store.queryAudit(q), 'STORE_INVALID');
+    }
+    await rejectsWithCode(store.pruneAudit(Number.NaN), 'STORE_INVALID');
+    assert.deepEqual(await auditIds(store, {}), { ids: ['good'], total: 1 });
+  });
+
+  storeTest('audit: after close, calls reject with STORE_CLOSED', async ({ store }) => {
+    await store.close();
+    await rejectsWithCode(store.appendAudit([audit('a', 1)]), 'STORE_CLOSED');
+    await rejectsWithCode(store.queryAudit({ offset: 0, limit: 1 }), 'STORE_CLOSED');
+    await rejectsWithCode(store.pruneAudit(1), 'STORE_CLOSED');
+  });
+
+  storeTest(
+    'audit: durability: appended entries are there after close and reopen, pruning too',
+    async ({ store, reopen }) => {
+      await store.appendAudit(AUDIT_SET.slice(0, 3));
+      assert.equal(await store.pruneAudit(2000), 1);
+      // Not awaited: close() must flush it before it resolves.
+      const late = store.appendAudit(AUDIT_SET.slice(3));
+      const again = await reopen();
+      await late;
+      assert.deepEqual((await again.queryAudit({ offset: 0, limit: 10 })).entries, AUDIT_SET.slice(1).sort(newestFirst));
+      await again.appendAudit([audit('a6', 6000, { before: { x: "'" }, after: null })]);
+      const third = await reopen();
+      assert.deepEqual(await auditIds(third, { username: 'alice' }), { ids: ['a6', 'a5', 'a3'], total: 3 });
     },
     { needsReopen: true },
   );

@@ -196,6 +196,108 @@ pub struct JsStoreStats {
     pub retained: f64,
 }
 
+/// One audit record; `before` and `after` are JSON text (absent or null: none).
+#[napi(object)]
+pub struct JsAuditEntry {
+    pub id: String,
+    /// ms since the epoch.
+    pub time: f64,
+    pub username: String,
+    pub role: String,
+    pub organization_id: Option<String>,
+    pub project_id: Option<String>,
+    pub action: String,
+    pub resource: String,
+    pub resource_id: Option<String>,
+    pub method: String,
+    pub path: String,
+    pub status: u32,
+    pub address: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// Filters of an audit query (each present one must match; `from` and `to` inclusive ms) and the page.
+#[napi(object)]
+pub struct JsAuditQuery {
+    pub username: Option<String>,
+    pub action: Option<String>,
+    pub resource: Option<String>,
+    pub resource_id: Option<String>,
+    pub organization_id: Option<String>,
+    pub project_id: Option<String>,
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub offset: f64,
+    pub limit: f64,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct JsAuditPage {
+    pub entries: Vec<JsAuditEntry>,
+    pub total: f64,
+}
+
+fn core_audit_entry(e: JsAuditEntry) -> Result<core::AuditEntry, String> {
+    Ok(core::AuditEntry {
+        id: e.id,
+        time: ms("audit time", e.time)?,
+        username: e.username,
+        role: e.role,
+        organization_id: e.organization_id,
+        project_id: e.project_id,
+        action: e.action,
+        resource: e.resource,
+        resource_id: e.resource_id,
+        method: e.method,
+        path: e.path,
+        status: e.status,
+        address: e.address,
+        before: e.before,
+        after: e.after,
+    })
+}
+
+fn js_audit_entry(e: core::AuditEntry) -> JsAuditEntry {
+    JsAuditEntry {
+        id: e.id,
+        time: e.time as f64,
+        username: e.username,
+        role: e.role,
+        organization_id: e.organization_id,
+        project_id: e.project_id,
+        action: e.action,
+        resource: e.resource,
+        resource_id: e.resource_id,
+        method: e.method,
+        path: e.path,
+        status: e.status,
+        address: e.address,
+        before: e.before,
+        after: e.after,
+    }
+}
+
+fn core_audit_query(q: JsAuditQuery) -> Result<core::AuditQuery, String> {
+    let bound = |what: &str, v: Option<f64>| v.map(|v| ms(what, v)).transpose();
+    let count = |what: &str, v: f64| match ms(what, v)? {
+        n if n >= 0 => Ok(n),
+        n => Err(invalid_arg("STORE_INVALID", format!("audit query {what} must not be negative, not {n}"))),
+    };
+    Ok(core::AuditQuery {
+        username: q.username,
+        action: q.action,
+        resource: q.resource,
+        resource_id: q.resource_id,
+        organization_id: q.organization_id,
+        project_id: q.project_id,
+        from: bound("from", q.from)?,
+        to: bound("to", q.to)?,
+        offset: count("offset", q.offset)?,
+        limit: count("limit", q.limit)?,
+    })
+}
+
 fn js_message(m: core::Message) -> JsLoadedMessage {
     JsLoadedMessage {
         id: i64n(m.id),
@@ -540,6 +642,17 @@ operations! {
     fn take_bool(Bool(v)) -> bool { v }
     fn list_admin(kind: String) => Op::ListAdmin(kind);
     fn take_admin_list(AdminList(v)) -> Vec<JsAdminDoc> { v.into_iter().map(|d| JsAdminDoc { id: d.id, doc: d.doc }).collect() }
+
+    #[doc = " Appends audit entries in one transaction; an id already stored is skipped."]
+    fn append_audit(entries: Vec<JsAuditEntry>) =>
+        Op::AppendAudit(entries.into_iter().map(core_audit_entry).collect::<Result<Vec<_>, _>>()?);
+    #[doc = " Audit entries matching every given filter, newest first (time desc, id desc), and the total."]
+    fn query_audit(query: JsAuditQuery) => Op::QueryAudit(core_audit_query(query)?);
+    fn take_audit(Audit(p)) -> JsAuditPage { JsAuditPage { entries: p.entries.into_iter().map(js_audit_entry).collect(), total: p.total as f64 } }
+    #[doc = " Removes at most `limit` audit entries older than `before` (ms): a large prune runs as"]
+    #[doc = " several calls, so no one transaction holds the writer long."]
+    fn prune_audit(before: f64, limit: u32) => Op::PruneAudit { before: ms("before", before)?, limit: i64::from(limit) };
+    fn take_count(Count(n)) -> f64 { n as f64 }
 
     fn stats() => Op::Stats;
     fn take_stats(Stats(s)) -> JsStoreStats {

@@ -14,9 +14,12 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 import { LocalStore as NativeLocalStore } from '../../native/index.ts';
+import { AUDIT_PRUNE_CHUNK, checkAuditQuery, checkPruneBefore, decodeAudit, encodeAudit } from '../audit.ts';
 import { StoreError, type StoreErrorCode } from '../errors.ts';
 import type {
   AdminKind,
+  AuditEntry,
+  AuditQuery,
   DeliveryState,
   LoadedDelivery,
   Store,
@@ -102,6 +105,23 @@ const takeAdmin: Take<unknown> = (n, t) => {
 const takeBool: Take<boolean> = (n, t) => n.takeBool(t);
 const takeAdminList: Take<{ id: string; doc: unknown }[]> = (n, t) => n.takeAdminList(t).map((d) => ({ id: d.id, doc: JSON.parse(d.doc) }));
 const takeStats: Take<StoreStats> = (n, t) => n.takeStats(t);
+const takeAudit: Take<{ entries: AuditEntry[]; total: number }> = (n, t) => {
+  const page = n.takeAudit(t);
+  return {
+    total: page.total,
+    entries: page.entries.map((e) =>
+      decodeAudit({
+        ...e,
+        organizationId: e.organizationId ?? null,
+        projectId: e.projectId ?? null,
+        resourceId: e.resourceId ?? null,
+        before: e.before ?? null,
+        after: e.after ?? null,
+      }),
+    ),
+  };
+};
+const takeCount: Take<number> = (n, t) => n.takeCount(t);
 
 export class LocalStore implements Store {
   readonly kind = 'LOCAL' as const;
@@ -300,5 +320,43 @@ export class LocalStore implements Store {
 
   stats(): Promise<StoreStats> {
     return this.call((n) => n.stats(), takeStats);
+  }
+
+  appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    let rows;
+    try {
+      rows = encodeAudit(entries).map((e) => ({
+        ...e,
+        organizationId: e.organizationId ?? undefined,
+        projectId: e.projectId ?? undefined,
+        resourceId: e.resourceId ?? undefined,
+        before: e.before ?? undefined,
+        after: e.after ?? undefined,
+      }));
+    } catch (err) {
+      return Promise.reject(storeError(err));
+    }
+    return this.write((n) => n.appendAudit(rows));
+  }
+
+  queryAudit(q: AuditQuery): Promise<{ entries: AuditEntry[]; total: number }> {
+    try {
+      checkAuditQuery(q);
+    } catch (err) {
+      return Promise.reject(storeError(err));
+    }
+    const { username, action, resource, resourceId, organizationId, projectId, from, to, offset, limit } = q;
+    return this.call((n) => n.queryAudit({ username, action, resource, resourceId, organizationId, projectId, from, to, offset, limit }), takeAudit);
+  }
+
+  /** One transaction per AUDIT_PRUNE_CHUNK entries removed, so other writes go in between. */
+  async pruneAudit(before: number): Promise<number> {
+    checkPruneBefore(before);
+    let removed = 0;
+    for (;;) {
+      const n = await this.call((native) => native.pruneAudit(before, AUDIT_PRUNE_CHUNK), takeCount);
+      removed += n;
+      if (n < AUDIT_PRUNE_CHUNK) return removed;
+    }
   }
 }

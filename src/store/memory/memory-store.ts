@@ -1,10 +1,17 @@
 // MEMORY store: everything in Maps inside this process, nothing survives a restart. Changes apply
 // synchronously, so calls are applied in the order they are made and every Promise resolves at
 // once. Values are copied in and out so callers never share mutable state with the store.
+//
+// The audit log is an array kept in (time, id) order, so a time range is found by binary search
+// and pruning cuts its head. It grows until pruned: its memory is bounded only by the caller's
+// retention (pruneAudit), as the data of every other backend is by its disk.
+import { checkAuditQuery, checkPruneBefore, compareAudit, decodeAudit, encodeAudit, matchesAudit, type EncodedAuditEntry } from '../audit.ts';
 import { StoreError } from '../errors.ts';
 import { NEVER_EXPIRES } from '../types.ts';
 import type {
   AdminKind,
+  AuditEntry,
+  AuditQuery,
   DeliveryState,
   LoadedDelivery,
   Store,
@@ -45,6 +52,9 @@ export class MemoryStore implements Store {
   private readonly retained = new Map<string, bigint>();
   /** kind -> id -> JSON text. */
   private readonly admin = new Map<AdminKind, Map<string, string>>();
+  /** Audit entries in ascending (time, id) order; before/after as JSON text. */
+  private readonly audit: EncodedAuditEntry[] = [];
+  private readonly auditIds = new Set<string>();
 
   async open(): Promise<void> {
     this.check();
@@ -216,6 +226,54 @@ export class MemoryStore implements Store {
     let deliveries = 0;
     for (const mine of this.deliveries.values()) deliveries += mine.size;
     return { sessions: this.sessions.size, messages: this.messages.size, deliveries, retained: this.retained.size };
+  }
+
+  async appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    this.check();
+    for (const e of encodeAudit(entries)) {
+      if (this.auditIds.has(e.id)) continue;
+      this.auditIds.add(e.id);
+      const last = this.audit[this.audit.length - 1];
+      // Entries mostly arrive in time order: appended; a late one is inserted in its place.
+      if (last === undefined || compareAudit(last, e) <= 0) this.audit.push(e);
+      else this.audit.splice(this.auditIndex((x) => compareAudit(x, e) <= 0), 0, e);
+    }
+  }
+
+  async queryAudit(q: AuditQuery): Promise<{ entries: AuditEntry[]; total: number }> {
+    this.check();
+    checkAuditQuery(q);
+    const lo = q.from === undefined ? 0 : this.auditIndex((x) => x.time < q.from!);
+    const hi = q.to === undefined ? this.audit.length : this.auditIndex((x) => x.time <= q.to!);
+    const entries: AuditEntry[] = [];
+    let total = 0;
+    for (let i = hi - 1; i >= lo; i--) {
+      const e = this.audit[i];
+      if (!matchesAudit(e, q)) continue;
+      if (total >= q.offset && entries.length < q.limit) entries.push(decodeAudit(e));
+      total++;
+    }
+    return { entries, total };
+  }
+
+  async pruneAudit(before: number): Promise<number> {
+    this.check();
+    checkPruneBefore(before);
+    const removed = this.audit.splice(0, this.auditIndex((x) => x.time < before));
+    for (const e of removed) this.auditIds.delete(e.id);
+    return removed.length;
+  }
+
+  /** The first index of the audit array whose entry fails `before` (which holds for a prefix). */
+  private auditIndex(before: (e: EncodedAuditEntry) => boolean): number {
+    let lo = 0;
+    let hi = this.audit.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (before(this.audit[mid])) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   private check(): void {

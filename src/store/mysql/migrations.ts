@@ -5,6 +5,7 @@
 // length limits below (checked by the store before a call is queued, see KEY_LIMITS). DDL commits
 // implicitly in MySQL, so every statement is idempotent (IF NOT EXISTS): a migration interrupted
 // half-way is simply run again.
+import { AUDIT_LIMITS } from '../audit.ts';
 import type { Migration } from '../sql/migration.ts';
 
 /** Byte lengths of the VARBINARY key columns (client_id + filter = 3072, InnoDB's index limit). */
@@ -102,6 +103,37 @@ export const MYSQL_MIGRATIONS: readonly Migration[] = [
     statements: [
       ...renameColumnOnce('spindle_sessions', 'will_expires_at', 'will_expiry_interval'),
       'UPDATE spindle_sessions SET will_expiry_interval = -will_expiry_interval WHERE will_expiry_interval < 0',
+    ],
+  },
+  {
+    // The audit log of the admin APIs: appended, queried newest first by user, resource,
+    // organization and time range, pruned by age; never updated. The columns a query filters on
+    // are VARBINARY (byte-wise equality, as in the other backends), sized by AUDIT_LIMITS
+    // (../audit.ts), which every backend checks before an entry is queued.
+    version: 3,
+    name: 'audit log',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS spindle_audit_log (
+        id VARBINARY(${AUDIT_LIMITS.id}) NOT NULL PRIMARY KEY,
+        time BIGINT NOT NULL,
+        username VARBINARY(${AUDIT_LIMITS.username}) NOT NULL,
+        role TEXT NOT NULL,
+        organization_id VARBINARY(${AUDIT_LIMITS.organizationId}) NULL,
+        project_id VARBINARY(${AUDIT_LIMITS.projectId}) NULL,
+        action VARBINARY(${AUDIT_LIMITS.action}) NOT NULL,
+        resource VARBINARY(${AUDIT_LIMITS.resource}) NOT NULL,
+        resource_id VARBINARY(${AUDIT_LIMITS.resourceId}) NULL,
+        method TEXT NOT NULL,
+        path TEXT NOT NULL,
+        status SMALLINT UNSIGNED NOT NULL,
+        address TEXT NOT NULL,
+        before_json MEDIUMTEXT NULL,
+        after_json MEDIUMTEXT NULL,
+        KEY spindle_audit_log_time (time, id),
+        KEY spindle_audit_log_username (username, time),
+        KEY spindle_audit_log_resource (resource, time),
+        KEY spindle_audit_log_organization (organization_id, time)
+      ) ${TABLE}`,
     ],
   },
 ];

@@ -1,9 +1,10 @@
 // MYSQL store (MySQL 8 / MariaDB 10.5+) through mysql2: its SQL and its driver on the shared SQL
 // store skeleton (../sql/sql-store.ts: every call queued into the group commit so concurrent writes
 // share one transaction and reads see every write issued before them; addMessage calls queued
-// together become multi-row INSERTs). Schema created and migrated at open() under a named lock
-// (GET_LOCK). The group commit runs on ONE dedicated connection; mysql2 runs the statements of one
-// connection in order, so pipelined jobs just issue them.
+// together become multi-row INSERTs; the audit log's flows and SQL are shared too). Schema
+// created and migrated at open() under a named lock (GET_LOCK). The group commit runs on ONE
+// dedicated connection; mysql2 runs the statements of one connection in order, so pipelined jobs
+// just issue them.
 //
 // The connection runs with autocommit off: should InnoDB roll a batch back on its own (deadlock),
 // the statements after it still belong to a transaction that the failed batch rolls back, never
@@ -16,6 +17,7 @@ import mysql from 'mysql2/promise';
 import type { Connection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 
 import { StoreError } from '../errors.ts';
+import { AUDIT_COLUMNS, type AuditRow } from '../sql/audit-rows.ts';
 import { pending } from '../sql/migration.ts';
 import {
   DELIVERY_COLUMNS,
@@ -70,6 +72,7 @@ const REMOVE_CHUNK = 2_000;
 /** Bytes of row data per multi-row INSERT at most (escaped; buffers go as hex, twice their size). */
 const STATEMENT_BYTES = 4 * 1024 * 1024;
 
+const INSERT_AUDIT = `INSERT INTO spindle_audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES ? ON DUPLICATE KEY UPDATE id = id`;
 const INSERT_MESSAGES = `INSERT INTO spindle_messages (${MESSAGE_COLUMNS.join(', ')}) VALUES ? ON DUPLICATE KEY UPDATE id = id`;
 const SAVE_SESSION = `INSERT INTO spindle_sessions (${SESSION_COLUMNS.join(', ')}) VALUES (?)
   ON DUPLICATE KEY UPDATE ${SESSION_COLUMNS.slice(1).map((c) => `${c} = VALUES(${c})`).join(', ')}`;
@@ -404,6 +407,41 @@ export class MysqlStore extends SqlStore<Tx, [unknown, unknown]> implements Stor
   private checkSize(payload: Buffer, properties: Buffer | null): StoreError | undefined {
     const n = 2 * (payload.length + (properties?.length ?? 0)) + 64 * 1024;
     return n <= this.maxPacket ? undefined : new StoreError('STORE_INVALID', `mysql store: message of ${payload.length} bytes does not fit the server's max_allowed_packet (${this.maxPacket})`);
+  }
+
+  protected placeholder(): string {
+    return '?';
+  }
+
+  protected async selectRows(tx: Tx, sql: string, params: unknown[]): Promise<Row[]> {
+    const [rows] = await tx.query<RowDataPacket[]>(sql, params);
+    return rows;
+  }
+
+  /** Multi-row INSERTs, split to stay well below max_allowed_packet. */
+  protected insertAuditRows(tx: Tx, rows: AuditRow[]): Promise<unknown>[] {
+    const done: Promise<unknown>[] = [];
+    let batch: unknown[][] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      const values = AUDIT_COLUMNS.map((c) => row[c]);
+      // Escaping at most doubles a string; 3 bytes per UTF-16 unit is UTF-8's worst case.
+      const n = 64 + values.reduce<number>((sum, v) => sum + (typeof v === 'string' ? 6 * v.length : 24), 0);
+      if (batch.length > 0 && bytes + n > STATEMENT_BYTES) {
+        done.push(tx.query(INSERT_AUDIT, [batch]));
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(values);
+      bytes += n;
+    }
+    if (batch.length > 0) done.push(tx.query(INSERT_AUDIT, [batch]));
+    return done;
+  }
+
+  protected async deleteAuditRows(tx: Tx, before: number, limit: number): Promise<number> {
+    const [res] = await tx.query<ResultSetHeader>('DELETE FROM spindle_audit_log WHERE time < ? LIMIT ?', [before, limit]);
+    return res.affectedRows;
   }
 
   /** Multi-row INSERTs, split to stay well below max_allowed_packet. */

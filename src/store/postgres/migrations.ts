@@ -80,4 +80,34 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       `UPDATE spindle_sessions SET will_expiry_interval = -will_expiry_interval WHERE will_expiry_interval < 0`,
     ],
   },
+  {
+    // The audit log of the admin APIs: appended, queried newest first by user, resource,
+    // organization and time range, pruned by age; never updated. Ids are compared byte-wise
+    // (COLLATE "C") so that ties in time order the same in every backend.
+    version: 3,
+    name: 'audit log',
+    statements: [
+      `CREATE TABLE spindle_audit_log (
+        id text COLLATE "C" PRIMARY KEY,
+        time bigint NOT NULL,
+        username text NOT NULL,
+        role text NOT NULL,
+        organization_id text,
+        project_id text,
+        action text NOT NULL,
+        resource text NOT NULL,
+        resource_id text,
+        method text NOT NULL,
+        path text NOT NULL,
+        status integer NOT NULL,
+        address text NOT NULL,
+        before_json text,
+        after_json text
+      )`,
+      `CREATE INDEX spindle_audit_log_time ON spindle_audit_log (time, id)`,
+      `CREATE INDEX spindle_audit_log_username ON spindle_audit_log (username, time)`,
+      `CREATE INDEX spindle_audit_log_resource ON spindle_audit_log (resource, time)`,
+      `CREATE INDEX spindle_audit_log_organization ON spindle_audit_log (organization_id, time)`,
+    ],
+  },
 ];

@@ -7,6 +7,7 @@
 import postgres from 'postgres';
 
 import { StoreError } from '../errors.ts';
+import { AUDIT_COLUMNS, type AuditRow } from '../sql/audit-rows.ts';
 import { pending } from '../sql/migration.ts';
 import {
   SESSION_COLUMNS,
@@ -39,6 +40,9 @@ import { POSTGRES_MIGRATIONS } from './migrations.ts';
 type Types = { bigint: bigint };
 type Sql = postgres.Sql<Types>;
 type Tx = postgres.Sql<Types>;
+
+/** Audit rows per multi-row INSERT (15 columns: 15 000 bind parameters, of 65 535). */
+const AUDIT_ROWS = 1_000;
 
 export interface PostgresStoreOptions {
   url: string;
@@ -289,6 +293,28 @@ export class PostgresStore extends SqlStore<Tx, postgres.Row[]> implements Store
                   (SELECT count(*) FROM spindle_deliveries) AS deliveries, (SELECT count(*) FROM spindle_retained) AS retained`.execute(),
       (rows) => toStats(rows[0]),
     );
+  }
+
+  protected placeholder(n: number): string {
+    return `$${n}`;
+  }
+
+  protected selectRows(tx: Tx, sql: string, params: unknown[]): Promise<postgres.Row[]> {
+    return tx.unsafe(sql, params as postgres.ParameterOrJSON<never>[]).execute();
+  }
+
+  protected insertAuditRows(tx: Tx, rows: AuditRow[]): Promise<unknown>[] {
+    const done: Promise<unknown>[] = [];
+    for (let i = 0; i < rows.length; i += AUDIT_ROWS) {
+      done.push(tx`INSERT INTO spindle_audit_log ${tx(rows.slice(i, i + AUDIT_ROWS), AUDIT_COLUMNS)} ON CONFLICT (id) DO NOTHING`.execute());
+    }
+    return done;
+  }
+
+  protected async deleteAuditRows(tx: Tx, before: number, limit: number): Promise<number> {
+    const res = await tx`DELETE FROM spindle_audit_log WHERE id IN
+                           (SELECT id FROM spindle_audit_log WHERE time < ${before} LIMIT ${limit})`.execute();
+    return res.count;
   }
 
   protected insertMessageRows(tx: Tx, messages: StoredMessage[]): Promise<unknown>[] {

@@ -5,9 +5,13 @@
 // removal of messages that nothing refers to any more. A dialect extends SqlStore with its driver
 // (connection, transaction, migrations, error classification) and its SQL: the Store methods that
 // are a statement or two, and the few statements the shared flows are built from (the abstract
-// methods under "Statements").
+// methods under "Statements"). The audit log's flows are here too (./audit-rows.ts holds its SQL):
+// entries checked before they are queued, appends sharing the group commit, a query's page and
+// count issued together, pruning in bounded transactions.
+import { AUDIT_PRUNE_CHUNK, checkAuditQuery, checkPruneBefore, encodeAudit } from '../audit.ts';
 import { StoreError } from '../errors.ts';
-import type { NewDelivery, StoredMessage } from '../types.ts';
+import type { AuditEntry, AuditQuery, NewDelivery, StoredMessage } from '../types.ts';
+import { auditRow, auditStatements, toAuditEntry, type AuditRow } from './audit-rows.ts';
 import { GroupCommit } from './group-commit.ts';
 import { deliveryRow, type DeliveryRow, type Row } from './rows.ts';
 
@@ -68,6 +72,16 @@ export abstract class SqlStore<Tx, Result> {
    * deliveries; resolves with the distinct ids of the messages those deliveries referred to. */
   protected abstract deleteOwnedRows(tx: Tx, clientIds: string[]): Promise<bigint[]>;
 
+  /** The dialect's n-th (1-based) bind parameter in raw SQL: `$1` or `?`. */
+  protected abstract placeholder(n: number): string;
+  /** Issues raw SQL with bind parameters at once (pipelined jobs) and resolves with its rows. */
+  protected abstract selectRows(tx: Tx, sql: string, params: unknown[]): Promise<Row[]>;
+  /** INSERTs audit rows, skipping an id already stored; issues every statement at once and
+   * returns one promise per statement (split as the dialect's limits need). */
+  protected abstract insertAuditRows(tx: Tx, rows: AuditRow[]): Promise<unknown>[];
+  /** DELETEs at most `limit` audit rows older than `before`; resolves with how many. */
+  protected abstract deleteAuditRows(tx: Tx, before: number, limit: number): Promise<number>;
+
   /** A reason to refuse an addMessage call before it is queued (where it would fail its whole batch). */
   protected refuseMessage(_message: StoredMessage, _deliveries: NewDelivery[]): StoreError | undefined {
     return undefined;
@@ -109,6 +123,46 @@ export abstract class SqlStore<Tx, Result> {
     if (this.state !== 'open') return Promise.reject(this.notOpen());
     // Acknowledgements arrive in streams while a subscriber drains: queued ones become one DELETE.
     return this.commit.submitMerged('removeDelivery', { clientId, messageId }, (tx, items) => this.removeDeliveries(tx, items as DeliveryKey[]));
+  }
+
+  appendAudit(entries: readonly AuditEntry[]): Promise<void> {
+    if (this.state !== 'open') return Promise.reject(this.notOpen());
+    let rows: AuditRow[];
+    try {
+      // Checked here, not in the transaction: a bad entry must not fail the other callers' batch.
+      rows = encodeAudit(entries).map(auditRow);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (rows.length === 0) return Promise.resolve();
+    return this.exec(true, (tx) => Promise.all(this.insertAuditRows(tx, rows)));
+  }
+
+  queryAudit(q: AuditQuery): Promise<{ entries: AuditEntry[]; total: number }> {
+    try {
+      checkAuditQuery(q);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const s = auditStatements(q, (n) => this.placeholder(n));
+    // A read of two statements (read() maps one): queued like any call, both issued at once.
+    return this.write(true, async (tx) => {
+      const page = this.selectRows(tx, s.select, s.selectParams);
+      const count = this.selectRows(tx, s.count, s.countParams);
+      const [rows, [counted]] = await Promise.all([page, count]);
+      return { entries: rows.map(toAuditEntry), total: Number(counted.total) };
+    });
+  }
+
+  /** One transaction per AUDIT_PRUNE_CHUNK entries removed, so other writes go in between. */
+  async pruneAudit(before: number): Promise<number> {
+    checkPruneBefore(before);
+    let removed = 0;
+    for (;;) {
+      const n = await this.write(true, (tx) => this.deleteAuditRows(tx, before, AUDIT_PRUNE_CHUNK));
+      removed += n;
+      if (n < AUDIT_PRUNE_CHUNK) return removed;
+    }
   }
 
   /** Queues a write whose result is not returned. */

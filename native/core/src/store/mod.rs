@@ -156,6 +156,50 @@ pub struct AdminDoc {
     pub doc: String,
 }
 
+/// One audit record (who did what to which resource, when, from where). Written once, never
+/// changed; `before` and `after` are JSON text. Mirrors `AuditEntry` in src/store/types.ts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub id: String,
+    /// ms since the epoch.
+    pub time: i64,
+    pub username: String,
+    pub role: String,
+    pub organization_id: Option<String>,
+    pub project_id: Option<String>,
+    pub action: String,
+    pub resource: String,
+    pub resource_id: Option<String>,
+    pub method: String,
+    pub path: String,
+    pub status: u32,
+    pub address: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// Filters of an audit query: each present one must match; `from` and `to` are inclusive ms.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditQuery {
+    pub username: Option<String>,
+    pub action: Option<String>,
+    pub resource: Option<String>,
+    pub resource_id: Option<String>,
+    pub organization_id: Option<String>,
+    pub project_id: Option<String>,
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub offset: i64,
+    pub limit: i64,
+}
+
+/// One page of audit entries, newest first, and how many match in all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditPage {
+    pub entries: Vec<AuditEntry>,
+    pub total: u64,
+}
+
 /// One store operation; mirrors the TypeScript `Store` interface.
 #[derive(Clone, Debug)]
 pub enum Op {
@@ -181,6 +225,11 @@ pub enum Op {
     DeleteAdmin { kind: String, id: String },
     ListAdmin(String),
     Stats,
+    /// Appends audit entries; an id already stored is skipped (the stored entry is kept).
+    AppendAudit(Vec<AuditEntry>),
+    QueryAudit(AuditQuery),
+    /// Removes at most `limit` audit entries older than `before` (ms); replies with how many.
+    PruneAudit { before: i64, limit: i64 },
 }
 
 /// What an operation returns.
@@ -197,6 +246,8 @@ pub enum Reply {
     Admin(Option<String>),
     AdminList(Vec<AdminDoc>),
     Stats(Stats),
+    Audit(AuditPage),
+    Count(u64),
 }
 
 /// Stable error codes, the same strings as src/store/errors.ts.

@@ -153,7 +153,117 @@ pub(crate) fn apply(conn: &Connection, op: &Op) -> Result<Reply, StoreError> {
                 })?;
             Ok(Reply::Stats(stats))
         }
+        Op::AppendAudit(entries) => append_audit(conn, entries).map(|_| Reply::None),
+        Op::QueryAudit(q) => query_audit(conn, q).map(Reply::Audit),
+        Op::PruneAudit { before, limit } => {
+            // By rowid: this SQLite is built without DELETE ... LIMIT.
+            let n = conn
+                .prepare_cached("DELETE FROM audit_log WHERE rowid IN (SELECT rowid FROM audit_log WHERE time < ?1 LIMIT ?2)")?
+                .execute(params![before, limit])?;
+            Ok(Reply::Count(n as u64))
+        }
     }
+}
+
+fn append_audit(conn: &Connection, entries: &[AuditEntry]) -> Result<(), StoreError> {
+    // ON CONFLICT, not OR IGNORE: only a repeated id is skipped (a retried append), never a NOT NULL failure.
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO audit_log (id, time, username, role, organization_id, project_id, action, resource, resource_id,
+             method, path, status, address, before_json, after_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+         ON CONFLICT (id) DO NOTHING",
+    )?;
+    for e in entries {
+        stmt.execute(params![
+            e.id,
+            e.time,
+            e.username,
+            e.role,
+            e.organization_id,
+            e.project_id,
+            e.action,
+            e.resource,
+            e.resource_id,
+            e.method,
+            e.path,
+            e.status,
+            e.address,
+            e.before,
+            e.after,
+        ])?;
+    }
+    Ok(())
+}
+
+/// The WHERE clause of an audit query (`1` when it has no filter) and its parameters.
+fn audit_filter(q: &AuditQuery) -> (String, Vec<rusqlite::types::Value>) {
+    use rusqlite::types::Value;
+    let mut terms: Vec<&str> = Vec::new();
+    let mut values: Vec<Value> = Vec::new();
+    let texts = [
+        ("username = ?", &q.username),
+        ("action = ?", &q.action),
+        ("resource = ?", &q.resource),
+        ("resource_id = ?", &q.resource_id),
+        ("organization_id = ?", &q.organization_id),
+        ("project_id = ?", &q.project_id),
+    ];
+    for (term, value) in texts {
+        if let Some(v) = value {
+            terms.push(term);
+            values.push(Value::Text(v.clone()));
+        }
+    }
+    if let Some(from) = q.from {
+        terms.push("time >= ?");
+        values.push(Value::Integer(from));
+    }
+    if let Some(to) = q.to {
+        terms.push("time <= ?");
+        values.push(Value::Integer(to));
+    }
+    let clause = if terms.is_empty() { "1".to_string() } else { terms.join(" AND ") };
+    (clause, values)
+}
+
+fn query_audit(conn: &Connection, q: &AuditQuery) -> Result<AuditPage, StoreError> {
+    if q.offset < 0 || q.limit < 0 {
+        return Err(StoreError::new(StoreErrorCode::Invalid, "audit query offset and limit must not be negative"));
+    }
+    let (clause, values) = audit_filter(q);
+    let total: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) FROM audit_log WHERE {clause}"))?
+        .query_row(rusqlite::params_from_iter(values.iter()), |r| r.get(0))?;
+    let mut page = values;
+    page.push(rusqlite::types::Value::Integer(q.limit));
+    page.push(rusqlite::types::Value::Integer(q.offset));
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT id, time, username, role, organization_id, project_id, action, resource, resource_id,
+                method, path, status, address, before_json, after_json
+         FROM audit_log WHERE {clause} ORDER BY time DESC, id DESC LIMIT ? OFFSET ?"
+    ))?;
+    let entries = stmt
+        .query_map(rusqlite::params_from_iter(page.iter()), |r| {
+            Ok(AuditEntry {
+                id: r.get(0)?,
+                time: r.get(1)?,
+                username: r.get(2)?,
+                role: r.get(3)?,
+                organization_id: r.get(4)?,
+                project_id: r.get(5)?,
+                action: r.get(6)?,
+                resource: r.get(7)?,
+                resource_id: r.get(8)?,
+                method: r.get(9)?,
+                path: r.get(10)?,
+                status: r.get(11)?,
+                address: r.get(12)?,
+                before: r.get(13)?,
+                after: r.get(14)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(AuditPage { entries, total: total as u64 })
 }
 
 fn save_session(conn: &Connection, s: &Session) -> Result<(), StoreError> {

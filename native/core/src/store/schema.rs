@@ -85,6 +85,31 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions RENAME COLUMN will_expires_at TO will_expiry_interval;
     UPDATE sessions SET will_expiry_interval = -will_expiry_interval WHERE will_expiry_interval < 0;
     ",
+    // 3: the audit log of the admin APIs: appended, queried newest first by user, resource,
+    // organization and time range, pruned by age; never updated.
+    "
+    CREATE TABLE audit_log (
+        id TEXT PRIMARY KEY NOT NULL,
+        time INTEGER NOT NULL,        -- ms since the epoch
+        username TEXT NOT NULL,
+        role TEXT NOT NULL,
+        organization_id TEXT,
+        project_id TEXT,
+        action TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        resource_id TEXT,
+        method TEXT NOT NULL,
+        path TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        address TEXT NOT NULL,
+        before_json TEXT,             -- JSON, null when none
+        after_json TEXT
+    );
+    CREATE INDEX audit_log_time ON audit_log (time, id);
+    CREATE INDEX audit_log_username ON audit_log (username, time);
+    CREATE INDEX audit_log_resource ON audit_log (resource, time);
+    CREATE INDEX audit_log_organization ON audit_log (organization_id, time);
+    ",
 ];
 
 pub fn schema_version(conn: &Connection) -> Result<i64, StoreError> {
