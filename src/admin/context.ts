@@ -16,6 +16,8 @@ import type { PolicyManager } from '../policies/manager.ts';
 import type { LogTopicManager } from '../trace/log-topic-manager.ts';
 import type { TraceManager } from '../trace/trace-manager.ts';
 import type { BridgeManager } from '../bridges/manager.ts';
+import type { ControlPlatform } from '../platform/platform.ts';
+import type { AuditLog } from './audit.ts';
 
 export interface AdminContext {
   readonly supervisor: Supervisor;
@@ -38,6 +40,10 @@ export interface AdminContext {
   readonly traces: TraceManager;
   /** MQTT bridges to remote brokers (the configuration file's and the API's). */
   readonly bridges: BridgeManager;
+  /** The control platform (/api/v1): tenants, licences, alerts, channels. */
+  readonly platform: ControlPlatform;
+  /** Every write through both APIs. */
+  readonly audit: AuditLog;
   readonly log: Logger;
   /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
   readonly registry: Registry;

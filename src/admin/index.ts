@@ -48,6 +48,13 @@ import { topicFilterProblem } from '../auth/topic-filter.ts';
 import { BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
 import { bridgeRoutes } from './routes/bridges.ts';
+import { ControlPlatform } from '../platform/platform.ts';
+import { AuditLog } from './audit.ts';
+import { platformAuthRoutes } from './v1/auth.ts';
+import { tenantRoutes } from './v1/tenants.ts';
+import { alertRoutes } from './v1/alerts.ts';
+import { auditRoutes } from './v1/audit-logs.ts';
+import { brokerSignals } from './broker-signals.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -78,6 +85,10 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   traceRoutes,
   logRoutes,
   bridgeRoutes,
+  platformAuthRoutes,
+  tenantRoutes,
+  alertRoutes,
+  auditRoutes,
 ];
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
@@ -137,7 +148,22 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const commands = new CommandManager(supervisor, store, log.named('commands'), { maxTopicLevels: config.limits.maxTopicLevels, maxPayload: config.limits.maxPacketSize }, brokerInfo);
   await commands.load();
   registerCommandMetrics(registry, commands);
+  // The control platform: its applications answer first in the authentication chain.
+  const platform = new ControlPlatform({
+    setTenantPolicy: (policy, tenants) => policies.setTenantPolicy(policy, tenants),
+    kickTenants: async (applicationIds) => {
+      await supervisor.callAll('clients.kickTenant', { applicationIds });
+    },
+    brokerSignals: () => brokerSignals(supervisor, rules),
+  }, store, log.named('platform'), {
+    maxTenants: config.platform.maxTenants, maxTopicLevels: config.limits.maxTopicLevels, alertInterval: config.platform.alertInterval,
+    maxAlerts: config.platform.maxAlerts, nodeName: config.nodeName, registry,
+  });
+  await platform.load();
+  const audit = new AuditLog(store, log.named('audit'), registry, config.audit.retentionDays);
   const closers: (() => void | Promise<void>)[] = [
+    () => audit.close(),
+    () => platform.close(),
     () => sources.close(),
     () => rules.close(),
     () => policies.close(),
@@ -145,8 +171,8 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     () => bridges.close(),
     () => commands.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
-  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log });
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, platform, audit, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, audit: (req, route, status) => audit.record(req, route, status) });
   for (const module of MODULES) server.add(module(context));
   server.add([{
     method: 'GET',
@@ -154,7 +180,14 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     access: 'public',
     tag: 'public',
     summary: 'This OpenAPI document',
-    handler: () => json(openApiDocument(server.all(), VERSION)),
+    handler: () => json(openApiDocument(server.all().filter((r) => !r.path.startsWith('/api/v1/')), VERSION)),
+  }, {
+    method: 'GET',
+    path: '/public/openapi-v1.json',
+    access: 'public',
+    tag: 'public',
+    summary: 'The OpenAPI document of the control platform (/api/v1)',
+    handler: () => json(openApiDocument(server.all().filter((r) => r.path.startsWith('/api/v1/')), VERSION, 'Spindle control platform API')),
   }]);
   if (c.port !== 0) await checkPortFree(c.host, c.port);
   const port = await server.listen();

@@ -2,7 +2,7 @@
 // never list a route that does not exist, or miss one that does).
 import type { Route } from './http.ts';
 
-export function openApiDocument(routes: readonly Route[], version: string): Record<string, unknown> {
+export function openApiDocument(routes: readonly Route[], version: string, title = 'Spindle admin API'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
   for (const r of [...routes].sort((a, b) => a.path.localeCompare(b.path))) {
@@ -23,13 +23,18 @@ export function openApiDocument(routes: readonly Route[], version: string): Reco
       op.parameters = Object.entries(r.query).map(([name, { required, ...schema }]) => ({ name, in: 'query', required: required ?? false, schema }));
     }
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: r.body } } };
-    (paths[r.path] ??= {})[r.method.toLowerCase()] = op;
+    // OpenAPI writes path parameters {id}; the routes :id.
+    const params = [...r.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    if (params.length > 0) op.parameters = [...params, ...((op.parameters as unknown[] | undefined) ?? [])];
+    if (r.path.startsWith('/api/v1/') && r.access !== 'public') (op.responses as Record<string, unknown>)[403] = { $ref: '#/components/responses/Forbidden' };
+    if (r.path.includes('/:')) (op.responses as Record<string, unknown>)[404] = { description: 'not found, or not in the caller\'s scope' };
+    (paths[r.path.replace(/:([A-Za-z]+)/g, '{$1}')] ??= {})[r.method.toLowerCase()] = op;
   }
   const error = { $ref: '#/components/schemas/Error' };
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Spindle admin API',
+      title,
       version,
       description: 'Admin API of the Spindle MQTT broker. Errors answer {code, message, error[, field]} with the code also in the HTTP status.',
     },

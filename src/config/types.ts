@@ -100,6 +100,8 @@ export interface BrokerConfig {
   rules: { actionQueueLimit: number };
   scripts: { threads: number; timeout: number; memoryLimit: number; onError: 'pass' | 'drop' };
   extensions: { dir: string };
+  platform: { maxTenants: number; alertInterval: number; maxAlerts: number };
+  audit: { retentionDays: number };
   /** MQTT bridges to remote brokers (src/bridges/bridge-config.ts), every default filled in. */
   bridges: BridgeConfig[];
   sys: { enabled: boolean; interval: number };

@@ -3,8 +3,11 @@
 // the check stays cheap on every CONNECT. Compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** Usernames with this prefix are the platform's: an unknown one is refused, not passed on. */
+export const APP_KEY_PREFIX = 'ak_';
+
 export function newAppKey(): string {
-  return `ak_${randomBytes(12).toString('base64url')}`;
+  return `${APP_KEY_PREFIX}${randomBytes(12).toString('base64url')}`;
 }
 
 export function newSecret(): string {

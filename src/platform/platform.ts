@@ -14,6 +14,10 @@ import { LicenseBook } from './licenses.ts';
 import { TenantDirectory } from './tenants.ts';
 import { TenantSlots } from './tenant-slots.ts';
 import { tenantPolicy } from './tenant-policy.ts';
+import { ChannelBook } from './channels.ts';
+import { Signals, type BrokerSignals } from './signals.ts';
+import { AlertEngine, registerAlertMetrics, type AlertRecord, type AlertRuleRecord } from './alerts/index.ts';
+import { Notifier, type AlertNotice } from './notify/index.ts';
 
 /** What the platform needs of the broker. */
 export interface PlatformHost {
@@ -22,12 +26,20 @@ export interface PlatformHost {
   setTenantPolicy(policy: CompiledAuthPolicy | null, tenants: SharedArrayBuffer | null): void;
   /** Disconnects the clients of these applications on every worker. */
   kickTenants(applicationIds: string[]): Promise<void>;
+  /** The broker's own signal values (connections, message counters, ...) for the alert rules. */
+  brokerSignals: BrokerSignals;
 }
 
 export interface PlatformOptions {
   /** Slots for organizations and applications together (platform.maxTenants). */
   maxTenants: number;
   maxTopicLevels: number;
+  /** Seconds between alert evaluations (platform.alertInterval). */
+  alertInterval: number;
+  /** Alerts kept (platform.maxAlerts). */
+  maxAlerts: number;
+  nodeName: string;
+  registry: Registry;
 }
 
 const EXPIRY_CHECK_MS = 10_000;
@@ -35,11 +47,17 @@ const EXPIRY_CHECK_MS = 10_000;
 export class ControlPlatform {
   readonly tenants: TenantDirectory;
   readonly licenses: LicenseBook;
+  readonly channels: ChannelBook;
+  readonly alerts: AlertEngine;
+  readonly notifier: Notifier;
+  readonly signals: Signals;
   private readonly counters: TenantCounters;
   private readonly policy: CompiledAuthPolicy;
   private readonly timer: NodeJS.Timeout;
+  private alertTimer: NodeJS.Timeout | null = null;
+  private evaluating: Promise<void> | null = null;
 
-  constructor(private readonly host: PlatformHost, store: Store, private readonly log: Logger, options: PlatformOptions) {
+  constructor(private readonly host: PlatformHost, store: Store, private readonly log: Logger, private readonly options: PlatformOptions) {
     this.counters = new TenantCounters(createTenantBuffer(options.maxTenants));
     const slots = new TenantSlots(this.counters);
     this.tenants = new TenantDirectory(store, slots, options.maxTopicLevels, {
@@ -51,16 +69,68 @@ export class ControlPlatform {
     this.licenses = new LicenseBook(store, this.tenants);
     this.policy = tenantPolicy(this.tenants);
     this.timer = setInterval(() => this.licenses.apply(), EXPIRY_CHECK_MS).unref();
+    this.channels = new ChannelBook(store);
+    this.signals = new Signals(this.tenants, this.licenses, host.brokerSignals);
+    this.notifier = new Notifier(log.named('notify'), options.registry);
+    this.alerts = new AlertEngine(store, log.named('alerts'), {
+      read: () => this.signals.read(),
+      notify: (rule, alert, kind) => this.notify(rule, alert, kind),
+      maxAlerts: options.maxAlerts,
+    });
+    registerAlertMetrics(options.registry, this.alerts);
+    this.registerMetrics(options.registry);
   }
 
   async load(): Promise<void> {
     await this.tenants.load();
     await this.licenses.load();
+    await this.channels.load();
+    await this.alerts.load();
     this.publishPolicy();
+    this.alertTimer = setInterval(() => void this.evaluate(), this.options.alertInterval * 1000).unref();
+  }
+
+  /** Samples the signals and evaluates every alert rule once (one at a time). */
+  evaluate(): Promise<void> {
+    this.evaluating ??= (async () => {
+      try {
+        await this.signals.refresh();
+        await this.alerts.evaluate();
+      } catch (err) {
+        this.log.error('alert evaluation failed', { err });
+      } finally {
+        this.evaluating = null;
+      }
+    })();
+    return this.evaluating;
+  }
+
+  /** After tenants are deleted: their alert rules and (an organization's) channels. */
+  async forgetTenants(organizationIds: readonly string[], applicationIds: readonly string[]): Promise<void> {
+    for (const r of this.alerts.listRules()) {
+      if ((r.organizationId !== null && organizationIds.includes(r.organizationId)) || (r.applicationId !== null && applicationIds.includes(r.applicationId))) await this.alerts.deleteRule(r.id);
+    }
+    await this.channels.forget(organizationIds);
+  }
+
+  /** Delivers a firing or resolved alert through the rule's enabled channels (in the background). */
+  private notify(rule: AlertRuleRecord, alert: AlertRecord, kind: 'firing' | 'resolved'): void {
+    const notice: AlertNotice = {
+      kind, alertId: alert.id, ruleId: rule.id, ruleName: rule.name, severity: alert.severity, organizationId: alert.organizationId,
+      signal: alert.signal, value: alert.value, threshold: alert.threshold, message: alert.message, firstTime: alert.firstTime,
+      time: new Date().toISOString(), nodeName: this.options.nodeName,
+    };
+    for (const id of rule.channelIds) {
+      const channel = this.channels.get(id);
+      if (!channel || !channel.enabled) continue;
+      void this.notifier.send(channel, notice).then((r) => {
+        if (!r.ok) this.log.warn('alert notification failed', { channel: channel.name, type: channel.type, alert: alert.id, attempts: r.attempts, error: r.error });
+      });
+    }
   }
 
   /** Tenant metrics, read at each scrape from the shared counters. */
-  registerMetrics(registry: Registry): void {
+  private registerMetrics(registry: Registry): void {
     const platform = this;
     const labels = ['organization', 'application'] as const;
     const gauge = (name: string, help: string, pick: (u: ReturnType<TenantCounters['usage']>) => number) => new Gauge({
@@ -93,13 +163,17 @@ export class ControlPlatform {
     });
   }
 
-  close(): void {
+  async close(): Promise<void> {
     clearInterval(this.timer);
+    if (this.alertTimer) clearInterval(this.alertTimer);
+    await this.evaluating;
+    await this.alerts.close();
+    await this.notifier.close();
     this.host.setTenantPolicy(null, null);
   }
 
   /** The applications' policy, given again so every worker drops its cached answers. */
   private publishPolicy(): void {
-    this.host.setTenantPolicy(this.tenants.applications().length > 0 ? this.policy : null, this.counters.buffer);
+    this.host.setTenantPolicy(this.tenants.organizations().length > 0 ? this.policy : null, this.counters.buffer);
   }
 }

@@ -10,7 +10,7 @@ import type { Store } from '../store/types.ts';
 import { conflict, invalid, missing } from './errors.ts';
 import { flag, only, text, type Input } from './fields.ts';
 import { checkName, checkNamespace, overlaps } from './names.ts';
-import { hashSecret, newAppKey, newSecret, secretMatches } from './credentials.ts';
+import { APP_KEY_PREFIX, hashSecret, newAppKey, newSecret, secretMatches } from './credentials.ts';
 import type { Application, Organization, Project } from './records.ts';
 import type { TenantSlots } from './tenant-slots.ts';
 
@@ -85,7 +85,9 @@ export class TenantDirectory {
   /** The credentials of an MQTT CONNECT: unknown when the username is no app key. */
   authenticate(username: string | undefined, password: Buffer | undefined): CredentialCheck {
     const app = username === undefined ? undefined : this.byKey.get(username);
-    if (!app) return { result: 'unknown' };
+    // App keys are the platform's usernames: one that is gone (a deleted application) is refused,
+    // never passed on to the static users (which may admit anyone).
+    if (!app) return username?.startsWith(APP_KEY_PREFIX) ? { result: 'deny', reason: 'unknown application key' } : { result: 'unknown' };
     if (!secretMatches(password, app.secretHash)) return { result: 'deny', reason: 'wrong application secret' };
     if (!app.enabled) return { result: 'deny', reason: 'application disabled' };
     return { result: 'allow', application: app };
@@ -108,6 +110,7 @@ export class TenantDirectory {
         throw err;
       }
       this.orgs.set(org.id, org);
+      this.events.credentialsChanged();
       return org;
     });
   }
@@ -142,7 +145,7 @@ export class TenantDirectory {
       await this.store.deleteAdmin(KINDS.org, id);
       this.orgs.delete(id);
       this.slots.release(id);
-      if (applications.length > 0) this.afterRemoval(applications);
+      this.afterRemoval(applications);
       return { organization, projects, applications };
     });
   }
@@ -287,7 +290,7 @@ export class TenantDirectory {
 
   private afterRemoval(applications: Application[]): void {
     this.events.credentialsChanged();
-    this.events.kick(applications.map((a) => a.id));
+    if (applications.length > 0) this.events.kick(applications.map((a) => a.id));
   }
 
   private customNamespace(v: unknown, org: Organization, ownNamespace: boolean): string {

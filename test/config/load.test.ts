@@ -45,6 +45,8 @@ test('defaults', () => {
   assert.deepEqual(c.sys, { enabled: true, interval: 10 });
   assert.deepEqual(c.scripts, { threads: 1, timeout: 100, memoryLimit: 128, onError: 'pass' });
   assert.deepEqual(c.extensions, { dir: '' });
+  assert.deepEqual(c.platform, { maxTenants: 10_000, alertInterval: 10, maxAlerts: 10_000 });
+  assert.deepEqual(c.audit, { retentionDays: 90 });
   assert.equal(c.shutdownTimeout, 5000);
 });
 

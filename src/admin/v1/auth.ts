@@ -152,6 +152,7 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
         if (!USERNAME.test(username)) throw invalid('username', '1 to 64 of A-Z a-z 0-9 . _ @ -');
         const pass = password(b, true)!;
         const role = roleOf(b);
+        if (role === 'SystemAdmin' && !isSystem(c)) throw new PlatformError(403, `${c.role} ${c.username} may not add a SystemAdmin`);
         const where = placement({ ...b, organizationId: b.organizationId ?? (isSystem(c) ? undefined : c.organizationId) }, role);
         if (!mayAssign(c, role, where.organizationId, where.projectId)) {
           if (where.organizationId !== c.organizationId && !isSystem(c)) throw new PlatformError(404, `organization ${String(where.organizationId)} not found`);

@@ -35,17 +35,16 @@ export const SIGNALS: readonly SignalInfo[] = [
   { name: 'auth.failures', kind: 'counter', scope: 'broker', unit: 'connections', description: 'connections refused by authentication' },
   { name: 'acl.denied', kind: 'counter', scope: 'broker', unit: 'requests', description: 'publishes and subscriptions denied by the ACL' },
   { name: 'rules.actions.failed', kind: 'counter', scope: 'broker', unit: 'outputs', description: 'rule action outputs that failed to write' },
-  { name: 'store.errors', kind: 'counter', scope: 'broker', unit: 'errors', description: 'store operations that failed' },
   { name: 'workers.down', kind: 'gauge', scope: 'broker', unit: 'workers', description: 'worker threads not running' },
   { name: 'node.down', kind: 'gauge', scope: 'broker', unit: 'nodes', description: 'nodes of the cluster down (0 on a single node)' },
   // tenant scope (any rule; an organization's rule sees only its own organization's values)
   { name: 'tenant.connections', kind: 'gauge', scope: 'tenant', unit: 'connections', description: "the tenant's clients connected" },
   { name: 'tenant.messages.received', kind: 'counter', scope: 'tenant', unit: 'messages', description: "PUBLISH packets received from the tenant's clients" },
   { name: 'tenant.acl.denied', kind: 'counter', scope: 'tenant', unit: 'requests', description: "the tenant's publishes and subscriptions denied by the ACL" },
-  { name: 'tenant.throttled', kind: 'counter', scope: 'tenant', unit: 'messages', description: "the tenant's messages delayed or refused by rate limits" },
-  { name: 'tenant.quota.refused', kind: 'counter', scope: 'tenant', unit: 'requests', description: "the tenant's connections and messages refused past a licence quota" },
-  { name: 'license.connections.usage', kind: 'gauge', scope: 'tenant', unit: 'percent', description: 'connections used of the licence' },
-  { name: 'license.messages.usage', kind: 'gauge', scope: 'tenant', unit: 'percent', description: 'messages used of the licence' },
+  { name: 'tenant.throttled', kind: 'counter', scope: 'tenant', unit: 'messages', description: "times a connection of the tenant was paused for the rest of a second, over its licence's message rate" },
+  { name: 'tenant.quota.refused', kind: 'counter', scope: 'tenant', unit: 'requests', description: "the tenant's CONNECTs refused past its licence's connections (0x97)" },
+  { name: 'license.connections.usage', kind: 'gauge', scope: 'tenant', unit: 'percent', description: "connections used of the licence's maximum" },
+  { name: 'license.messages.usage', kind: 'gauge', scope: 'tenant', unit: 'percent', description: "messages per second used of the licence's rate (over the last sampling interval)" },
 ];
 
 export const AGGREGATIONS = ['rate', 'increase', 'avg', 'max', 'min', 'last'] as const;

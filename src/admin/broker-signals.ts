@@ -1,0 +1,31 @@
+// The broker's own values for the control platform's alert rules (main thread): the workers'
+// statistics summed, the rule engine's failed action outputs, and the worker threads not running.
+// A single node has no other node to be down (the cluster is not built: node.down is 0).
+import type { Supervisor } from '../broker/supervisor.ts';
+import type { RuleManager } from '../rules/manager.ts';
+
+export async function brokerSignals(supervisor: Supervisor, rules: RuleManager): Promise<Record<string, number>> {
+  const stats = await supervisor.collectStats();
+  let connections = 0, received = 0, sent = 0, dropped = 0, authFailures = 0, aclDenied = 0;
+  for (const s of stats) {
+    connections += s.connectionsCurrent;
+    received += s.messagesReceived;
+    sent += s.messagesSent;
+    dropped += Object.values(s.dropped).reduce((a, b) => a + b, 0);
+    authFailures += s.authFailed;
+    aclDenied += s.aclDenied;
+  }
+  let actionsFailed = 0;
+  for (const r of await rules.allRuntimes()) for (const a of r.actions) actionsFailed += a.failed;
+  return {
+    connections,
+    'messages.received': received,
+    'messages.sent': sent,
+    'messages.dropped': dropped,
+    'auth.failures': authFailures,
+    'acl.denied': aclDenied,
+    'rules.actions.failed': actionsFailed,
+    'workers.down': supervisor.workerStates().filter((w) => !w.running).length,
+    'node.down': 0,
+  };
+}

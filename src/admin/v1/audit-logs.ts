@@ -1,0 +1,46 @@
+// GET /api/v1/audit-logs: the audit log of both APIs, newest first, paged, filtered by user,
+// action, resource (and its id), organization, project and time range. SystemAdmins read it all;
+// an OrganizationAdmin its organization's entries, a ProjectAdmin its project's; Users none
+// (403). There is no route that changes or deletes an entry.
+import type { AdminContext } from '../context.ts';
+import { HttpError, json, type Route } from '../http.ts';
+import { isSystem } from '../../platform/scope.ts';
+import { callerOf, onlyQuery, pageOf, timeOf, v1 } from './common.ts';
+
+export function auditRoutes(ctx: AdminContext): Route[] {
+  return [v1({
+    method: 'GET',
+    path: '/audit-logs',
+    tag: 'platform-audit-logs',
+    summary: 'Audit log entries, newest first, paged ({data,total,page,size}); filters: username, action, resource, resourceId, organizationId, projectId, from, to (ISO 8601 or ms)',
+    query: {
+      username: { type: 'string' }, action: { type: 'string' }, resource: { type: 'string' }, resourceId: { type: 'string' },
+      organizationId: { type: 'string' }, projectId: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, page: { type: 'integer' }, size: { type: 'integer' },
+    },
+    async handler(req) {
+      const c = callerOf(req);
+      const q = req.query;
+      onlyQuery(q, ['username', 'action', 'resource', 'resourceId', 'organizationId', 'projectId', 'from', 'to']);
+      if (c.role === 'User') throw new HttpError(403, `User ${c.username} may not read the audit log`);
+      const text = (k: string) => q.get(k) || undefined;
+      let organizationId = text('organizationId');
+      let projectId = text('projectId');
+      if (!isSystem(c)) {
+        if (organizationId !== undefined && organizationId !== c.organizationId) return json({ data: [], total: 0, ...pageOf(q) });
+        organizationId = c.organizationId ?? undefined;
+        if (c.role === 'ProjectAdmin') {
+          if (projectId !== undefined && projectId !== c.projectId) return json({ data: [], total: 0, ...pageOf(q) });
+          projectId = c.projectId ?? undefined;
+        }
+      }
+      const { page, size } = pageOf(q);
+      // What was written until now is in the answer.
+      await ctx.audit.flush();
+      const { entries, total } = await ctx.audit.query({
+        username: text('username'), action: text('action'), resource: text('resource'), resourceId: text('resourceId'),
+        organizationId, projectId, from: timeOf(q, 'from'), to: timeOf(q, 'to'), offset: (page - 1) * size, limit: size,
+      });
+      return json({ data: entries.map((e) => ({ ...e, time: new Date(e.time).toISOString() })), total, page, size });
+    },
+  })];
+}

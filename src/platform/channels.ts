@@ -1,0 +1,115 @@
+// ChannelBook: the notification channels alerts are delivered through (main thread; admin kind
+// platform-channel). A channel belongs to an organization (its alert rules may use it) or, with
+// organizationId null, to the platform (SystemAdmins' rules). Its config is checked and
+// normalized by notify/; secrets are kept and never answered ("******" in answers, and sent back
+// as "******" to keep them).
+import { randomUUID } from 'node:crypto';
+
+import type { Store } from '../store/types.ts';
+import { invalid, missing } from './errors.ts';
+import { flag, only, type Input } from './fields.ts';
+import { ChannelConfigError, mergeSecrets, normalizeChannel, redactChannel, type ChannelSpec } from './notify/index.ts';
+
+export const CHANNEL_KIND = 'platform-channel';
+
+export interface ChannelRecord extends ChannelSpec {
+  id: string;
+  name: string;
+  organizationId: string | null;
+  enabled: boolean;
+  createTime: string;
+  updateTime: string;
+}
+
+export class ChannelBook {
+  private readonly channels = new Map<string, ChannelRecord>();
+  private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly store: Store) {}
+
+  async load(): Promise<void> {
+    for (const { doc } of await this.store.listAdmin<ChannelRecord>(CHANNEL_KIND)) this.channels.set(doc.id, doc);
+  }
+
+  list(): ChannelRecord[] {
+    return [...this.channels.values()];
+  }
+
+  get(id: string): ChannelRecord | undefined {
+    return this.channels.get(id);
+  }
+
+  /** A channel as answered: its secrets replaced by "******". */
+  view(c: ChannelRecord): ChannelRecord {
+    return { ...c, ...redactChannel(c) };
+  }
+
+  add(input: Input, organizationId: string | null): Promise<ChannelRecord> {
+    return this.serialized(async () => {
+      only(input, ['name', 'type', 'config', 'enabled', 'organizationId']);
+      const spec = spec_(input.type, input.config, null);
+      const now = new Date().toISOString();
+      const record: ChannelRecord = { id: randomUUID(), name: name(input.name), organizationId, ...spec, enabled: flag(input, 'enabled', true), createTime: now, updateTime: now };
+      await this.store.putAdmin(CHANNEL_KIND, record.id, record);
+      this.channels.set(record.id, record);
+      return record;
+    });
+  }
+
+  update(id: string, input: Input): Promise<{ before: ChannelRecord; after: ChannelRecord }> {
+    return this.serialized(async () => {
+      const before = this.channels.get(id);
+      if (!before) throw missing('notification channel', id);
+      only(input, ['name', 'type', 'config', 'enabled', 'organizationId']);
+      if (input.organizationId !== undefined && input.organizationId !== before.organizationId) throw invalid('organizationId', 'cannot be changed');
+      const spec = input.type === undefined && input.config === undefined ? { type: before.type, config: before.config } : spec_(input.type ?? before.type, input.config ?? before.config, before);
+      const after: ChannelRecord = { ...before, ...spec, name: input.name === undefined ? before.name : name(input.name), enabled: flag(input, 'enabled', before.enabled), updateTime: new Date().toISOString() };
+      await this.store.putAdmin(CHANNEL_KIND, id, after);
+      this.channels.set(id, after);
+      return { before, after };
+    });
+  }
+
+  delete(id: string): Promise<ChannelRecord> {
+    return this.serialized(async () => {
+      const c = this.channels.get(id);
+      if (!c) throw missing('notification channel', id);
+      await this.store.deleteAdmin(CHANNEL_KIND, id);
+      this.channels.delete(id);
+      return c;
+    });
+  }
+
+  /** Removes the channels of organizations that are gone. */
+  async forget(organizationIds: readonly string[]): Promise<void> {
+    await this.serialized(async () => {
+      for (const c of [...this.channels.values()]) {
+        if (c.organizationId === null || !organizationIds.includes(c.organizationId)) continue;
+        await this.store.deleteAdmin(CHANNEL_KIND, c.id);
+        this.channels.delete(c.id);
+      }
+    });
+  }
+
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.writes.then(fn, fn);
+    this.writes = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function name(v: unknown): string {
+  if (typeof v !== 'string' || v.trim().length === 0 || v.length > 128) throw invalid('name', 'is required (1 to 128 characters)');
+  return v;
+}
+
+/** The checked spec; a config error names its field (config.url, ...). */
+function spec_(type: unknown, config: unknown, before: ChannelSpec | null): ChannelSpec {
+  try {
+    const next = normalizeChannel(type, config);
+    return before === null ? next : mergeSecrets(before, next);
+  } catch (err) {
+    if (err instanceof ChannelConfigError) throw invalid(err.field, err.detail);
+    throw err;
+  }
+}
