@@ -154,11 +154,15 @@ test('a body over admin.maxBodySize is 413 and changes nothing', async () => {
   assert.ok(!b.admin!.context.auth.has('big'));
 });
 
-test('the OpenAPI document lists every route and is public', async () => {
+test('the OpenAPI documents list every route and are public: the broker\'s, and the control platform\'s (/api/v1)', async () => {
   const r = await b.api('GET', '/public/openapi.json', { as: 'none' });
+  const v1 = await b.api('GET', '/public/openapi-v1.json', { as: 'none' });
   assert.equal(r.status, 200);
+  assert.equal(v1.status, 200);
   assert.equal(r.json.openapi, '3.1.0');
   for (const route of b.admin!.routes) {
-    assert.ok(r.json.paths[route.path]?.[route.method.toLowerCase()], `${route.method} ${route.path} documented`);
+    const doc = route.path.startsWith('/api/v1/') ? v1.json : r.json;
+    const p = route.path.replace(/:([A-Za-z]+)/g, '{$1}');
+    assert.ok(doc.paths[p]?.[route.method.toLowerCase()], `${route.method} ${route.path} documented`);
   }
 });
