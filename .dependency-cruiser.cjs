@@ -69,6 +69,13 @@ module.exports = {
       to: { path: '^src/(engine|router|worker|listener|admin|broker)/' },
     },
     {
+      name: 'platform-below-the-admin-api',
+      comment: 'The control platform (tenants, licences, alerts, channels) is used by the admin API and never reaches into it, or into a worker thread.',
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/(admin|engine|worker|listener|router|threads)/' },
+    },
+    {
       name: 'policy-worker-half',
       comment: "A worker's half of the policies asks the main thread; it never reaches the data sources, the store or the policy evaluators (the tenant counters are shared memory, a leaf).",
       severity: 'error',

@@ -5,6 +5,7 @@
 // as "******" to keep them).
 import { randomUUID } from 'node:crypto';
 
+import { Serial } from './serial.ts';
 import type { Store } from '../store/types.ts';
 import { invalid, missing } from './errors.ts';
 import { flag, only, type Input } from './fields.ts';
@@ -23,7 +24,7 @@ export interface ChannelRecord extends ChannelSpec {
 
 export class ChannelBook {
   private readonly channels = new Map<string, ChannelRecord>();
-  private writes: Promise<unknown> = Promise.resolve();
+  private readonly writes = new Serial();
 
   constructor(private readonly store: Store) {}
 
@@ -45,7 +46,7 @@ export class ChannelBook {
   }
 
   add(input: Input, organizationId: string | null): Promise<ChannelRecord> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       only(input, ['name', 'type', 'config', 'enabled', 'organizationId']);
       const spec = spec_(input.type, input.config, null);
       const now = new Date().toISOString();
@@ -57,7 +58,7 @@ export class ChannelBook {
   }
 
   update(id: string, input: Input): Promise<{ before: ChannelRecord; after: ChannelRecord }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const before = this.channels.get(id);
       if (!before) throw missing('notification channel', id);
       only(input, ['name', 'type', 'config', 'enabled', 'organizationId']);
@@ -71,7 +72,7 @@ export class ChannelBook {
   }
 
   delete(id: string): Promise<ChannelRecord> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const c = this.channels.get(id);
       if (!c) throw missing('notification channel', id);
       await this.store.deleteAdmin(CHANNEL_KIND, id);
@@ -82,19 +83,13 @@ export class ChannelBook {
 
   /** Removes the channels of organizations that are gone. */
   async forget(organizationIds: readonly string[]): Promise<void> {
-    await this.serialized(async () => {
+    await this.writes.run(async () => {
       for (const c of [...this.channels.values()]) {
         if (c.organizationId === null || !organizationIds.includes(c.organizationId)) continue;
         await this.store.deleteAdmin(CHANNEL_KIND, c.id);
         this.channels.delete(c.id);
       }
     });
-  }
-
-  private serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.writes.then(fn, fn);
-    this.writes = run.catch(() => undefined);
-    return run;
   }
 }
 

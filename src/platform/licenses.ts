@@ -6,6 +6,7 @@
 // connection. Usage is read from the same counters.
 import { randomUUID } from 'node:crypto';
 
+import { Serial } from './serial.ts';
 import type { Store } from '../store/types.ts';
 import { conflict, invalid, missing } from './errors.ts';
 import { isoTime, limit, only, strings, text, type Input } from './fields.ts';
@@ -18,7 +19,7 @@ const MAX_RATE = 100_000_000;
 
 export class LicenseBook {
   private readonly licenses = new Map<string, License>();
-  private writes: Promise<unknown> = Promise.resolve();
+  private readonly writes = new Serial();
 
   constructor(private readonly store: Store, private readonly tenants: TenantDirectory) {}
 
@@ -42,7 +43,7 @@ export class LicenseBook {
   }
 
   add(input: Input): Promise<License> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       only(input, ['organizationId', 'applicationId', 'maxConnections', 'maxMessageRate', 'features', 'expires', 'description']);
       const applicationId = input.applicationId === undefined || input.applicationId === null ? null : String(input.applicationId);
       let organizationId = typeof input.organizationId === 'string' ? input.organizationId : '';
@@ -67,7 +68,7 @@ export class LicenseBook {
   }
 
   update(id: string, input: Input): Promise<{ before: License; after: License }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const before = this.licenses.get(id);
       if (!before) throw missing('licence', id);
       only(input, ['organizationId', 'applicationId', 'maxConnections', 'maxMessageRate', 'features', 'expires', 'description']);
@@ -82,7 +83,7 @@ export class LicenseBook {
   }
 
   delete(id: string): Promise<License> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const license = this.licenses.get(id);
       if (!license) throw missing('licence', id);
       await this.store.deleteAdmin(LICENSE_KIND, id);
@@ -94,7 +95,7 @@ export class LicenseBook {
 
   /** Removes the licences of tenants that are gone (after a deletion). */
   async forget(organizationIds: readonly string[], applicationIds: readonly string[]): Promise<void> {
-    await this.serialized(async () => {
+    await this.writes.run(async () => {
       for (const l of [...this.licenses.values()]) {
         if (!organizationIds.includes(l.organizationId) && (l.applicationId === null || !applicationIds.includes(l.applicationId))) continue;
         await this.store.deleteAdmin(LICENSE_KIND, l.id);
@@ -147,11 +148,5 @@ export class LicenseBook {
       expires: isoTime(input, 'expires', before?.expires ?? null),
       description: text(input, 'description', before?.description ?? ''),
     };
-  }
-
-  private serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.writes.then(fn, fn);
-    this.writes = run.catch(() => undefined);
-    return run;
   }
 }

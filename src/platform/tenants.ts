@@ -6,6 +6,7 @@
 // answered by `authenticate` (the first policy of the authentication chain, tenant-policy.ts).
 import { randomUUID } from 'node:crypto';
 
+import { Serial } from './serial.ts';
 import type { Store } from '../store/types.ts';
 import { conflict, invalid, missing } from './errors.ts';
 import { flag, only, text, type Input } from './fields.ts';
@@ -34,7 +35,7 @@ export class TenantDirectory {
   private readonly projects = new Map<string, Project>();
   private readonly apps = new Map<string, Application>();
   private readonly byKey = new Map<string, Application>();
-  private writes: Promise<unknown> = Promise.resolve();
+  private readonly writes = new Serial();
 
   constructor(
     private readonly store: Store,
@@ -96,7 +97,7 @@ export class TenantDirectory {
   // Organizations.
 
   addOrganization(input: Input): Promise<Organization> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       only(input, ['name', 'displayName', 'description']);
       const name = checkName('name', input.name);
       if (this.organizations().some((o) => o.name === name)) throw conflict('name', `an organization named ${name} exists`);
@@ -116,7 +117,7 @@ export class TenantDirectory {
   }
 
   updateOrganization(id: string, input: Input): Promise<{ before: Organization; after: Organization }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const before = this.orgs.get(id);
       if (!before) throw missing('organization', id);
       only(input, ['name', 'displayName', 'description']);
@@ -131,7 +132,7 @@ export class TenantDirectory {
   /** Deletes the organization, and with `cascade` its projects and applications (409 without
    * it while it has any). Users, licences, alert rules and channels are the caller's to remove. */
   deleteOrganization(id: string, cascade: boolean): Promise<{ organization: Organization; projects: Project[]; applications: Application[] }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const organization = this.orgs.get(id);
       if (!organization) throw missing('organization', id);
       const projects = this.projectList().filter((p) => p.organizationId === id);
@@ -153,7 +154,7 @@ export class TenantDirectory {
   // Projects.
 
   addProject(input: Input): Promise<Project> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       only(input, ['organizationId', 'name', 'description']);
       const organizationId = typeof input.organizationId === 'string' ? input.organizationId : '';
       if (!this.orgs.has(organizationId)) throw invalid('organizationId', 'no such organization');
@@ -168,7 +169,7 @@ export class TenantDirectory {
   }
 
   updateProject(id: string, input: Input): Promise<{ before: Project; after: Project }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const before = this.projects.get(id);
       if (!before) throw missing('project', id);
       only(input, ['organizationId', 'name', 'description']);
@@ -183,7 +184,7 @@ export class TenantDirectory {
   }
 
   deleteProject(id: string, cascade: boolean): Promise<{ project: Project; applications: Application[] }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const project = this.projects.get(id);
       if (!project) throw missing('project', id);
       const applications = this.applications().filter((a) => a.projectId === id);
@@ -201,7 +202,7 @@ export class TenantDirectory {
   /** A new application with its credentials; the secret is answered this once. `ownNamespace`:
    * the caller may choose a namespace outside `<organization>/` (a SystemAdmin). */
   addApplication(input: Input, ownNamespace: boolean): Promise<{ application: Application; secret: string }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       only(input, ['projectId', 'name', 'description', 'namespace', 'enabled']);
       const projectId = typeof input.projectId === 'string' ? input.projectId : '';
       const project = this.projects.get(projectId);
@@ -234,7 +235,7 @@ export class TenantDirectory {
   }
 
   updateApplication(id: string, input: Input, ownNamespace: boolean): Promise<{ before: Application; after: Application }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const before = this.apps.get(id);
       if (!before) throw missing('application', id);
       only(input, ['projectId', 'name', 'description', 'namespace', 'enabled']);
@@ -257,7 +258,7 @@ export class TenantDirectory {
 
   /** A new secret; the old one is refused from now on (connected clients stay connected). */
   rotateSecret(id: string): Promise<{ application: Application; secret: string }> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const before = this.apps.get(id);
       if (!before) throw missing('application', id);
       const secret = newSecret();
@@ -272,7 +273,7 @@ export class TenantDirectory {
   }
 
   deleteApplication(id: string): Promise<Application> {
-    return this.serialized(async () => {
+    return this.writes.run(async () => {
       const application = this.apps.get(id);
       if (!application) throw missing('application', id);
       await this.removeApplication(application);
@@ -305,11 +306,5 @@ export class TenantDirectory {
       // Another organization's application is not named (it is not the caller's to know).
       throw conflict('namespace', `${namespace}/# overlaps the namespace of ${a.organizationId === organizationId ? `application ${a.name}` : "another organization's application"}`);
     }
-  }
-
-  private serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.writes.then(fn, fn);
-    this.writes = run.catch(() => undefined);
-    return run;
   }
 }

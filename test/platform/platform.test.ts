@@ -15,11 +15,14 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 
 import mqtt, { type MqttClient } from 'mqtt';
+import mysql from 'mysql2/promise';
+import postgres from 'postgres';
 
 import { startAdminBroker, type AdminBroker, type ApiResponse } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, end, nextMessages } from '../helpers/broker.ts';
 import { ensureMailpit } from '../helpers/services.ts';
 import { waitFor, WAIT_MS } from '../helpers/wait.ts';
+import { MYSQL_URL, PG_URL, uniqueName, withHint } from '../store/databases.ts';
 
 const run = promisify(execFile);
 const MAILPIT_API = 'http://127.0.0.1:8025/api/v1';
@@ -184,6 +187,16 @@ describe('a new user\'s path', () => {
     await waitFor(async () => ok(await v1('GET', `/applications/${app.id}/usage`)).connections === 1, { message: 'the connection given back' });
     const c3 = await connectAs(app.appKey, app.appSecret);
     await end(c2, c3);
+    // At the quota, a client taking over its own session is not refused: the connection it takes
+    // over gives its place back first.
+    ok(await v1('PUT', `/licenses/${licence.id}`, { maxConnections: 1 }));
+    const first = await connectAs(app.appKey, app.appSecret, 'device-7');
+    const takenOver = new Promise<number | undefined>((resolve) => first.once('disconnect', (p) => resolve(p.reasonCode)));
+    const second = await connectAs(app.appKey, app.appSecret, 'device-7');
+    assert.equal(await takenOver, 0x8e);
+    assert.equal(ok(await v1('GET', `/applications/${app.id}/usage`)).connections, 1);
+    first.end(true);
+    await end(second);
     ok(await v1('PUT', `/licenses/${licence.id}`, { maxConnections: null }));
   });
 
@@ -419,31 +432,101 @@ describe('roles and scope', () => {
   });
 });
 
-describe('persistence', () => {
-  test('tenants, credentials and licences survive a restart (LOCAL store)', async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'spindle-platform-'));
-    let first: AdminBroker | null = await startAdminBroker({ dataDir, store: { storeType: 'LOCAL' } });
-    const call = async (broker: AdminBroker, method: string, p: string, body?: unknown) => {
-      const r = await broker.api(method, `/api/v1${p}`, { body });
-      assert.equal(r.status, 200, r.text);
-      return r.json.data;
-    };
-    const o = await call(first, 'POST', '/organizations', { name: 'durable' });
-    const p = await call(first, 'POST', '/projects', { organizationId: o.id, name: 'p' });
-    const created = await call(first, 'POST', '/applications', { projectId: p.id, name: 'a' });
-    await call(first, 'POST', '/licenses', { organizationId: o.id, maxConnections: 1 });
-    await first.stop();
-    first = null;
-    const second = await startAdminBroker({ dataDir, store: { storeType: 'LOCAL' } });
-    try {
-      const url = `mqtt://127.0.0.1:${second.ports.tcp}`;
-      const c = await mqtt.connectAsync(url, { username: created.appKey, password: created.appSecret, protocolVersion: 5, reconnectPeriod: 0 });
-      await assert.rejects(mqtt.connectAsync(url, { username: created.appKey, password: created.appSecret, protocolVersion: 5, reconnectPeriod: 0 }), (err: { code?: number }) => err.code === 0x97);
-      await c.endAsync();
-      const audit = await second.api('GET', `/api/v1/audit-logs?resourceId=${created.id}`);
-      assert.equal(audit.json.total, 1);
-    } finally {
-      await second.stop();
-    }
-  });
+/** The stores the platform is kept in across a restart: each test gets its own, empty. */
+const STORES: { name: string; make(): Promise<{ settings: Record<string, unknown>; drop(): Promise<void> }> }[] = [
+  {
+    name: 'LOCAL',
+    async make() {
+      return { settings: { storeType: 'LOCAL' }, drop: async () => {} };
+    },
+  },
+  {
+    name: 'POSTGRESQL',
+    async make() {
+      const schema = uniqueName('platform');
+      const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(`CREATE SCHEMA ${schema}`);
+      } catch (err) {
+        await admin.end();
+        throw withHint(err, PG_URL);
+      }
+      return {
+        settings: { storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}` } },
+        async drop() {
+          await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+          await admin.end();
+        },
+      };
+    },
+  },
+  {
+    name: 'MYSQL',
+    async make() {
+      const database = uniqueName('platform');
+      const url = new URL(MYSQL_URL);
+      url.pathname = `/${database}`;
+      return {
+        settings: { storeType: 'MYSQL', datasource: { url: url.toString() } },
+        async drop() {
+          const conn = await mysql.createConnection({ uri: MYSQL_URL });
+          try {
+            await conn.query('DROP DATABASE IF EXISTS ??', [database]);
+          } finally {
+            await conn.end();
+          }
+        },
+      };
+    },
+  },
+];
+
+describe('persistence on every store type', () => {
+  for (const kind of STORES) {
+    test(`${kind.name}: tenants, credentials, licences, channels, alert rules and the audit log survive a restart`, async () => {
+      const store = await kind.make();
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'spindle-platform-'));
+      const start = () => startAdminBroker({ dataDir, store: store.settings });
+      const call = async (broker: AdminBroker, method: string, p: string, body?: unknown) => {
+        const r = await broker.api(method, `/api/v1${p}`, { body, headers: method === 'GET' ? {} : { 'content-type': 'application/json' } });
+        assert.equal(r.status, 200, r.text);
+        return r.json.data ?? r.json;
+      };
+      try {
+        const first = await start();
+        let created: any;
+        let channel: any;
+        let rule: any;
+        try {
+          const o = await call(first, 'POST', '/organizations', { name: 'durable' });
+          const p = await call(first, 'POST', '/projects', { organizationId: o.id, name: 'p' });
+          created = await call(first, 'POST', '/applications', { projectId: p.id, name: 'a' });
+          await call(first, 'POST', '/licenses', { organizationId: o.id, maxConnections: 1 });
+          channel = await call(first, 'POST', '/notification-channels', { organizationId: o.id, name: 'hook', type: 'webhook', config: { url: 'http://127.0.0.1:9/x', headers: { authorization: 'Bearer abc' } } });
+          rule = await call(first, 'POST', '/alert-rules', { organizationId: o.id, name: 'r', signal: 'tenant.connections', operator: '>', threshold: 5, channelIds: [channel.id] });
+          await call(first, 'POST', '/users', { username: 'durable-admin', password: 'durable-password', role: 'OrganizationAdmin', organizationId: o.id });
+        } finally {
+          await first.stop();
+        }
+        const second = await start();
+        try {
+          const url = `mqtt://127.0.0.1:${second.ports.tcp}`;
+          const c = await mqtt.connectAsync(url, { username: created.appKey, password: created.appSecret, protocolVersion: 5, reconnectPeriod: 0 });
+          await assert.rejects(mqtt.connectAsync(url, { username: created.appKey, password: created.appSecret, protocolVersion: 5, reconnectPeriod: 0 }), (err: { code?: number }) => err.code === 0x97);
+          await c.endAsync();
+          assert.equal((await call(second, 'GET', `/notification-channels/${channel.id}`)).config.headers.authorization, '******');
+          assert.deepEqual((await call(second, 'GET', `/alert-rules/${rule.id}`)).channelIds, [channel.id]);
+          const signedIn = await second.api('POST', '/api/v1/auth/login', { body: { username: 'durable-admin', password: 'durable-password' }, as: 'none' });
+          assert.equal(signedIn.status, 200);
+          const audit = (await second.api('GET', `/api/v1/audit-logs?resourceId=${created.id}`)).json;
+          assert.equal(audit.total, 1);
+          assert.equal(audit.data[0].action, 'create');
+        } finally {
+          await second.stop();
+        }
+      } finally {
+        await store.drop();
+      }
+    });
+  }
 });

@@ -143,13 +143,7 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
     k.refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
     return;
   }
-  // A tenant's client (control platform) counts against its licence's connections, on every
-  // worker: 0x97 Quota Exceeded (v5) or 0x03 Server Unavailable (v3) past it.
   const tenant = result.tenant;
-  if (tenant !== undefined && !tenant.connect()) {
-    k.refuse(RC.QUOTA_EXCEEDED);
-    return;
-  }
   c.username = result.username ?? p.username ?? undefined;
   c.identity = tenant !== undefined
     ? { clientId, username: c.username, superuser: false, acl: result.acl, tenant }
@@ -214,6 +208,16 @@ function opened(host: HandlerHost, c: Client, k: Connecting, opening: Opening | 
   if (opening === null) {
     if (sessionSlotTaken) host.endpointCounters.releaseSession(endpoint.slot);
     if (!c.isClosed()) k.refuse(RC.SERVER_UNAVAILABLE);
+    return;
+  }
+  // A tenant's client (control platform) counts against its licence's connections, on every
+  // worker: 0x97 Quota Exceeded (v5) or 0x03 Server Unavailable (v3) past it. Counted once the
+  // session is open: a connection it took over has given its place back by then.
+  const tenant = c.identity.tenant;
+  if (tenant !== undefined && !c.isClosed() && !tenant.connect()) {
+    if (sessionSlotTaken) host.endpointCounters.releaseSession(endpoint.slot);
+    k.refuse(RC.QUOTA_EXCEEDED);
+    opening.abandon();
     return;
   }
   const session = opening.session;
