@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -66,7 +66,7 @@ typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
-bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-compare
+bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-platform bench-compare
 
 bench-codec: build
 	node --import tsx bench/codec.ts
@@ -91,6 +91,12 @@ bench-rules: build databases services
 bench-scripts: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/scripts.ts
+
+# The control platform (issue 15): a tenant's fan-in against anonymous clients; set
+# PLATFORM_BEFORE_ROOT to a checkout before the platform to compare anonymous traffic with it.
+bench-platform: build
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/platform.ts
 
 # Authentication and ACL policies (issue 13): connections/s with no auth, static users and a
 # postgresql auth policy (bcrypt, cache cold and warm), fan-in QoS 1 with and without a postgresql
