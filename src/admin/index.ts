@@ -155,8 +155,9 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
       await supervisor.callAll('clients.kickTenant', { applicationIds });
     },
     brokerSignals: () => brokerSignals(supervisor, rules),
+    onWorkerExit: (fn) => supervisor.onWorkerExit(fn),
   }, store, log.named('platform'), {
-    maxTenants: config.platform.maxTenants, maxTopicLevels: config.limits.maxTopicLevels, alertInterval: config.platform.alertInterval,
+    maxTenants: config.platform.maxTenants, workers: config.workers, maxTopicLevels: config.limits.maxTopicLevels, alertInterval: config.platform.alertInterval,
     maxAlerts: config.platform.maxAlerts, nodeName: config.nodeName, registry,
   });
   await platform.load();

@@ -78,6 +78,7 @@ export class Supervisor {
   private rpcSeq = 0;
   private nextPublishWorker = 0;
   private readonly readyListeners: ((worker: number) => void)[] = [];
+  private readonly exitListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
   private bridgeOutputs: (items: BridgeOutput[]) => void = () => {};
   /** Without a policy manager (no admin API) nothing asks: there are no policies. */
@@ -296,6 +297,7 @@ export class Supervisor {
       worker.on('exit', (code) => {
         slot.worker = null;
         slot.ready = false;
+        for (const fn of this.exitListeners) fn(slot.id);
         slot.stats = null; // a dead worker's last counters are not reported as a live one's
         // The worker's listening sockets closed with its event loop; the fds are not ours to close.
         for (const other of this.slots) if (other !== slot && other.worker) post(other, { t: 'peer-gone', worker: slot.id });
@@ -396,6 +398,12 @@ export class Supervisor {
    * workers, such as proxy subscriptions, is pushed again). */
   onWorkerReady(fn: (worker: number) => void): void {
     this.readyListeners.push(fn);
+  }
+
+  /** Calls `fn` each time a worker thread has exited (crashed, or at shutdown): what it held in
+   * memory shared with the main thread is to be given back. */
+  onWorkerExit(fn: (worker: number) => void): void {
+    this.exitListeners.push(fn);
   }
 
   /** A handle no session or routing-core entry has had (the client registry's counter). */

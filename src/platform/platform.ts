@@ -28,11 +28,15 @@ export interface PlatformHost {
   kickTenants(applicationIds: string[]): Promise<void>;
   /** The broker's own signal values (connections, message counters, ...) for the alert rules. */
   brokerSignals: BrokerSignals;
+  /** Calls `fn` with a worker's id once its thread has exited. */
+  onWorkerExit(fn: (worker: number) => void): void;
 }
 
 export interface PlatformOptions {
   /** Slots for organizations and applications together (platform.maxTenants). */
   maxTenants: number;
+  /** Worker threads (each keeps its share of a tenant's connections). */
+  workers: number;
   maxTopicLevels: number;
   /** Seconds between alert evaluations (platform.alertInterval). */
   alertInterval: number;
@@ -58,7 +62,9 @@ export class ControlPlatform {
   private evaluating: Promise<void> | null = null;
 
   constructor(private readonly host: PlatformHost, store: Store, private readonly log: Logger, private readonly options: PlatformOptions) {
-    this.counters = new TenantCounters(createTenantBuffer(options.maxTenants));
+    this.counters = new TenantCounters(createTenantBuffer(options.maxTenants, options.workers));
+    // A worker that dies gives its tenants' connections back (its clients are gone).
+    host.onWorkerExit((worker) => this.counters.dropWorker(worker));
     const slots = new TenantSlots(this.counters);
     this.tenants = new TenantDirectory(store, slots, options.maxTopicLevels, {
       credentialsChanged: () => this.publishPolicy(),

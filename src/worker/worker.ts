@@ -99,6 +99,7 @@ const authenticator = new PolicyAuthenticator(
   policies,
   new AnswerCache(config.auth.policyCacheSize, config.auth.policyCacheTtl * 1000),
   new StaticAuthenticator({ ...config.auth, mosquittoUsers: passwordFile }),
+  workerId,
 );
 function authorizerFor(who: ClientIdentity, peerhost: () => string = () => ''): Authorizer {
   if (who.superuser === true) return SUPERUSER;

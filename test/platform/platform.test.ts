@@ -200,6 +200,25 @@ describe('a new user\'s path', () => {
     ok(await v1('PUT', `/licenses/${licence.id}`, { maxConnections: null }));
   });
 
+  test('a worker that dies gives its tenant connections back', async () => {
+    const before = ok(await v1('GET', `/applications/${app.id}/usage`)).connections;
+    const c = await connectAs(app.appKey, app.appSecret, 'on-a-dying-worker');
+    await waitFor(async () => ok(await v1('GET', `/applications/${app.id}/usage`)).connections === before + 1, { message: 'the connection counted' });
+    const { w } = await waitFor(() => {
+      const owner = b.supervisor.workerOf('on-a-dying-worker');
+      return owner === undefined ? false : { w: owner };
+    }, { message: 'the client\'s worker' });
+    const dead = b.supervisor.workers[w]!;
+    const exited = new Promise((resolve) => dead.once('exit', resolve));
+    // A message the worker's handler throws on ends the thread (see test/admin/system.test.ts).
+    dead.postMessage({ t: 'publish', message: null });
+    await exited;
+    await waitFor(async () => ok(await v1('GET', `/applications/${app.id}/usage`)).connections === before, { message: 'the dead worker\'s connection given back' });
+    assert.equal(ok(await v1('GET', `/organizations/${org.id}/usage`)).connections, before);
+    c.end(true);
+    await waitFor(() => b.supervisor.runningWorkers().length === 2, { message: 'the worker restarted' });
+  });
+
   test('the licence\'s message rate throttles the publisher and loses nothing', async () => {
     const licence = ok(await v1('POST', '/licenses', { organizationId: org.id, maxMessageRate: 20 }));
     const sub = await connectAs(app.appKey, app.appSecret);
@@ -286,6 +305,13 @@ describe('a new user\'s path', () => {
     assert.ok(logins.json.total >= 1);
     const failed = await v1('GET', '/audit-logs?action=login_failed');
     assert.ok(failed.json.total >= 1);
+    // The broker API's sign-in too, failed or not, without the password.
+    assert.equal((await b.api('POST', '/public/login', { body: { username: 'admin', password: 'not-the-password' }, as: 'none' })).status, 401);
+    const brokerLogins = await v1('GET', '/audit-logs?action=login_failed&resource=session&size=100');
+    const entry = brokerLogins.json.data.find((e: any) => e.path === '/public/login');
+    assert.ok(entry, 'the failed /public/login');
+    assert.equal(entry.status, 401);
+    assert.equal(entry.after.password, '******');
     for (const resource of ['project', 'license', 'notification-channel', 'alert-rule', 'alert']) {
       const r = await v1('GET', `/audit-logs?resource=${resource}`);
       assert.ok(r.json.total >= 1, `an entry for ${resource}`);

@@ -14,25 +14,30 @@ import { LicenseBook } from '../../src/platform/licenses.ts';
 import { MemoryStore } from '../../src/store/memory/memory-store.ts';
 
 test('a connection quota holds across threads taking places at once', async () => {
-  const counters = new TenantCounters(createTenantBuffer(4));
+  const counters = new TenantCounters(createTenantBuffer(4, 4));
   counters.claim(1, 100, null);
   // Four threads each try 100 times on the same slot: exactly 100 get a place.
-  const results = await Promise.all([0, 1, 2, 3].map(() => new Promise<number>((resolve, reject) => {
-    const w = spawnTsWorker(new URL('./fixtures/take-places.ts', import.meta.url), { buffer: counters.buffer, slot: 1, tries: 100 });
+  const results = await Promise.all([0, 1, 2, 3].map((worker) => new Promise<number>((resolve, reject) => {
+    const w = spawnTsWorker(new URL('./fixtures/take-places.ts', import.meta.url), { buffer: counters.buffer, slot: 1, tries: 100, worker });
     w.once('message', resolve);
     w.once('error', reject);
   })));
   assert.equal(results.reduce((a, b) => a + b, 0), 100);
   assert.equal(counters.usage(1).connections, 100);
+  // A worker that dies gives back exactly the places it held.
+  counters.dropWorker(2);
+  assert.equal(counters.usage(1).connections, 100 - results[2]);
+  counters.dropWorker(2);
+  assert.equal(counters.usage(1).connections, 100 - results[2], 'given back once');
 });
 
 test('a link takes a place in the application and the organization, and gives both back', () => {
-  const counters = new TenantCounters(createTenantBuffer(4));
+  const counters = new TenantCounters(createTenantBuffer(4, 4));
   const orgEpoch = counters.claim(0, 2, null);
   const appEpoch = counters.claim(1, 1, null);
   const ref = { applicationId: 'app', organizationId: 'org', appSlot: 1, orgSlot: 0, appEpoch, orgEpoch };
-  const a = new SharedTenantLink(counters, ref);
-  const b = new SharedTenantLink(counters, ref);
+  const a = new SharedTenantLink(counters, ref, 0);
+  const b = new SharedTenantLink(counters, ref, 0);
   assert.equal(a.connect(), true);
   assert.equal(b.connect(), false, 'the application holds one');
   assert.equal(counters.usage(0).connections, 1, 'the organization\'s place was given back');
@@ -44,10 +49,10 @@ test('a link takes a place in the application and the organization, and gives bo
 });
 
 test('the message rate counts per second; over it the link says so and counts a throttle', () => {
-  const counters = new TenantCounters(createTenantBuffer(2));
+  const counters = new TenantCounters(createTenantBuffer(2, 4));
   const orgEpoch = counters.claim(0, null, 3);
   const appEpoch = counters.claim(1, null, null);
-  const link = new SharedTenantLink(counters, { applicationId: 'a', organizationId: 'o', appSlot: 1, orgSlot: 0, appEpoch, orgEpoch });
+  const link = new SharedTenantLink(counters, { applicationId: 'a', organizationId: 'o', appSlot: 1, orgSlot: 0, appEpoch, orgEpoch }, 0);
   const t = 1_000_000;
   assert.deepEqual([link.message(t), link.message(t + 1), link.message(t + 2), link.message(t + 3)], [true, true, true, false]);
   assert.equal(counters.usage(0, t).throttled, 1);
@@ -56,10 +61,10 @@ test('the message rate counts per second; over it the link says so and counts a 
 });
 
 test('a slot given to another tenant: an old link neither counts in it nor releases into it', () => {
-  const counters = new TenantCounters(createTenantBuffer(2));
+  const counters = new TenantCounters(createTenantBuffer(2, 4));
   const orgEpoch = counters.claim(0, null, null);
   const oldEpoch = counters.claim(1, null, null);
-  const old = new SharedTenantLink(counters, { applicationId: 'gone', organizationId: 'o', appSlot: 1, orgSlot: 0, appEpoch: oldEpoch, orgEpoch });
+  const old = new SharedTenantLink(counters, { applicationId: 'gone', organizationId: 'o', appSlot: 1, orgSlot: 0, appEpoch: oldEpoch, orgEpoch }, 0);
   assert.equal(old.connect(), true);
   counters.retire(1);
   counters.claim(1, 1, null);
@@ -67,7 +72,7 @@ test('a slot given to another tenant: an old link neither counts in it nor relea
   old.message(Date.now());
   old.denied();
   assert.deepEqual(counters.usage(1), { connections: 0, rate: 0, messages: 0, denied: 0, throttled: 0, quotaRefused: 0 });
-  assert.equal(new SharedTenantLink(counters, { applicationId: 'gone', organizationId: 'o', appSlot: 1, orgSlot: 0, appEpoch: oldEpoch, orgEpoch }).connect(), false);
+  assert.equal(new SharedTenantLink(counters, { applicationId: 'gone', organizationId: 'o', appSlot: 1, orgSlot: 0, appEpoch: oldEpoch, orgEpoch }, 0).connect(), false);
 });
 
 test('namespaces: prefixes without wildcards, overlap by whole levels', () => {
@@ -85,7 +90,7 @@ test('namespaces: prefixes without wildcards, overlap by whole levels', () => {
 test('the directory: names, conflicts, credentials, cascade', async () => {
   const store = new MemoryStore();
   await store.open();
-  const counters = new TenantCounters(createTenantBuffer(8));
+  const counters = new TenantCounters(createTenantBuffer(8, 4));
   let changed = 0;
   const kicked: string[] = [];
   const dir = new TenantDirectory(store, new TenantSlots(counters), 128, { credentialsChanged: () => changed++, kick: (ids) => kicked.push(...ids) });
@@ -110,7 +115,7 @@ test('the directory: names, conflicts, credentials, cascade', async () => {
   assert.ok(changed >= 4);
   assert.deepEqual(await store.listAdmin('platform-app'), []);
   // The slots went back: a full table refuses with 409 naming the limit.
-  const small = new TenantDirectory(store, new TenantSlots(new TenantCounters(createTenantBuffer(1))), 128, { credentialsChanged: () => {}, kick: () => {} });
+  const small = new TenantDirectory(store, new TenantSlots(new TenantCounters(createTenantBuffer(1, 4))), 128, { credentialsChanged: () => {}, kick: () => {} });
   await small.addOrganization({ name: 'one' });
   await assert.rejects(small.addOrganization({ name: 'two' }), (e: PlatformError) => e.status === 409 && e.field === 'platform.maxTenants');
   await store.close();
@@ -119,22 +124,22 @@ test('the directory: names, conflicts, credentials, cascade', async () => {
 test('licences write their limits into the counters; an expired one admits no connection', async () => {
   const store = new MemoryStore();
   await store.open();
-  const counters = new TenantCounters(createTenantBuffer(8));
+  const counters = new TenantCounters(createTenantBuffer(8, 4));
   const slots = new TenantSlots(counters);
   const dir = new TenantDirectory(store, slots, 128, { credentialsChanged: () => {}, kick: () => {} });
   const book = new LicenseBook(store, dir);
   const org = await dir.addOrganization({ name: 'acme' });
   const l = await book.add({ organizationId: org.id, maxConnections: 1, maxMessageRate: 10 });
   const s = slots.of(org.id)!.slot;
-  assert.equal(counters.tryConnection(s), true);
-  assert.equal(counters.tryConnection(s), false);
-  counters.releaseConnection(s);
+  assert.equal(counters.tryConnection(s, 0), true);
+  assert.equal(counters.tryConnection(s, 1), false);
+  counters.releaseConnection(s, 0);
   await book.update(l.id, { expires: new Date(Date.now() - 1000).toISOString() });
-  assert.equal(counters.tryConnection(s), false, 'expired');
+  assert.equal(counters.tryConnection(s, 0), false, 'expired');
   assert.equal(book.usage(org.id, null).maxConnections, 0);
   await assert.rejects(book.add({ organizationId: org.id }), (e: PlatformError) => e.status === 409);
   await assert.rejects(book.update(l.id, { maxConnections: -1 }), (e: PlatformError) => e.status === 400 && e.field === 'maxConnections');
   await book.delete(l.id);
-  assert.equal(counters.tryConnection(s), true, 'no licence: no limit');
+  assert.equal(counters.tryConnection(s, 0), true, 'no licence: no limit');
   await store.close();
 });

@@ -15,8 +15,11 @@ export function loginRoutes(ctx: AdminContext): Route[] {
       const b = object(req.body);
       const username = reqStr(b, 'username');
       const password = reqStr(b, 'password');
+      // The audit log records sign-ins, failed ones too.
+      req.audit = { action: 'login_failed', resource: 'session', resourceId: username.slice(0, 256), username: username.slice(0, 256), role: 'unknown' };
       const user = await ctx.auth.login(username, password, req.remoteAddress);
       if (!user) throw new HttpError(401, 'wrong username or password');
+      req.audit = { ...req.audit, action: 'login', role: user.role, organizationId: user.organizationId ?? null };
       const { token, expires } = await ctx.auth.issue(user);
       return json({ token, expires });
     },

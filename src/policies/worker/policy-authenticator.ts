@@ -20,6 +20,8 @@ export class PolicyAuthenticator implements Authenticator {
     private readonly policies: WorkerPolicies,
     private readonly cache: AnswerCache,
     private readonly fallback: Authenticator,
+    /** This worker's id: its share of a tenant's connections is given back if it dies. */
+    private readonly workerId = -1,
   ) {
     policies.onChange(() => cache.clear());
   }
@@ -58,7 +60,7 @@ export class PolicyAuthenticator implements Authenticator {
     switch (answer.result) {
       case 'allow':
         if (answer.tenant !== undefined) {
-          const tenant = new SharedTenantLink(this.counters(), answer.tenant);
+          const tenant = new SharedTenantLink(this.counters(), answer.tenant, this.workerId);
           return { ok: true, username: answer.username ?? req.username, superuser: false, acl: answer.acl, tenant };
         }
         return { ok: true, username: answer.username ?? req.username, superuser: answer.superuser, acl: answer.acl };

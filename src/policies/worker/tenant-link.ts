@@ -8,7 +8,7 @@ import type { TenantCounters, TenantRef } from '../../broker/tenant-counters.ts'
 export class SharedTenantLink implements TenantLink {
   private held = false;
 
-  constructor(private readonly counters: TenantCounters, private readonly ref: TenantRef) {}
+  constructor(private readonly counters: TenantCounters, private readonly ref: TenantRef, private readonly worker: number) {}
 
   get applicationId(): string {
     return this.ref.applicationId;
@@ -22,13 +22,13 @@ export class SharedTenantLink implements TenantLink {
     const { appSlot, orgSlot, appEpoch, orgEpoch } = this.ref;
     const c = this.counters;
     if (!c.current(appSlot, appEpoch) || !c.current(orgSlot, orgEpoch)) return false;
-    if (!c.tryConnection(orgSlot)) {
+    if (!c.tryConnection(orgSlot, this.worker)) {
       c.count(orgSlot, 'quotaRefused');
       c.count(appSlot, 'quotaRefused');
       return false;
     }
-    if (!c.tryConnection(appSlot)) {
-      c.releaseConnection(orgSlot);
+    if (!c.tryConnection(appSlot, this.worker)) {
+      c.releaseConnection(orgSlot, this.worker);
       c.count(appSlot, 'quotaRefused');
       c.count(orgSlot, 'quotaRefused');
       return false;
@@ -42,8 +42,8 @@ export class SharedTenantLink implements TenantLink {
     this.held = false;
     const { appSlot, orgSlot, appEpoch, orgEpoch } = this.ref;
     const c = this.counters;
-    if (c.current(appSlot, appEpoch)) c.releaseConnection(appSlot);
-    if (c.current(orgSlot, orgEpoch)) c.releaseConnection(orgSlot);
+    if (c.current(appSlot, appEpoch)) c.releaseConnection(appSlot, this.worker);
+    if (c.current(orgSlot, orgEpoch)) c.releaseConnection(orgSlot, this.worker);
   }
 
   message(nowMs: number): boolean {
