@@ -8,6 +8,7 @@ import { createLogger } from './log/index.ts';
 import { Supervisor } from './broker/supervisor.ts';
 import { startAdmin, type AdminHandle } from './admin/index.ts';
 import { BridgeManager } from './bridges/manager.ts';
+import { createCluster } from './cluster/index.ts';
 
 function checkUws(): void {
   // If its binary fails to load, the package falls back to a slow shim without SSLApp.
@@ -33,11 +34,20 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (err) => log.error('unhandled promise rejection (a bug): logged, the broker goes on', { err }));
   checkUws();
   const supervisor = new Supervisor(config, log);
+  const cluster = createCluster(supervisor, config, log);
   const ports = await supervisor.start();
+  if (cluster) {
+    try {
+      await cluster.start();
+    } catch (err) {
+      await supervisor.shutdown();
+      throw err;
+    }
+  }
   let admin: AdminHandle | null = null;
   if (config.admin.enabled) {
     try {
-      admin = await startAdmin(supervisor, config, log);
+      admin = await startAdmin(supervisor, config, log, cluster);
     } catch (err) {
       await supervisor.shutdown();
       throw err;
@@ -56,7 +66,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    Promise.resolve(admin?.close()).then(() => bridges?.close()).then(() => supervisor.shutdown()).then(() => {
+    Promise.resolve(admin?.close()).then(() => bridges?.close()).then(() => cluster?.close()).then(() => supervisor.shutdown()).then(() => {
       log.info('stopped');
       process.exit(0);
     }, (err) => {

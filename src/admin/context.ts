@@ -18,6 +18,7 @@ import type { TraceManager } from '../trace/trace-manager.ts';
 import type { BridgeManager } from '../bridges/manager.ts';
 import type { ControlPlatform } from '../platform/platform.ts';
 import type { AuditLog } from './audit.ts';
+import type { ClusterLink } from '../cluster/index.ts';
 
 export interface AdminContext {
   readonly supervisor: Supervisor;
@@ -44,6 +45,8 @@ export interface AdminContext {
   readonly platform: ControlPlatform;
   /** Every write through both APIs. */
   readonly audit: AuditLog;
+  /** This node's part of the cluster, or null when cluster.enabled is off. */
+  readonly cluster: ClusterLink | null;
   readonly log: Logger;
   /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
   readonly registry: Registry;

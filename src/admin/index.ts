@@ -55,6 +55,7 @@ import { tenantRoutes } from './v1/tenants.ts';
 import { alertRoutes } from './v1/alerts.ts';
 import { auditRoutes } from './v1/audit-logs.ts';
 import { brokerSignals } from './broker-signals.ts';
+import type { ClusterLink } from '../cluster/index.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -91,7 +92,7 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   auditRoutes,
 ];
 
-export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger): Promise<AdminHandle> {
+export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger, cluster: ClusterLink | null = null): Promise<AdminHandle> {
   const c = config.admin;
   let store = supervisor.openedStore;
   let ownStore: MemoryStore | null = null;
@@ -172,7 +173,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     () => bridges.close(),
     () => commands.close(),
   ];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, platform, audit, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, audit: (req, route, status) => audit.record(req, route, status) });
   for (const module of MODULES) server.add(module(context));
   server.add([{

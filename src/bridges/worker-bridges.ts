@@ -25,6 +25,10 @@ export interface WorkerBridgesHost {
 
 export class WorkerBridges {
   private handles = new Set<number>();
+  /** The cluster's handles: one per remote node (its interest), and the handle messages from
+   * other nodes are published with here. Such a message is never sent on to any node. */
+  private clusterHandles = new Set<number>();
+  private clusterInbound = -1;
   private outputs: BridgeOutput[] = [];
   private transfer: ArrayBuffer[] = [];
   private flushScheduled = false;
@@ -38,13 +42,19 @@ export class WorkerBridges {
     this.handles = new Set(handles);
   }
 
+  /** The cluster's node handles and its inbound handle (the main thread sends the whole set). */
+  setCluster(handles: readonly number[], inbound: number): void {
+    this.clusterHandles = new Set(handles);
+    this.clusterInbound = inbound;
+  }
+
   has(handle: number): boolean {
-    return this.handles.has(handle);
+    return this.handles.has(handle) || this.clusterHandles.has(handle);
   }
 
   /** RouterHost.ruleMatched for a bridge's handle: `m` matched the bridge's local filters. */
   matched(handle: number, m: Message, publisher: number): void {
-    if (publisher === handle) {
+    if (publisher === handle || (publisher === this.clusterInbound && this.clusterHandles.has(handle))) {
       this.loopsSkipped++;
       return;
     }

@@ -78,6 +78,9 @@ export class Supervisor {
   private rpcSeq = 0;
   private nextPublishWorker = 0;
   private readonly readyListeners: ((worker: number) => void)[] = [];
+  /** The cluster's node handles (empty without a cluster) and where their matches go. */
+  private clusterHandles = new Set<number>();
+  private clusterOutputs: (items: BridgeOutput[]) => void = () => {};
   private readonly exitListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
   private bridgeOutputs: (items: BridgeOutput[]) => void = () => {};
@@ -284,7 +287,8 @@ export class Supervisor {
             this.ruleOutputs(msg.items);
             break;
           case 'bridge-outputs':
-            this.bridgeOutputs(msg.items);
+            if (this.clusterHandles.size === 0) this.bridgeOutputs(msg.items);
+            else this.splitOutputs(msg.items);
             break;
           case 'policy-questions':
             this.policyQuestions(slot.id, msg.questions);
@@ -437,6 +441,54 @@ export class Supervisor {
   /** Where the rule outputs the workers post go (the rule engine's action pipelines). */
   onRuleOutputs(fn: (items: unknown[]) => void): void {
     this.ruleOutputs = fn;
+  }
+
+  /**
+   * Reserves `nodes` handles for the cluster's remote nodes and one for the messages that come
+   * from them, and makes the routing core keep the local interest (every subscription but those
+   * of these handles). Before start(): nothing may have subscribed yet.
+   */
+  reserveClusterHandles(nodes: number): { nodes: number[]; inbound: number } {
+    const handles = Array.from({ length: nodes }, () => this.newHandle());
+    const inbound = this.newHandle();
+    if (!this.router.enableInterest([...handles, inbound])) throw new Error('the cluster must be set up before anything subscribes');
+    this.clusterHandles = new Set(handles);
+    return { nodes: handles, inbound };
+  }
+
+  /** Where the workers' matches for the cluster's node handles go (the cluster link). */
+  onClusterOutputs(fn: (items: BridgeOutput[]) => void): void {
+    this.clusterOutputs = fn;
+  }
+
+  /** Filters that gained ("+f") or lost ("-f") all their local subscriptions since the last call. */
+  takeInterestChanges(): string[] {
+    return this.router.takeInterestChanges();
+  }
+
+  interestSnapshot(): string[] {
+    return this.router.interestSnapshot();
+  }
+
+  /** Adds or removes one filter of a handle in the routing core (a remote node's interest). */
+  setHandleFilter(handle: number, filter: string, on: boolean): void {
+    if (on) this.router.subscribe(filter, handle, RULE_WORKER, 0, null);
+    else this.router.unsubscribe(filter, handle);
+    Atomics.add(new Int32Array(this.routeShared, 0, 1), 0, 1);
+  }
+
+  /** Removes every filter of a handle from the routing core (a node that went away). */
+  clearHandle(handle: number): void {
+    this.router.removeSession(handle);
+    Atomics.add(new Int32Array(this.routeShared, 0, 1), 0, 1);
+  }
+
+  private splitOutputs(items: BridgeOutput[]): void {
+    const bridges: BridgeOutput[] = [];
+    const cluster: BridgeOutput[] = [];
+    for (const item of items) (this.clusterHandles.has(item.handle) ? cluster : bridges).push(item);
+    if (bridges.length > 0) this.bridgeOutputs(bridges);
+    if (cluster.length > 0) this.clusterOutputs(cluster);
   }
 
   /** Where the messages the workers post for the MQTT bridges go (the bridge manager). */

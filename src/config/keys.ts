@@ -1,7 +1,7 @@
 // Owns the list of configuration keys: path, accepted values, default and meaning. Everything
 // else (defaults, file merging, environment overrides, documentation) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
-import { aclRules, boolean, bridges, integer, oneOf, port, string, users, type Checker } from './validators.ts';
+import { aclRules, addresses, boolean, bridges, integer, oneOf, port, string, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -114,6 +114,15 @@ export const KEYS: readonly KeySpec[] = Object.freeze([
   fixed('platform.alertInterval', integer(1, 3600), 10, 'Seconds between evaluations of the alert rules (1..3600): each samples the signals and fires, updates or resolves alerts.'),
   fixed('platform.maxAlerts', integer(100, 10_000_000), 10_000, 'Alerts kept (100..10000000); past it the oldest resolved ones are removed (counted in spindle_alerts_pruned_total).'),
   fixed('audit.retentionDays', integer(1, 36_500), 90, 'Days audit log entries are kept (1..36500); older ones are removed hourly.'),
+  fixed('cluster.enabled', boolean(), false, 'Run as a node of a cluster (see "Cluster"): messages, interest and node state cross nodes over NATS.'),
+  fixed('cluster.natsUrl', string(), '', 'URL of an existing NATS cluster to use (nats://host:4222[,nats://...]); \'\': this node runs its own nats-server, clustered with its peers.'),
+  fixed('cluster.localAddress', string(), '127.0.0.1:6222', 'host:port of this node\'s nats-server route listener (its peers connect there).'),
+  fixed('cluster.addresses', addresses(), [], 'host:port route addresses of the other nodes\' nats-servers. Environment: JSON.'),
+  fixed('cluster.clientPort', integer(1, 65535), 4222, 'Port of this node\'s own nats-server for clients (on 127.0.0.1).'),
+  fixed('cluster.natsServer', string(), '', 'Path of the nats-server binary; \'\': the one on PATH, else Go\'s bin directory (scripts/ensure-nats.sh installs it).'),
+  fixed('cluster.discovery.service', string(), '', 'With cluster.discovery.namespace: the peers are the addresses the orchestrator\'s DNS answers for <service>.<namespace> (route port from cluster.localAddress).'),
+  fixed('cluster.discovery.namespace', string(), '', 'See cluster.discovery.service.'),
+  fixed('cluster.maxNodes', integer(2, 1024), 64, 'Most nodes a cluster may have (2..1024): each other node has a handle in the routing core.'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
   fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
   fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),

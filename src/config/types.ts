@@ -102,6 +102,10 @@ export interface BrokerConfig {
   extensions: { dir: string };
   platform: { maxTenants: number; alertInterval: number; maxAlerts: number };
   audit: { retentionDays: number };
+  cluster: {
+    enabled: boolean; natsUrl: string; localAddress: string; addresses: string[]; clientPort: number; natsServer: string;
+    discovery: { service: string; namespace: string }; maxNodes: number;
+  };
   /** MQTT bridges to remote brokers (src/bridges/bridge-config.ts), every default filled in. */
   bridges: BridgeConfig[];
   sys: { enabled: boolean; interval: number };

@@ -73,6 +73,21 @@ export function string(options: { nonEmpty?: boolean; pattern?: RegExp; patternT
   };
 }
 
+/** host:port addresses (cluster routes). Environment: JSON. */
+export function addresses(): Checker {
+  return {
+    kind: 'json',
+    check(value) {
+      if (!Array.isArray(value)) return reject(`expected a list of "host:port" strings, got ${shown(value)}`);
+      for (let i = 0; i < value.length; i++) {
+        const v = value[i];
+        if (typeof v !== 'string' || !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(v) || Number(v.slice(v.lastIndexOf(':') + 1)) > 65535) return reject(`expected "host:port", got ${shown(v)}`, `[${i}]`);
+      }
+      return accept([...value]);
+    },
+  };
+}
+
 export function oneOf(choices: readonly string[]): Checker {
   return {
     kind: 'string',

@@ -1,6 +1,7 @@
 // A real broker for end-to-end tests: the supervisor and its worker threads in this process,
 // listening on free ports, with a routing core of its own (so tests in one process never share
 // state). Configuration overrides are written to a JSON config file, as a user would.
+import { createCluster, type ClusterLink } from '../../src/cluster/index.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,8 @@ export interface TestBroker {
   wsUrl: string;
   /** The admin API, when the overrides enable it (`admin: {enabled: true}`). */
   admin: AdminHandle | null;
+  /** This node's part of the cluster, when the overrides enable it. */
+  cluster: ClusterLink | null;
   stop(): Promise<void>;
 }
 
@@ -44,16 +47,20 @@ export async function startBroker(overrides: Record<string, unknown> = {}): Prom
   const config = loadConfig({ argv: ['--config', file], env: {} });
   const log = createLogger({ level: config.log.level, name: 'test-broker' });
   const supervisor = new Supervisor(config, log, `test-${process.pid}-${counter++}`);
+  const cluster = createCluster(supervisor, config, log);
   const ports = await supervisor.start();
-  const admin = config.admin.enabled ? await startAdmin(supervisor, config, log) : null;
+  await cluster?.start();
+  const admin = config.admin.enabled ? await startAdmin(supervisor, config, log, cluster) : null;
   return {
     ports,
     supervisor,
     url: `mqtt://127.0.0.1:${ports.tcp}`,
     wsUrl: `ws://127.0.0.1:${ports.ws}/mqtt`,
     admin,
+    cluster,
     async stop() {
       await admin?.close();
+      await cluster?.close();
       await supervisor.shutdown();
     },
   };

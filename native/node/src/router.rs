@@ -92,6 +92,27 @@ impl Router {
         self.inner.unsubscribe(&filter, session)
     }
 
+    /// Starts keeping the local interest for a cluster: which filters have subscriptions of
+    /// sessions other than `excluded` (the cluster's own handle). Only before anything
+    /// subscribes: false after.
+    #[napi(catch_unwind)]
+    pub fn enable_interest(&self, excluded: Vec<u32>) -> bool {
+        self.inner.enable_interest(excluded)
+    }
+
+    /// The filters that gained ("+filter") or lost ("-filter") all their local subscriptions since
+    /// the last call, in order.
+    #[napi(catch_unwind)]
+    pub fn take_interest_changes(&self) -> Vec<String> {
+        self.inner.take_interest_changes().into_iter().map(|(f, gained)| format!("{}{f}", if gained { '+' } else { '-' })).collect()
+    }
+
+    /// Every filter with local interest now.
+    #[napi(catch_unwind)]
+    pub fn interest_snapshot(&self) -> Vec<String> {
+        self.inner.interest_snapshot()
+    }
+
     /// Removes every subscription of a session; returns how many.
     #[napi(catch_unwind)]
     pub fn remove_session(&self, session: u32) -> u32 {

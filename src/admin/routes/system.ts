@@ -47,7 +47,7 @@ export function systemRoutes(ctx: AdminContext): Route[] {
         return ok({
           mqtt: { port: e?.port ?? null, host: e?.host ?? ctx.config.mqtt.host },
           http: { port: ctx.http.port, host: ctx.http.host },
-          cluster: { enabled: false },
+          cluster: { enabled: ctx.cluster !== null },
           node: { name: ctx.config.nodeName, version: VERSION, workers: ctx.config.workers },
           store: { type: ctx.config.store.storeType },
         });
@@ -71,25 +71,39 @@ export function systemRoutes(ctx: AdminContext): Route[] {
       path: '/public/cluster',
       access: 'public',
       tag: 'system',
-      summary: 'The cluster nodes {nodes: [{id, address, status}]}: this node only (Spindle does not cluster yet)',
-      handler: () => json({ nodes: [node()] }),
+      summary: 'The cluster nodes {nodes: [{id, address, status}]}: every node this one knows (running or down); this node only without a cluster',
+      handler: () => json({ nodes: ctx.cluster ? ctx.cluster.nodes().map(({ id, address, status }) => ({ id, address, status })) : [node()] }),
     },
     {
       method: 'GET',
       path: '/api/cluster/status',
       access: 'read',
       tag: 'system',
-      summary: 'Cluster status: a single node (clustering does not exist yet)',
-      handler: () => ok({ enabled: false, status: 'single-node', self: ctx.config.nodeName, nodes: 1, runningNodes: 1 }),
+      summary: 'Cluster status: {enabled, status (single-node, healthy: every node running, degraded), self, nodes, runningNodes}',
+      handler() {
+        if (!ctx.cluster) return ok({ enabled: false, status: 'single-node', self: ctx.config.nodeName, nodes: 1, runningNodes: 1 });
+        const nodes = ctx.cluster.nodes();
+        const running = nodes.filter((n) => n.status === 'running').length;
+        return ok({ enabled: true, status: running === nodes.length ? 'healthy' : 'degraded', self: ctx.config.nodeName, nodes: nodes.length, runningNodes: running, counters: ctx.cluster.counters });
+      },
     },
     {
       method: 'GET',
       path: '/api/cluster/nodes',
       access: 'read',
       tag: 'system',
-      summary: 'Cluster nodes with details: this node only',
+      summary: 'Cluster nodes with details: this node (its workers, uptime) and every other node it knows (address, status, lastSeen)',
       handler() {
         const workers = ctx.supervisor.workerStates();
+        if (ctx.cluster) {
+          const [, ...others] = ctx.cluster.nodes();
+          return ok([{
+            ...node(), address: ctx.cluster.address, self: true, version: VERSION,
+            startedAt: new Date(ctx.supervisor.startedAt).toISOString(),
+            uptime: Math.floor((Date.now() - ctx.supervisor.startedAt) / 1000),
+            workers: { running: workers.filter((w) => w.running).length, total: workers.length },
+          }, ...others]);
+        }
         return ok([{
           ...node(),
           self: true,

@@ -5,6 +5,7 @@ mod cache;
 mod edges;
 mod filter;
 mod hash;
+mod interest;
 mod levels;
 mod prefetch;
 mod retained;

@@ -13,6 +13,7 @@ use std::cell::RefCell;
 use parking_lot::RwLock;
 
 use super::cache::MatchCache;
+use super::interest::InterestLog;
 use super::filter::{parse_shared, validate_filter, TopicError, ERR_SHARED_NO_LOCAL};
 use super::session_index::SessionIndex;
 use super::shared::{self, ShareStrategy};
@@ -71,6 +72,8 @@ struct State {
     trie: Trie,
     sessions: SessionIndex,
     subscriptions: usize,
+    /// The local interest, once a cluster asked for it (`enable_interest`).
+    interest: Option<InterestLog>,
 }
 
 pub struct Router {
@@ -99,7 +102,7 @@ thread_local! {
 impl Router {
     pub fn new(config: RouterConfig) -> Self {
         Router {
-            state: RwLock::new(State { trie: Trie::new(), sessions: SessionIndex::default(), subscriptions: 0 }),
+            state: RwLock::new(State { trie: Trie::new(), sessions: SessionIndex::default(), subscriptions: 0, interest: None }),
             cache: MatchCache::new(config.cache_capacity),
             strategy: config.share_strategy,
         }
@@ -129,6 +132,9 @@ impl Router {
         if !replaced {
             st.sessions.add(sub.session, id);
             st.subscriptions += 1;
+            if let Some(log) = &mut st.interest {
+                log.add(sub.session, plain);
+            }
         }
         if !was_live {
             if let Some(c) = &self.cache {
@@ -162,6 +168,9 @@ impl Router {
         let now_dead = !st.trie.node(id).is_live();
         st.sessions.remove_one(session, id);
         st.subscriptions -= 1;
+        if let Some(log) = &mut st.interest {
+            log.remove(session, plain);
+        }
         if now_dead {
             if let Some(c) = &self.cache {
                 c.remove_node(plain, id);
@@ -185,6 +194,13 @@ impl Router {
             }
             let now_dead = !st.trie.node(id).is_live();
             removed += n;
+            if n > 0 && st.interest.is_some() {
+                let filter = st.trie.filter_of(id);
+                let log = st.interest.as_mut().unwrap();
+                for _ in 0..n {
+                    log.remove(session, &filter);
+                }
+            }
             if n > 0 && now_dead {
                 if let Some(c) = &self.cache {
                     let filter = st.trie.filter_of(id);
@@ -195,6 +211,28 @@ impl Router {
         }
         st.subscriptions -= removed;
         removed
+    }
+
+    /// Starts keeping the local interest (see InterestLog): subscriptions of `excluded` sessions
+    /// do not count. Only before anything subscribes (false, and nothing changed, after).
+    pub fn enable_interest(&self, excluded: Vec<u32>) -> bool {
+        let mut guard = self.state.write();
+        if guard.subscriptions > 0 {
+            return false;
+        }
+        guard.interest = Some(InterestLog::new(excluded));
+        true
+    }
+
+    /// The filters that gained or lost all their local subscriptions since the last call, in
+    /// order (empty while interest is not kept).
+    pub fn take_interest_changes(&self) -> Vec<(String, bool)> {
+        self.state.write().interest.as_mut().map(|log| log.take()).unwrap_or_default()
+    }
+
+    /// Every filter with local interest now.
+    pub fn interest_snapshot(&self) -> Vec<String> {
+        self.state.read().interest.as_ref().map(|log| log.snapshot()).unwrap_or_default()
     }
 
     /// Computes the deliveries for a PUBLISH to `topic` (a valid topic name) into `out` (cleared

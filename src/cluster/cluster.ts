@@ -1,0 +1,345 @@
+// ClusterLink: this node's part of the cluster (main thread), over NATS.
+// - Membership: a heartbeat on `spindle.hb` every second; a node not heard from for
+//   DOWN_AFTER_MS is down (its interest dropped); a new epoch (it restarted) is synced again.
+// - Interest: the routing core keeps which filters have local subscriptions; their changes go out
+//   on `spindle.int.<node>` every INTEREST_MS with a sequence number; a node syncs another's whole
+//   interest by request (`spindle.int.sync.<node>`) when it first sees it, after a gap, or after
+//   it came back.
+// - Messages: each other node's interest is subscribed in the local routing core under a handle
+//   of its own, so a local PUBLISH that another node wants is copied here by the worker (batched
+//   per tick) and sent to `spindle.node.<that node>`, one frame per node per tick. Traffic no
+//   other node wants never leaves its worker.
+// - Inbound frames are routed locally with the cluster's inbound handle as publisher: never sent
+//   on to another node.
+import { connect, type NatsConnection, type Msg } from '@nats-io/transport-node';
+
+import type { BridgeOutput } from '../bridges/worker-bridges.ts';
+import type { BatchMessage } from '../worker/messages.ts';
+import type { Logger } from '../log/index.ts';
+import { decodeBatch, encodeBatch, type FrameMessage } from './batch.ts';
+import { NatsProcess, findNatsServer } from './nats-process.ts';
+
+const HEARTBEAT_MS = 1000;
+const DOWN_AFTER_MS = 3000;
+const INTEREST_MS = 50;
+const SYNC_TIMEOUT_MS = 5000;
+
+/** What the cluster needs of the supervisor. */
+export interface ClusterHost {
+  reserveClusterHandles(nodes: number): { nodes: number[]; inbound: number };
+  onClusterOutputs(fn: (items: BridgeOutput[]) => void): void;
+  takeInterestChanges(): string[];
+  interestSnapshot(): string[];
+  setHandleFilter(handle: number, filter: string, on: boolean): void;
+  clearHandle(handle: number): void;
+  publishBatch(messages: BatchMessage[], publisher: number): Promise<number[]>;
+  callAll<T>(op: string, args?: unknown): Promise<T[]>;
+  onWorkerReady(fn: (worker: number) => void): void;
+  call<T>(worker: number, op: string, args?: unknown): Promise<T>;
+}
+
+export interface ClusterOptions {
+  nodeName: string;
+  natsUrl: string;
+  localAddress: string;
+  addresses: readonly string[];
+  clientPort: number;
+  natsServer: string;
+  discovery: { service: string; namespace: string };
+  maxNodes: number;
+  dataDir: string;
+}
+
+export interface ClusterNode {
+  id: string;
+  address: string;
+  status: 'running' | 'down';
+  self: boolean;
+  lastSeen: string | null;
+}
+
+interface Peer {
+  name: string;
+  address: string;
+  epoch: number;
+  handle: number;
+  lastSeen: number;
+  down: boolean;
+  /** The interest sequence applied so far; -1 while syncing. */
+  seq: number;
+  /** Interest changes that came while syncing. */
+  pending: { seq: number; changes: string[] }[];
+  filters: Set<string>;
+  out: FrameMessage[];
+}
+
+export interface ClusterCounters {
+  sentMessages: number;
+  sentFrames: number;
+  receivedMessages: number;
+  receivedFrames: number;
+  badFrames: number;
+  publishFailures: number;
+  resyncs: number;
+}
+
+export class ClusterLink {
+  private nc: NatsConnection | null = null;
+  private nats: NatsProcess | null = null;
+  private handles: number[] = [];
+  private inbound = -1;
+  private readonly peers = new Map<string, Peer>();
+  private readonly epoch = Date.now();
+  private seq = 0;
+  private timers: NodeJS.Timeout[] = [];
+  private flushScheduled = false;
+  private inboundChain: Promise<unknown> = Promise.resolve();
+  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0 };
+
+  constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {}
+
+  /** Before the supervisor starts: the routing core keeps the local interest from the start. */
+  reserve(): void {
+    const r = this.host.reserveClusterHandles(this.options.maxNodes - 1);
+    this.handles = r.nodes;
+    this.inbound = r.inbound;
+  }
+
+  get address(): string {
+    return this.options.localAddress;
+  }
+
+  async start(): Promise<void> {
+    const o = this.options;
+    let url = o.natsUrl;
+    if (url === '') {
+      this.nats = new NatsProcess({ binary: findNatsServer(o.natsServer), nodeName: o.nodeName, clientPort: o.clientPort, localAddress: o.localAddress, addresses: o.addresses, discovery: o.discovery, dataDir: o.dataDir }, this.log);
+      await this.nats.start();
+      url = this.nats.url;
+    }
+    this.nc = await connect({ servers: url.split(','), name: `spindle ${o.nodeName}`, noEcho: true, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    void this.watchStatus(this.nc);
+    const nc = this.nc;
+    nc.subscribe('spindle.hb', { callback: (err, m) => {
+      if (!err) this.onHeartbeat(m);
+    } });
+    nc.subscribe('spindle.int.*', { callback: (err, m) => {
+      if (!err) this.onInterest(m);
+    } });
+    nc.subscribe(`spindle.int.sync.${o.nodeName}`, { callback: (err, m) => {
+      if (!err) this.onSyncRequest(m);
+    } });
+    nc.subscribe(`spindle.node.${o.nodeName}`, { callback: (err, m) => {
+      if (!err) this.onFrame(m);
+    } });
+    this.host.onClusterOutputs((items) => this.onOutputs(items));
+    const install = (w?: number) => {
+      const args = { handles: this.handles, inbound: this.inbound };
+      const done = w === undefined ? this.host.callAll('cluster.set', args) : this.host.call(w, 'cluster.set', args);
+      return done.catch((err: unknown) => this.log.error('cluster handles not installed on a worker', { worker: w, err }));
+    };
+    await install();
+    this.host.onWorkerReady((w) => void install(w));
+    this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS), setInterval(() => this.sweep(), 250), setInterval(() => this.flushInterest(), INTEREST_MS));
+    this.heartbeat();
+    this.log.info('cluster joined', { node: o.nodeName, nats: url });
+  }
+
+  /** Every node known, this one first. */
+  nodes(): ClusterNode[] {
+    const self: ClusterNode = { id: this.options.nodeName, address: this.options.localAddress, status: 'running', self: true, lastSeen: new Date().toISOString() };
+    return [self, ...[...this.peers.values()].map((p) => ({ id: p.name, address: p.address, status: p.down ? 'down' as const : 'running' as const, self: false, lastSeen: new Date(p.lastSeen).toISOString() }))];
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await this.inboundChain.catch(() => undefined);
+    if (this.nc) {
+      await this.nc.drain().catch(() => undefined);
+      this.nc = null;
+    }
+    await this.nats?.stop();
+  }
+
+  private heartbeat(): void {
+    this.nc?.publish('spindle.hb', JSON.stringify({ node: this.options.nodeName, epoch: this.epoch, address: this.options.localAddress }));
+  }
+
+  private onHeartbeat(m: Msg): void {
+    const hb = parse<{ node: string; epoch: number; address: string }>(m);
+    if (!hb || typeof hb.node !== 'string' || hb.node === this.options.nodeName) return;
+    let p = this.peers.get(hb.node);
+    if (p && (p.epoch !== hb.epoch || p.down)) {
+      // It restarted, or came back: what it wanted before is forgotten, then synced again.
+      this.dropInterest(p);
+      p.epoch = hb.epoch;
+      p.down = false;
+      p.seq = -1;
+      this.log.info('cluster node back', { node: p.name });
+      void this.sync(p);
+    }
+    if (!p) {
+      const handle = this.handles.find((h) => ![...this.peers.values()].some((q) => q.handle === h));
+      if (handle === undefined) {
+        this.log.error('cluster: more nodes than cluster.maxNodes; this one is ignored', { node: hb.node, maxNodes: this.options.maxNodes });
+        return;
+      }
+      p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, lastSeen: Date.now(), down: false, seq: -1, pending: [], filters: new Set(), out: [] };
+      this.peers.set(hb.node, p);
+      this.log.info('cluster node joined', { node: p.name, address: p.address });
+      void this.sync(p);
+    }
+    p.lastSeen = Date.now();
+    p.address = hb.address;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const p of this.peers.values()) {
+      if (p.down || now - p.lastSeen < DOWN_AFTER_MS) continue;
+      p.down = true;
+      this.dropInterest(p);
+      this.log.warn('cluster node down', { node: p.name, silentMs: now - p.lastSeen });
+    }
+  }
+
+  /** The local interest's changes since the last flush, to every node. */
+  private flushInterest(): void {
+    const changes = this.host.takeInterestChanges();
+    if (changes.length === 0 || !this.nc) return;
+    this.seq++;
+    this.nc.publish(`spindle.int.${this.options.nodeName}`, JSON.stringify({ seq: this.seq, changes }));
+  }
+
+  private onSyncRequest(m: Msg): void {
+    // Changes not yet sent go out first, so the snapshot's sequence covers them.
+    this.flushInterest();
+    m.respond(JSON.stringify({ seq: this.seq, epoch: this.epoch, filters: this.host.interestSnapshot() }));
+  }
+
+  private onInterest(m: Msg): void {
+    const node = m.subject.slice('spindle.int.'.length);
+    const p = this.peers.get(node);
+    const update = parse<{ seq: number; changes: string[] }>(m);
+    if (!p || !update || p.down) return;
+    if (p.seq < 0) {
+      p.pending.push(update);
+      return;
+    }
+    if (update.seq <= p.seq) return;
+    if (update.seq !== p.seq + 1) {
+      // A gap (a reconnect lost some): start over from its whole interest.
+      this.counters.resyncs++;
+      this.dropInterest(p);
+      p.seq = -1;
+      void this.sync(p);
+      return;
+    }
+    this.apply(p, update.changes);
+    p.seq = update.seq;
+  }
+
+  private async sync(p: Peer): Promise<void> {
+    if (!this.nc) return;
+    try {
+      const reply = await this.nc.request(`spindle.int.sync.${p.name}`, '', { timeout: SYNC_TIMEOUT_MS });
+      const snap = parse<{ seq: number; epoch: number; filters: string[] }>(reply);
+      if (!snap || p.down) return;
+      this.dropInterest(p);
+      this.apply(p, snap.filters.map((f) => `+${f}`));
+      p.seq = snap.seq;
+      for (const u of p.pending.splice(0)) {
+        if (u.seq <= p.seq) continue;
+        this.apply(p, u.changes);
+        p.seq = u.seq;
+      }
+    } catch (err) {
+      this.log.warn('cluster: interest sync failed; retried with the next heartbeat', { node: p.name, err });
+      p.seq = -1;
+      // Seen as new again at its next heartbeat.
+      p.epoch = -1;
+    }
+  }
+
+  private apply(p: Peer, changes: readonly string[]): void {
+    for (const c of changes) {
+      const filter = c.slice(1);
+      const on = c[0] === '+';
+      if (on === p.filters.has(filter)) continue;
+      try {
+        this.host.setHandleFilter(p.handle, filter, on);
+        if (on) p.filters.add(filter);
+        else p.filters.delete(filter);
+      } catch (err) {
+        this.log.warn('cluster: a filter of another node was refused', { node: p.name, filter, err });
+      }
+    }
+  }
+
+  private dropInterest(p: Peer): void {
+    if (p.filters.size > 0) this.host.clearHandle(p.handle);
+    p.filters.clear();
+    p.pending = [];
+  }
+
+  /** Matches for other nodes, copied by the workers: queued per node, sent once per tick. */
+  private onOutputs(items: BridgeOutput[]): void {
+    for (const item of items) {
+      for (const p of this.peers.values()) {
+        if (p.handle !== item.handle) continue;
+        if (!p.down) p.out.push(item);
+        break;
+      }
+    }
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flushOut());
+    }
+  }
+
+  private flushOut(): void {
+    this.flushScheduled = false;
+    for (const p of this.peers.values()) {
+      if (p.out.length === 0) continue;
+      const batch = p.out;
+      p.out = [];
+      if (!this.nc) continue;
+      this.nc.publish(`spindle.node.${p.name}`, encodeBatch(batch));
+      this.counters.sentFrames++;
+      this.counters.sentMessages += batch.length;
+    }
+  }
+
+  private onFrame(m: Msg): void {
+    let messages: BatchMessage[];
+    try {
+      messages = decodeBatch(m.data);
+    } catch (err) {
+      this.counters.badFrames++;
+      this.log.warn('cluster: a frame that does not parse was dropped', { err });
+      return;
+    }
+    this.counters.receivedFrames++;
+    this.counters.receivedMessages += messages.length;
+    // In the order they came: one batch after the other.
+    this.inboundChain = this.inboundChain.then(() => this.host.publishBatch(messages, this.inbound)).catch((err: unknown) => {
+      this.counters.publishFailures++;
+      this.log.warn('cluster: messages from another node could not be routed here', { count: messages.length, err });
+    });
+  }
+
+  private async watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect') this.log.warn(`cluster: NATS ${s.type}`, { server: (s as { server?: string }).server });
+    }
+  }
+}
+
+function parse<T>(m: Msg): T | null {
+  try {
+    return m.json<T>();
+  } catch {
+    return null;
+  }
+}
