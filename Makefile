@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
 
 setup: node_modules/.installed
 
@@ -91,6 +91,12 @@ bench-rules: build databases services
 bench-scripts: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/scripts.ts
+
+# The cluster (issue 16): two nodes over NATS against clustering off, local-only and across nodes.
+bench-cluster: build
+	cargo build --release -p spindle-loadgen
+	./scripts/ensure-nats.sh
+	node --import tsx bench/cluster.ts
 
 # The control platform (issue 15): a tenant's fan-in against anonymous clients; set
 # PLATFORM_BEFORE_ROOT to a checkout before the platform to compare anonymous traffic with it.

@@ -345,10 +345,11 @@ export class Supervisor {
    * each is routed and, where it must be kept, stored; rejects (WORKER_DOWN, WORKER_TIMEOUT) when
    * that cannot be known, and the caller sends the batch again (at least once).
    */
-  async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0): Promise<number[]> {
+  async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, key?: number): Promise<number[]> {
     const running = this.runningWorkers();
     if (running.length === 0) throw new WorkerOpError({ code: 'WORKER_DOWN', message: 'no worker is running', status: 503 });
-    const worker = running[this.nextPublishWorker++ % running.length];
+    // With a key, the same worker routes every batch of it (its messages keep their order).
+    const worker = key === undefined ? running[this.nextPublishWorker++ % running.length] : running[key % running.length];
     const { matched } = await this.call<{ matched: number[] }>(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
     return matched;
   }

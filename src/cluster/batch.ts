@@ -11,6 +11,35 @@ export interface FrameMessage {
   expiresAt: number;
 }
 
+/** Bytes a message takes in a frame. */
+export function frameSize(m: FrameMessage): number {
+  return 2 + Buffer.byteLength(m.topic, 'utf8') + 2 + 8 + 4 + m.payload.length;
+}
+
+/** The messages cut into frames of at most `max` bytes each; a message larger than that alone is
+ * left out and counted in `tooLarge`. */
+export function encodeFrames(messages: readonly FrameMessage[], max: number): { frames: Uint8Array[]; tooLarge: number } {
+  const frames: Uint8Array[] = [];
+  let tooLarge = 0;
+  let size = 0;
+  const parts: FrameMessage[] = [];
+  for (const m of messages) {
+    const n = frameSize(m);
+    if (n > max) {
+      tooLarge++;
+      continue;
+    }
+    if (size + n > max) {
+      frames.push(encodeBatch(parts.splice(0)));
+      size = 0;
+    }
+    parts.push(m);
+    size += n;
+  }
+  if (parts.length > 0) frames.push(encodeBatch(parts));
+  return { frames, tooLarge };
+}
+
 export function encodeBatch(messages: readonly FrameMessage[]): Uint8Array {
   let size = 0;
   const topics = messages.map((m) => Buffer.from(m.topic, 'utf8'));

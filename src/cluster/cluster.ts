@@ -2,12 +2,12 @@
 // - Membership: a heartbeat on `spindle.hb` every second; a node not heard from for
 //   DOWN_AFTER_MS is down (its interest dropped); a new epoch (it restarted) is synced again.
 // - Interest: the routing core keeps which filters have local subscriptions; their changes go out
-//   on `spindle.int.<node>` every INTEREST_MS with a sequence number; a node syncs another's whole
+//   on `spindle.int.<node>` (node names base64url-encoded as subject tokens) every INTEREST_MS with a sequence number; a node syncs another's whole
 //   interest by request (`spindle.int.sync.<node>`) when it first sees it, after a gap, or after
 //   it came back.
 // - Messages: each other node's interest is subscribed in the local routing core under a handle
 //   of its own, so a local PUBLISH that another node wants is copied here by the worker (batched
-//   per tick) and sent to `spindle.node.<that node>`, one frame per node per tick. Traffic no
+//   per tick) and sent to `spindle.node.<that node>.<this node>`, frames of up to max_payload. Traffic no
 //   other node wants never leaves its worker.
 // - Inbound frames are routed locally with the cluster's inbound handle as publisher: never sent
 //   on to another node.
@@ -16,7 +16,7 @@ import { connect, type NatsConnection, type Msg } from '@nats-io/transport-node'
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
 import type { BatchMessage } from '../worker/messages.ts';
 import type { Logger } from '../log/index.ts';
-import { decodeBatch, encodeBatch, type FrameMessage } from './batch.ts';
+import { decodeBatch, encodeFrames, type FrameMessage } from './batch.ts';
 import { NatsProcess, findNatsServer } from './nats-process.ts';
 
 const HEARTBEAT_MS = 1000;
@@ -32,7 +32,7 @@ export interface ClusterHost {
   interestSnapshot(): string[];
   setHandleFilter(handle: number, filter: string, on: boolean): void;
   clearHandle(handle: number): void;
-  publishBatch(messages: BatchMessage[], publisher: number): Promise<number[]>;
+  publishBatch(messages: BatchMessage[], publisher: number, publisherHash?: number, key?: number): Promise<number[]>;
   callAll<T>(op: string, args?: unknown): Promise<T[]>;
   onWorkerReady(fn: (worker: number) => void): void;
   call<T>(worker: number, op: string, args?: unknown): Promise<T>;
@@ -81,6 +81,8 @@ export interface ClusterCounters {
   badFrames: number;
   publishFailures: number;
   resyncs: number;
+  /** Messages another node wanted that were larger than a NATS message may be. */
+  tooLarge: number;
 }
 
 export class ClusterLink {
@@ -93,8 +95,8 @@ export class ClusterLink {
   private seq = 0;
   private timers: NodeJS.Timeout[] = [];
   private flushScheduled = false;
-  private inboundChain: Promise<unknown> = Promise.resolve();
-  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0 };
+  private readonly inboundChains = new Map<string, Promise<void>>();
+  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0 };
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {}
 
@@ -126,10 +128,10 @@ export class ClusterLink {
     nc.subscribe('spindle.int.*', { callback: (err, m) => {
       if (!err) this.onInterest(m);
     } });
-    nc.subscribe(`spindle.int.sync.${o.nodeName}`, { callback: (err, m) => {
+    nc.subscribe(`spindle.int.sync.${token(o.nodeName)}`, { callback: (err, m) => {
       if (!err) this.onSyncRequest(m);
     } });
-    nc.subscribe(`spindle.node.${o.nodeName}`, { callback: (err, m) => {
+    nc.subscribe(`spindle.node.${token(o.nodeName)}.*`, { callback: (err, m) => {
       if (!err) this.onFrame(m);
     } });
     this.host.onClusterOutputs((items) => this.onOutputs(items));
@@ -154,7 +156,7 @@ export class ClusterLink {
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    await this.inboundChain.catch(() => undefined);
+    await Promise.all(this.inboundChains.values());
     if (this.nc) {
       await this.nc.drain().catch(() => undefined);
       this.nc = null;
@@ -209,7 +211,7 @@ export class ClusterLink {
     const changes = this.host.takeInterestChanges();
     if (changes.length === 0 || !this.nc) return;
     this.seq++;
-    this.nc.publish(`spindle.int.${this.options.nodeName}`, JSON.stringify({ seq: this.seq, changes }));
+    this.nc.publish(`spindle.int.${token(this.options.nodeName)}`, JSON.stringify({ seq: this.seq, changes }));
   }
 
   private onSyncRequest(m: Msg): void {
@@ -219,7 +221,7 @@ export class ClusterLink {
   }
 
   private onInterest(m: Msg): void {
-    const node = m.subject.slice('spindle.int.'.length);
+    const node = untoken(m.subject.slice('spindle.int.'.length));
     const p = this.peers.get(node);
     const update = parse<{ seq: number; changes: string[] }>(m);
     if (!p || !update || p.down) return;
@@ -243,7 +245,7 @@ export class ClusterLink {
   private async sync(p: Peer): Promise<void> {
     if (!this.nc) return;
     try {
-      const reply = await this.nc.request(`spindle.int.sync.${p.name}`, '', { timeout: SYNC_TIMEOUT_MS });
+      const reply = await this.nc.request(`spindle.int.sync.${token(p.name)}`, '', { timeout: SYNC_TIMEOUT_MS });
       const snap = parse<{ seq: number; epoch: number; filters: string[] }>(reply);
       if (!snap || p.down) return;
       this.dropInterest(p);
@@ -305,9 +307,15 @@ export class ClusterLink {
       const batch = p.out;
       p.out = [];
       if (!this.nc) continue;
-      this.nc.publish(`spindle.node.${p.name}`, encodeBatch(batch));
-      this.counters.sentFrames++;
-      this.counters.sentMessages += batch.length;
+      // Frames within NATS's max_payload (1 MB by default); a larger single message cannot cross.
+      const { frames, tooLarge } = encodeFrames(batch, (this.nc.info?.max_payload ?? 1_048_576) - 1024);
+      for (const f of frames) this.nc.publish(`spindle.node.${token(p.name)}.${token(this.options.nodeName)}`, f);
+      this.counters.sentFrames += frames.length;
+      this.counters.sentMessages += batch.length - tooLarge;
+      if (tooLarge > 0) {
+        this.counters.tooLarge += tooLarge;
+        this.log.warn('cluster: messages larger than NATS max_payload were not sent to another node', { node: p.name, count: tooLarge });
+      }
     }
   }
 
@@ -322,11 +330,15 @@ export class ClusterLink {
     }
     this.counters.receivedFrames++;
     this.counters.receivedMessages += messages.length;
-    // In the order they came: one batch after the other.
-    this.inboundChain = this.inboundChain.then(() => this.host.publishBatch(messages, this.inbound)).catch((err: unknown) => {
+    // In the order they came: a node's batches one after the other, all on the same worker
+    // (batches routed by two workers at once could overtake each other).
+    const source = untoken(m.subject.slice(m.subject.lastIndexOf('.') + 1));
+    const chain = this.inboundChains.get(source) ?? Promise.resolve();
+    const next = chain.then(() => this.host.publishBatch(messages, this.inbound, 0, hashName(source))).then(() => undefined, (err: unknown) => {
       this.counters.publishFailures++;
-      this.log.warn('cluster: messages from another node could not be routed here', { count: messages.length, err });
+      this.log.warn('cluster: messages from another node could not be routed here', { node: source, count: messages.length, err });
     });
+    this.inboundChains.set(source, next);
   }
 
   private async watchStatus(nc: NatsConnection): Promise<void> {
@@ -334,6 +346,21 @@ export class ClusterLink {
       if (s.type === 'disconnect' || s.type === 'reconnect') this.log.warn(`cluster: NATS ${s.type}`, { server: (s as { server?: string }).server });
     }
   }
+}
+
+/** A node name as one NATS subject token (names may hold dots: host names). */
+function token(name: string): string {
+  return Buffer.from(name, 'utf8').toString('base64url');
+}
+
+function untoken(t: string): string {
+  return Buffer.from(t, 'base64url').toString('utf8');
+}
+
+function hashName(name: string): number {
+  let h = 0;
+  for (let i = 0; i < name.length; i++) h = (Math.imul(h, 31) + name.charCodeAt(i)) >>> 0;
+  return h;
 }
 
 function parse<T>(m: Msg): T | null {

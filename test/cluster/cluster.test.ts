@@ -36,7 +36,7 @@ before(async () => {
     s.once('connect', () => { s.destroy(); resolve(true); });
     s.once('error', () => resolve(false));
   }), { message: 'nats-server listening' });
-  for (const name of ['node-a', 'node-b', 'node-c']) {
+  for (const name of ['node-a', 'node-b.example.com', 'node-c']) {
     nodes.push(await startBroker({ nodeName: name, cluster: { enabled: true, natsUrl, localAddress: `127.0.0.1:${await freePort()}` } }));
   }
   await waitFor(() => nodes.every((n) => n.cluster!.nodes().filter((x) => x.status === 'running').length === 3), { message: 'every node sees three running' });
@@ -67,6 +67,27 @@ test('a message published on one node reaches subscribers on the others, at QoS 
   assert.deepEqual((await onB).map((m) => m.payload), Array.from({ length: 10 }, (_, i) => String(i)));
   assert.deepEqual((await onC).map((m) => m.payload), Array.from({ length: 10 }, (_, i) => String(i)));
   await end(subB, subC, pub);
+});
+
+test('a burst larger than one NATS message crosses whole, in order (frames are cut at max_payload)', async () => {
+  const [a, b] = nodes;
+  const sub = await connect(b.url);
+  await sub.subscribeAsync('burst/#', { qos: 1 });
+  const pub = await connect(a.url);
+  await waitFor(async () => {
+    const n = nextMessages(sub, 1, 500).catch(() => null);
+    pub.publish('burst/probe', 'p', { qos: 1 });
+    return (await n) !== null;
+  }, { message: 'b\'s interest known on a' });
+  const payload = 'x'.repeat(4000);
+  const count = 1000; // ~4 MB: several frames
+  const got = nextMessages(sub, count);
+  const framesBefore = a.cluster!.counters.sentFrames;
+  await Promise.all(Array.from({ length: count }, (_, i) => pub.publishAsync('burst/data', `${i}:${payload}`, { qos: 1 })));
+  const messages = await got;
+  assert.deepEqual(messages.map((m) => Number(m.payload.slice(0, m.payload.indexOf(':')))), Array.from({ length: count }, (_, i) => i));
+  assert.ok(a.cluster!.counters.sentFrames - framesBefore >= 4, 'cut into frames');
+  await end(sub, pub);
 });
 
 test('traffic no other node wants never leaves its node; interest follows unsubscribe', async () => {
@@ -105,7 +126,7 @@ test('/api/cluster routes answer for the cluster', async () => {
     await waitFor(() => n.cluster!.nodes().length === 4, { message: 'node-d sees the others' });
     const res = await fetch(`http://127.0.0.1:${n.admin!.port}/public/cluster`);
     const body = (await res.json()) as { nodes: { id: string; status: string }[] };
-    assert.deepEqual(body.nodes.map((x) => x.id).sort(), ['node-a', 'node-b', 'node-c', 'node-d']);
+    assert.deepEqual(body.nodes.map((x) => x.id).sort(), ['node-a', 'node-b.example.com', 'node-c', 'node-d']);
   } finally {
     await n.stop();
   }

@@ -71,7 +71,8 @@ pub struct Net {
     handshaking: usize,
     /// Most connections in the TCP + CONNECT handshake at once (the rest wait in `pending`).
     pub max_handshakes: usize,
-    target: SocketAddrV4,
+    /// Where connections opened from now on go (`--sub-port` points subscribers elsewhere).
+    pub target: SocketAddrV4,
     sources: Vec<Ipv4Addr>,
     next_source: usize,
     credentials: Credentials,

@@ -70,9 +70,19 @@ pub fn run(a: &Args, common: &Common) -> Json {
     let mut net = Net::new(common).expect("epoll");
     let epoch = Instant::now();
     let mut run = Run { version: common.version, qos, epoch, publisher: usize::MAX, subscribed: false, sent: 0, delivered: 0, acked: 0, recording: false, samples: Vec::new(), topic: format!("{}/lat", common.prefix).into_bytes() };
+    // --sub-port: the subscriber connects to another broker (a node of the same cluster).
+    let pub_target = net.target;
+    let sub_port = a.num("sub-port", 0) as u16;
+    if sub_port != 0 {
+        net.target = std::net::SocketAddrV4::new(common.host, sub_port);
+    }
     net.open(Spec { version: common.version, client_id: format!("{}-ls", common.prefix).into_bytes(), keepalive: 600, role: SUB, index: 0 });
-    net.open(Spec { version: common.version, client_id: format!("{}-lp", common.prefix).into_bytes(), keepalive: 600, role: PUB, index: 0 });
     let t = Instant::now();
+    while !run.subscribed && net.errors == 0 && t.elapsed() < Duration::from_secs(30) {
+        net.turn(&mut run, Some(Duration::from_millis(10)));
+    }
+    net.target = pub_target;
+    net.open(Spec { version: common.version, client_id: format!("{}-lp", common.prefix).into_bytes(), keepalive: 600, role: PUB, index: 0 });
     while (!run.subscribed || run.publisher == usize::MAX) && net.errors == 0 && t.elapsed() < Duration::from_secs(30) {
         net.turn(&mut run, Some(Duration::from_millis(10)));
     }

@@ -218,6 +218,12 @@ pub fn run(a: &Args, common: &Common) -> Json {
         role,
         index,
     };
+    // --sub-port: the subscribers connect to another broker (a node of the same cluster).
+    let pub_target = net.target;
+    let sub_port = a.num("sub-port", 0) as u16;
+    if sub_port != 0 {
+        net.target = std::net::SocketAddrV4::new(common.host, sub_port);
+    }
     for i in 0..subs {
         net.open(spec(SUB, i));
     }
@@ -225,6 +231,7 @@ pub fn run(a: &Args, common: &Common) -> Json {
     while run.subscribed < subs as usize && net.errors == 0 && setup_start.elapsed() < setup_timeout {
         net.turn(&mut run, Some(Duration::from_millis(10)));
     }
+    net.target = pub_target;
     for i in 0..pubs {
         net.open(spec(PUB, i));
     }
