@@ -33,7 +33,7 @@ databases:
 # Redis, Kafka (KRaft, from the Maven Central jars) and FerretDB (MongoDB wire protocol over
 # SQLite) for the data source tests, RabbitMQ for the command tests, Mailpit (SMTP on 1025, its
 # HTTP API on 8025) for the email notification tests: installed or built when missing, started
-# when not running.
+# when not running. nats-server is only installed: the cluster tests start their own.
 services:
 	./scripts/ensure-redis.sh
 	./scripts/ensure-kafka.sh
@@ -42,6 +42,7 @@ services:
 	./scripts/ensure-rocketmq.sh
 	./scripts/ensure-pulsar.sh
 	./scripts/ensure-mailpit.sh
+	./scripts/ensure-nats.sh
 
 test: build system-packages typecheck test-rust test-node
 

@@ -66,8 +66,8 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     r.off.push((await fanin(off.port, `off${round}`)).rate);
     r.local.push((await fanin(a.port, `loc${round}`)).rate);
-    r.crossIn.push((await fanin(a.port, `xin${round}`, ['--sub-port', String(b.port)])).rate);
-    r.crossOut.push((await fanout(a.port, `xout${round}`, ['--sub-port', String(b.port)])).rate);
+    r.crossIn.push((await fanin(a.port, `xin${round}`, ['--sub-port', String(b.port), '--settle', '500'])).rate);
+    r.crossOut.push((await fanout(a.port, `xout${round}`, ['--sub-port', String(b.port), '--settle', '500'])).rate);
     const ll = await latency(a.port, `ll${round}`);
     const lc = await latency(a.port, `lc${round}`, ['--sub-port', String(b.port)]);
     r.latLocalP50.push(ll.p50); r.latLocalP99.push(ll.p99); r.latCrossP50.push(lc.p50); r.latCrossP99.push(lc.p99);

@@ -232,6 +232,13 @@ pub fn run(a: &Args, common: &Common) -> Json {
         net.turn(&mut run, Some(Duration::from_millis(10)));
     }
     net.target = pub_target;
+    // --settle ms: time for the subscriptions to reach the publishers' node (a cluster's interest
+    // propagation) before anything is published; the windowed flow control waits for every message.
+    let settle = Duration::from_millis(a.num("settle", 0));
+    let settle_start = Instant::now();
+    while settle_start.elapsed() < settle {
+        net.turn(&mut run, Some(Duration::from_millis(10)));
+    }
     for i in 0..pubs {
         net.open(spec(PUB, i));
     }
