@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run cluster-demo clean typecheck
 
 setup: node_modules/.installed
 
@@ -138,6 +138,12 @@ fuzz:
 # with ARGS, e.g. make run ARGS="--config spindle.yaml".
 run: build
 	node bin/spindle.mjs $(ARGS)
+
+# Three nodes of a cluster on this machine (MQTT 1883..1885, admin 8080..8082, each with its own
+# nats-server: clients 4222..4224, routes 6222..6224), until Ctrl-C. See scripts/cluster-demo.sh
+# for the variables that move the ports; README, "Deploying on bare-metal hosts".
+cluster-demo: build
+	./scripts/cluster-demo.sh
 
 clean:
 	cargo clean

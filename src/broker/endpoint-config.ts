@@ -16,9 +16,12 @@ export interface SslConfig {
 }
 
 export interface ServerOptions {
-  /** Pending-connection queue length of the listening socket. */
+  /** Pending-connection queue length of the listening socket; DEFAULT_BACKLOG when absent. */
   backlog?: number;
 }
+
+/** Accept queue of a listening socket without serverOptions.backlog (the kernel caps it at net.core.somaxconn). */
+export const DEFAULT_BACKLOG = 1024;
 
 export interface ChildOptions {
   /** TCP_NODELAY on accepted sockets (default true). */

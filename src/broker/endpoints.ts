@@ -11,10 +11,9 @@ import type { Logger } from '../log/index.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
-import { checkEndpointFields, completeEndpoint, EndpointFieldError, type EndpointConfig } from './endpoint-config.ts';
+import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, EndpointFieldError, type EndpointConfig } from './endpoint-config.ts';
 
 const KIND = 'endpoint';
-const DEFAULT_BACKLOG = 1024;
 
 /** A refused change: `status` 400 (bad field), 404 (no such endpoint) or 409 (conflict). */
 export class EndpointError extends Error {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 
 import uWS from 'uWebSockets.js';
 
-import type { EndpointConfig } from '../broker/endpoint-config.ts';
+import { DEFAULT_BACKLOG, type EndpointConfig } from '../broker/endpoint-config.ts';
 import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 import { EndpointStats } from '../stats/endpoint-stats.ts';
 import type { CloseReason } from '../protocol/reason-codes.ts';
@@ -108,7 +108,7 @@ export class Listeners {
       ? tls.createServer({ ...tlsOptions(ep.config), noDelay }, (socket) => onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined))
       : net.createServer({ noDelay }, (socket) => onSocket(socket));
     ep.server = server;
-    await listenFd(server, fd);
+    await listenFd(server, fd, ep.config.serverOptions.backlog ?? DEFAULT_BACKLOG);
   }
 
   /** Accept-rate limit of the endpoint; a refused socket is counted and closed at once. */
@@ -246,10 +246,14 @@ export function tlsOptions(c: EndpointConfig): tls.TlsOptions {
   };
 }
 
-function listenFd(server: net.Server, fd: number): Promise<void> {
+/**
+ * Node calls listen() on the fd again, with 511 unless a backlog is passed as the second argument
+ * (for an fd, Node 20 ignores `backlog` in the options object): the socket's own backlog is given again.
+ */
+function listenFd(server: net.Server, fd: number, backlog: number): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ fd }, () => {
+    server.listen({ fd }, backlog, () => {
       server.off('error', reject);
       resolve();
     });

@@ -47,6 +47,10 @@ test('defaults', () => {
   assert.deepEqual(c.extensions, { dir: '' });
   assert.deepEqual(c.platform, { maxTenants: 10_000, alertInterval: 10, maxAlerts: 10_000 });
   assert.deepEqual(c.audit, { retentionDays: 90 });
+  assert.deepEqual(c.cluster, {
+    enabled: false, natsUrl: '', localAddress: '127.0.0.1:6222', addresses: [], clientPort: 4222, natsServer: '',
+    discovery: { service: '', namespace: '' }, maxNodes: 64,
+  });
   assert.equal(c.shutdownTimeout, 5000);
 });
 
