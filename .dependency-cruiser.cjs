@@ -69,6 +69,13 @@ module.exports = {
       to: { path: '^src/(engine|router|worker|listener|admin|broker)/' },
     },
     {
+      name: 'cluster-below-the-admin-api',
+      comment: 'The cluster link (main thread) is used by the composition roots and the admin API; it never reaches into them or into a worker thread.',
+      severity: 'error',
+      from: { path: '^src/cluster/' },
+      to: { path: '^src/(admin|engine|listener|router|threads|platform)/' },
+    },
+    {
       name: 'platform-below-the-admin-api',
       comment: 'The control platform (tenants, licences, alerts, channels) is used by the admin API and never reaches into it, or into a worker thread.',
       severity: 'error',

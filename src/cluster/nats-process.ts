@@ -59,6 +59,8 @@ export class NatsProcess {
         this.log.warn('cluster discovery found no peers yet (nats-server keeps trying the routes it has)', { service: o.discovery.service, namespace: o.discovery.namespace, err });
       }
     }
+    // A nats-server left from an earlier run (its node killed) would answer in place of ours.
+    if (await portOpen(o.clientPort)) throw new Error(`cluster: 127.0.0.1:${o.clientPort} (cluster.clientPort) is in use: a nats-server left from an earlier run? Stop it, or choose another port`);
     const store = path.join(o.dataDir, 'nats');
     mkdirSync(store, { recursive: true });
     const args = [
@@ -98,14 +100,20 @@ export class NatsProcess {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       if (this.child === null) throw new Error(`nats-server exited at start: ${this.output.join('').slice(-2000)}`);
-      const open = await new Promise<boolean>((resolve) => {
-        const s = net.connect(this.options.clientPort, '127.0.0.1');
-        s.once('connect', () => { s.destroy(); resolve(true); });
-        s.once('error', () => resolve(false));
-      });
-      if (open) return;
+      if (await portOpen(this.options.clientPort)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`nats-server did not listen on 127.0.0.1:${this.options.clientPort} within 15 s`);
   }
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
 }
