@@ -91,6 +91,8 @@ export class ClusterLink {
   private handles: number[] = [];
   private inbound = -1;
   private readonly peers = new Map<string, Peer>();
+  /** The same peers by their routing-core handle (every forwarded message is looked up here). */
+  private readonly byHandle = new Map<number, Peer>();
   private readonly epoch = Date.now();
   private seq = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -182,13 +184,14 @@ export class ClusterLink {
       void this.sync(p);
     }
     if (!p) {
-      const handle = this.handles.find((h) => ![...this.peers.values()].some((q) => q.handle === h));
+      const handle = this.handles.find((h) => !this.byHandle.has(h));
       if (handle === undefined) {
         this.log.error('cluster: more nodes than cluster.maxNodes; this one is ignored', { node: hb.node, maxNodes: this.options.maxNodes });
         return;
       }
       p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, lastSeen: Date.now(), down: false, seq: -1, pending: [], filters: new Set(), out: [] };
       this.peers.set(hb.node, p);
+      this.byHandle.set(handle, p);
       this.log.info('cluster node joined', { node: p.name, address: p.address });
       void this.sync(p);
     }
@@ -288,11 +291,8 @@ export class ClusterLink {
   /** Matches for other nodes, copied by the workers: queued per node, sent once per tick. */
   private onOutputs(items: BridgeOutput[]): void {
     for (const item of items) {
-      for (const p of this.peers.values()) {
-        if (p.handle !== item.handle) continue;
-        if (!p.down) p.out.push(item);
-        break;
-      }
+      const p = this.byHandle.get(item.handle);
+      if (p !== undefined && !p.down) p.out.push(item);
     }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
