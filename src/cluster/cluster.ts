@@ -50,6 +50,26 @@ export interface ClusterOptions {
   dataDir: string;
 }
 
+/**
+ * A piece of the cluster built on the link (retained messages, configuration, ...): given the
+ * NATS connection once joined, and told when another node comes up (joined, or back after being
+ * down or restarting) or goes down. Added before or after the link starts.
+ */
+export interface ClusterPart {
+  start(ctx: ClusterPartContext): Promise<void> | void;
+  peerUp?(node: string): void;
+  peerDown?(node: string): void;
+  close?(): Promise<void> | void;
+}
+
+export interface ClusterPartContext {
+  nc: NatsConnection;
+  nodeName: string;
+  /** The names of the other nodes now running. */
+  runningPeers(): string[];
+  log: Logger;
+}
+
 export interface ClusterNode {
   id: string;
   address: string;
@@ -98,6 +118,7 @@ export class ClusterLink {
   private timers: NodeJS.Timeout[] = [];
   private flushScheduled = false;
   private readonly inboundChains = new Map<string, Promise<void>>();
+  private readonly parts: ClusterPart[] = [];
   readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0 };
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {}
@@ -146,7 +167,29 @@ export class ClusterLink {
     this.host.onWorkerReady((w) => void install(w));
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS), setInterval(() => this.sweep(), 250), setInterval(() => this.flushInterest(), INTEREST_MS));
     this.heartbeat();
+    for (const part of this.parts) await part.start(this.partContext());
     this.log.info('cluster joined', { node: o.nodeName, nats: url });
+  }
+
+  /** Adds a part; started at once when the link already is. */
+  async addPart(part: ClusterPart): Promise<void> {
+    this.parts.push(part);
+    if (this.nc) await part.start(this.partContext());
+  }
+
+  private partContext(): ClusterPartContext {
+    return { nc: this.nc!, nodeName: this.options.nodeName, runningPeers: () => [...this.peers.values()].filter((p) => !p.down).map((p) => p.name), log: this.log };
+  }
+
+  private tellParts(up: boolean, node: string): void {
+    for (const part of this.parts) {
+      try {
+        if (up) part.peerUp?.(node);
+        else part.peerDown?.(node);
+      } catch (err) {
+        this.log.error('cluster part failed on a node change', { node, err });
+      }
+    }
   }
 
   /** Every node known, this one first. */
@@ -158,6 +201,7 @@ export class ClusterLink {
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    for (const part of this.parts) await part.close?.();
     await Promise.all(this.inboundChains.values());
     if (this.nc) {
       await this.nc.drain().catch(() => undefined);
@@ -182,6 +226,7 @@ export class ClusterLink {
       p.seq = -1;
       this.log.info('cluster node back', { node: p.name });
       void this.sync(p);
+      this.tellParts(true, p.name);
     }
     if (!p) {
       const handle = this.handles.find((h) => !this.byHandle.has(h));
@@ -194,6 +239,7 @@ export class ClusterLink {
       this.byHandle.set(handle, p);
       this.log.info('cluster node joined', { node: p.name, address: p.address });
       void this.sync(p);
+      this.tellParts(true, p.name);
     }
     p.lastSeen = Date.now();
     p.address = hb.address;
@@ -206,6 +252,7 @@ export class ClusterLink {
       p.down = true;
       this.dropInterest(p);
       this.log.warn('cluster node down', { node: p.name, silentMs: now - p.lastSeen });
+      this.tellParts(false, p.name);
     }
   }
 

@@ -5,7 +5,7 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { ClusterLink, type ClusterHost } from './cluster.ts';
 
-export { ClusterLink, type ClusterNode } from './cluster.ts';
+export { ClusterLink, type ClusterNode, type ClusterPart, type ClusterPartContext } from './cluster.ts';
 
 export function createCluster(host: ClusterHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;
