@@ -15,6 +15,8 @@ import { LogStore } from '../log/log-store.ts';
 import { relayLines } from '../log/line-relay.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
 import type { BatchMessage, FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
+import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
+import type { SessionState } from '../engine/session/handover.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
 import { sysTopics } from './sys-topics.ts';
@@ -59,6 +61,9 @@ export class WorkerOpError extends Error {
 }
 
 const RPC_TIMEOUT_MS = 5000;
+/** How long a worker has to give up sessions another node claims (a hand-over between workers
+ * may wait for a CONNECT in progress). */
+const RELEASE_TIMEOUT_MS = 8000;
 /** How long a shutdown waits for a stopped worker's last lines. */
 const RELAY_DRAIN_MS = 1000;
 
@@ -86,6 +91,8 @@ export class Supervisor {
   private bridgeOutputs: (items: BridgeOutput[]) => void = () => {};
   /** Without a policy manager (no admin API) nothing asks: there are no policies. */
   private policyQuestions: (worker: number, questions: PolicyQuestion[]) => void = () => {};
+  /** Where the workers' client-id claims for the cluster's other nodes go (src/cluster/claims.ts). */
+  private nodeClaims: (worker: number, claims: NodeClaim[]) => void = (worker, claims) => this.answerNodeClaims(worker, claims.map((c) => ({ id: c.id, state: null })));
   private policyState: PolicyState = NO_POLICIES;
   private processorState: ProcessorState = NO_PROCESSORS;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
@@ -293,6 +300,9 @@ export class Supervisor {
           case 'policy-questions':
             this.policyQuestions(slot.id, msg.questions);
             break;
+          case 'node-claims':
+            this.nodeClaims(slot.id, msg.claims);
+            break;
           case 'stopped':
             break;
         }
@@ -414,6 +424,39 @@ export class Supervisor {
   /** A handle no session or routing-core entry has had (the client registry's counter). */
   newHandle(): number {
     return this.registry.newHandle();
+  }
+
+  /** Where the workers' client-id claims go (the cluster). */
+  onNodeClaims(fn: (worker: number, claims: NodeClaim[]) => void): void {
+    this.nodeClaims = fn;
+  }
+
+  /** Answers to a worker's client-id claims (dropped when the worker is gone: its clients are). */
+  answerNodeClaims(worker: number, replies: NodeClaimReply[]): void {
+    const slot = this.slots[worker];
+    if (slot?.worker) post(slot, { t: 'node-claim-replies', replies });
+  }
+
+  /**
+   * Another node claims these client ids: the worker holding each takes its connection over
+   * (0x8E) and gives the session up; answers, per client, the state of a session to resume there
+   * (null: none, or it ends).
+   */
+  async releaseClients(clients: readonly { clientId: string; resume: boolean }[]): Promise<(SessionState | null)[]> {
+    const out: (SessionState | null)[] = clients.map(() => null);
+    const byWorker = new Map<number, number[]>();
+    clients.forEach((c, i) => {
+      const w = this.registry.lookup(c.clientId)?.[1];
+      if (w === undefined) return;
+      let list = byWorker.get(w);
+      if (!list) byWorker.set(w, (list = []));
+      list.push(i);
+    });
+    await Promise.all([...byWorker].map(async ([w, idx]) => {
+      const states = await this.call<(SessionState | null)[]>(w, 'cluster.release', { clients: idx.map((i) => clients[i]) }, RELEASE_TIMEOUT_MS);
+      idx.forEach((i, k) => (out[i] = states[k] ?? null));
+    }));
+    return out;
   }
 
   /** Where the workers' questions to the auth and ACL policy chains go (the policy manager). */

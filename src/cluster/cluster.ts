@@ -18,6 +18,11 @@ import type { BatchMessage } from '../worker/messages.ts';
 import type { Logger } from '../log/index.ts';
 import { decodeBatch, encodeFrames, type FrameMessage } from './batch.ts';
 import { NatsProcess, findNatsServer } from './nats-process.ts';
+import { token, untoken } from './names.ts';
+import type { NodeClaimsPart } from './claims.ts';
+import type { ClusterPart, ClusterPartContext } from './part.ts';
+
+export type { ClusterPart, ClusterPartContext } from './part.ts';
 
 const HEARTBEAT_MS = 1000;
 const DOWN_AFTER_MS = 3000;
@@ -48,26 +53,6 @@ export interface ClusterOptions {
   discovery: { service: string; namespace: string };
   maxNodes: number;
   dataDir: string;
-}
-
-/**
- * A piece of the cluster built on the link (retained messages, configuration, ...): given the
- * NATS connection once joined, and told when another node comes up (joined, or back after being
- * down or restarting) or goes down. Added before or after the link starts.
- */
-export interface ClusterPart {
-  start(ctx: ClusterPartContext): Promise<void> | void;
-  peerUp?(node: string): void;
-  peerDown?(node: string): void;
-  close?(): Promise<void> | void;
-}
-
-export interface ClusterPartContext {
-  nc: NatsConnection;
-  nodeName: string;
-  /** The names of the other nodes now running. */
-  runningPeers(): string[];
-  log: Logger;
 }
 
 export interface ClusterNode {
@@ -119,6 +104,8 @@ export class ClusterLink {
   private flushScheduled = false;
   private readonly inboundChains = new Map<string, Promise<void>>();
   private readonly parts: ClusterPart[] = [];
+  /** Client ids across nodes (set by createCluster). */
+  claims: NodeClaimsPart | null = null;
   readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0 };
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {}
@@ -395,14 +382,6 @@ export class ClusterLink {
   }
 }
 
-/** A node name as one NATS subject token (names may hold dots: host names). */
-function token(name: string): string {
-  return Buffer.from(name, 'utf8').toString('base64url');
-}
-
-function untoken(t: string): string {
-  return Buffer.from(t, 'base64url').toString('utf8');
-}
 
 function hashName(name: string): number {
   let h = 0;

@@ -4,10 +4,12 @@
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { ClusterLink, type ClusterHost } from './cluster.ts';
+import { NodeClaimsPart, type ClaimsHost } from './claims.ts';
 
-export { ClusterLink, type ClusterNode, type ClusterPart, type ClusterPartContext } from './cluster.ts';
+export { ClusterLink, type ClusterNode } from './cluster.ts';
+export type { ClusterPart, ClusterPartContext } from './part.ts';
 
-export function createCluster(host: ClusterHost, config: BrokerConfig, log: Logger): ClusterLink | null {
+export function createCluster(host: ClusterHost & ClaimsHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;
   const c = config.cluster;
   const link = new ClusterLink(host, {
@@ -15,5 +17,7 @@ export function createCluster(host: ClusterHost, config: BrokerConfig, log: Logg
     natsServer: c.natsServer, discovery: c.discovery, maxNodes: c.maxNodes, dataDir: config.dataDir,
   }, log.named('cluster'));
   link.reserve();
+  link.claims = new NodeClaimsPart(host);
+  void link.addPart(link.claims);
   return link;
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../log/index.ts';
 import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../auth/index.ts';
 import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 import { WorkerRouter } from '../router/worker-router.ts';
-import { SessionTable } from '../engine/session/session-table.ts';
+import { SessionTable, type NodeClaims } from '../engine/session/session-table.ts';
 import { Outbox } from '../engine/session/outbox.ts';
 import { Wills } from '../engine/session/wills.ts';
 import type { Persistence } from '../engine/session/persistence.ts';
@@ -52,6 +52,8 @@ export interface EngineDeps {
   readonly authFailures?: AuthFailureLimiter | null;
   /** Scripts and extensions (none when not given). */
   readonly transforms?: MessageTransforms;
+  /** Client-id claims across a cluster's nodes (none when not given). */
+  readonly nodes?: NodeClaims;
 }
 
 export interface Engine {
@@ -104,6 +106,7 @@ export function createEngine(deps: EngineDeps): Engine {
     registry: deps.registry,
     sendControl: deps.sendControl,
     loadStored: deps.loadStored,
+    nodes: deps.nodes ?? null,
   });
   const proxies: ProxyEnv = {
     router,

@@ -4,6 +4,7 @@ import type { MessagePort } from 'node:worker_threads';
 
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
+import type { NodeClaim, NodeClaimReply } from './node-claims.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
 
@@ -38,6 +39,8 @@ export type ToWorker =
   | { t: 'processors'; state: ProcessorState }
   /** Answers to this worker's policy questions, one post per tick. */
   | { t: 'policy-replies'; replies: PolicyReply[] }
+  /** Answers to this worker's client-id claims across the cluster's nodes, one post per tick. */
+  | { t: 'node-claim-replies'; replies: NodeClaimReply[] }
   | { t: 'shutdown' };
 
 export type FromWorker =
@@ -52,6 +55,8 @@ export type FromWorker =
   | { t: 'bridge-outputs'; items: BridgeOutput[] }
   /** Questions to the auth and ACL policy chains, one post per tick. */
   | { t: 'policy-questions'; questions: PolicyQuestion[] }
+  /** Client ids CONNECTs here want, for the cluster's other nodes to give up; one post per tick. */
+  | { t: 'node-claims'; claims: NodeClaim[] }
   | { t: 'stopped' };
 
 /** An error of a worker operation; `status` is the HTTP status the admin API answers with. */

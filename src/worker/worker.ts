@@ -12,6 +12,7 @@ import {
 } from '../auth/index.ts';
 import { Persistence } from '../engine/session/persistence.ts';
 import { loadStoredParts, storedSession } from '../engine/session/restore.ts';
+import { WorkerNodeClaims } from './node-claims.ts';
 import { Connection, type ConnectionHost } from '../engine/connection/connection.ts';
 import { RC } from '../protocol/reason-codes.ts';
 import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/listeners.ts';
@@ -140,7 +141,11 @@ const processors = new ProcessorStage({
 });
 processors.setState(data.processors);
 
+// Client ids across the cluster's nodes (turned on by the cluster's 'cluster.set').
+const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', claims }));
+
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
+  nodes: nodeClaims,
   transforms: processors,
   authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
@@ -291,6 +296,9 @@ parentPort!.on('message', (msg: ToWorker) => {
     case 'policy-replies':
       policies.answer(msg.replies);
       break;
+    case 'node-claim-replies':
+      nodeClaims.answer(msg.replies);
+      break;
     case 'shutdown':
       void shutdown();
       break;
@@ -310,7 +318,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

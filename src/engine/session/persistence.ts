@@ -67,6 +67,35 @@ export class Persistence {
     return this.store.deleteSession(session.clientId);
   }
 
+  /**
+   * A session that came from another node of the cluster is stored here whole: the session, its
+   * subscriptions, its QoS 1/2 deliveries (in order, as fresh messages of this node's store) and
+   * its incoming QoS 2 ids. The CONNECT that resumes it then stores what it changes.
+   */
+  async adopted(session: Session): Promise<void> {
+    if (session.expiryInterval === 0) return;
+    this.registry.setPersistent(session.handle, session.clientId, true);
+    session.stored = true;
+    const clientId = session.clientId;
+    await this.store.saveSession(this.toStored(session, session.disconnectedAt || Date.now()));
+    for (const sub of session.subscriptions.values()) {
+      await this.store.addSubscription({ clientId, filter: sub.filter, options: sub.options, subscriptionId: sub.subscriptionId });
+    }
+    const keep = async (d: { message: Message; qos: 0 | 1 | 2; retain: boolean; subscriptionIds: number[] | null }): Promise<bigint> => {
+      const id = this.nextMessageId();
+      d.message.storeId = id;
+      await this.store.addMessage(this.toStoredMessage(d.message), [{ clientId, seq: id, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds ?? [] }]);
+      return id;
+    };
+    for (const e of session.inflight.values()) {
+      if (e.qos === 0) continue;
+      const id = await keep(e);
+      if (e.qos === 2) await this.store.updateDelivery(clientId, id, e.state === 'pubrel' ? 'pubrel' : 'inflight', e.packetId);
+    }
+    for (const d of session.queue) if (d.qos > 0) await keep(d);
+    for (const id of session.incomingQos2) await this.store.addIncomingQos2(clientId, id);
+  }
+
   sessionDisconnected(session: Session): void {
     if (!session.stored) return;
     this.background(this.store.saveSession(this.toStored(session, session.disconnectedAt || Date.now())), 'save session');

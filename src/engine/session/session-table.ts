@@ -40,6 +40,17 @@ export interface SessionTableEnv {
   /** Loads the stored session of `clientId` under `handle`, offline and not yet routed (when the
    * worker that held it died); null when it is not in the store. */
   loadStored(clientId: string, handle: number): Promise<Session | null>;
+  /** The other nodes of a cluster, asked for a client id before this node claims it (null, or
+   * not `enabled`, without a cluster). */
+  readonly nodes?: NodeClaims | null;
+}
+
+/** Claims of a client id across the nodes of a cluster (src/cluster/claims.ts, through the main
+ * thread): another node holding the client id takes its connection over (0x8E) and gives up the
+ * session; `resume`: its state comes back, to continue here. */
+export interface NodeClaims {
+  readonly enabled: boolean;
+  claim(clientId: string, resume: boolean): Promise<SessionState | null>;
 }
 
 /** One claim of a client id held by this thread (see the file comment). */
@@ -135,12 +146,39 @@ export class SessionTable {
    * time (the caller refuses the CONNECT; the session is kept).
    */
   open(link: SessionLink, clientId: string, username: string | undefined, clean: boolean, expiry: number): Opening | null | Promise<Opening | null> {
+    const nodes = this.env.nodes;
+    // In a cluster the other nodes give the client id up first (one round trip, batched).
+    if (nodes?.enabled) {
+      return nodes.claim(clientId, !clean).then(
+        (remote) => this.openHere(link, clientId, username, clean, expiry, remote),
+        (err: unknown) => {
+          this.env.log.warn('the other nodes did not answer a claim; the client id is claimed here alone', { clientId, err });
+          return this.openHere(link, clientId, username, clean, expiry, null);
+        },
+      );
+    }
+    return this.openHere(link, clientId, username, clean, expiry, null);
+  }
+
+  private openHere(link: SessionLink, clientId: string, username: string | undefined, clean: boolean, expiry: number, remote: SessionState | null): Opening | null | Promise<Opening | null> {
     const env = this.env;
     const out = this.claimOut;
     env.registry.claim(clientId, env.workerId, clean, out);
     const [handle, generation, , prevWorker, prevGeneration, hadPrevious] = out;
     const claim: Claim = { clientId, generation, handle, session: null, settled: false, next: null };
     this.claims.set(generation, claim);
+    if (!hadPrevious && remote !== null) {
+      // The session comes from another node: it continues here, under this node's handle.
+      const session = this.routeHere(importState({ ...remote, handle, endpointSlot: -1, stored: false }, env.limits));
+      this.track(session);
+      const adopted = env.persistence?.adopted(session);
+      if (adopted === undefined) return this.opened(claim, session, link, username, expiry);
+      return adopted.then(() => this.opened(claim, session, link, username, expiry), (err: unknown) => {
+        env.log.error('a session from another node could not be stored here; it continues in memory', { clientId, err });
+        return this.opened(claim, session, link, username, expiry);
+      });
+    }
+    if (hadPrevious && remote !== null) env.log.warn('a client id was held here and on another node; the session here continues', { clientId });
     // A client id nobody holds: opened now, without waiting for anything.
     if (!hadPrevious) return this.opened(claim, null, link, username, expiry);
     return this.receive(prevWorker, { generation: prevGeneration, resume: !clean, from: env.workerId, forGeneration: generation }, claim).then(
@@ -263,6 +301,37 @@ export class SessionTable {
     if (!w) return;
     this.waiting.delete(msg.forGeneration);
     w.resolve(msg.state ? { kind: 'state', state: msg.state } : { kind: 'none' });
+  }
+
+  /**
+   * Another node claims `clientId`: a claim of ours takes the session as a CONNECT here would
+   * (its connection taken over with 0x8E once its own CONNECT settled), and the session then
+   * leaves this node (routing core, client registry, store). Answers its state when it is to be
+   * resumed (`resume`, and it outlives its connection), else null.
+   */
+  async releaseToNode(clientId: string, resume: boolean): Promise<SessionState | null> {
+    const env = this.env;
+    if (!this.known(clientId)) return null;
+    const out = this.claimOut;
+    env.registry.claim(clientId, env.workerId, !resume, out);
+    const [handle, generation, , prevWorker, prevGeneration, hadPrevious] = out;
+    const claim: Claim = { clientId, generation, handle, session: null, settled: false, next: null };
+    this.claims.set(generation, claim);
+    const received = hadPrevious ? await this.receive(prevWorker, { generation: prevGeneration, resume, from: env.workerId, forGeneration: generation }, claim) : { kind: 'none' as const };
+    // null: the previous owner was too slow; the session stays here, offline (see receive).
+    if (received === null) return null;
+    const session = this.take(received);
+    if (!session) {
+      this.claims.delete(generation);
+      env.registry.release(clientId, generation);
+      this.settle(claim);
+      return null;
+    }
+    this.bind(claim, session);
+    const state = exportState(session);
+    await this.end(session, false).catch(() => undefined); // a failure is logged by Persistence
+    this.settle(claim);
+    return state;
   }
 
   /** A worker died: claims waiting for it get their session from the store. */

@@ -6,10 +6,6 @@ export const bridgeOps: Record<string, Op> = {
   'bridges.set'(args: { handles: number[] }, env): void {
     env.bridges.set(args.handles);
   },
-  /** The cluster's node handles and inbound handle (src/cluster), replaced whole each time. */
-  'cluster.set'(args: { handles: number[]; inbound: number }, env): void {
-    env.bridges.setCluster(args.handles, args.inbound);
-  },
   /** Matches not forwarded because the message came in over the same bridge. */
   'bridges.counters'(_args: unknown, env): { loopsSkipped: number } {
     return { loopsSkipped: env.bridges.loopsSkipped };

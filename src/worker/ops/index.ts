@@ -11,6 +11,7 @@ import { traceOps } from './traces.ts';
 import { logOps } from './logs.ts';
 import { scriptOps } from './scripts.ts';
 import { bridgeOps } from './bridges.ts';
+import { clusterOps } from './cluster.ts';
 
 export const OPS: Readonly<Record<string, Op>> = {
   ...metricsOps,
@@ -24,4 +25,5 @@ export const OPS: Readonly<Record<string, Op>> = {
   ...logOps,
   ...scriptOps,
   ...bridgeOps,
+  ...clusterOps,
 };

@@ -15,6 +15,7 @@ import type { WorkerRules } from '../../rules/worker-rules.ts';
 import type { WorkerLogTopics } from '../../trace/worker-log-topics.ts';
 import type { WorkerTraces } from '../../trace/worker-traces.ts';
 import type { WorkerBridges } from '../../bridges/worker-bridges.ts';
+import type { WorkerNodeClaims } from '../node-claims.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 import type { ProcessorStage } from '../../scripts/worker/stage.ts';
@@ -36,6 +37,7 @@ export interface OpsEnv {
   readonly traces: WorkerTraces;
   readonly processors: ProcessorStage;
   readonly bridges: WorkerBridges;
+  readonly nodeClaims: WorkerNodeClaims;
 }
 
 // Arguments arrive by structured clone from the supervisor, typed per op at the call site.

@@ -1,0 +1,21 @@
+// Cluster operations on one worker (src/cluster asks them): the cluster's routing-core handles,
+// and the sessions another node claims.
+import type { Op } from './types.ts';
+import type { SessionState } from '../../engine/session/handover.ts';
+
+export const clusterOps: Record<string, Op> = {
+  /** The cluster's node handles and inbound handle (src/cluster), replaced whole each time. */
+  'cluster.set'(args: { handles: number[]; inbound: number }, env): void {
+    env.bridges.setCluster(args.handles, args.inbound);
+    // From now on a CONNECT asks the other nodes for its client id first.
+    env.nodeClaims.enabled = true;
+  },
+  /** Another node claims these client ids: their connections here are taken over (0x8E) and
+   * their sessions leave this node; the states of sessions to resume are answered. */
+  async 'cluster.release'(args: { clients: { clientId: string; resume: boolean }[] }, env): Promise<(SessionState | null)[]> {
+    return Promise.all(args.clients.map((c) => env.sessions.releaseToNode(c.clientId, c.resume).catch((err: unknown) => {
+      env.log.error('a session could not be given to another node', { clientId: c.clientId, err });
+      return null;
+    })));
+  },
+};
