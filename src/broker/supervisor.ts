@@ -231,7 +231,10 @@ export class Supervisor {
     }
     this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
-    const sessions = await store.loadSessions();
+    let sessions = await store.loadSessions();
+    // Nodes of a cluster may share one database: each restores its own sessions only (those of a
+    // node that went down are adopted by another: adoptSessions).
+    if (this.config.cluster.enabled && sharedStore(store)) sessions = sessions.filter((s) => s.node === undefined || s.node === this.config.nodeName);
     this.log.info('store opened', { type: store.kind, sessions: sessions.length, retained: this.retained.size });
     return sessions;
   }
@@ -244,6 +247,22 @@ export class Supervisor {
     } catch (err) {
       this.log.error('expiry sweep failed', { err });
     }
+  }
+
+  /**
+   * The sessions another node of the cluster held in the database this node shares with it, once
+   * that node went down: restored here, offline, spread over the workers (their clients reconnect
+   * to them; their wills go out as after a restart), and stored as this node's. Answers how many.
+   */
+  async adoptSessions(node: string): Promise<number> {
+    if (!this.store || !sharedStore(this.store)) return 0;
+    const theirs = (await this.store.loadSessions()).filter((s) => s.node === node);
+    const workers = this.runningWorkers();
+    if (theirs.length === 0 || workers.length === 0) return 0;
+    const shares = workers.map(() => [] as StoredSession[]);
+    theirs.forEach((s, i) => shares[i % shares.length].push(s));
+    const counts = await Promise.all(workers.map((w, i) => this.call<number>(w, 'cluster.adopt', { sessions: shares[i] }, RELEASE_TIMEOUT_MS * 4)));
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   /** The stored sessions a dead worker owned, for its replacement to restore. */
@@ -643,4 +662,9 @@ function freePort(host: string): Promise<number> {
     if (port) resolve(port);
     else reject(new Error('no free port'));
   });
+}
+
+/** A store other nodes may use too (a database server), unlike LOCAL's files. */
+function sharedStore(store: Store): boolean {
+  return store.kind === 'POSTGRESQL' || store.kind === 'MYSQL';
 }

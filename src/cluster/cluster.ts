@@ -20,6 +20,7 @@ import { decodeBatch, encodeFrames, type FrameMessage } from './batch.ts';
 import { NatsProcess, findNatsServer } from './nats-process.ts';
 import { token, untoken } from './names.ts';
 import type { NodeClaimsPart } from './claims.ts';
+import type { SessionAdoption } from './adoption.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 
 export type { ClusterPart, ClusterPartContext } from './part.ts';
@@ -106,6 +107,8 @@ export class ClusterLink {
   private readonly parts: ClusterPart[] = [];
   /** Client ids across nodes (set by createCluster). */
   claims: NodeClaimsPart | null = null;
+  /** Sessions of nodes that went down (set by createCluster). */
+  adoption: SessionAdoption | null = null;
   readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0 };
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {}

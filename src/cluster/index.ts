@@ -5,11 +5,12 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { ClusterLink, type ClusterHost } from './cluster.ts';
 import { NodeClaimsPart, type ClaimsHost } from './claims.ts';
+import { SessionAdoption, type AdoptionHost } from './adoption.ts';
 
 export { ClusterLink, type ClusterNode } from './cluster.ts';
 export type { ClusterPart, ClusterPartContext } from './part.ts';
 
-export function createCluster(host: ClusterHost & ClaimsHost, config: BrokerConfig, log: Logger): ClusterLink | null {
+export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;
   const c = config.cluster;
   const link = new ClusterLink(host, {
@@ -19,5 +20,7 @@ export function createCluster(host: ClusterHost & ClaimsHost, config: BrokerConf
   link.reserve();
   link.claims = new NodeClaimsPart(host);
   void link.addPart(link.claims);
+  link.adoption = new SessionAdoption(host);
+  void link.addPart(link.adoption);
   return link;
 }

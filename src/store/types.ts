@@ -36,6 +36,9 @@ export const NEVER_EXPIRES = 0xffffffff;
 
 export interface StoredSession {
   clientId: string;
+  /** The cluster node that holds the session (kept by the SQL stores, which nodes may share; a
+   * node restores only its own, and adopts those of a node that went down). Absent: unknown. */
+  node?: string;
   /** Seconds the session outlives its connection (NEVER_EXPIRES: it never does). */
   expiryInterval: number;
   /** When the client went away (ms since the epoch), or null while it is connected. */

@@ -110,7 +110,7 @@ const registry = ClientRegistry.open(data.routerName);
 // MEMORY keeps nothing: the broker then skips the store entirely.
 const store = config.store.storeType === 'MEMORY' ? null : await createStore(config);
 if (store) await store.open();
-const persistence = store ? new Persistence(store, registry, workerId, log) : null;
+const persistence = store ? new Persistence(store, registry, workerId, log, config.nodeName) : null;
 
 // The rule engine of this thread; its host's functions run once the engine below exists.
 const rules: WorkerRules = new WorkerRules({
@@ -318,7 +318,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

@@ -8,15 +8,9 @@ import net from 'node:net';
 
 import { findNatsServer } from '../../src/cluster/nats-process.ts';
 import { waitFor } from './wait.ts';
+import { freePort } from './process-broker.ts';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 function listening(port: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {

@@ -84,7 +84,7 @@ export function systemRoutes(ctx: AdminContext): Route[] {
         if (!ctx.cluster) return ok({ enabled: false, status: 'single-node', self: ctx.config.nodeName, nodes: 1, runningNodes: 1 });
         const nodes = ctx.cluster.nodes();
         const running = nodes.filter((n) => n.status === 'running').length;
-        return ok({ enabled: true, status: running === nodes.length ? 'healthy' : 'degraded', self: ctx.config.nodeName, nodes: nodes.length, runningNodes: running, counters: { ...ctx.cluster.counters, ...ctx.cluster.claims?.counters } });
+        return ok({ enabled: true, status: running === nodes.length ? 'healthy' : 'degraded', self: ctx.config.nodeName, nodes: nodes.length, runningNodes: running, counters: { ...ctx.cluster.counters, ...ctx.cluster.claims?.counters, sessionsAdopted: ctx.cluster.adoption?.adopted ?? 0 } });
       },
     },
     {

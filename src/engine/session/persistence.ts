@@ -32,6 +32,8 @@ export class Persistence {
     private readonly registry: InstanceType<typeof ClientRegistry>,
     private readonly workerId: number,
     private readonly log: Logger,
+    /** This node's name, kept with its sessions (see StoredSession.node). */
+    private readonly node?: string,
   ) {}
 
   /**
@@ -189,6 +191,7 @@ export class Persistence {
     const will = session.will;
     return {
       clientId: session.clientId,
+      ...(this.node !== undefined ? { node: this.node } : {}),
       expiryInterval: session.expiryInterval,
       disconnectedAt,
       username: session.username ?? null,

@@ -136,4 +136,11 @@ export const MYSQL_MIGRATIONS: readonly Migration[] = [
       ) ${TABLE}`,
     ],
   },
+  {
+    // The cluster node holding each session: nodes sharing the database restore only their own,
+    // and one adopts the sessions of a node that went down.
+    version: 4,
+    name: 'session node',
+    statements: [`ALTER TABLE spindle_sessions ADD COLUMN node VARBINARY(255) NOT NULL DEFAULT ''`],
+  },
 ];

@@ -110,4 +110,11 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX spindle_audit_log_organization ON spindle_audit_log (organization_id, time)`,
     ],
   },
+  {
+    // The cluster node holding each session: nodes sharing the database restore only their own,
+    // and one adopts the sessions of a node that went down.
+    version: 4,
+    name: 'session node',
+    statements: [`ALTER TABLE spindle_sessions ADD COLUMN node text NOT NULL DEFAULT ''`],
+  },
 ];

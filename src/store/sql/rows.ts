@@ -47,7 +47,7 @@ export function qos(n: number): 0 | 1 | 2 {
 
 export const MESSAGE_COLUMNS = ['id', 'topic', 'payload', 'qos', 'retain', 'properties', 'expires_at'] as const;
 export const SESSION_COLUMNS = [
-  'client_id', 'expiry_interval', 'disconnected_at', 'expires_at', 'username',
+  'client_id', 'expiry_interval', 'disconnected_at', 'expires_at', 'username', 'node',
   'will_topic', 'will_payload', 'will_qos', 'will_retain', 'will_properties', 'will_expiry_interval', 'will_delay',
 ] as const;
 export const DELIVERY_COLUMNS = ['client_id', 'message_id', 'seq', 'state', 'packet_id', 'qos', 'retain', 'subscription_ids'] as const;
@@ -76,6 +76,7 @@ export function sessionRow(s: StoredSession) {
     disconnected_at: s.disconnectedAt,
     expires_at: sessionDeadline(s),
     username: s.username,
+    node: s.node ?? '',
     will_topic: w?.message.topic ?? null,
     will_payload: w?.message.payload ?? null,
     will_qos: w?.message.qos ?? null,
@@ -135,6 +136,7 @@ export function toSession(r: Row): StoredSession {
     expiryInterval: Number(r.expiry_interval),
     disconnectedAt: r.disconnected_at === null ? null : Number(r.disconnected_at),
     username: (r.username as string | null) ?? null,
+    ...(r.node ? { node: text(r.node) } : {}),
     will:
       r.will_topic === null
         ? null

@@ -2,6 +2,8 @@
 // and the sessions another node claims.
 import type { Op } from './types.ts';
 import type { SessionState } from '../../engine/session/handover.ts';
+import { loadStoredParts, storedSession } from '../../engine/session/restore.ts';
+import type { StoredSession } from '../../store/types.ts';
 
 export const clusterOps: Record<string, Op> = {
   /** The cluster's node handles and inbound handle (src/cluster), replaced whole each time. */
@@ -17,5 +19,21 @@ export const clusterOps: Record<string, Op> = {
       env.log.error('a session could not be given to another node', { clientId: c.clientId, err });
       return null;
     })));
+  },
+  /** Sessions of a node that went down (in the database this node shares): restored here,
+   * offline, and stored as this node's; answers how many (one held here already is skipped). */
+  async 'cluster.adopt'(args: { sessions: StoredSession[] }, env): Promise<number> {
+    const store = env.persistence?.store;
+    if (!store) return 0;
+    let count = 0;
+    for (const s of args.sessions) {
+      if (env.sessions.known(s.clientId)) continue;
+      const parts = await loadStoredParts(store, s);
+      const session = env.sessions.restore(s.clientId, (handle) => storedSession(handle, parts, env.sessionLimits));
+      env.persistence!.sessionDisconnected(session);
+      count++;
+    }
+    if (count > 0) env.log.info('sessions of a node that went down adopted', { count });
+    return count;
   },
 };

@@ -5,7 +5,7 @@ import type { BrokerConfig } from '../../config/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Connection } from '../../engine/connection/connection.ts';
 import type { SessionTable } from '../../engine/session/session-table.ts';
-import type { Session } from '../../engine/session/session.ts';
+import type { Session, SessionLimits } from '../../engine/session/session.ts';
 import type { Persistence } from '../../engine/session/persistence.ts';
 import type { ProxyEnv } from '../../engine/session/proxy-subscriptions.ts';
 import type { WorkerRouter } from '../../router/worker-router.ts';
@@ -38,6 +38,7 @@ export interface OpsEnv {
   readonly processors: ProcessorStage;
   readonly bridges: WorkerBridges;
   readonly nodeClaims: WorkerNodeClaims;
+  readonly sessionLimits: SessionLimits;
 }
 
 // Arguments arrive by structured clone from the supervisor, typed per op at the call site.

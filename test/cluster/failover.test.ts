@@ -1,0 +1,108 @@
+// A node killed (SIGKILL) while its clients hold persistent sessions, on a database the nodes
+// share (POSTGRESQL): another node marks it down within seconds and adopts its sessions, so
+// their subscriptions keep receiving while the clients are away, and the clients reconnecting
+// there find their sessions with the messages queued before and after the crash.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import mqtt, { type MqttClient } from 'mqtt';
+import postgres from 'postgres';
+
+import { startBroker, connect, end, type TestBroker } from '../helpers/broker.ts';
+import { startProcessBroker, tempDir, type ProcessBroker } from '../helpers/process-broker.ts';
+import { freePort, TestNats } from '../helpers/nats.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
+
+let nats: TestNats;
+let pg: postgres.Sql;
+let schema: string;
+let store: Record<string, unknown>;
+let b: TestBroker;
+let a: ProcessBroker;
+
+before(async () => {
+  nats = await TestNats.start();
+  schema = uniqueName('failover');
+  pg = postgres(PG_URL, { max: 1, onnotice: () => {} });
+  try {
+    await pg.unsafe(`CREATE SCHEMA ${schema}`);
+  } catch (err) {
+    throw withHint(err, PG_URL);
+  }
+  store = { storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}` } };
+  b = await startBroker({ nodeName: 'fail-b', store, cluster: { enabled: true, natsUrl: nats.url, localAddress: `127.0.0.1:${await freePort()}` } });
+  a = await startProcessBroker({
+    nodeName: 'fail-a', dataDir: tempDir(), workers: 2, log: { level: 'info' }, sys: { enabled: false }, admin: { enabled: false },
+    mqtt: { host: '127.0.0.1', tcp: { port: await freePort() }, ws: { port: 0 } }, store,
+    cluster: { enabled: true, natsUrl: nats.url, localAddress: `127.0.0.1:${await freePort()}` },
+  });
+  await waitFor(() => b.cluster!.nodes().some((n) => n.id === 'fail-a' && n.status === 'running'), { message: 'b sees a' });
+});
+
+after(async () => {
+  await a?.kill();
+  await b?.stop();
+  await nats?.stop();
+  await pg?.unsafe(`DROP SCHEMA ${schema} CASCADE`);
+  await pg?.end();
+});
+
+const persistent = (clientId: string) => ({ clientId, clean: false, protocolVersion: 5 as const, properties: { sessionExpiryInterval: 3600 } });
+
+async function reconnect(url: string, clientId: string): Promise<{ client: MqttClient; sessionPresent: boolean; received: string[] }> {
+  const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 5000, ...persistent(clientId) });
+  const received: string[] = [];
+  client.on('message', (_t, payload) => received.push(payload.toString()));
+  return new Promise((resolve, reject) => {
+    client.once('connect', (ack) => resolve({ client, sessionPresent: ack.sessionPresent, received }));
+    client.once('error', reject);
+  });
+}
+
+test('a node killed: its persistent sessions continue on another node, with what was queued before and after', async () => {
+  // One client online on a when it dies, one offline with messages waiting for it.
+  const online = await connect(a.url, persistent('dev-online'));
+  await online.subscribeAsync('fail/online', { qos: 1 });
+  const away = await connect(a.url, persistent('dev-away'));
+  await away.subscribeAsync('fail/away', { qos: 1 });
+  await end(away);
+  const pub = await connect(b.url);
+  // a's interest has reached b once a message published on b arrives on a.
+  await waitFor(async () => {
+    const got = new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => resolve(false), 500);
+      online.once('message', () => {
+        clearTimeout(t);
+        resolve(true);
+      });
+    });
+    pub.publish('fail/online', 'probe', { qos: 0 });
+    return got;
+  }, { message: 'a\'s interest known on b' });
+  for (let i = 0; i < 3; i++) await pub.publishAsync('fail/away', `before${i}`, { qos: 1 });
+  const shared = b.supervisor.openedStore!;
+  await waitFor(async () => (await shared.loadDeliveries('dev-away')).length === 3, { message: 'the queued messages stored by a' });
+  assert.deepEqual((await shared.loadSessions()).filter((s) => s.clientId.startsWith('dev-')).map((s) => s.node), ['fail-a', 'fail-a']);
+
+  const lost = new Promise<void>((resolve) => online.once('close', () => resolve()));
+  await a.kill('SIGKILL');
+  await lost;
+  await waitFor(() => b.cluster!.nodes().find((n) => n.id === 'fail-a')?.status === 'down', { timeout: 15_000, message: 'a marked down' });
+  await waitFor(() => b.cluster!.adoption!.adopted === 2, { message: 'b adopts a\'s two sessions' });
+  assert.ok(b.supervisor.workerOf('dev-away') !== undefined, 'held by b');
+  // While the clients are away, their subscriptions on b keep receiving.
+  await pub.publishAsync('fail/online', 'while-away', { qos: 1 });
+  await pub.publishAsync('fail/away', 'after', { qos: 1 });
+
+  const one = await reconnect(b.url, 'dev-online');
+  assert.equal(one.sessionPresent, true);
+  await waitFor(() => one.received.includes('while-away'), { message: 'the message published while it was away' });
+  const two = await reconnect(b.url, 'dev-away');
+  assert.equal(two.sessionPresent, true);
+  await waitFor(() => two.received.length >= 4, { message: 'the four queued messages' });
+  assert.deepEqual(two.received, ['before0', 'before1', 'before2', 'after']);
+  assert.deepEqual((await shared.loadSessions()).filter((s) => s.clientId.startsWith('dev-')).map((s) => s.node), ['fail-b', 'fail-b']);
+  online.end(true);
+  await end(one.client, two.client, pub);
+});
