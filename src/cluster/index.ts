@@ -5,11 +5,14 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { ClusterLink, type ClusterHost } from './cluster.ts';
 import { NodeClaimsPart, type ClaimsHost } from './claims.ts';
+import { ClusterRetained, type RetainedHost } from './retained.ts';
 
 export { ClusterLink, type ClusterNode } from './cluster.ts';
 export type { ClusterPart, ClusterPartContext } from './part.ts';
+export { ClusterRetained, type RetainedCounters } from './retained.ts';
+export { registerClusterMetrics } from './metrics.ts';
 
-export function createCluster(host: ClusterHost & ClaimsHost, config: BrokerConfig, log: Logger): ClusterLink | null {
+export function createCluster(host: ClusterHost & ClaimsHost & RetainedHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;
   const c = config.cluster;
   const link = new ClusterLink(host, {
@@ -19,5 +22,7 @@ export function createCluster(host: ClusterHost & ClaimsHost, config: BrokerConf
   link.reserve();
   link.claims = new NodeClaimsPart(host);
   void link.addPart(link.claims);
+  // Retained messages visible from every node (a part: started with the link).
+  void link.addPart(new ClusterRetained(host, config.nodeName));
   return link;
 }
