@@ -4,8 +4,9 @@
 // - Out: the workers hand every retained set and clear to the main thread (one post per worker per
 //   tick, RetainedChanges); the changes of a 50 ms window, one per topic (the last), go to every
 //   other node in one NATS message on `spindle.ret.<node>` (cut under max_payload).
-// - Versions: ms << 22 | a 22-bit tag of the node's name, kept in the record's store-id field (so
-//   the shared RetainedStore holds them and a restart reads them back from the Store). A window's
+// - Versions: ms << 22 | a 22-bit tag of the node's name, kept in the record's store-id field of
+//   the shared RetainedStore (after a restart, a record's store id from the Store stands for its
+//   version: the time it was written there). A window's
 //   changes take one version, later than the clock and than every version this node has seen (a
 //   hybrid logical clock): a change made after seeing another is newer than it, whatever the clocks.
 // - In: an entry newer than what this node holds for the topic (its record or its tombstone)
@@ -100,6 +101,8 @@ export class ClusterRetained implements ClusterPart {
   private readonly tag: bigint;
   private readonly syncing = new Set<string>();
   private closed = false;
+  private idMs = 0;
+  private idCounter = 0;
 
   constructor(private readonly host: RetainedHost, nodeName: string) {
     this.tag = BigInt(nodeTag(nodeName));
@@ -244,9 +247,23 @@ export class ClusterRetained implements ClusterPart {
     this.host.retained.set(e.topic, toRecord(m));
     this.tombstones.delete(e.topic);
     this.counters.applied++;
-    // Its id is its version: every node writes the same row (harmless on a shared SQL store), and a
-    // restart reads the version back.
-    if (store) store.setRetained(e.topic, { id: e.version, topic: e.topic, payload, qos: msg.qos, retain: true, properties: props, expiresAt: msg.expiresAt }).catch((err: unknown) => this.storeFailed(e.topic, err));
+    // A store id of this node's own (versions are shared by a window's topics, ids are unique); a
+    // restart reads the time of this write back as the version, a little later than the origin's.
+    if (store) store.setRetained(e.topic, { id: this.nextStoreId(), topic: e.topic, payload, qos: msg.qos, retain: true, properties: props, expiresAt: msg.expiresAt }).catch((err: unknown) => this.storeFailed(e.topic, err));
+  }
+
+  /** A store-wide unique id as Persistence.nextMessageId makes them (ms, worker, counter), with
+   * worker number 255 (one no worker has below the maximum of 256 workers). */
+  private nextStoreId(): bigint {
+    const now = Date.now();
+    if (now > this.idMs) {
+      this.idMs = now;
+      this.idCounter = 0;
+    } else if (++this.idCounter >= 1 << 14) {
+      this.idMs++;
+      this.idCounter = 0;
+    }
+    return (BigInt(this.idMs) << 22n) | (0xffn << 14n) | BigInt(this.idCounter);
   }
 
   private storeFailed(topic: string, err: unknown): void {
