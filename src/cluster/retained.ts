@@ -6,9 +6,9 @@
 //   other node in one NATS message on `spindle.ret.<node>` (cut under max_payload).
 // - Versions: ms << 22 | a 22-bit tag of the node's name, kept in the record's store-id field of
 //   the shared RetainedStore (after a restart, a record's store id from the Store stands for its
-//   version: the time it was written there). A window's
-//   changes take one version, later than the clock and than every version this node has seen (a
-//   hybrid logical clock): a change made after seeing another is newer than it, whatever the clocks.
+//   version: the time it was written there). A window's changes take one version, later than the
+//   clock and than every version this node has seen (a hybrid logical clock): a change made after
+//   seeing another is newer than it, whatever the clocks say.
 // - In: an entry newer than what this node holds for the topic (its record or its tombstone)
 //   replaces it in the RetainedStore and the Store; an older or equal one is dropped. Messages from
 //   other nodes are never sent on (the worker does not retain what the cluster's inbound handle
@@ -100,6 +100,8 @@ export class ClusterRetained implements ClusterPart {
   private clock = 0;
   private readonly tag: bigint;
   private readonly syncing = new Set<string>();
+  /** Catch-up replies being waited for (given up on close). */
+  private readonly waiting = new Set<(ok: boolean) => void>();
   private closed = false;
   private idMs = 0;
   private idCounter = 0;
@@ -134,6 +136,7 @@ export class ClusterRetained implements ClusterPart {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     if (this.ctx && this.pending.size > 0) this.flush();
+    for (const done of [...this.waiting]) done(false);
     for (const s of this.subs) s.unsubscribe();
     this.subs.length = 0;
   }
@@ -331,6 +334,7 @@ export class ClusterRetained implements ClusterPart {
           this.counters.syncs++;
           return;
         }
+        if (this.closed) return;
         this.counters.syncFailures++;
         this.ctx?.log.warn('cluster: retained catch-up timed out', { node, attempt });
         await new Promise((r) => setTimeout(r, SYNC_RETRY_MS).unref());
@@ -349,9 +353,11 @@ export class ClusterRetained implements ClusterPart {
       let timer: NodeJS.Timeout;
       const done = (ok: boolean) => {
         clearTimeout(timer);
+        this.waiting.delete(done);
         sub.unsubscribe();
         resolve(ok);
       };
+      this.waiting.add(done);
       const arm = () => {
         clearTimeout(timer);
         timer = setTimeout(() => done(false), SYNC_TIMEOUT_MS);
