@@ -13,6 +13,7 @@ import net from 'node:net';
 
 import { startBroker, connect, end, nextMessages, type TestBroker } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { findNatsServer } from '../../src/cluster/nats-process.ts';
 import type { RetainedCounters } from '../../src/cluster/index.ts';
 
@@ -73,7 +74,9 @@ before(async () => {
     s.once('connect', () => { s.destroy(); resolve(true); });
     s.once('error', () => resolve(false));
   }), { message: 'nats-server listening' });
-  for (const name of ['ret-a', 'ret-b.example.com', 'ret-c']) nodes.push(await startNode(name));
+  // Node a answers the admin API (its counters in /api/cluster/status and /prometheus).
+  nodes.push(await startAdminBroker({ nodeName: 'ret-a', cluster: { enabled: true, natsUrl, localAddress: `127.0.0.1:${await freePort()}` } }));
+  for (const name of ['ret-b.example.com', 'ret-c']) nodes.push(await startNode(name));
   await waitFor(() => nodes.every((n) => n.cluster!.nodes().filter((x) => x.status === 'running').length === 3), { message: 'every node sees three running' });
 });
 
@@ -202,4 +205,16 @@ test('a node with a store keeps the retained messages it received over a restart
   }
   await pub.publishAsync('kept/1', '', { qos: 1, retain: true });
   await end(pub);
+});
+
+test('the counters are in /api/cluster/status (parts.retained) and /prometheus', async () => {
+  const a = nodes[0] as AdminBroker;
+  const status = await a.api('GET', '/api/cluster/status', { as: 'viewer' });
+  assert.equal(status.status, 200);
+  const retained = (status.json as { data: { parts: { retained: RetainedCounters } } }).data.parts.retained;
+  assert.ok(retained.sent > 0 && retained.syncsServed > 0, JSON.stringify(retained));
+  const prom = await a.api('GET', '/prometheus', { as: 'viewer' });
+  const sent = /^spindle_cluster_retained_total\{event="sent"\} (\d+)/m.exec(prom.text);
+  assert.ok(sent && Number(sent[1]) > 0 && Number(sent[1]) <= counters(a).sent, prom.text.split('\n').filter((l) => l.includes('cluster')).join('\n'));
+  assert.match(prom.text, /^spindle_cluster_retained_tombstones \d+/m);
 });
