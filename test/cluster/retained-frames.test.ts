@@ -59,7 +59,7 @@ test('malformed frames throw', () => {
       return b;
     })()],
   ];
-  for (const [name, frame] of cases) assert.throws(() => decodeRetained(frame), undefined, name);
+  for (const [name, frame] of cases) assert.throws(() => decodeRetained(frame), Error, name);
 });
 
 test('a record version is its store id, or its receipt second without one; node tags are 22 bits', () => {
