@@ -55,7 +55,7 @@ import { tenantRoutes } from './v1/tenants.ts';
 import { alertRoutes } from './v1/alerts.ts';
 import { auditRoutes } from './v1/audit-logs.ts';
 import { brokerSignals } from './broker-signals.ts';
-import type { ClusterLink } from '../cluster/index.ts';
+import { registerClusterMetrics, type ClusterLink } from '../cluster/index.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -134,6 +134,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const bridges = new BridgeManager(supervisor, store, log, config.nodeName);
   await bridges.load(config.bridges);
   registerBridgeMetrics(registry, bridges);
+  if (cluster) registerClusterMetrics(registry, cluster);
   // Commands publish into the broker: started once it runs, stopped (closers run in reverse)
   // before anything else closes, and before the supervisor shuts the workers down.
   // A registration (NACOS) announces the enabled endpoints, read again while it runs.

@@ -19,6 +19,7 @@ import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
 import type { SessionState } from '../engine/session/handover.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
+import type { RetainedChange } from '../router/retained-changes.ts';
 import { sysTopics } from './sys-topics.ts';
 import { createStore } from '../store/index.ts';
 import type { Store, StoredSession } from '../store/types.ts';
@@ -86,6 +87,7 @@ export class Supervisor {
   /** The cluster's node handles (empty without a cluster) and where their matches go. */
   private clusterHandles = new Set<number>();
   private clusterOutputs: (items: BridgeOutput[]) => void = () => {};
+  private retainedChanges: (items: RetainedChange[]) => void = () => {};
   private readonly exitListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
   private bridgeOutputs: (items: BridgeOutput[]) => void = () => {};
@@ -316,6 +318,9 @@ export class Supervisor {
             if (this.clusterHandles.size === 0) this.bridgeOutputs(msg.items);
             else this.splitOutputs(msg.items);
             break;
+          case 'retained-changes':
+            this.retainedChanges(msg.items);
+            break;
           case 'policy-questions':
             this.policyQuestions(slot.id, msg.questions);
             break;
@@ -522,6 +527,11 @@ export class Supervisor {
   /** Where the workers' matches for the cluster's node handles go (the cluster link). */
   onClusterOutputs(fn: (items: BridgeOutput[]) => void): void {
     this.clusterOutputs = fn;
+  }
+
+  /** Where the workers' retained sets and clears go (the cluster; posted only once it is on). */
+  onRetainedChanges(fn: (items: RetainedChange[]) => void): void {
+    this.retainedChanges = fn;
   }
 
   /** Filters that gained ("+f") or lost ("-f") all their local subscriptions since the last call. */

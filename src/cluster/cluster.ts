@@ -182,6 +182,13 @@ export class ClusterLink {
     }
   }
 
+  /** The counters of the parts that have some, by part name. */
+  partCounters(): Record<string, object> {
+    const out: Record<string, object> = {};
+    for (const p of this.parts) if (p.name && p.counters) out[p.name] = p.counters;
+    return out;
+  }
+
   /** Every node known, this one first. */
   nodes(): ClusterNode[] {
     const self: ClusterNode = { id: this.options.nodeName, address: this.options.localAddress, status: 'running', self: true, lastSeen: new Date().toISOString() };

@@ -6,11 +6,14 @@ import type { Logger } from '../log/index.ts';
 import { ClusterLink, type ClusterHost } from './cluster.ts';
 import { NodeClaimsPart, type ClaimsHost } from './claims.ts';
 import { SessionAdoption, type AdoptionHost } from './adoption.ts';
+import { ClusterRetained, type RetainedHost } from './retained.ts';
 
 export { ClusterLink, type ClusterNode } from './cluster.ts';
 export type { ClusterPart, ClusterPartContext } from './part.ts';
+export { ClusterRetained, type RetainedCounters } from './retained.ts';
+export { registerClusterMetrics } from './metrics.ts';
 
-export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost, config: BrokerConfig, log: Logger): ClusterLink | null {
+export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & RetainedHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;
   const c = config.cluster;
   const link = new ClusterLink(host, {
@@ -22,5 +25,7 @@ export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost, con
   void link.addPart(link.claims);
   link.adoption = new SessionAdoption(host);
   void link.addPart(link.adoption);
+  // Retained messages visible from every node (a part: started with the link).
+  void link.addPart(new ClusterRetained(host, config.nodeName));
   return link;
 }

@@ -10,6 +10,9 @@ import type { Logger } from '../log/index.ts';
  * down or restarting) or goes down. Added before or after the link starts.
  */
 export interface ClusterPart {
+  /** Its counters appear under this name in /api/cluster/status (`parts`). */
+  readonly name?: string;
+  readonly counters?: object;
   start(ctx: ClusterPartContext): Promise<void> | void;
   peerUp?(node: string): void;
   peerDown?(node: string): void;

@@ -6,6 +6,7 @@
 import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, RULE_WORKER, TopicError, native } from '../native/index.ts';
 import { toRecord, records, type Message } from '../broker/message.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
+import { RetainedChanges, type PostRetained } from './retained-changes.ts';
 import type { Delivery, Routed } from './delivery.ts';
 
 export type { Delivery, Routed } from './delivery.ts';
@@ -30,6 +31,9 @@ export interface RouterHost {
    * `publisher` of this thread (NO_PUBLISHER: the broker). Called while routing: it must not
    * route (a republish waits for the end of the routing). */
   ruleMatched(rule: number, m: Message, publisher: number): void;
+  /** Posts a tick's retained changes to the main thread (the cluster sends them to the other
+   * nodes); absent where there is no main thread to post to. */
+  postRetained?: PostRetained;
 }
 
 /** Topics whose deliveries this thread remembers (see `match`); the map starts over when full. */
@@ -56,6 +60,10 @@ export class WorkerRouter {
   private readonly batches = new Map<number, DeliveryBatch>();
   private flushScheduled = false;
   private readonly frameCache = new Map<string, Buffer>();
+  /** With a cluster: the handle messages from other nodes are published with (their retained
+   * side is the cluster's to apply, newest wins), and where this thread's retained changes go. */
+  private clusterInbound = -1;
+  private retainedChanges: RetainedChanges | null = null;
 
   constructor(
     private readonly host: RouterHost,
@@ -79,7 +87,7 @@ export class WorkerRouter {
    * of its client id (shared-subscription strategy). */
   publish(m: Message, publisher: number, publisherHash: number): number {
     m.seq = this.tick();
-    if (m.retain) this.retain(m);
+    if (m.retain) this.retain(m, publisher);
     return this.deliverMatched(m, this.match(m, publisher, publisherHash), publisher);
   }
 
@@ -99,7 +107,7 @@ export class WorkerRouter {
       // flag, set together in Persistence.sessionConnected); others are asked of the registry.
       if (this.host.storedLocally(out[i]) ?? kept(out[i])) return this.routedFrom(m, words, publisher);
     }
-    if (m.retain) this.retain(m);
+    if (m.retain) this.retain(m, publisher);
     return this.deliverMatched(m, words, publisher);
   }
 
@@ -205,8 +213,8 @@ export class WorkerRouter {
   }
 
   /** The second half: retained update and delivery of a routed message. */
-  deliverRouted(m: Message, routed: readonly Routed[]): void {
-    if (m.retain) this.retain(m);
+  deliverRouted(m: Message, routed: readonly Routed[], publisher = NO_PUBLISHER): void {
+    if (m.retain) this.retain(m, publisher);
     this.frameCache.clear();
     for (const r of routed) {
       if (r.worker === this.host.workerId) this.deliver(r.handle, { message: m, qos: r.qos, retain: r.retain, subscriptionIds: r.subscriptionIds });
@@ -254,10 +262,30 @@ export class WorkerRouter {
     return removed;
   }
 
-  /** [MQTT-3.3.1-5 .. MQTT-3.3.1-7] store, replace, or (empty payload) clear the retained message. */
-  retain(m: Message): void {
-    if (m.payload.length === 0) this.retained.remove(m.topic);
-    else this.retained.set(m.topic, toRecord(m));
+  /** [MQTT-3.3.1-5 .. MQTT-3.3.1-7] store, replace, or (empty payload) clear the retained message.
+   * With a cluster, the change is also handed to it; a message from another node is not retained
+   * here (the cluster applies its retained side, newest wins, and never sends it on). */
+  retain(m: Message, publisher = NO_PUBLISHER): void {
+    if (publisher === this.clusterInbound) return;
+    if (m.payload.length === 0) {
+      this.retained.remove(m.topic);
+      this.retainedChanges?.add(m.topic, null, m.receivedAt);
+    } else {
+      const record = toRecord(m);
+      this.retained.set(m.topic, record);
+      this.retainedChanges?.add(m.topic, record, m.receivedAt);
+    }
+  }
+
+  /** The cluster is on: `inbound` is the handle messages from other nodes are published with. */
+  setCluster(inbound: number): void {
+    this.clusterInbound = inbound;
+    if (this.retainedChanges === null && this.host.postRetained) this.retainedChanges = new RetainedChanges(this.host.postRetained);
+  }
+
+  /** Whether `publisher` is the cluster's inbound handle (a message another node sent). */
+  fromCluster(publisher: number): boolean {
+    return publisher === this.clusterInbound;
   }
 
   /** Sends the retained messages a new subscription of the session `handle` (of this thread)

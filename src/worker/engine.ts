@@ -8,6 +8,7 @@ import type { Logger } from '../log/index.ts';
 import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../auth/index.ts';
 import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 import { WorkerRouter } from '../router/worker-router.ts';
+import type { PostRetained } from '../router/retained-changes.ts';
 import { SessionTable, type NodeClaims } from '../engine/session/session-table.ts';
 import { Outbox } from '../engine/session/outbox.ts';
 import { Wills } from '../engine/session/wills.ts';
@@ -48,6 +49,8 @@ export interface EngineDeps {
    * not given). */
   readonly events?: EngineEvents;
   ruleMatched?(rule: number, m: Message, publisher: number): void;
+  /** Where the router's retained changes go when the cluster is on (see RetainedChanges). */
+  postRetained?: PostRetained;
   /** Failed authentications per source address, shared by every worker (none when not given). */
   readonly authFailures?: AuthFailureLimiter | null;
   /** Scripts and extensions (none when not given). */
@@ -85,6 +88,7 @@ export function createEngine(deps: EngineDeps): Engine {
       },
       dropped: () => stats.dropped.noSession++,
       ruleMatched: deps.ruleMatched ?? (() => {}),
+      postRetained: deps.postRetained,
     },
     Router.open(deps.routerName),
     RetainedStore.open(deps.routerName),

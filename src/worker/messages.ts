@@ -7,6 +7,7 @@ import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/chann
 import type { NodeClaim, NodeClaimReply } from './node-claims.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
+import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../scripts/types.ts';
 
@@ -53,6 +54,8 @@ export type FromWorker =
   | { t: 'rule-outputs'; items: unknown[] }
   /** Messages for the MQTT bridges (their local filters matched), one post per tick. */
   | { t: 'bridge-outputs'; items: BridgeOutput[] }
+  /** Retained sets and clears made on the worker, for the cluster, one post per tick. */
+  | { t: 'retained-changes'; items: RetainedChange[] }
   /** Questions to the auth and ACL policy chains, one post per tick. */
   | { t: 'policy-questions'; questions: PolicyQuestion[] }
   /** Client ids CONNECTs here want, for the cluster's other nodes to give up; one post per tick. */

@@ -166,6 +166,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   authenticator,
   authMethods,
   authorizerFor,
+  postRetained: (items, transfer) => parentPort!.postMessage({ t: 'retained-changes', items } satisfies FromWorker, transfer),
   sendBatch(worker, buffer, length) {
     const port = peers.get(worker);
     if (!port) return false;

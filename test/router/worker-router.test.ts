@@ -132,6 +132,32 @@ test('retained messages: stored, replaced, cleared by an empty payload, sent on 
   assert.deepEqual(host.delivered.map((d) => [d.topic, d.qos, d.retain, d.ids]).sort(), [['r/a', 1, true, [4]], ['r/b', 1, true, [4]]]);
 });
 
+test('with a cluster, retained changes go to the main thread in one post per tick; what the cluster\'s inbound handle publishes is not retained here', async () => {
+  const { router, host } = setup(0);
+  const posts: { topic: string; record: Uint8Array | null }[][] = [];
+  host.postRetained = (items) => posts.push(items);
+  // Cluster off: nothing is collected.
+  router.publish(message('off/a', 0, true, 'x'), NO_PUBLISHER, 0);
+  await flushed();
+  assert.equal(posts.length, 0);
+  const inbound = 77;
+  router.setCluster(inbound);
+  router.publish(message('on/a', 1, true, 'one'), NO_PUBLISHER, 0);
+  router.publish(message('on/b', 0, true, 'b'), 5, 0);
+  router.publish(message('on/b', 0, true, ''), 5, 0);
+  router.publish(message('on/plain', 0, false, 'p'), 5, 0);
+  router.publish(message('$SYS/broker/uptime', 0, true, '1'), NO_PUBLISHER, 0);
+  router.publish(message('from/other', 1, true, 'remote'), inbound, 0);
+  router.deliverRouted(message('from/other2', 1, true, 'remote'), [], inbound);
+  await flushed();
+  assert.equal(posts.length, 1);
+  assert.deepEqual(posts[0].map((c) => [c.topic, c.record === null]), [['on/a', false], ['on/b', false], ['on/b', true]]);
+  assert.equal(router.retained.get('from/other'), null);
+  assert.equal(router.retained.get('from/other2'), null);
+  assert.equal(router.fromCluster(inbound), true);
+  assert.equal(router.fromCluster(NO_PUBLISHER), false);
+});
+
 test('route then deliverRouted: the deliveries a stored publish will have, made later', () => {
   const { router, host } = setup(0);
   host.owned.add(1);

@@ -79,12 +79,12 @@ export function systemRoutes(ctx: AdminContext): Route[] {
       path: '/api/cluster/status',
       access: 'read',
       tag: 'system',
-      summary: 'Cluster status: {enabled, status (single-node, healthy: every node running, degraded), self, nodes, runningNodes}',
+      summary: 'Cluster status: {enabled, status (single-node, healthy: every node running, degraded), self, nodes, runningNodes, counters, parts: {retained: counters of retained messages across nodes}}',
       handler() {
         if (!ctx.cluster) return ok({ enabled: false, status: 'single-node', self: ctx.config.nodeName, nodes: 1, runningNodes: 1 });
         const nodes = ctx.cluster.nodes();
         const running = nodes.filter((n) => n.status === 'running').length;
-        return ok({ enabled: true, status: running === nodes.length ? 'healthy' : 'degraded', self: ctx.config.nodeName, nodes: nodes.length, runningNodes: running, counters: { ...ctx.cluster.counters, ...ctx.cluster.claims?.counters, sessionsAdopted: ctx.cluster.adoption?.adopted ?? 0 } });
+        return ok({ enabled: true, status: running === nodes.length ? 'healthy' : 'degraded', self: ctx.config.nodeName, nodes: nodes.length, runningNodes: running, counters: { ...ctx.cluster.counters, ...ctx.cluster.claims?.counters, sessionsAdopted: ctx.cluster.adoption?.adopted ?? 0 }, parts: ctx.cluster.partCounters() });
       },
     },
     {

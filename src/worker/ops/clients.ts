@@ -276,11 +276,12 @@ export const clientOps: Record<string, Op> = {
       }
       const routed = env.router.route(message, args.publisher, args.publisherHash);
       const kept = persistence.messageRouted(message, routed);
-      const retained = message.retain ? persistence.retained(message) : undefined;
+      // A message from another node: its retained side is the cluster's (src/cluster/retained.ts).
+      const retained = message.retain && !env.router.fromCluster(args.publisher) ? persistence.retained(message) : undefined;
       matched.push(routed.length);
       const stored = kept && retained ? Promise.all([kept, retained]) : kept ?? retained;
-      if (stored) waits.push(stored.then(() => env.router.deliverRouted(message, routed)));
-      else env.router.deliverRouted(message, routed);
+      if (stored) waits.push(stored.then(() => env.router.deliverRouted(message, routed, args.publisher)));
+      else env.router.deliverRouted(message, routed, args.publisher);
     }
     await Promise.all(waits);
     return { matched };

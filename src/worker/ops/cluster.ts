@@ -9,6 +9,8 @@ export const clusterOps: Record<string, Op> = {
   /** The cluster's node handles and inbound handle (src/cluster), replaced whole each time. */
   'cluster.set'(args: { handles: number[]; inbound: number }, env): void {
     env.bridges.setCluster(args.handles, args.inbound);
+    // Retained changes go to the main thread; what other nodes send is not retained by the worker.
+    env.router.setCluster(args.inbound);
     // From now on a CONNECT asks the other nodes for its client id first.
     env.nodeClaims.enabled = true;
   },
