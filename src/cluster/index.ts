@@ -8,6 +8,7 @@ import { NodeClaimsPart, type ClaimsHost } from './claims.ts';
 
 export { ClusterLink, type ClusterNode } from './cluster.ts';
 export type { ClusterPart, ClusterPartContext } from './part.ts';
+export { ConfigSync, replicatingStore, type ConfigKind } from './config-sync.ts';
 
 export function createCluster(host: ClusterHost & ClaimsHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;
