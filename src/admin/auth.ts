@@ -148,7 +148,7 @@ export class AdminAuth {
     await this.change(username, (user) => ({ ...user, role }));
   }
 
-  /** A user changed on another node of the cluster, already in this node's store (null: deleted);
+  /** A user changed on another node of the cluster, stored here once applied (null: deleted);
    * the user's cached Basic sign-ins are forgotten. */
   applyStored(username: string, doc: StoredAdminUser | null): void {
     this.forgetBasic(username);

@@ -180,8 +180,8 @@ export class EndpointManager {
   }
 
   /**
-   * An endpoint changed on another node of the cluster (src/cluster/config-sync.ts), already in
-   * this node's store: `doc` as stored (null or `removed`: gone). It is opened, changed or closed
+   * An endpoint changed on another node of the cluster (src/cluster/config-sync.ts), stored here
+   * once applied: `doc` as stored (null or `removed`: gone). It is opened, changed or closed
    * on every worker like a local change, without the port check (on one host the nodes share the
    * port through SO_REUSEPORT), but never on a port another endpoint of this node holds.
    */

@@ -9,8 +9,8 @@
 //   change made while NATS is away waits and is retried every RETRY_MS).
 // - In: every node watches the whole bucket (its last values first: a node that starts or joins
 //   late catches up, then every change as it comes). A value that differs from what this node
-//   holds is written to this node's store and handed to the kind's owner (ConfigKind.apply),
-//   which applies it the way its own admin API would. One change at a time, in the bucket's order.
+//   holds is handed to the kind's owner (ConfigKind.apply), which applies it the way its own
+//   admin API would, then written to this node's store. One change at a time, in the bucket's order.
 // - At start, an object this node holds that the bucket has never seen (stored before the
 //   cluster) is put to the bucket: the first node seeds the cluster.
 // - A document a node cannot apply is logged and counted, and the node carries on.
@@ -23,14 +23,16 @@ import type { ClusterPart, ClusterPartContext } from './part.ts';
 
 export const CONFIG_BUCKET = 'spindle-config';
 const RETRY_MS = 1000;
+/** At most this long at start to read the bucket's last values. */
+const CATCH_UP_MS = 30_000;
 
 /** One kind of configuration object and the owner that applies changes made on other nodes. */
 export interface ConfigKind {
   /** The admin store kind (`putAdmin(kind, ...)`). */
   kind: string;
   /**
-   * Applies an object changed on another node, already written to this node's store: `doc` is
-   * the stored document, or null when it was removed. Throws when it cannot be applied.
+   * Applies an object changed on another node (written to this node's store once applied): `doc`
+   * is the stored document, or null when it was removed. Throws when it cannot be applied.
    */
   apply(id: string, doc: unknown): Promise<void>;
   /** Objects of the kind that stay on their node (never sent, never applied). */
@@ -58,6 +60,8 @@ export class ConfigSync implements ClusterPart {
   private retryTimer: NodeJS.Timeout | null = null;
   private applying: Promise<void> = Promise.resolve();
   private closed = false;
+  /** The bucket revision of the last change seen (a restarted watch resumes after it). */
+  private lastRevision = 0;
   private readonly metrics: { applied: Counter; failed: Counter; sent: Counter; sendFailures: Counter };
 
   constructor(log: Logger, registry: Registry) {
@@ -86,7 +90,7 @@ export class ConfigSync implements ClusterPart {
     const k = this.kinds.get(kind);
     if (!k || k.local?.(id) || id === '' || this.closed) return;
     const key = keyOf(kind, id);
-    const json = JSON.stringify(doc ?? null);
+    const json = canonical(doc);
     // An object applied from another node and written back unchanged is not news.
     if (this.known.get(key) === json) return;
     this.known.set(key, json);
@@ -99,7 +103,7 @@ export class ConfigSync implements ClusterPart {
     this.log = ctx.log.named('config');
     for (const [kind, k] of this.kinds) {
       for (const { id, doc } of await this.store.listAdmin(kind)) {
-        if (!k.local?.(id)) this.known.set(keyOf(kind, id), JSON.stringify(doc ?? null));
+        if (!k.local?.(id)) this.known.set(keyOf(kind, id), canonical(doc));
       }
     }
     const kvm = new Kvm(ctx.nc);
@@ -114,21 +118,26 @@ export class ConfigSync implements ClusterPart {
         throw new Error(`the cluster keeps its configuration in JetStream (KV bucket ${CONFIG_BUCKET}), which NATS refused: ${(cause as Error).message}`, { cause });
       }
     }
-    const seen = new Set<string>();
-    let initialized!: () => void;
-    const ready = new Promise<void>((resolve) => (initialized = resolve));
     // The bucket's last values come first; the one with nothing pending after it ends them.
-    if ((await this.kv.status()).values === 0) initialized();
-    const iter = await this.kv.watch();
-    this.watcher = iter;
-    void (async () => {
-      for await (const e of iter) {
-        seen.add(e.key);
-        this.onEntry(e);
-        if (e.delta === 0) initialized();
-      }
-    })().catch((err: unknown) => this.log.error('config watch ended', { err }));
+    const seen = new Set<string>();
+    let caughtUp = false;
+    let settle!: () => void;
+    const ready = new Promise<void>((resolve) => (settle = () => {
+      caughtUp = true;
+      resolve();
+    }));
+    if ((await this.kv.status()).values === 0) settle();
+    await this.watch((e) => {
+      if (caughtUp) return;
+      seen.add(e.key);
+      if (e.delta === 0) settle();
+    });
+    const timer = setTimeout(() => {
+      this.log.warn('the configuration bucket was not read to its end in time; this node goes on with what it has', { seen: seen.size });
+      settle();
+    }, CATCH_UP_MS);
     await ready;
+    clearTimeout(timer);
     await this.applying;
     // Objects stored here before the cluster knew them: this node seeds the bucket.
     for (const [key, json] of this.known) {
@@ -138,6 +147,31 @@ export class ConfigSync implements ClusterPart {
     }
     this.scheduleFlush();
     this.log.info('configuration synced with the cluster', { objects: this.known.size, seeded: this.pending.size });
+  }
+
+  /**
+   * Watches the bucket: every last value at first, then each change (the client's ordered
+   * consumer follows NATS reconnects). Should the watch end all the same, it starts again after
+   * RETRY_MS from the revision after the last one seen.
+   */
+  private async watch(onEach?: (e: KvWatchEntry) => void): Promise<void> {
+    const iter = await this.kv!.watch(this.lastRevision > 0 ? { resumeFromRevision: this.lastRevision + 1 } : {});
+    this.watcher = iter;
+    void (async () => {
+      for await (const e of iter) {
+        this.lastRevision = e.revision;
+        this.onEntry(e);
+        onEach?.(e);
+      }
+    })().catch((err: unknown) => this.log.warn('config watch failed', { err })).then(() => this.watchEnded());
+  }
+
+  private watchEnded(): void {
+    if (this.closed) return;
+    this.log.warn('config watch ended; started again', { revision: this.lastRevision });
+    setTimeout(() => {
+      if (!this.closed) this.watch().catch(() => this.watchEnded());
+    }, RETRY_MS).unref();
   }
 
   async close(): Promise<void> {
@@ -166,7 +200,7 @@ export class ConfigSync implements ClusterPart {
       }
     }
     const key = e.key;
-    const json = JSON.stringify(doc ?? null);
+    const json = canonical(doc);
     // A local change not yet written will come later in the bucket's order: it wins.
     if (this.known.get(key) === json || this.pending.has(key)) return;
     this.applying = this.applying.then(() => this.apply(key, ids.kind, ids.id, doc, json));
@@ -178,9 +212,10 @@ export class ConfigSync implements ClusterPart {
     if (k.local?.(id)) return;
     this.known.set(key, json);
     try {
+      // Applied first: a document the owner refuses never reaches the store (nor the next start).
+      await k.apply(id, doc);
       if (doc === null) await this.store!.deleteAdmin(kind, id);
       else await this.store!.putAdmin(kind, id, doc);
-      await k.apply(id, doc);
       this.metrics.applied.inc({ kind });
       this.log.debug('config change from another node applied', { kind, id, removed: doc === null });
     } catch (err) {
@@ -220,6 +255,15 @@ export class ConfigSync implements ClusterPart {
     }
     if (this.pending.size > 0) this.scheduleFlush();
   }
+}
+
+/** A document as JSON with its object keys sorted: the same however a store ordered them (a
+ * PostgreSQL jsonb column does not keep the order it was given). */
+function canonical(doc: unknown): string {
+  return JSON.stringify(doc ?? null, (_k, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
 }
 
 /** A key of the bucket: kind and id as base64url tokens (KV keys allow [-_=./a-zA-Z0-9]). */

@@ -100,7 +100,7 @@ export class PolicyManager {
     this.rebuild();
   }
 
-  /** A policy changed on another node of the cluster, already in this node's store (null:
+  /** A policy changed on another node of the cluster, stored here once applied (null:
    * deleted): compiled like at load (one that does not compile stays listed with its error), the
    * chain rebuilt, the previous compiled policy closed. */
   applyStored(kind: PolicyKind, id: string, doc: PolicyRecord | null): Promise<void> {

@@ -94,7 +94,7 @@ export class RuleManager {
     for (const { doc } of await this.store.listAdmin<RuleDoc>(KIND)) await this.install(doc, { doc, handle: this.host.newHandle(), filters: [], pipelines: [] });
   }
 
-  /** A rule changed on another node of the cluster, already in this node's store (null: deleted):
+  /** A rule changed on another node of the cluster, stored here once applied (null: deleted):
    * stopped, then started again from the stored document like at load. */
   async applyStored(id: string, doc: RuleDoc | null): Promise<void> {
     if (doc !== null && (typeof doc !== 'object' || doc.id !== id || typeof doc.sql !== 'string' || !Array.isArray(doc.actions))) throw new RuleError(400, 'id', `rule ${id} from another node is not a rule`);

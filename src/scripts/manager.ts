@@ -80,7 +80,7 @@ export class ProcessorManager {
     this.publish();
   }
 
-  /** A script or extension changed on another node of the cluster, already in this node's store
+  /** A script or extension changed on another node of the cluster, stored here once applied
    * (null: deleted); every worker gets the new set. */
   applyStored(kind: ProcessorKind, id: string, doc: ProcessorDoc | null): void {
     if (doc === null) {

@@ -58,7 +58,7 @@ export class SourceRegistry {
     }
   }
 
-  /** A source changed on another node of the cluster, already in this node's store (null:
+  /** A source changed on another node of the cluster, stored here once applied (null:
    * deleted): its pool is closed and, unless deleted, started again from the record like at load. */
   async applyStored(id: string, doc: SourceRecord | null): Promise<void> {
     if (doc !== null && (typeof doc !== 'object' || doc.id !== id || typeof doc.type !== 'string')) throw new Error(`source ${id} from another node is not a source record`);

@@ -15,9 +15,13 @@ import { startAdminBroker, basic, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end, nextMessages, noMessage } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { findNatsServer } from '../../src/cluster/nats-process.ts';
+import { CONFIG_BUCKET } from '../../src/cluster/config-sync.ts';
+import { connect as natsConnect } from '@nats-io/transport-node';
+import { Kvm } from '@nats-io/kv';
 
 let nats: ChildProcess;
 let natsUrl: string;
+let natsArgs: string[];
 const nodes: AdminBroker[] = [];
 
 async function freePort(): Promise<number> {
@@ -44,15 +48,21 @@ async function mqttAnswers(port: number): Promise<boolean> {
   }
 }
 
-before(async () => {
-  const port = await freePort();
-  natsUrl = `nats://127.0.0.1:${port}`;
-  nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))], { stdio: 'ignore' });
+async function startNats(): Promise<void> {
+  nats = spawn(findNatsServer(''), natsArgs, { stdio: 'ignore' });
+  const port = Number(natsArgs[3]);
   await waitFor(() => new Promise<boolean>((resolve) => {
     const s = net.connect(port, '127.0.0.1');
     s.once('connect', () => { s.destroy(); resolve(true); });
     s.once('error', () => resolve(false));
   }), { message: 'nats-server listening' });
+}
+
+before(async () => {
+  const port = await freePort();
+  natsUrl = `nats://127.0.0.1:${port}`;
+  natsArgs = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))];
+  await startNats();
   for (const name of ['node-a', 'node-b', 'node-c']) nodes.push(await startNode(name));
   await waitFor(() => nodes.every((n) => n.cluster!.nodes().filter((x) => x.status === 'running').length === 3), { message: 'every node sees three running' });
 });
@@ -169,4 +179,44 @@ test('a node started after the changes catches up', async () => {
   }, { message: 'the late node runs the rule' });
   assert.equal(got[0].payload, 'hello');
   await end(sub, pub);
+});
+
+test('a document a node cannot apply is logged and counted; the node carries on', async () => {
+  const nc = await natsConnect({ servers: natsUrl });
+  const kv = await new Kvm(nc).open(CONFIG_BUCKET);
+  const key = (kind: string, id: string) => `${Buffer.from(kind).toString('base64url')}.${Buffer.from(id).toString('base64url')}`;
+  const failed = async (n: AdminBroker, kind: string) => {
+    const m = await n.admin!.context.registry.getSingleMetric('spindle_cluster_config_failed_total')!.get();
+    return m.values.find((v) => v.labels.kind === kind)?.value ?? 0;
+  };
+  const before = await Promise.all(nodes.map((n) => failed(n, 'rule')));
+  await kv.put(key('rule', 'not-a-rule'), JSON.stringify({ id: 'not-a-rule', name: 'x' }));
+  await kv.put(key('rule', 'not-json'), '{"id":');
+  await kv.put(key('no-such-kind', 'x'), '{}');
+  for (const [i, n] of nodes.entries()) {
+    await waitFor(async () => (await failed(n, 'rule')) >= before[i] + 2, { message: 'both bad rules counted' });
+    await waitFor(async () => (await failed(n, 'unknown')) >= 1, { message: 'the unknown kind counted' });
+    assert.equal(await n.admin!.context.store.getAdmin('rule', 'not-a-rule'), undefined, 'a refused document is not stored');
+    assert.equal((await n.api('POST', '/rule/query', { body: { name: 'x' } })).status, 200, 'the node still answers');
+  }
+  // A good change after the bad ones still applies everywhere.
+  const port = await freePort();
+  assert.equal((await nodes[1].api('POST', '/api/endpoints/add', { body: { port } })).status, 200);
+  for (const n of nodes) await waitFor(async () => (await n.api('GET', `/api/endpoints/status?port=${port}`)).json?.data?.running === true, { message: 'a later change applies' });
+  await nc.close();
+});
+
+test('a change made while NATS is away reaches the other nodes when it comes back', async () => {
+  const [a, b] = nodes;
+  const stopped = new Promise((resolve) => nats.once('exit', resolve));
+  nats.kill('SIGTERM');
+  await stopped;
+  // Made on a while NATS is down: kept here, written to the bucket once NATS is back.
+  const port = await freePort();
+  assert.equal((await a.api('POST', '/api/endpoints/add', { body: { port } })).status, 200);
+  await startNats();
+  await waitFor(async () => (await b.api('GET', `/api/endpoints/status?port=${port}`)).json?.data?.running === true, { message: 'the change reached node b after NATS came back' });
+  // And changes made after that still flow both ways.
+  assert.equal((await b.api('POST', '/api/endpoints/remove', { body: { port } })).status, 200);
+  await waitFor(async () => (await a.api('GET', `/api/endpoints/get?port=${port}`)).status === 404, { message: 'a change after the return reached node a' });
 });
