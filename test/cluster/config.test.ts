@@ -2,36 +2,23 @@
 // test's own nats-server with JetStream: an endpoint added, changed and removed through one node's
 // admin API listens, changes and closes on the others (the nodes share the port through
 // SO_REUSEPORT); a rule added on one node fires once for a message published on another; a user
-// added on one node signs in on another; a node started after the changes catches up.
+// added on one node signs in on another; a node started after the changes catches up; a document
+// no node can apply is counted and skipped; a change made while NATS is away arrives once it is back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import net from 'node:net';
 
-import { startAdminBroker, basic, type AdminBroker } from '../helpers/admin.ts';
-import { connect, end, nextMessages, noMessage } from '../helpers/broker.ts';
-import { waitFor } from '../helpers/wait.ts';
-import { findNatsServer } from '../../src/cluster/nats-process.ts';
-import { CONFIG_BUCKET } from '../../src/cluster/config-sync.ts';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 
-let nats: ChildProcess;
-let natsUrl: string;
-let natsArgs: string[];
-const nodes: AdminBroker[] = [];
+import { startAdminBroker, basic, type AdminBroker } from '../helpers/admin.ts';
+import { connect, end, nextMessages, noMessage } from '../helpers/broker.ts';
+import { freePort, TestNats } from '../helpers/nats.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { CONFIG_BUCKET } from '../../src/cluster/config-sync.ts';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+let nats: TestNats;
+let natsUrl: string;
+const nodes: AdminBroker[] = [];
 
 async function startNode(name: string): Promise<AdminBroker> {
   return startAdminBroker({ nodeName: name, cluster: { enabled: true, natsUrl, localAddress: `127.0.0.1:${await freePort()}` } });
@@ -48,28 +35,16 @@ async function mqttAnswers(port: number): Promise<boolean> {
   }
 }
 
-async function startNats(): Promise<void> {
-  nats = spawn(findNatsServer(''), natsArgs, { stdio: 'ignore' });
-  const port = Number(natsArgs[3]);
-  await waitFor(() => new Promise<boolean>((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  }), { message: 'nats-server listening' });
-}
-
 before(async () => {
-  const port = await freePort();
-  natsUrl = `nats://127.0.0.1:${port}`;
-  natsArgs = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))];
-  await startNats();
+  nats = await TestNats.start({ jetstream: true });
+  natsUrl = nats.url;
   for (const name of ['node-a', 'node-b', 'node-c']) nodes.push(await startNode(name));
   await waitFor(() => nodes.every((n) => n.cluster!.nodes().filter((x) => x.status === 'running').length === 3), { message: 'every node sees three running' });
 });
 
 after(async () => {
   for (const n of nodes) await n.stop();
-  nats?.kill('SIGTERM');
+  await nats?.stop();
 });
 
 test('an endpoint added, changed and removed on one node is on every node', async () => {
@@ -208,13 +183,11 @@ test('a document a node cannot apply is logged and counted; the node carries on'
 
 test('a change made while NATS is away reaches the other nodes when it comes back', async () => {
   const [a, b] = nodes;
-  const stopped = new Promise((resolve) => nats.once('exit', resolve));
-  nats.kill('SIGTERM');
-  await stopped;
+  await nats.stop();
   // Made on a while NATS is down: kept here, written to the bucket once NATS is back.
   const port = await freePort();
   assert.equal((await a.api('POST', '/api/endpoints/add', { body: { port } })).status, 200);
-  await startNats();
+  await nats.restart();
   await waitFor(async () => (await b.api('GET', `/api/endpoints/status?port=${port}`)).json?.data?.running === true, { message: 'the change reached node b after NATS came back' });
   // And changes made after that still flow both ways.
   assert.equal((await b.api('POST', '/api/endpoints/remove', { body: { port } })).status, 200);
