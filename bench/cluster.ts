@@ -32,7 +32,7 @@ async function loadgen(args: string[]): Promise<any> {
 }
 
 const natsPort = await freePort();
-const nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(natsPort), '-sd', mkdtempSync(path.join(os.tmpdir(), 'bench-nats-'))], { stdio: 'ignore' });
+const nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', mkdtempSync(path.join(os.tmpdir(), 'bench-nats-'))], { stdio: 'ignore' });
 for (let i = 0; i < 100; i++) {
   const up = await new Promise<boolean>((resolve) => {
     const s = net.connect(natsPort, '127.0.0.1');

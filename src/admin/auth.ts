@@ -148,6 +148,23 @@ export class AdminAuth {
     await this.change(username, (user) => ({ ...user, role }));
   }
 
+  /** A user changed on another node of the cluster, stored here once applied (null: deleted);
+   * the user's cached Basic sign-ins are forgotten. */
+  applyStored(username: string, doc: StoredAdminUser | null): void {
+    this.forgetBasic(username);
+    if (doc === null) {
+      this.users.delete(username);
+      return;
+    }
+    if (typeof doc !== 'object' || doc.username !== username || typeof doc.passwordHash !== 'string' || typeof doc.tokenVersion !== 'number') throw new HttpError(400, `user ${username} from another node is not a user record`);
+    this.users.set(username, doc);
+  }
+
+  /** The user the configuration file names (its password is per node: never replicated). */
+  get configUsername(): string {
+    return this.options.username;
+  }
+
   async deleteUser(username: string): Promise<boolean> {
     if (!this.users.has(username)) return false;
     await this.store.deleteAdmin(USER_KIND, username);

@@ -55,7 +55,9 @@ import { tenantRoutes } from './v1/tenants.ts';
 import { alertRoutes } from './v1/alerts.ts';
 import { auditRoutes } from './v1/audit-logs.ts';
 import { brokerSignals } from './broker-signals.ts';
-import { registerClusterMetrics, type ClusterLink } from '../cluster/index.ts';
+import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterLink } from '../cluster/index.ts';
+import { POLICY_STORE_KIND } from '../policies/manager.ts';
+import { SOURCE_KIND } from '../sources/registry.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -102,6 +104,13 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     store = ownStore;
   }
   const registry = new Registry();
+  // In a cluster the managers write through a store that tells ConfigSync of each change.
+  const sync = cluster ? new ConfigSync(log.named('cluster'), registry) : null;
+  if (sync) {
+    sync.attach(store);
+    store = replicatingStore(store, sync);
+    supervisor.endpoints.useStore(store);
+  }
   const limits = { maxFailures: c.loginMaxFailures, windowMs: c.loginWindow * 1000, lockoutMs: c.loginLockout * 1000 };
   const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime, limits }, log, new AuthMetrics(registry));
   await auth.init();
@@ -174,6 +183,12 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     () => bridges.close(),
     () => commands.close(),
   ];
+  if (sync && cluster) {
+    registerReplicatedKinds(sync, { auth, sources, rules, policies, processors, logTopics, endpoints: supervisor.endpoints });
+    await cluster.addPart(sync);
+    // Closed first: no change from another node reaches a manager that is closing.
+    closers.push(() => sync.close());
+  }
   const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, audit: (req, route, status) => audit.record(req, route, status) });
   for (const module of MODULES) server.add(module(context));
@@ -206,6 +221,29 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
       if (ownStore) await ownStore.close();
     },
   };
+}
+
+/**
+ * The configuration objects replicated across the cluster's nodes, and the manager that applies
+ * each change made on another node. Not replicated: commands and bridges (an inbound one running
+ * on every node would bring each message in once per node), the control platform's records and
+ * the licence (kept in memory by their owners, no apply path yet), the JWT signing secret and the
+ * configuration file's admin user (per node), node-specific state (local and proxy subscriptions,
+ * alerts firing).
+ */
+function registerReplicatedKinds(sync: ConfigSync, m: {
+  auth: AdminAuth; sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager; logTopics: LogTopicManager;
+  endpoints: Supervisor['endpoints'];
+}): void {
+  sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
+  sync.register({ kind: 'admin-user', apply: async (id, doc) => m.auth.applyStored(id, doc as never), local: (id) => id === m.auth.configUsername });
+  sync.register({ kind: SOURCE_KIND, apply: (id, doc) => m.sources.applyStored(id, doc as never) });
+  sync.register({ kind: 'rule', apply: (id, doc) => m.rules.applyStored(id, doc as never) });
+  for (const kind of ['auth', 'acl'] as const) sync.register({ kind: POLICY_STORE_KIND[kind], apply: (id, doc) => m.policies.applyStored(kind, id, doc as never) });
+  for (const kind of ['script', 'extension'] as const) sync.register({ kind, apply: async (id, doc) => m.processors.applyStored(kind, id, doc as never) });
+  sync.register({ kind: 'log-topic', apply: (id, doc) => m.logTopics.applyStored(id, doc as never) });
+  // Read from the store at each request: the stored document is all there is to apply.
+  sync.register({ kind: 'dashboard', apply: async () => undefined });
 }
 
 /** uWS binds with SO_REUSEPORT: a plain exclusive bind first tells whether the port is free. */

@@ -48,6 +48,12 @@ export class WorkerBridges {
     this.clusterInbound = inbound;
   }
 
+  /** Whether `publisher` is the cluster's inbound handle: the message was published on another
+   * node, whose rules, log topics and bridges have taken it already. */
+  fromOtherNode(publisher: number): boolean {
+    return publisher === this.clusterInbound && publisher !== -1;
+  }
+
   has(handle: number): boolean {
     return this.handles.has(handle) || this.clusterHandles.has(handle);
   }

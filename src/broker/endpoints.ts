@@ -179,6 +179,51 @@ export class EndpointManager {
     });
   }
 
+  /**
+   * An endpoint changed on another node of the cluster (src/cluster/config-sync.ts), stored here
+   * once applied: `doc` as stored (null or `removed`: gone). It is opened, changed or closed
+   * on every worker like a local change, without the port check (on one host the nodes share the
+   * port through SO_REUSEPORT), but never on a port another endpoint of this node holds.
+   */
+  applyStored(id: string, doc: unknown): Promise<void> {
+    return this.serial(async () => {
+      const entry = this.entries.get(id);
+      if (doc === null || (typeof doc === 'object' && 'removed' in (doc as object))) {
+        if (!entry) return;
+        await this.everyWorker('endpoint-remove', { id });
+        this.entries.delete(id);
+        this.deps.log.info('endpoint removed on another node', { id, port: entry.config.port });
+        return;
+      }
+      const config = doc as EndpointConfig;
+      if (typeof doc !== 'object' || config.id !== id || typeof config.port !== 'number' || typeof config.enabled !== 'boolean') {
+        throw new EndpointError(400, 'id', `endpoint ${id} from another node is not an endpoint configuration`);
+      }
+      for (const e of this.entries.values()) {
+        if (e.config.id !== id && e.config.port === config.port) throw new EndpointError(409, 'port', `port ${config.port} is used by endpoint ${e.config.id} on this node`);
+      }
+      if (!entry) {
+        const added = { config, slot: this.takeSlot() };
+        await this.openEverywhere(added);
+        this.entries.set(id, added);
+      } else if (listenerChanged(entry.config, config)) {
+        const changed = { config, slot: entry.slot };
+        await this.openEverywhere(changed, entry);
+        this.entries.set(id, changed);
+      } else {
+        await this.everyWorker('endpoint-update', { config });
+        entry.config = config;
+      }
+      this.deps.log.info('endpoint changed on another node', { id, port: config.port, enabled: config.enabled });
+    });
+  }
+
+  /** The store changes are written to from now on (the admin API's, which the cluster
+   * replicates; with MEMORY the admin API's own). */
+  useStore(store: Store): void {
+    this.deps.store = store;
+  }
+
   /** Whether a TCP port can be bound on `host` now (really tries it). */
   static portAvailable(host: string, port: number): Promise<boolean> {
     return new Promise((resolve) => {

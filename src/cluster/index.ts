@@ -12,6 +12,7 @@ export { ClusterLink, type ClusterNode } from './cluster.ts';
 export type { ClusterPart, ClusterPartContext } from './part.ts';
 export { ClusterRetained, type RetainedCounters } from './retained.ts';
 export { registerClusterMetrics } from './metrics.ts';
+export { ConfigSync, replicatingStore, type ConfigKind } from './config-sync.ts';
 
 export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & RetainedHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;

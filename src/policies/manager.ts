@@ -100,6 +100,29 @@ export class PolicyManager {
     this.rebuild();
   }
 
+  /** A policy changed on another node of the cluster, stored here once applied (null:
+   * deleted): compiled like at load (one that does not compile stays listed with its error), the
+   * chain rebuilt, the previous compiled policy closed. */
+  applyStored(kind: PolicyKind, id: string, doc: PolicyRecord | null): Promise<void> {
+    return this.serialized(async () => {
+      if (doc !== null && (typeof doc !== 'object' || doc.id !== id || typeof doc.type !== 'string')) throw new Error(`${kind} policy ${id} from another node is not a policy record`);
+      const previous = this.entries[kind].get(id);
+      if (doc === null) this.entries[kind].delete(id);
+      else {
+        const entry: Entry = { record: doc, compiled: null, error: null, counters: newCounters() };
+        try {
+          entry.compiled = this.compiler(kind, doc.type).compile(doc, this.ctx);
+        } catch (err) {
+          entry.error = (err as Error).message;
+          this.log.error('policy from another node cannot be started', { kind, policy: id, type: doc.type, error: entry.error });
+        }
+        this.entries[kind].set(id, entry);
+      }
+      this.rebuild();
+      await previous?.compiled?.close();
+    });
+  }
+
   add(kind: PolicyKind, input: PolicyInput, options: { dryRun?: boolean } = {}): Promise<PolicyRecord> {
     return this.serialized(async () => {
       const type = this.validType(kind, input.type);

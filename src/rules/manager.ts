@@ -91,16 +91,30 @@ export class RuleManager {
   /** Loads and starts the stored rules (a rule whose SQL or actions no longer validate is kept
    * but disabled, and logged). */
   async load(): Promise<void> {
-    for (const { doc } of await this.store.listAdmin<RuleDoc>(KIND)) {
-      const live: Live = { doc, handle: this.host.newHandle(), filters: [], pipelines: [] };
-      this.rules.set(doc.id, live);
-      try {
-        live.filters = this.validate(doc);
-        if (doc.enabled) await this.start(live);
-      } catch (err) {
-        this.log.error('stored rule cannot run; kept disabled', { id: doc.id, name: doc.name, err });
-        live.doc = { ...doc, enabled: false };
-      }
+    for (const { doc } of await this.store.listAdmin<RuleDoc>(KIND)) await this.install(doc, { doc, handle: this.host.newHandle(), filters: [], pipelines: [] });
+  }
+
+  /** A rule changed on another node of the cluster, stored here once applied (null: deleted):
+   * stopped, then started again from the stored document like at load. */
+  async applyStored(id: string, doc: RuleDoc | null): Promise<void> {
+    if (doc !== null && (typeof doc !== 'object' || doc.id !== id || typeof doc.sql !== 'string' || !Array.isArray(doc.actions))) throw new RuleError(400, 'id', `rule ${id} from another node is not a rule`);
+    const live = this.rules.get(id);
+    if (live?.doc.enabled) await this.stop(live);
+    if (doc === null) {
+      this.rules.delete(id);
+      return;
+    }
+    await this.install(doc, live ? { ...live, doc, filters: [] } : { doc, handle: this.host.newHandle(), filters: [], pipelines: [] });
+  }
+
+  private async install(doc: RuleDoc, live: Live): Promise<void> {
+    this.rules.set(doc.id, live);
+    try {
+      live.filters = this.validate(doc);
+      if (doc.enabled) await this.start(live);
+    } catch (err) {
+      this.log.error('stored rule cannot run; kept disabled', { id: doc.id, name: doc.name, err });
+      live.doc = { ...doc, enabled: false };
     }
   }
 

@@ -80,6 +80,27 @@ export class ProcessorManager {
     this.publish();
   }
 
+  /** A script or extension changed on another node of the cluster, stored here once applied
+   * (null: deleted); every worker gets the new set. */
+  applyStored(kind: ProcessorKind, id: string, doc: ProcessorDoc | null): void {
+    if (doc === null) {
+      if (this.docs.get(id)?.kind === kind) this.docs.delete(id);
+    } else {
+      if (typeof doc !== 'object' || doc.id !== id || typeof doc.name !== 'string') throw new ProcessorError(400, 'id', `${kind} ${id} from another node is not a ${kind}`);
+      let kept = doc;
+      if (kind === 'extension') {
+        try {
+          resolveExtension(this.extensionsDir, (doc as ExtensionDoc).config.className);
+        } catch (err) {
+          this.log.error('extension from another node cannot run here; kept disabled', { id, name: doc.name, err });
+          kept = { ...doc, enabled: false };
+        }
+      } else validateScript(doc as ScriptDoc);
+      this.docs.set(id, { kind, doc: kept });
+    }
+    this.publish();
+  }
+
   list(kind: ProcessorKind, filter: { name?: string; enabled?: boolean } = {}): ProcessorDoc[] {
     return this.ordered()
       .filter((e) => e.kind === kind && (filter.name === undefined || e.doc.name.includes(filter.name)) && (filter.enabled === undefined || e.doc.enabled === filter.enabled))

@@ -58,6 +58,19 @@ export class SourceRegistry {
     }
   }
 
+  /** A source changed on another node of the cluster, stored here once applied (null:
+   * deleted): its pool is closed and, unless deleted, started again from the record like at load. */
+  async applyStored(id: string, doc: SourceRecord | null): Promise<void> {
+    if (doc !== null && (typeof doc !== 'object' || doc.id !== id || typeof doc.type !== 'string')) throw new Error(`source ${id} from another node is not a source record`);
+    const old = this.sources.get(id);
+    this.sources.delete(id);
+    this.records.delete(id);
+    await old?.close();
+    if (doc === null) return;
+    this.records.set(id, doc);
+    this.sources.set(id, this.driver(doc.type).create(id, this.driver(doc.type).parse(doc.config), this.log));
+  }
+
   setInUseCheck(check: (id: string) => boolean): void {
     this.inUse = check;
   }

@@ -48,6 +48,19 @@ export class LogTopicManager {
     for (const { doc } of await this.store.listAdmin<LogTopicDoc>(KIND)) await this.start(doc);
   }
 
+  /** A log topic changed on another node of the cluster, stored here once applied (null:
+   * deleted): the old one leaves every worker, the stored one is started like at load. */
+  async applyStored(id: string, doc: LogTopicDoc | null): Promise<void> {
+    if (doc !== null && (typeof doc !== 'object' || doc.id !== id || typeof doc.topic !== 'string' || this.filterProblem(doc.topic))) throw new TraceError(400, 'topic', `log topic ${id} from another node is not a log topic`);
+    const old = this.topics.get(id);
+    if (old) {
+      this.host.unsubscribeRule(old.handle);
+      this.topics.delete(id);
+      await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logtopics.remove', { id }).catch(() => false)));
+    }
+    if (doc !== null) await this.start(doc);
+  }
+
   list(): LogTopicDoc[] {
     return [...this.topics.values()].map(view).sort((a, b) => a.createTime.localeCompare(b.createTime));
   }

@@ -30,7 +30,7 @@ async function freePort(): Promise<number> {
 before(async () => {
   const port = await freePort();
   natsUrl = `nats://127.0.0.1:${port}`;
-  nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(port), '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))], { stdio: 'ignore' });
+  nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))], { stdio: 'ignore' });
   await waitFor(() => new Promise<boolean>((resolve) => {
     const s = net.connect(port, '127.0.0.1');
     s.once('connect', () => { s.destroy(); resolve(true); });

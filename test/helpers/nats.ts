@@ -30,7 +30,7 @@ export class TestNats {
   private constructor(readonly port: number, private readonly jetstream: boolean) {}
 
   static async start(options: { jetstream?: boolean } = {}): Promise<TestNats> {
-    const n = new TestNats(await freePort(), options.jetstream ?? false);
+    const n = new TestNats(await freePort(), options.jetstream ?? true);
     await n.restart();
     return n;
   }
