@@ -59,7 +59,8 @@ export class NodeClaimsPart implements ClusterPart {
   }
 
   private onClaims(worker: number, claims: Claim[]): void {
-    if (this.ctx === null || this.ctx.runningPeers().length === 0) {
+    // Alone, or cut off from NATS (then every node serves its own clients): claimed here at once.
+    if (this.ctx === null || !this.ctx.natsUp() || this.ctx.runningPeers().length === 0) {
       this.host.answerNodeClaims(worker, claims.map((c) => ({ id: c.id, state: null })));
       return;
     }
@@ -74,7 +75,8 @@ export class NodeClaimsPart implements ClusterPart {
       this.counters.claimsSent += items.length;
       const body = JSON.stringify(items.map((i) => ({ clientId: i.claim.clientId, resume: i.claim.resume })));
       const states: unknown[] = items.map(() => null);
-      await Promise.all(ctx.runningPeers().map(async (peer) => {
+      const peers = ctx.natsUp() ? ctx.runningPeers() : [];
+      await Promise.all(peers.map(async (peer) => {
         try {
           const reply = await ctx.nc.request(`spindle.claim.${token(peer)}`, body, { timeout: REQUEST_TIMEOUT_MS });
           const got = deserialize(reply.data) as unknown[];

@@ -89,6 +89,10 @@ export interface ClusterCounters {
   resyncs: number;
   /** Messages another node wanted that were larger than a NATS message may be. */
   tooLarge: number;
+  /** Times the connection to NATS was lost, and found again (the node serves its own clients
+   * meanwhile; the other nodes are marked down after DOWN_AFTER_MS and synced when back). */
+  natsDisconnects: number;
+  natsReconnects: number;
 }
 
 export class ClusterLink {
@@ -109,7 +113,9 @@ export class ClusterLink {
   claims: NodeClaimsPart | null = null;
   /** Sessions of nodes that went down (set by createCluster). */
   adoption: SessionAdoption | null = null;
-  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0 };
+  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0 };
+  /** Whether the connection to NATS is up now. */
+  natsUp = false;
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {}
 
@@ -133,6 +139,7 @@ export class ClusterLink {
       url = this.nats.url;
     }
     this.nc = await connect({ servers: url.split(','), name: `spindle ${o.nodeName}`, noEcho: true, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    this.natsUp = true;
     void this.watchStatus(this.nc);
     const nc = this.nc;
     nc.subscribe('spindle.hb', { callback: (err, m) => {
@@ -168,7 +175,7 @@ export class ClusterLink {
   }
 
   private partContext(): ClusterPartContext {
-    return { nc: this.nc!, nodeName: this.options.nodeName, runningPeers: () => [...this.peers.values()].filter((p) => !p.down).map((p) => p.name), log: this.log };
+    return { nc: this.nc!, nodeName: this.options.nodeName, runningPeers: () => [...this.peers.values()].filter((p) => !p.down).map((p) => p.name), natsUp: () => this.natsUp, log: this.log };
   }
 
   private tellParts(up: boolean, node: string): void {
@@ -388,6 +395,13 @@ export class ClusterLink {
   private async watchStatus(nc: NatsConnection): Promise<void> {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') this.log.warn(`cluster: NATS ${s.type}`, { server: (s as { server?: string }).server });
+      if (s.type === 'disconnect' && this.natsUp) {
+        this.natsUp = false;
+        this.counters.natsDisconnects++;
+      } else if (s.type === 'reconnect' && !this.natsUp) {
+        this.natsUp = true;
+        this.counters.natsReconnects++;
+      }
     }
   }
 }

@@ -24,6 +24,8 @@ export interface ClusterPartContext {
   nodeName: string;
   /** The names of the other nodes now running. */
   runningPeers(): string[];
+  /** Whether the connection to NATS is up now (while it is not, nothing reaches the others). */
+  natsUp(): boolean;
   log: Logger;
 }
 

@@ -51,7 +51,9 @@ export class MetricsCollector {
   private cpuMark = { usage: process.cpuUsage(), at: performance.now() };
   private cpuPercent = 0;
 
-  constructor(private readonly supervisor: Supervisor, private readonly log: Logger, main = new Registry()) {
+  /** `labels`: added to every sample (in a cluster, `node`: the series of every node can then be
+   * told apart when one Prometheus scrapes them all). */
+  constructor(private readonly supervisor: Supervisor, private readonly log: Logger, main = new Registry(), private readonly labels: Record<string, string> = {}) {
     this.main = main;
     collectDefaultMetrics({ register: this.main, prefix: 'spindle_' });
     this.timer = setInterval(() => void this.sample(), SAMPLE_INTERVAL_MS);
@@ -142,6 +144,7 @@ export class MetricsCollector {
   /** Sums the per-thread metric JSON (prom-client's aggregator) and writes the text exposition. */
   private async render(parts: MetricJson[][]): Promise<string> {
     const registry = AggregatorRegistry.aggregate(parts as unknown as MetricObjectWithValues<MetricValue<string>>[][]);
+    registry.setDefaultLabels(this.labels);
     return registry.metrics();
   }
 

@@ -68,7 +68,7 @@ async function retainedFor(n: TestBroker, filter: string): Promise<{ topic: stri
 before(async () => {
   const port = await freePort();
   natsUrl = `nats://127.0.0.1:${port}`;
-  nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(port), '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))], { stdio: 'ignore' });
+  nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))], { stdio: 'ignore' });
   await waitFor(() => new Promise<boolean>((resolve) => {
     const s = net.connect(port, '127.0.0.1');
     s.once('connect', () => { s.destroy(); resolve(true); });
@@ -214,7 +214,10 @@ test('the counters are in /api/cluster/status (parts.retained) and /prometheus',
   const retained = (status.json as { data: { parts: { retained: RetainedCounters } } }).data.parts.retained;
   assert.ok(retained.sent > 0 && retained.syncsServed > 0, JSON.stringify(retained));
   const prom = await a.api('GET', '/prometheus', { as: 'viewer' });
-  const sent = /^spindle_cluster_retained_total\{event="sent"\} (\d+)/m.exec(prom.text);
-  assert.ok(sent && Number(sent[1]) > 0 && Number(sent[1]) <= counters(a).sent, prom.text.split('\n').filter((l) => l.includes('cluster')).join('\n'));
-  assert.match(prom.text, /^spindle_cluster_retained_tombstones \d+/m);
+  // In a cluster every sample carries the node's name.
+  const sent = /^spindle_cluster_retained_total\{event="sent",node="([^"]+)"\} (\d+)/m.exec(prom.text);
+  assert.equal(sent?.[1], 'ret-a');
+  assert.ok(sent && Number(sent[2]) > 0 && Number(sent[2]) <= counters(a).sent, prom.text.split('\n').filter((l) => l.includes('cluster')).join('\n'));
+  assert.match(prom.text, /^spindle_cluster_retained_tombstones\{node="ret-a"\} \d+/m);
+  assert.match(prom.text, /^spindle_workers_running\{node="ret-a"\} \d+/m);
 });

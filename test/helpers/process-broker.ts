@@ -66,7 +66,7 @@ export async function startProcessBroker(config: Record<string, unknown> & { dat
     output,
     kill(signal: NodeJS.Signals = 'SIGKILL') {
       return new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill(signal);
       });

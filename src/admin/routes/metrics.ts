@@ -19,7 +19,7 @@ function noEndpoint(port: number) {
 }
 
 export function metricsRoutes(ctx: AdminContext): Route[] {
-  const collector = new MetricsCollector(ctx.supervisor, ctx.log, ctx.registry);
+  const collector = new MetricsCollector(ctx.supervisor, ctx.log, ctx.registry, ctx.cluster ? { node: ctx.config.nodeName } : {});
   ctx.onClose(() => collector.close());
   const window = `${RATE_WINDOW_MS / 1000} s window sampled every ${SAMPLE_INTERVAL_MS / 1000} s`;
   return [
