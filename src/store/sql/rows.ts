@@ -136,7 +136,8 @@ export function toSession(r: Row): StoredSession {
     expiryInterval: Number(r.expiry_interval),
     disconnectedAt: r.disconnected_at === null ? null : Number(r.disconnected_at),
     username: (r.username as string | null) ?? null,
-    ...(r.node ? { node: text(r.node) } : {}),
+    // MySQL answers a VARBINARY as a Buffer (an empty one when no node was kept).
+    ...(r.node != null && text(r.node) !== '' ? { node: text(r.node) } : {}),
     will:
       r.will_topic === null
         ? null
