@@ -6,7 +6,9 @@
 //  2. fan-in QoS 0 across nodes: 10 publishers on a, 1 subscriber on b (msgs/s);
 //  3. fan-out QoS 0 across nodes: 1 publisher on a, 10 subscribers on b (deliveries/s);
 //  4. latency across nodes (publisher on a, subscriber on b) against on one node, p50/p99, QoS 0
-//     at 5,000 msgs/s.
+//     at 5,000 msgs/s;
+//  5. connection rate (CONNECT to CONNACK and close, 64 at a time) on node a, where every CONNECT
+//     first asks node b for its client id, against the node without a cluster.
 // Rounds of 1 are interleaved and medians compared. Needs: make build, cargo build --release -p
 // spindle-loadgen, scripts/ensure-nats.sh (make bench-cluster does all three).
 import { execFile, spawn } from 'node:child_process';
@@ -62,7 +64,8 @@ try {
   const fanin = (port: number, prefix: string, extra: string[] = []) => loadgen(['throughput', '--port', String(port), '--topology', 'fanin', '--pubs', '10', '--qos', '0', '--window', '4096', '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
   const fanout = (port: number, prefix: string, extra: string[] = []) => loadgen(['throughput', '--port', String(port), '--topology', 'fanout', '--subs', '10', '--qos', '0', '--window', '4096', '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
   const latency = (port: number, prefix: string, extra: string[] = []) => loadgen(['latency', '--port', String(port), '--rate', '5000', '--qos', '0', '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
-  const r: Record<string, number[]> = { off: [], local: [], crossIn: [], crossOut: [], latLocalP50: [], latLocalP99: [], latCrossP50: [], latCrossP99: [] };
+  const connrate = (port: number) => loadgen(['connrate', '--port', String(port), '--concurrency', '64', '--warmup', '2', '--duration', String(SECONDS)]);
+  const r: Record<string, number[]> = { connOff: [], connOn: [], off: [], local: [], crossIn: [], crossOut: [], latLocalP50: [], latLocalP99: [], latCrossP50: [], latCrossP99: [] };
   for (let round = 0; round < ROUNDS; round++) {
     r.off.push((await fanin(off.port, `off${round}`)).rate);
     r.local.push((await fanin(a.port, `loc${round}`)).rate);
@@ -70,8 +73,10 @@ try {
     r.crossOut.push((await fanout(a.port, `xout${round}`, ['--sub-port', String(b.port), '--settle', '500'])).rate);
     const ll = await latency(a.port, `ll${round}`);
     const lc = await latency(a.port, `lc${round}`, ['--sub-port', String(b.port)]);
+    r.connOff.push((await connrate(off.port)).rate);
+    r.connOn.push((await connrate(a.port)).rate);
     r.latLocalP50.push(ll.p50); r.latLocalP99.push(ll.p99); r.latCrossP50.push(lc.p50); r.latCrossP99.push(lc.p99);
-    console.error(`round ${round}: off ${Math.round(r.off[round])}, local ${Math.round(r.local[round])}, cross fan-in ${Math.round(r.crossIn[round])}, cross fan-out ${Math.round(r.crossOut[round])} msgs/s; latency p99 local ${ll.p99} µs, cross ${lc.p99} µs`);
+    console.error(`round ${round}: off ${Math.round(r.off[round])}, local ${Math.round(r.local[round])}, cross fan-in ${Math.round(r.crossIn[round])}, cross fan-out ${Math.round(r.crossOut[round])} msgs/s; latency p99 local ${ll.p99} µs, cross ${lc.p99} µs; connections/s off ${Math.round(r.connOff[round])}, on ${Math.round(r.connOn[round])}`);
   }
   elsewhere.kill();
   const m = (k: string) => median(r[k]);
@@ -81,6 +86,8 @@ try {
   rows.push({ target: 'fan-out QoS 0 across nodes (1 publisher on a, 10 subscribers on b)', measured: Math.round(m('crossOut')), unit: 'msgs/s', goal: '(figure)', ratio: '', met: '' });
   rows.push({ target: 'latency p99 at 5,000 msgs/s, one node', measured: m('latLocalP99'), unit: 'µs', goal: '(figure)', ratio: '', met: '' });
   rows.push({ target: 'latency p99 at 5,000 msgs/s, across nodes', measured: m('latCrossP99'), unit: 'µs', goal: '(figure)', ratio: m('latCrossP99') / m('latLocalP99'), met: '' });
+  rows.push({ target: 'connections/s, clustering off', measured: Math.round(m('connOff')), unit: 'conn/s', goal: '(baseline)', ratio: 1, met: '' });
+  rows.push({ target: 'connections/s, clustering on (each CONNECT asks the other node for its client id)', measured: Math.round(m('connOn')), unit: 'conn/s', goal: '(figure)', ratio: m('connOn') / m('connOff'), met: '' });
   notes.push(`Per round: ${JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.map(Math.round)])))}.`);
   notes.push('Latency p50 medians: one node ' + m('latLocalP50') + ' µs, across nodes ' + m('latCrossP50') + ' µs.');
   notes.push('Both nodes, the node without a cluster, nats-server and the load generator share this machine\'s cores.');
