@@ -129,6 +129,22 @@ test('a user added on one node signs in on the others; the file admin stays per 
   assert.equal(new Set(hashes).size, 3, 'each node hashed its own admin password');
 });
 
+test('/api/publish on one node reaches subscribers on the others', async () => {
+  const [a, b, c] = nodes;
+  const onB = await connect(b.url);
+  const onC = await connect(c.url);
+  await onB.subscribeAsync('api-pub/#', { qos: 1 });
+  await onC.subscribeAsync('api-pub/+', { qos: 1 });
+  await waitFor(async () => {
+    const got = Promise.all([nextMessages(onB, 1, 500).catch(() => null), nextMessages(onC, 1, 500).catch(() => null)]);
+    const res = await a.api('POST', '/api/publish', { body: { topic: 'api-pub/x', payload: 'from-a', qos: 1 } });
+    assert.equal(res.status, 200);
+    const [x, y] = await got;
+    return x?.[0]?.payload === 'from-a' && y?.[0]?.payload === 'from-a';
+  }, { message: 'the API publish on a reaches b and c' });
+  await end(onB, onC);
+});
+
 test('a node started after the changes catches up', async () => {
   const [a] = nodes;
   const port = await freePort();
