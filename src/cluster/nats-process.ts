@@ -107,7 +107,8 @@ export class NatsProcess {
   }
 }
 
-function portOpen(port: number): Promise<boolean> {
+/** Whether something listens on 127.0.0.1:`port`. */
+export function portOpen(port: number): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const s = net.connect(port, '127.0.0.1');
     s.once('connect', () => {

@@ -4,38 +4,17 @@
 // stops is marked down on the others within a few seconds.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import net from 'node:net';
-
 import { startBroker, connect, end, nextMessages, noMessage, type TestBroker } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { findNatsServer } from '../../src/cluster/nats-process.ts';
+import { freePort, TestNats } from '../helpers/nats.ts';
 
-let nats: ChildProcess;
+let nats: TestNats;
 let natsUrl: string;
 const nodes: TestBroker[] = [];
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 before(async () => {
-  const port = await freePort();
-  natsUrl = `nats://127.0.0.1:${port}`;
-  nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))], { stdio: 'ignore' });
-  await waitFor(() => new Promise<boolean>((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  }), { message: 'nats-server listening' });
+  nats = await TestNats.start();
+  natsUrl = nats.url;
   for (const name of ['node-a', 'node-b.example.com', 'node-c']) {
     nodes.push(await startBroker({ nodeName: name, cluster: { enabled: true, natsUrl, localAddress: `127.0.0.1:${await freePort()}` } }));
   }
@@ -44,7 +23,7 @@ before(async () => {
 
 after(async () => {
   for (const n of nodes) await n.stop();
-  nats?.kill('SIGTERM');
+  await nats?.stop();
 });
 
 test('a message published on one node reaches subscribers on the others, at QoS 0 and 1', async () => {

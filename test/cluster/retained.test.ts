@@ -5,30 +5,19 @@
 // a node with a store keeps what it received over a restart.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 
 import { startBroker, connect, end, nextMessages, type TestBroker } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { freePort, TestNats } from '../helpers/nats.ts';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { findNatsServer } from '../../src/cluster/nats-process.ts';
 import type { RetainedCounters } from '../../src/cluster/index.ts';
 
-let nats: ChildProcess;
+let nats: TestNats;
 let natsUrl: string;
 const nodes: TestBroker[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startNode(name: string, extra: Record<string, unknown> = {}): Promise<TestBroker> {
   return startBroker({ nodeName: name, cluster: { enabled: true, natsUrl, localAddress: `127.0.0.1:${await freePort()}` }, ...extra });
@@ -66,14 +55,8 @@ async function retainedFor(n: TestBroker, filter: string): Promise<{ topic: stri
 }
 
 before(async () => {
-  const port = await freePort();
-  natsUrl = `nats://127.0.0.1:${port}`;
-  nats = spawn(findNatsServer(''), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', mkdtempSync(path.join(tmpdir(), 'nats-'))], { stdio: 'ignore' });
-  await waitFor(() => new Promise<boolean>((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(true); });
-    s.once('error', () => resolve(false));
-  }), { message: 'nats-server listening' });
+  nats = await TestNats.start();
+  natsUrl = nats.url;
   // Node a answers the admin API (its counters in /api/cluster/status and /prometheus).
   nodes.push(await startAdminBroker({ nodeName: 'ret-a', cluster: { enabled: true, natsUrl, localAddress: `127.0.0.1:${await freePort()}` } }));
   for (const name of ['ret-b.example.com', 'ret-c']) nodes.push(await startNode(name));
@@ -82,7 +65,7 @@ before(async () => {
 
 after(async () => {
   for (const n of nodes) await n.stop();
-  nats?.kill('SIGTERM');
+  await nats?.stop();
 });
 
 test('a retained message set on one node is what a later subscriber on every other node gets', async () => {

@@ -4,24 +4,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 
-import { findNatsServer } from '../../src/cluster/nats-process.ts';
+import { findNatsServer, portOpen } from '../../src/cluster/nats-process.ts';
 import { waitFor } from './wait.ts';
 import { freePort } from './process-broker.ts';
 
 export { freePort };
-
-function listening(port: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
 
 export class TestNats {
   private proc: ChildProcess | null = null;
@@ -43,7 +31,7 @@ export class TestNats {
     const args = ['-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir];
     if (this.jetstream) args.push('-js');
     this.proc = spawn(findNatsServer(''), args, { stdio: 'ignore' });
-    await waitFor(() => listening(this.port), { message: 'nats-server listening' });
+    await waitFor(() => portOpen(this.port), { message: 'nats-server listening' });
   }
 
   async stop(): Promise<void> {

@@ -162,11 +162,8 @@ export class SessionTable {
 
   private openHere(link: SessionLink, clientId: string, username: string | undefined, clean: boolean, expiry: number, remote: SessionState | null): Opening | null | Promise<Opening | null> {
     const env = this.env;
-    const out = this.claimOut;
-    env.registry.claim(clientId, env.workerId, clean, out);
-    const [handle, generation, , prevWorker, prevGeneration, hadPrevious] = out;
-    const claim: Claim = { clientId, generation, handle, session: null, settled: false, next: null };
-    this.claims.set(generation, claim);
+    const { claim, prevWorker, prevGeneration, hadPrevious } = this.claimHere(clientId, clean);
+    const { handle, generation } = claim;
     if (!hadPrevious && remote !== null) {
       // The session comes from another node: it continues here, under this node's handle.
       const session = this.routeHere(importState({ ...remote, handle, endpointSlot: -1, stored: false }, env.limits));
@@ -185,6 +182,17 @@ export class SessionTable {
       // null: timed out; the claim settles when the session arrives (see receive).
       (received) => (received === null ? null : this.opened(claim, this.take(received), link, username, expiry)),
     );
+  }
+
+  /** Claims `clientId` for this thread in the client registry: the new claim, and the claim
+   * before it (the session's previous owner) when there was one. */
+  private claimHere(clientId: string, clean: boolean): { claim: Claim; prevWorker: number; prevGeneration: number; hadPrevious: number } {
+    const out = this.claimOut;
+    this.env.registry.claim(clientId, this.env.workerId, clean, out);
+    const [handle, generation, , prevWorker, prevGeneration, hadPrevious] = out;
+    const claim: Claim = { clientId, generation, handle, session: null, settled: false, next: null };
+    this.claims.set(generation, claim);
+    return { claim, prevWorker, prevGeneration, hadPrevious };
   }
 
   /** The claim has its session (`previous`, or a new one): attached to `link`, not yet acknowledged. */
@@ -312,11 +320,8 @@ export class SessionTable {
   async releaseToNode(clientId: string, resume: boolean): Promise<SessionState | null> {
     const env = this.env;
     if (!this.known(clientId)) return null;
-    const out = this.claimOut;
-    env.registry.claim(clientId, env.workerId, !resume, out);
-    const [handle, generation, , prevWorker, prevGeneration, hadPrevious] = out;
-    const claim: Claim = { clientId, generation, handle, session: null, settled: false, next: null };
-    this.claims.set(generation, claim);
+    const { claim, prevWorker, prevGeneration, hadPrevious } = this.claimHere(clientId, !resume);
+    const { generation } = claim;
     const received = hadPrevious ? await this.receive(prevWorker, { generation: prevGeneration, resume, from: env.workerId, forGeneration: generation }, claim) : { kind: 'none' as const };
     // null: the previous owner was too slow; the session stays here, offline (see receive).
     if (received === null) return null;
