@@ -16,6 +16,9 @@ export interface BridgeOutput {
   retain: boolean;
   /** Absolute expiry in ms since the epoch; 0: never. */
   expiresAt: number;
+  /** MQTT 5 properties as encoded in a PUBLISH (user properties, content type, response topic,
+   * correlation data, payload format), in the same transferred buffer as the payload; null: none. */
+  props: Uint8Array | null;
 }
 
 export interface WorkerBridgesHost {
@@ -64,12 +67,19 @@ export class WorkerBridges {
       this.loopsSkipped++;
       return;
     }
-    // The payload may be a view into a larger buffer (a delivery batch): copy just its bytes,
-    // so only they cross to the main thread.
-    const payload = new Uint8Array(m.payload.length);
+    // The payload may be a view into a larger buffer (a delivery batch): copy just its bytes (and
+    // the properties' after them, in the same buffer), so only they cross to the main thread.
+    const pl = m.payload.length;
+    const buf = new ArrayBuffer(pl + (m.props?.length ?? 0));
+    const payload = new Uint8Array(buf, 0, pl);
     payload.set(m.payload);
-    this.outputs.push({ handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt });
-    this.transfer.push(payload.buffer);
+    let props: Uint8Array | null = null;
+    if (m.props !== null && m.props.length > 0) {
+      props = new Uint8Array(buf, pl, m.props.length);
+      props.set(m.props);
+    }
+    this.outputs.push({ handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt, props });
+    this.transfer.push(buf);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);

@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 
 import { decodeBatch, encodeBatch, encodeFrames } from '../../src/cluster/batch.ts';
 
-const m = (topic: string, n: number, qos: 0 | 1 | 2 = 1) => ({ topic, payload: new Uint8Array(n).fill(7), qos, retain: n % 2 === 0, expiresAt: n * 1000 });
+const m = (topic: string, n: number, qos: 0 | 1 | 2 = 1, props: Uint8Array | null = null) => ({ topic, payload: new Uint8Array(n).fill(7), qos, retain: n % 2 === 0, expiresAt: n * 1000, props });
 
 test('a batch decodes to what was encoded', () => {
-  const messages = [m('a/b', 0, 0), m('ünï/çødé', 10, 2), m('x', 300)];
+  const messages = [m('a/b', 0, 0), m('ünï/çødé', 10, 2, new Uint8Array([0x26, 0, 1, 0x6b, 0, 1, 0x76])), m('x', 300), m('y', 0, 1, new Uint8Array([0x01, 1]))];
   const back = decodeBatch(encodeBatch(messages));
-  assert.deepEqual(back.map((x) => ({ topic: x.topic, payload: [...x.payload], qos: x.qos, retain: x.retain, expiresAt: x.expiresAt })),
-    messages.map((x) => ({ topic: x.topic, payload: [...x.payload], qos: x.qos, retain: x.retain, expiresAt: x.expiresAt })));
+  const plain = (x: (typeof back)[number]) => ({ topic: x.topic, payload: [...x.payload], qos: x.qos, retain: x.retain, expiresAt: x.expiresAt, props: x.props === null ? null : [...x.props] });
+  assert.deepEqual(back.map(plain), messages.map(plain));
 });
 
 test('frames stay under the limit; a message over it alone is left out', () => {

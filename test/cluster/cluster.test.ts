@@ -48,6 +48,37 @@ test('a message published on one node reaches subscribers on the others, at QoS 
   await end(subB, subC, pub);
 });
 
+test('QoS 2 crosses nodes exactly once, and MQTT 5 properties cross with the message', async () => {
+  const [a, b] = nodes;
+  const sub = await connect(b.url, { protocolVersion: 5 });
+  await sub.subscribeAsync('v5/#', { qos: 2 });
+  const pub = await connect(a.url, { protocolVersion: 5 });
+  await waitFor(async () => {
+    const n = nextMessages(sub, 1, 500).catch(() => null);
+    pub.publish('v5/probe', 'p', { qos: 0 });
+    return (await n) !== null;
+  }, { message: 'b\'s interest known on a' });
+  const got = nextMessages(sub, 5);
+  for (let i = 0; i < 5; i++) {
+    await pub.publishAsync('v5/data', String(i), {
+      qos: 2,
+      properties: { userProperties: { k: `v${i}`, origin: 'node-a' }, contentType: 'text/plain', responseTopic: 'v5/reply', correlationData: Buffer.from([i, 0xff]), payloadFormatIndicator: true },
+    });
+  }
+  const messages = await got;
+  assert.deepEqual(messages.map((m) => m.payload), ['0', '1', '2', '3', '4']);
+  messages.forEach((m, i) => {
+    assert.equal(m.packet.qos, 2);
+    assert.deepEqual({ ...m.packet.properties?.userProperties }, { k: `v${i}`, origin: 'node-a' });
+    assert.equal(m.packet.properties?.contentType, 'text/plain');
+    assert.equal(m.packet.properties?.responseTopic, 'v5/reply');
+    assert.deepEqual([...(m.packet.properties?.correlationData ?? [])], [i, 0xff]);
+    assert.equal(m.packet.properties?.payloadFormatIndicator, true);
+  });
+  await noMessage(sub, 300);
+  await end(sub, pub);
+});
+
 test('a burst larger than one NATS message crosses whole, in order (frames are cut at max_payload)', async () => {
   const [a, b] = nodes;
   const sub = await connect(b.url);
