@@ -2,8 +2,11 @@
 // started with a client port on 127.0.0.1, a route listener at cluster.localAddress and routes to
 // the peers' (cluster.addresses, or the addresses the orchestrator's DNS answers for the
 // discovery service), JetStream on with its store in <dataDir>/nats; stopped with the broker.
+// Its lifetime is tied to the node's: it gets SIGTERM when the node's process dies, however it
+// dies (Linux parent-death signal, set by util-linux's setpriv), and one left over anyway (a host
+// without setpriv) is found by its pidfile and stopped at the next start.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { resolve4 } from 'node:dns/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -59,18 +62,27 @@ export class NatsProcess {
         this.log.warn('cluster discovery found no peers yet (nats-server keeps trying the routes it has)', { service: o.discovery.service, namespace: o.discovery.namespace, err });
       }
     }
-    // A nats-server left from an earlier run (its node killed) would answer in place of ours.
-    if (await portOpen(o.clientPort)) throw new Error(`cluster: 127.0.0.1:${o.clientPort} (cluster.clientPort) is in use: a nats-server left from an earlier run? Stop it, or choose another port`);
     const store = path.join(o.dataDir, 'nats');
     mkdirSync(store, { recursive: true });
+    const pidFile = path.join(store, 'nats-server.pid');
+    await stopLeftover(pidFile, this.log);
+    // Anything else on the port would answer in place of ours.
+    if (await portOpen(o.clientPort)) throw new Error(`cluster: 127.0.0.1:${o.clientPort} (cluster.clientPort) is in use by another program: stop it, or choose another port`);
     const args = [
+      '-P', pidFile,
       '-a', '127.0.0.1', '-p', String(o.clientPort), '-n', o.nodeName,
       '--cluster_name', 'spindle', '--cluster', `nats://${o.localAddress}`,
-      ...(routes.length > 0 ? ['--routes', routes.map((r) => `nats://${r}`).join(',')] : []),
+      // With no peer known (a first or only node), a route to itself: nats-server ignores it, and
+      // clustered JetStream refuses to start without any route.
+      '--routes', (routes.length > 0 ? routes : [o.localAddress]).map((r) => `nats://${r}`).join(','),
       '-js', '-sd', store,
     ];
     this.log.info('starting nats-server', { binary: o.binary, args: args.join(' ') });
-    const child = spawn(o.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const setpriv = findSetpriv();
+    const child = setpriv !== null
+      ? spawn(setpriv, ['--pdeathsig', 'SIGTERM', '--', o.binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(o.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    if (setpriv === null) this.log.warn('setpriv (util-linux) not found: nats-server will outlive this node if it is killed hard; the next start stops it');
     this.child = child;
     const keep = (b: Buffer) => {
       this.output.push(b.toString());
@@ -105,6 +117,38 @@ export class NatsProcess {
     }
     throw new Error(`nats-server did not listen on 127.0.0.1:${this.options.clientPort} within 15 s`);
   }
+}
+
+function findSetpriv(): string | null {
+  for (const p of ['/usr/bin/setpriv', '/bin/setpriv']) if (existsSync(p)) return p;
+  return null;
+}
+
+/** Stops the nats-server an earlier run of this node left (its pidfile names a live nats-server
+ * process): SIGTERM, then SIGKILL after 5 s. */
+async function stopLeftover(pidFile: string, log: Logger): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return;
+  }
+  const alive = () => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nats-server');
+    } catch {
+      return false;
+    }
+  };
+  if (Number.isInteger(pid) && pid > 1 && alive()) {
+    log.warn('stopping the nats-server an earlier run of this node left', { pid });
+    process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + 5000;
+    while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (alive()) process.kill(pid, 'SIGKILL');
+    while (alive()) await new Promise((r) => setTimeout(r, 50));
+  }
+  rmSync(pidFile, { force: true });
 }
 
 /** Whether something listens on 127.0.0.1:`port`. */
