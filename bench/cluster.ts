@@ -7,6 +7,8 @@
 //  3. fan-out QoS 0 across nodes: 1 publisher on a, 10 subscribers on b (deliveries/s);
 //  4. latency across nodes (publisher on a, subscriber on b) against on one node, p50/p99, QoS 0
 //     at 5,000 msgs/s;
+//  4b. fan-in QoS 1 across nodes, and latency QoS 1 across nodes (QoS 1/2 messages cross through
+//     a JetStream stream, their PUBACK waiting for NATS to store them);
 //  5. connection rate (CONNECT to CONNACK and close, 64 at a time) on node a, where every CONNECT
 //     first asks node b for its client id, against the node without a cluster.
 // Rounds of 1 are interleaved and medians compared. Needs: make build, cargo build --release -p
@@ -61,11 +63,11 @@ try {
   // Remote interest a holds but the local-only traffic does not match.
   const elsewhere = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(b.port), '-t', 'elsewhere/#'], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 1500));
-  const fanin = (port: number, prefix: string, extra: string[] = []) => loadgen(['throughput', '--port', String(port), '--topology', 'fanin', '--pubs', '10', '--qos', '0', '--window', '4096', '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
+  const fanin = (port: number, prefix: string, extra: string[] = [], qos = 0) => loadgen(['throughput', '--port', String(port), '--topology', 'fanin', '--pubs', '10', '--qos', String(qos), '--window', '4096', '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
   const fanout = (port: number, prefix: string, extra: string[] = []) => loadgen(['throughput', '--port', String(port), '--topology', 'fanout', '--subs', '10', '--qos', '0', '--window', '4096', '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
-  const latency = (port: number, prefix: string, extra: string[] = []) => loadgen(['latency', '--port', String(port), '--rate', '5000', '--qos', '0', '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
+  const latency = (port: number, prefix: string, extra: string[] = [], qos = 0) => loadgen(['latency', '--port', String(port), '--rate', '5000', '--qos', String(qos), '--warmup', '2', '--duration', String(SECONDS), '--prefix', prefix, ...extra]);
   const connrate = (port: number) => loadgen(['connrate', '--port', String(port), '--concurrency', '64', '--warmup', '2', '--duration', String(SECONDS)]);
-  const r: Record<string, number[]> = { connOff: [], connOn: [], off: [], local: [], crossIn: [], crossOut: [], latLocalP50: [], latLocalP99: [], latCrossP50: [], latCrossP99: [] };
+  const r: Record<string, number[]> = { connOff: [], connOn: [], off: [], local: [], crossIn: [], crossOut: [], latLocalP50: [], latLocalP99: [], latCrossP50: [], latCrossP99: [], crossIn1: [], latCross1P99: [] };
   for (let round = 0; round < ROUNDS; round++) {
     r.off.push((await fanin(off.port, `off${round}`)).rate);
     r.local.push((await fanin(a.port, `loc${round}`)).rate);
@@ -73,10 +75,12 @@ try {
     r.crossOut.push((await fanout(a.port, `xout${round}`, ['--sub-port', String(b.port), '--settle', '500'])).rate);
     const ll = await latency(a.port, `ll${round}`);
     const lc = await latency(a.port, `lc${round}`, ['--sub-port', String(b.port)]);
+    r.crossIn1.push((await fanin(a.port, `xq${round}`, ['--sub-port', String(b.port), '--settle', '500'], 1)).rate);
+    r.latCross1P99.push((await latency(a.port, `lq${round}`, ['--sub-port', String(b.port)], 1)).p99);
     r.connOff.push((await connrate(off.port)).rate);
     r.connOn.push((await connrate(a.port)).rate);
     r.latLocalP50.push(ll.p50); r.latLocalP99.push(ll.p99); r.latCrossP50.push(lc.p50); r.latCrossP99.push(lc.p99);
-    console.error(`round ${round}: off ${Math.round(r.off[round])}, local ${Math.round(r.local[round])}, cross fan-in ${Math.round(r.crossIn[round])}, cross fan-out ${Math.round(r.crossOut[round])} msgs/s; latency p99 local ${ll.p99} µs, cross ${lc.p99} µs; connections/s off ${Math.round(r.connOff[round])}, on ${Math.round(r.connOn[round])}`);
+    console.error(`round ${round}: off ${Math.round(r.off[round])}, local ${Math.round(r.local[round])}, cross fan-in ${Math.round(r.crossIn[round])}, cross fan-out ${Math.round(r.crossOut[round])} msgs/s, cross fan-in QoS 1 ${Math.round(r.crossIn1[round])} msgs/s (p99 ${r.latCross1P99[round]} µs); latency p99 local ${ll.p99} µs, cross ${lc.p99} µs; connections/s off ${Math.round(r.connOff[round])}, on ${Math.round(r.connOn[round])}`);
   }
   elsewhere.kill();
   const m = (k: string) => median(r[k]);
@@ -86,6 +90,8 @@ try {
   rows.push({ target: 'fan-out QoS 0 across nodes (1 publisher on a, 10 subscribers on b)', measured: Math.round(m('crossOut')), unit: 'msgs/s', goal: '(figure)', ratio: '', met: '' });
   rows.push({ target: 'latency p99 at 5,000 msgs/s, one node', measured: m('latLocalP99'), unit: 'µs', goal: '(figure)', ratio: '', met: '' });
   rows.push({ target: 'latency p99 at 5,000 msgs/s, across nodes', measured: m('latCrossP99'), unit: 'µs', goal: '(figure)', ratio: m('latCrossP99') / m('latLocalP99'), met: '' });
+  rows.push({ target: 'fan-in QoS 1 across nodes (through the JetStream stream; PUBACK once stored)', measured: Math.round(m('crossIn1')), unit: 'msgs/s', goal: '(figure)', ratio: m('crossIn1') / m('crossIn'), met: '' });
+  rows.push({ target: 'latency p99 at 5,000 msgs/s QoS 1, across nodes', measured: m('latCross1P99'), unit: 'µs', goal: '(figure)', ratio: m('latCross1P99') / m('latCrossP99'), met: '' });
   rows.push({ target: 'connections/s, clustering off', measured: Math.round(m('connOff')), unit: 'conn/s', goal: '(baseline)', ratio: 1, met: '' });
   rows.push({ target: 'connections/s, clustering on (each CONNECT asks the other node for its client id)', measured: Math.round(m('connOn')), unit: 'conn/s', goal: '(figure)', ratio: m('connOn') / m('connOff'), met: '' });
   notes.push(`Per round: ${JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.map(Math.round)])))}.`);

@@ -22,8 +22,21 @@ export interface BridgeOutput {
 }
 
 export interface WorkerBridgesHost {
-  /** Posts a tick's outputs to the main thread, transferring the payload buffers. */
-  postOutputs(items: BridgeOutput[], transfer: ArrayBuffer[]): void;
+  /** Posts a tick's outputs to the main thread, transferring the payload buffers; `ticket` (0:
+   * none) names the tick's QoS 1/2 messages for other nodes, answered by `acked`. */
+  postOutputs(items: BridgeOutput[], transfer: ArrayBuffer[], ticket: number): void;
+}
+
+/** How long a QoS 1/2 message for another node may wait for the cluster to accept it before its
+ * publisher is told it failed (the main thread answers well before: its own timeouts are shorter). */
+const ACK_TIMEOUT_MS = 60_000;
+
+interface Ticket {
+  id: number;
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: Error) => void;
+  timer?: NodeJS.Timeout;
 }
 
 export class WorkerBridges {
@@ -35,6 +48,13 @@ export class WorkerBridges {
   private outputs: BridgeOutput[] = [];
   private transfer: ArrayBuffer[] = [];
   private flushScheduled = false;
+  /** The tick's QoS 1/2 messages for other nodes, whose acknowledgements wait for the cluster
+   * (AckGates); then the ones posted and not yet answered. */
+  private ticket: Ticket | null = null;
+  private readonly waiting = new Map<number, Ticket>();
+  private ticketSeq = 0;
+  /** The last message given a ticket (take() answers it for that message). */
+  private guarded: Message | null = null;
   /** Matches skipped because the message came in over the same bridge. */
   loopsSkipped = 0;
 
@@ -80,19 +100,65 @@ export class WorkerBridges {
     }
     this.outputs.push({ handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt, props });
     this.transfer.push(buf);
+    if (m.qos > 0 && this.clusterHandles.has(handle)) {
+      this.ticket ??= newTicket(++this.ticketSeq);
+      this.guarded = m;
+    }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
     }
   }
 
+  /** AckGates.take: the cluster's acceptance of `m`, when `m` (just routed) went to another node
+   * at QoS 1/2. */
+  take(m: Message): Promise<void> | undefined {
+    if (this.guarded !== m) return undefined;
+    this.guarded = null;
+    return this.ticket!.promise;
+  }
+
+  /** The main thread's answer for a ticket: the cluster accepted its messages, or could not. */
+  acked(id: number, ok: boolean, reason = 'another node of the cluster did not accept the message'): void {
+    const t = this.waiting.get(id);
+    if (!t) return;
+    this.waiting.delete(id);
+    clearTimeout(t.timer);
+    if (ok) t.resolve();
+    else t.reject(new Error(reason));
+  }
+
+  /** Messages not answered: the cluster went away (their publishers are not acknowledged). */
+  failWaiting(reason: string): void {
+    for (const id of [...this.waiting.keys()]) this.acked(id, false, reason);
+  }
+
   private readonly flush = (): void => {
     this.flushScheduled = false;
+    this.guarded = null;
     if (this.outputs.length === 0) return;
     const items = this.outputs;
     const transfer = this.transfer;
+    const ticket = this.ticket;
     this.outputs = [];
     this.transfer = [];
-    this.host.postOutputs(items, transfer);
+    this.ticket = null;
+    if (ticket !== null) {
+      this.waiting.set(ticket.id, ticket);
+      ticket.timer = setTimeout(() => this.acked(ticket.id, false, 'the cluster did not answer in time'), ACK_TIMEOUT_MS).unref();
+    }
+    this.host.postOutputs(items, transfer, ticket?.id ?? 0);
   };
+}
+
+function newTicket(id: number): Ticket {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Messages nobody acknowledges (wills, the admin API's) hold tickets too: never unhandled.
+  promise.catch(() => undefined);
+  return { id, promise, resolve, reject };
 }

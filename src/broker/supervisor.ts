@@ -31,6 +31,12 @@ import { createFailureTable } from '../auth/failure-limiter.ts';
 import { NO_PROCESSORS, type ProcessorState } from '../scripts/types.ts';
 import { NO_POLICIES, type PolicyQuestion, type PolicyReply, type PolicyState } from '../policies/channel.ts';
 
+/** A worker's ticket for the QoS 1/2 messages of one tick that went to other nodes. */
+export interface ClusterTicket {
+  worker: number;
+  ticket: number;
+}
+
 export interface Ports {
   tcp?: number;
   tls?: number;
@@ -86,7 +92,7 @@ export class Supervisor {
   private readonly readyListeners: ((worker: number) => void)[] = [];
   /** The cluster's node handles (empty without a cluster) and where their matches go. */
   private clusterHandles = new Set<number>();
-  private clusterOutputs: (items: BridgeOutput[]) => void = () => {};
+  private clusterOutputs: (items: BridgeOutput[], from: ClusterTicket | null) => void = () => {};
   private retainedChanges: (items: RetainedChange[]) => void = () => {};
   private readonly exitListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
@@ -316,7 +322,7 @@ export class Supervisor {
             break;
           case 'bridge-outputs':
             if (this.clusterHandles.size === 0) this.bridgeOutputs(msg.items);
-            else this.splitOutputs(msg.items);
+            else this.splitOutputs(msg.items, slot.id, msg.ticket);
             break;
           case 'retained-changes':
             this.retainedChanges(msg.items);
@@ -525,8 +531,15 @@ export class Supervisor {
   }
 
   /** Where the workers' matches for the cluster's node handles go (the cluster link). */
-  onClusterOutputs(fn: (items: BridgeOutput[]) => void): void {
+  onClusterOutputs(fn: (items: BridgeOutput[], from: ClusterTicket | null) => void): void {
     this.clusterOutputs = fn;
+  }
+
+  /** Answers a worker's ticket: the cluster accepted its QoS 1/2 messages for other nodes (their
+   * publishers are acknowledged), or could not (they are not). */
+  clusterAcked(t: ClusterTicket, ok: boolean): void {
+    const slot = this.slots[t.worker];
+    if (slot?.worker) post(slot, { t: 'cluster-acked', ticket: t.ticket, ok });
   }
 
   /** Where the workers' retained sets and clears go (the cluster; posted only once it is on). */
@@ -556,12 +569,12 @@ export class Supervisor {
     Atomics.add(new Int32Array(this.routeShared, 0, 1), 0, 1);
   }
 
-  private splitOutputs(items: BridgeOutput[]): void {
+  private splitOutputs(items: BridgeOutput[], worker: number, ticket: number): void {
     const bridges: BridgeOutput[] = [];
     const cluster: BridgeOutput[] = [];
     for (const item of items) (this.clusterHandles.has(item.handle) ? cluster : bridges).push(item);
     if (bridges.length > 0) this.bridgeOutputs(bridges);
-    if (cluster.length > 0) this.clusterOutputs(cluster);
+    if (cluster.length > 0 || ticket !== 0) this.clusterOutputs(cluster, ticket === 0 ? null : { worker, ticket });
   }
 
   /** Where the messages the workers post for the MQTT bridges go (the bridge manager). */

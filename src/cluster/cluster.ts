@@ -9,6 +9,8 @@
 //   of its own, so a local PUBLISH that another node wants is copied here by the worker (batched
 //   per tick) and sent to `spindle.node.<that node>.<this node>`, frames of up to max_payload. Traffic no
 //   other node wants never leaves its worker.
+//   QoS 1/2 messages go through a JetStream stream instead (QosStream): their publishers are
+//   acknowledged once NATS has stored them, and the other node takes them from the stream.
 // - Inbound frames are routed locally with the cluster's inbound handle as publisher: never sent
 //   on to another node.
 import { connect, type NatsConnection, type Msg } from '@nats-io/transport-node';
@@ -22,6 +24,7 @@ import { token, untoken } from './names.ts';
 import type { NodeClaimsPart } from './claims.ts';
 import type { SessionAdoption } from './adoption.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
+import { QosStream } from './qos-stream.ts';
 
 export type { ClusterPart, ClusterPartContext } from './part.ts';
 
@@ -33,7 +36,9 @@ const SYNC_TIMEOUT_MS = 5000;
 /** What the cluster needs of the supervisor. */
 export interface ClusterHost {
   reserveClusterHandles(nodes: number): { nodes: number[]; inbound: number };
-  onClusterOutputs(fn: (items: BridgeOutput[]) => void): void;
+  /** `from`: the worker's ticket for the tick's QoS 1/2 messages, answered with clusterAcked. */
+  onClusterOutputs(fn: (items: BridgeOutput[], from: Ticket | null) => void): void;
+  clusterAcked(from: Ticket, ok: boolean): void;
   takeInterestChanges(): string[];
   interestSnapshot(): string[];
   setHandleFilter(handle: number, filter: string, on: boolean): void;
@@ -56,6 +61,12 @@ export interface ClusterOptions {
   dataDir: string;
 }
 
+/** A worker's ticket for one tick's QoS 1/2 messages for other nodes. */
+interface Ticket {
+  worker: number;
+  ticket: number;
+}
+
 export interface ClusterNode {
   id: string;
   address: string;
@@ -76,7 +87,9 @@ interface Peer {
   /** Interest changes that came while syncing. */
   pending: { seq: number; changes: string[] }[];
   filters: Set<string>;
+  /** QoS 0 messages for it (core NATS), and QoS 1/2 ones (the QoS stream), until the flush. */
   out: FrameMessage[];
+  outQos: FrameMessage[];
 }
 
 export interface ClusterCounters {
@@ -109,6 +122,10 @@ export class ClusterLink {
   private flushScheduled = false;
   private readonly inboundChains = new Map<string, Promise<void>>();
   private readonly parts: ClusterPart[] = [];
+  /** The workers' tickets for the QoS 1/2 messages queued for the next flush. */
+  private tickets: Ticket[] = [];
+  /** QoS 1/2 messages across nodes. */
+  readonly qos: QosStream;
   /** Client ids across nodes (set by createCluster). */
   claims: NodeClaimsPart | null = null;
   /** Sessions of nodes that went down (set by createCluster). */
@@ -117,7 +134,10 @@ export class ClusterLink {
   /** Whether the connection to NATS is up now. */
   natsUp = false;
 
-  constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {}
+  constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {
+    this.qos = new QosStream(log, (source, data) => this.routeFrame(source, data));
+    this.parts.push(this.qos);
+  }
 
   /** Before the supervisor starts: the routing core keeps the local interest from the start. */
   reserve(): void {
@@ -154,7 +174,7 @@ export class ClusterLink {
     nc.subscribe(`spindle.node.${token(o.nodeName)}.*`, { callback: (err, m) => {
       if (!err) this.onFrame(m);
     } });
-    this.host.onClusterOutputs((items) => this.onOutputs(items));
+    this.host.onClusterOutputs((items, from) => this.onOutputs(items, from));
     const install = (w?: number) => {
       const args = { handles: this.handles, inbound: this.inbound };
       const done = w === undefined ? this.host.callAll('cluster.set', args) : this.host.call(w, 'cluster.set', args);
@@ -238,7 +258,7 @@ export class ClusterLink {
         this.log.error('cluster: more nodes than cluster.maxNodes; this one is ignored', { node: hb.node, maxNodes: this.options.maxNodes });
         return;
       }
-      p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, lastSeen: Date.now(), down: false, seq: -1, pending: [], filters: new Set(), out: [] };
+      p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, lastSeen: Date.now(), down: false, seq: -1, pending: [], filters: new Set(), out: [], outQos: [] };
       this.peers.set(hb.node, p);
       this.byHandle.set(handle, p);
       this.log.info('cluster node joined', { node: p.name, address: p.address });
@@ -340,11 +360,12 @@ export class ClusterLink {
   }
 
   /** Matches for other nodes, copied by the workers: queued per node, sent once per tick. */
-  private onOutputs(items: BridgeOutput[]): void {
+  private onOutputs(items: BridgeOutput[], from: Ticket | null): void {
     for (const item of items) {
       const p = this.byHandle.get(item.handle);
-      if (p !== undefined && !p.down) p.out.push(item);
+      if (p !== undefined && !p.down) (item.qos === 0 ? p.out : p.outQos).push(item);
     }
+    if (from !== null) this.tickets.push(from);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flushOut());
@@ -353,43 +374,68 @@ export class ClusterLink {
 
   private flushOut(): void {
     this.flushScheduled = false;
+    const stored: Promise<void>[] = [];
+    const max = (this.nc?.info?.max_payload ?? 1_048_576) - 1024;
     for (const p of this.peers.values()) {
-      if (p.out.length === 0) continue;
+      if (p.out.length === 0 && p.outQos.length === 0) continue;
       const batch = p.out;
+      const batchQos = p.outQos;
       p.out = [];
+      p.outQos = [];
       if (!this.nc) continue;
       // Frames within NATS's max_payload (1 MB by default); a larger single message cannot cross.
-      const { frames, tooLarge } = encodeFrames(batch, (this.nc.info?.max_payload ?? 1_048_576) - 1024);
+      const { frames, tooLarge } = encodeFrames(batch, max);
       for (const f of frames) this.nc.publish(`spindle.node.${token(p.name)}.${token(this.options.nodeName)}`, f);
-      this.counters.sentFrames += frames.length;
-      this.counters.sentMessages += batch.length - tooLarge;
-      if (tooLarge > 0) {
-        this.counters.tooLarge += tooLarge;
-        this.log.warn('cluster: messages larger than NATS max_payload were not sent to another node', { node: p.name, count: tooLarge });
+      const q = encodeFrames(batchQos, max);
+      for (const f of q.frames) stored.push(this.qos.send(p.name, f));
+      this.counters.sentFrames += frames.length + q.frames.length;
+      this.counters.sentMessages += batch.length - tooLarge + batchQos.length - q.tooLarge;
+      if (tooLarge + q.tooLarge > 0) {
+        this.counters.tooLarge += tooLarge + q.tooLarge;
+        this.log.warn('cluster: messages larger than NATS max_payload were not sent to another node', { node: p.name, count: tooLarge + q.tooLarge });
       }
     }
+    // The publishers of the QoS 1/2 messages are acknowledged once NATS stored every frame of the
+    // tick (a message too large to cross is acknowledged: it goes nowhere else, as with no node).
+    const tickets = this.tickets;
+    this.tickets = [];
+    if (tickets.length === 0) return;
+    const answer = (ok: boolean) => {
+      for (const t of tickets) this.host.clusterAcked(t, ok);
+    };
+    if (!this.nc) answer(false);
+    else if (stored.length === 0) answer(true);
+    else Promise.all(stored).then(() => answer(true), () => answer(false));
   }
 
   private onFrame(m: Msg): void {
+    const source = untoken(m.subject.slice(m.subject.lastIndexOf('.') + 1));
+    void this.routeFrame(source, m.data).catch(() => undefined);
+  }
+
+  /** Routes a frame from `source` here, after the ones before it from the same node; rejects when
+   * it could not be (a frame of the QoS stream is then delivered again). */
+  private routeFrame(source: string, data: Uint8Array): Promise<void> {
     let messages: BatchMessage[];
     try {
-      messages = decodeBatch(m.data);
+      messages = decodeBatch(data);
     } catch (err) {
       this.counters.badFrames++;
       this.log.warn('cluster: a frame that does not parse was dropped', { err });
-      return;
+      return Promise.resolve();
     }
     this.counters.receivedFrames++;
     this.counters.receivedMessages += messages.length;
     // In the order they came: a node's batches one after the other, all on the same worker
     // (batches routed by two workers at once could overtake each other).
-    const source = untoken(m.subject.slice(m.subject.lastIndexOf('.') + 1));
     const chain = this.inboundChains.get(source) ?? Promise.resolve();
-    const next = chain.then(() => this.host.publishBatch(messages, this.inbound, 0, hashName(source))).then(() => undefined, (err: unknown) => {
+    const routed = chain.then(() => this.host.publishBatch(messages, this.inbound, 0, hashName(source)));
+    const next = routed.then(() => undefined, (err: unknown) => {
       this.counters.publishFailures++;
       this.log.warn('cluster: messages from another node could not be routed here', { node: source, count: messages.length, err });
     });
     this.inboundChains.set(source, next);
+    return routed.then(() => undefined);
   }
 
   private async watchStatus(nc: NatsConnection): Promise<void> {

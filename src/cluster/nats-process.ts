@@ -54,7 +54,8 @@ export class NatsProcess {
   async start(): Promise<void> {
     const o = this.options;
     const routes = [...o.addresses];
-    if (o.discovery.service !== '' && o.discovery.namespace !== '') {
+    const discovering = o.discovery.service !== '' && o.discovery.namespace !== '';
+    if (discovering) {
       const port = o.localAddress.slice(o.localAddress.lastIndexOf(':') + 1);
       try {
         for (const ip of await resolve4(`${o.discovery.service}.${o.discovery.namespace}`)) routes.push(`${ip}:${port}`);
@@ -71,10 +72,11 @@ export class NatsProcess {
     const args = [
       '-P', pidFile,
       '-a', '127.0.0.1', '-p', String(o.clientPort), '-n', o.nodeName,
-      '--cluster_name', 'spindle', '--cluster', `nats://${o.localAddress}`,
-      // With no peer known (a first or only node), a route to itself: nats-server ignores it, and
-      // clustered JetStream refuses to start without any route.
-      '--routes', (routes.length > 0 ? routes : [o.localAddress]).map((r) => `nats://${r}`).join(','),
+      // With no peer address at all (no cluster.addresses, no discovery) the node is a cluster of
+      // one: its nats-server runs alone (clustered JetStream would wait for routes forever).
+      ...(routes.length > 0 || discovering
+        ? ['--cluster_name', 'spindle', '--cluster', `nats://${o.localAddress}`, ...(routes.length > 0 ? ['--routes', routes.map((r) => `nats://${r}`).join(',')] : [])]
+        : []),
       '-js', '-sd', store,
     ];
     this.log.info('starting nats-server', { binary: o.binary, args: args.join(' ') });

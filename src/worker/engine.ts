@@ -17,7 +17,7 @@ import type { Session, SessionLimits } from '../engine/session/session.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import { NO_TRANSFORMS, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
+import { NO_ACK_GATES, NO_TRANSFORMS, type AckGates, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
@@ -57,6 +57,8 @@ export interface EngineDeps {
   readonly transforms?: MessageTransforms;
   /** Client-id claims across a cluster's nodes (none when not given). */
   readonly nodes?: NodeClaims;
+  /** What must accept a routed QoS 1/2 message before it is acknowledged (none when not given). */
+  readonly ackGates?: AckGates;
 }
 
 export interface Engine {
@@ -136,6 +138,7 @@ export function createEngine(deps: EngineDeps): Engine {
     events,
     authFailures: deps.authFailures ?? null,
     transforms: deps.transforms ?? NO_TRANSFORMS,
+    ackGates: deps.ackGates ?? NO_ACK_GATES,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

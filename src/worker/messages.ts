@@ -28,6 +28,8 @@ export interface BatchMessage extends PlainMessage {
 export type ToWorker =
   | { t: 'peer'; worker: number; port: MessagePort }
   | { t: 'peer-gone'; worker: number }
+  /** The cluster's answer for a ticket of QoS 1/2 messages sent to other nodes (WorkerBridges). */
+  | { t: 'cluster-acked'; ticket: number; ok: boolean }
   | { t: 'publish'; message: PlainMessage }
   | { t: 'stats' }
   | { t: 'reload-tls' }
@@ -53,7 +55,7 @@ export type FromWorker =
    * a rule's handle and one output object. */
   | { t: 'rule-outputs'; items: unknown[] }
   /** Messages for the MQTT bridges (their local filters matched), one post per tick. */
-  | { t: 'bridge-outputs'; items: BridgeOutput[] }
+  | { t: 'bridge-outputs'; items: BridgeOutput[]; ticket: number }
   /** Retained sets and clears made on the worker, for the cluster, one post per tick. */
   | { t: 'retained-changes'; items: RetainedChange[] }
   /** Questions to the auth and ACL policy chains, one post per tick. */

@@ -128,7 +128,7 @@ const rules: WorkerRules = new WorkerRules({
 // Log topics are routing-core entries like rules; a handle is one or the other.
 const logTopics: WorkerLogTopics = new WorkerLogTopics(log, (handle) => sessions.byHandle.get(handle)?.clientId);
 // So are the MQTT bridges' local filters; their matches go to the main thread, once per tick.
-const bridges = new WorkerBridges({ postOutputs: (items, transfer) => parentPort!.postMessage({ t: 'bridge-outputs', items } satisfies FromWorker, transfer) });
+const bridges = new WorkerBridges({ postOutputs: (items, transfer, ticket) => parentPort!.postMessage({ t: 'bridge-outputs', items, ticket } satisfies FromWorker, transfer) });
 
 // Scripts and extensions: run by this worker's pool threads, never on this thread.
 const processors = new ProcessorStage({
@@ -146,6 +146,8 @@ const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', cla
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   nodes: nodeClaims,
+  // A QoS 1/2 message another node wants is acknowledged once the cluster has it.
+  ackGates: bridges,
   transforms: processors,
   authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
@@ -260,6 +262,9 @@ parentPort!.on('message', (msg: ToWorker) => {
     case 'peer':
       peers.set(msg.worker, msg.port);
       msg.port.on('message', (m: PeerMessage) => onPeerMessage(msg.worker, m));
+      break;
+    case 'cluster-acked':
+      bridges.acked(msg.ticket, msg.ok);
       break;
     case 'peer-gone':
       peers.get(msg.worker)?.close();

@@ -151,6 +151,7 @@ export class FakeClient implements Client {
   messagesIn = 0;
   publishChain: Promise<void> | null = null;
   publishPending = 0;
+  transforming = 0;
   paused = false;
   /** Set false to play a client that does not read (slow consumer). */
   writable = true;

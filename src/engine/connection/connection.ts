@@ -94,6 +94,7 @@ export class Connection implements Client, TransportHandlers {
   messagesOut = 0;
   publishChain: Promise<void> | null = null;
   publishPending = 0;
+  transforming = 0;
   /** Set at CONNECT, once the client is authenticated. */
   authorizer!: Authorizer;
   identity!: ClientIdentity;

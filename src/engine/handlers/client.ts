@@ -67,6 +67,8 @@ export interface Client extends SessionLink {
   /** The tail of this connection's publishes waiting for the store (null: none), and how many. */
   publishChain: Promise<void> | null;
   publishPending: number;
+  /** Messages of the pipeline still with the scripts and extensions (not routed yet). */
+  transforming: number;
   isClosed(): boolean;
   /** CONNACK was sent: the connection is open for traffic, with this keepalive (seconds). */
   onConnected(keepalive: number): void;
@@ -105,7 +107,23 @@ export interface HandlerHost {
   readonly authFailures: AuthFailureLimiter | null;
   /** The scripts and extensions that transform accepted PUBLISHes before routing. */
   readonly transforms: MessageTransforms;
+  /** What must accept a routed message elsewhere before it is acknowledged (a cluster's other
+   * nodes, for QoS 1/2). */
+  readonly ackGates: AckGates;
 }
+
+/**
+ * Acceptance elsewhere that a message's acknowledgement waits for: asked right after the message
+ * was routed (the routing called whatever must accept it); answers a promise that resolves once
+ * it has, or rejects when it cannot (the message is then not acknowledged), or undefined when
+ * nothing must.
+ */
+export interface AckGates {
+  take(m: Message): Promise<void> | undefined;
+}
+
+/** Nothing elsewhere: acknowledged once routed (and stored). */
+export const NO_ACK_GATES: AckGates = { take: () => undefined };
 
 /** What a message became (`m` itself, changed in place, when it became one message; null:
  * dropped), told with the owner and tag given to transform (no closure per message). */

@@ -134,8 +134,10 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
     return;
   }
   const before = c.publishChain;
-  if (before !== null && host.persistence === null) {
-    // Behind a message still with the processors: its acknowledgement comes first [MQTT-4.6.0-2].
+  if (before !== null && host.persistence === null && c.transforming > 0) {
+    // Behind a message still with the processors: it is routed and acknowledged first
+    // [MQTT-4.6.0-2]. (Behind one only waiting for its acknowledgement, this one is routed now
+    // and acknowledged after it: publishAccepted.)
     chain(host, c, before.then(() => publishAccepted(host, c, message, packetId)));
     return;
   }
@@ -166,6 +168,7 @@ const NO_ACK = -1;
  * directly; anything else waits in the pipeline, so acknowledgements keep their order.
  */
 function transformThenPublish(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  c.transforming++;
   if (message.qos === 0 && c.publishChain === null) {
     // Still counted in the pipeline's bound: a publisher faster than the processors is paused.
     if (++c.publishPending === host.config.limits.receiveMaximum) c.pauseReading();
@@ -175,7 +178,10 @@ function transformThenPublish(host: HandlerHost, c: Client, message: Message, pa
   const made = new Promise<Message | Message[] | null>((resolve) => host.transforms.transform(message, c.clientId, resolveWith, resolve, 0));
   const before = c.publishChain;
   const ready = before === null ? made : Promise.all([made, before]).then(([m]) => m);
-  chain(host, c, ready.then((out) => publishOutputs(host, c, message, packetId, out)));
+  chain(host, c, ready.then((out) => {
+    c.transforming--;
+    publishOutputs(host, c, message, packetId, out);
+  }));
 }
 
 const resolveWith: TransformDone<(out: Message | Message[] | null) => void> = (resolve, _tag, _m, out) => resolve(out);
@@ -186,6 +192,7 @@ function transformedFor(host: HandlerHost): TransformDone<Client> {
   let done = transformed.get(host);
   if (done === undefined) {
     done = (c, packetId, message, out) => {
+      c.transforming--;
       settle(c, null, host.config.limits.receiveMaximum);
       publishOutputs(host, c, message, packetId, out);
     };
@@ -212,8 +219,8 @@ function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId
 function publishAccepted(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   const persistence = host.persistence;
   if (persistence === null || (message.qos === 0 && !message.retain && c.publishChain === null)) {
-    // Nothing to keep: route and acknowledge now.
-    acknowledge(host, c, message, packetId, host.router.publish(message, c.session!.handle, c.clientHash));
+    // Nothing to keep: route and acknowledge now (or once accepted elsewhere).
+    acknowledgeRouted(host, c, message, packetId, host.router.publish(message, c.session!.handle, c.clientHash));
     return;
   }
   // With a store, what must be kept is stored before the message is delivered or acknowledged
@@ -226,7 +233,7 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
     // Nothing stored unless a persistent session gets it: then this is the plain fast path.
     const done = host.router.publishOrRoute(message, c.session!.handle, c.clientHash, persistence.keeps);
     if (typeof done === 'number') {
-      acknowledge(host, c, message, packetId, done);
+      acknowledgeRouted(host, c, message, packetId, done);
       return;
     }
     routed = done;
@@ -249,6 +256,9 @@ function storeFirst(host: HandlerHost, c: Client, message: Message, packetId: nu
   const persistence = host.persistence!;
   const session = c.session!;
   const waits: Promise<void>[] = [];
+  // Accepted by the cluster's other nodes it crossed to (QoS 1/2): waited for like a store.
+  const elsewhere = message.qos > 0 ? host.ackGates.take(message) : undefined;
+  if (elsewhere) waits.push(elsewhere);
   const kept = persistence.messageRouted(message, routed);
   if (kept) waits.push(kept);
   if (message.retain) waits.push(persistence.retained(message));
@@ -265,6 +275,19 @@ function storeFirst(host: HandlerHost, c: Client, message: Message, packetId: nu
   return { stored: waits.length === 0 ? undefined : waits.length === 1 ? waits[0] : Promise.all(waits), finish };
 }
 
+/** Acknowledges a message already routed and delivered: at once, or, when it must first be
+ * accepted elsewhere (another node of the cluster), behind that and the messages before it. */
+function acknowledgeRouted(host: HandlerHost, c: Client, message: Message, packetId: number, matched: number): void {
+  const elsewhere = message.qos > 0 ? host.ackGates.take(message) : undefined;
+  const before = c.publishChain;
+  if (elsewhere === undefined && before === null) {
+    acknowledge(host, c, message, packetId, matched);
+    return;
+  }
+  const gate = before === null ? elsewhere! : elsewhere === undefined ? before : Promise.all([before, elsewhere]);
+  chain(host, c, gate.then(() => acknowledge(host, c, message, packetId, matched)));
+}
+
 /** Appends to the connection's publish pipeline; bounded: reading pauses while it is long. */
 function chain(host: HandlerHost, c: Client, p: Promise<void>): void {
   const max = host.config.limits.receiveMaximum;
@@ -275,8 +298,8 @@ function chain(host: HandlerHost, c: Client, p: Promise<void>): void {
     (err: unknown) => {
       settle(c, link, max);
       // Not acknowledged, so not lost: the client keeps the message and sends it again.
-      host.log.error('store failed; message not acknowledged', { clientId: c.clientId, err });
-      c.disconnectWith(RC.UNSPECIFIED_ERROR, 'protocol_error', 'message could not be stored');
+      host.log.error('message not stored or not accepted by another node; not acknowledged', { clientId: c.clientId, err });
+      c.disconnectWith(RC.UNSPECIFIED_ERROR, 'protocol_error', 'message could not be stored or handed to another node');
     },
   );
   c.publishChain = link;

@@ -1,0 +1,177 @@
+// QosStream: how QoS 1/2 messages cross nodes (main thread), a part of the ClusterLink.
+// - They go through a JetStream stream (SPINDLE_QOS, subjects `spindle.q.<to>.<from>`, work
+//   queue, file storage, replicated like the configuration bucket), not core NATS: a frame is
+//   stored by NATS before the publishers of its messages are acknowledged (their PUBACK/PUBREC
+//   waits for the stream's), so a message acknowledged is one the cluster has.
+// - Each node consumes its own subject through a durable consumer (`node-<name>`), routes each
+//   frame here, and acknowledges it to the stream only once routed (and stored, for persistent
+//   sessions); a frame not routed (no worker running) is delivered again. So a node that was away
+//   (restarting, or NATS lost) gets what was sent to it meanwhile when it is back.
+// - A publish retried after a timeout carries the same message id (`Nats-Msg-Id`): the stream
+//   keeps it once.
+// - QoS 0 messages keep to core NATS (ClusterLink): at most once, as MQTT says.
+import { AckPolicy, DeliverPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+
+import type { Logger } from '../log/index.ts';
+import { token, untoken } from './names.ts';
+import type { ClusterPart, ClusterPartContext } from './part.ts';
+
+export const QOS_STREAM = 'SPINDLE_QOS';
+/** A frame not taken by its node within this long is dropped by the stream (a node gone for good). */
+const MAX_AGE_MS = 24 * 3600_000;
+const MAX_BYTES = 1024 * 1024 * 1024;
+/** Each try of a publish waits this long for the stream; a frame is given up after TRIES. */
+const PUBLISH_TIMEOUT_MS = 5000;
+const TRIES = 3;
+/** A frame a node took and neither acknowledged nor refused within this long is delivered again. */
+const ACK_WAIT_MS = 30_000;
+const RETRY_MS = 1000;
+/** How long start waits for JetStream to answer. */
+const READY_MS = 30_000;
+const nanos = (ms: number) => ms * 1_000_000;
+
+export interface QosStreamCounters {
+  /** Frames the stream stored for another node, and the ones it could not take (their
+   * publishers were not acknowledged). */
+  storedFrames: number;
+  storeFailures: number;
+  /** Frames taken from this node's subject and routed here; delivered again after a failure. */
+  consumedFrames: number;
+  redelivered: number;
+  routeFailures: number;
+}
+
+export class QosStream implements ClusterPart {
+  readonly name = 'qos';
+  readonly counters: QosStreamCounters = { storedFrames: 0, storeFailures: 0, consumedFrames: 0, redelivered: 0, routeFailures: 0 };
+  private js: JetStreamClient | null = null;
+  private jsm: JetStreamManager | null = null;
+  private log: Logger;
+  private nodeName = '';
+  private closed = false;
+  private stopConsumer: (() => void) | null = null;
+  private consuming: Promise<void> = Promise.resolve();
+  private readonly msgPrefix = `${Date.now().toString(36)}.${process.pid}`;
+  private msgSeq = 0;
+
+  /** `route` routes the messages of a frame from `source` here, in order with its others. */
+  constructor(log: Logger, private readonly route: (source: string, data: Uint8Array) => Promise<void>) {
+    this.log = log;
+  }
+
+  async start(ctx: ClusterPartContext): Promise<void> {
+    this.log = ctx.log.named('qos');
+    this.nodeName = ctx.nodeName;
+    // A clustered JetStream elects its leader first (some seconds on a node just started).
+    const deadline = Date.now() + READY_MS;
+    for (;;) {
+      try {
+        this.jsm = await jetstreamManager(ctx.nc);
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`the cluster needs JetStream, which did not answer within ${READY_MS / 1000} s: ${(err as Error).message}`, { cause: err });
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    this.js = jetstream(ctx.nc);
+    await this.ensureStream(Math.min(3, ctx.runningPeers().length + 1));
+    this.consuming = this.consume();
+  }
+
+  /** Stores a frame for `node`; resolves once the stream has it, rejects when it could not. */
+  async send(node: string, frame: Uint8Array): Promise<void> {
+    const js = this.js;
+    if (!js) throw new Error('the cluster is not joined');
+    const msgID = `${this.msgPrefix}.${++this.msgSeq}`;
+    const subject = `spindle.q.${token(node)}.${token(this.nodeName)}`;
+    let last: unknown;
+    for (let i = 0; i < TRIES && !this.closed; i++) {
+      try {
+        await js.publish(subject, frame, { msgID, timeout: PUBLISH_TIMEOUT_MS });
+        this.counters.storedFrames++;
+        return;
+      } catch (err) {
+        last = err;
+      }
+    }
+    this.counters.storeFailures++;
+    this.log.warn('cluster: QoS 1/2 messages for another node were not stored by NATS; their publishers are not acknowledged', { node, err: last });
+    throw new Error('NATS did not store the messages for another node', { cause: last });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopConsumer?.();
+    await this.consuming;
+  }
+
+  private async ensureStream(replicas: number): Promise<void> {
+    const jsm = this.jsm!;
+    const config = {
+      name: QOS_STREAM,
+      subjects: ['spindle.q.>'],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      discard: DiscardPolicy.Old,
+      max_age: nanos(MAX_AGE_MS),
+      max_bytes: MAX_BYTES,
+      duplicate_window: nanos(120_000),
+    };
+    try {
+      await jsm.streams.info(QOS_STREAM);
+      return;
+    } catch {
+      // not there yet: made below
+    }
+    try {
+      await jsm.streams.add({ ...config, num_replicas: replicas });
+    } catch (err) {
+      try {
+        // Made meanwhile by another node, or fewer JetStream servers than replicas asked for.
+        await jsm.streams.info(QOS_STREAM);
+      } catch {
+        this.log.warn('QoS stream with replicas refused; one replica', { err: (err as Error).message });
+        await jsm.streams.add({ ...config, num_replicas: 1 });
+      }
+    }
+  }
+
+  /** Takes this node's frames as long as the part runs; the consumer (and the stream) are made
+   * again when NATS lost them. */
+  private async consume(): Promise<void> {
+    const durable = `node-${token(this.nodeName)}`;
+    while (!this.closed) {
+      try {
+        await this.ensureStream(1);
+        await this.jsm!.consumers.add(QOS_STREAM, {
+          durable_name: durable,
+          filter_subject: `spindle.q.${token(this.nodeName)}.>`,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: nanos(ACK_WAIT_MS),
+          max_ack_pending: 256,
+        });
+        const consumer = await this.js!.consumers.get(QOS_STREAM, durable);
+        const messages = await consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
+        this.stopConsumer = () => void messages.stop();
+        if (this.closed) messages.stop();
+        for await (const m of messages) {
+          if (m.redelivered) this.counters.redelivered++;
+          const source = untoken(m.subject.slice(m.subject.lastIndexOf('.') + 1));
+          this.route(source, m.data).then(() => {
+            this.counters.consumedFrames++;
+            m.ack();
+          }, (err: unknown) => {
+            this.counters.routeFailures++;
+            this.log.warn('cluster: QoS 1/2 messages from another node not routed here; delivered again', { node: source, err });
+            m.nak(RETRY_MS);
+          });
+        }
+      } catch (err) {
+        if (this.closed) break;
+        this.log.warn('cluster: the QoS stream consumer stopped; starting it again', { err: (err as Error).message });
+      }
+      if (!this.closed) await new Promise((r) => setTimeout(r, RETRY_MS));
+    }
+  }
+}
