@@ -41,7 +41,7 @@ import { logTopicRoutes } from './routes/log-topics.ts';
 import { TraceManager } from '../trace/trace-manager.ts';
 import { traceRoutes } from './routes/traces.ts';
 import { commandRoutes } from './routes/commands.ts';
-import { CommandManager } from '../commands/manager.ts';
+import { COMMAND_KIND, CommandManager } from '../commands/manager.ts';
 import { registerCommandMetrics } from '../commands/metrics.ts';
 import type { BrokerInfo } from '../commands/types.ts';
 import { topicFilterProblem } from '../auth/topic-filter.ts';
@@ -157,6 +157,8 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     })),
   };
   const commands = new CommandManager(supervisor, store, log.named('commands'), { maxTopicLevels: config.limits.maxTopicLevels, maxPayload: config.limits.maxPacketSize }, brokerInfo);
+  // In a cluster a command that brings records in runs on one node at a time (its lease's holder).
+  if (cluster) commands.useLeases(cluster.leases);
   await commands.load();
   registerCommandMetrics(registry, commands);
   // The control platform: its applications answer first in the authentication chain.
@@ -184,7 +186,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     () => commands.close(),
   ];
   if (sync && cluster) {
-    registerReplicatedKinds(sync, { auth, sources, rules, policies, processors, logTopics, endpoints: supervisor.endpoints });
+    registerReplicatedKinds(sync, { auth, sources, rules, policies, processors, logTopics, commands, endpoints: supervisor.endpoints });
     await cluster.addPart(sync);
     // Closed first: no change from another node reaches a manager that is closing.
     closers.push(() => sync.close());
@@ -225,15 +227,16 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
 
 /**
  * The configuration objects replicated across the cluster's nodes, and the manager that applies
- * each change made on another node. Not replicated: commands and bridges (an inbound one running
- * on every node would bring each message in once per node), the control platform's records and
+ * each change made on another node (commands run on one node at a time: their leases). Not
+ * replicated: bridges (an inbound one running on every node would bring each message in once per
+ * node, and their client ids would clash: they need leases too), the control platform's records and
  * the licence (kept in memory by their owners, no apply path yet), the JWT signing secret and the
  * configuration file's admin user (per node), node-specific state (local and proxy subscriptions,
  * alerts firing).
  */
 function registerReplicatedKinds(sync: ConfigSync, m: {
   auth: AdminAuth; sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager; logTopics: LogTopicManager;
-  endpoints: Supervisor['endpoints'];
+  commands: CommandManager; endpoints: Supervisor['endpoints'];
 }): void {
   sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
   sync.register({ kind: 'admin-user', apply: async (id, doc) => m.auth.applyStored(id, doc as never), local: (id) => id === m.auth.configUsername });
@@ -242,6 +245,7 @@ function registerReplicatedKinds(sync: ConfigSync, m: {
   for (const kind of ['auth', 'acl'] as const) sync.register({ kind: POLICY_STORE_KIND[kind], apply: (id, doc) => m.policies.applyStored(kind, id, doc as never) });
   for (const kind of ['script', 'extension'] as const) sync.register({ kind, apply: async (id, doc) => m.processors.applyStored(kind, id, doc as never) });
   sync.register({ kind: 'log-topic', apply: (id, doc) => m.logTopics.applyStored(id, doc as never) });
+  sync.register({ kind: COMMAND_KIND, apply: (id, doc) => m.commands.applyStored(id, doc as never) });
   // Read from the store at each request: the stored document is all there is to apply.
   sync.register({ kind: 'dashboard', apply: async () => undefined });
 }

@@ -25,6 +25,7 @@ import type { NodeClaimsPart } from './claims.ts';
 import type { SessionAdoption } from './adoption.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { QosStream } from './qos-stream.ts';
+import { Leases } from './leases.ts';
 
 export type { ClusterPart, ClusterPartContext } from './part.ts';
 
@@ -130,13 +131,16 @@ export class ClusterLink {
   claims: NodeClaimsPart | null = null;
   /** Sessions of nodes that went down (set by createCluster). */
   adoption: SessionAdoption | null = null;
+  /** Objects that run on one node at a time (commands). */
+  readonly leases: Leases;
   readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0 };
   /** Whether the connection to NATS is up now. */
   natsUp = false;
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {
     this.qos = new QosStream(log, (source, data) => this.routeFrame(source, data));
-    this.parts.push(this.qos);
+    this.leases = new Leases(log);
+    this.parts.push(this.qos, this.leases);
   }
 
   /** Before the supervisor starts: the routing core keeps the local interest from the start. */

@@ -2,7 +2,9 @@
 // 'command' (with their passwords, so a consumer reconnects after a restart; nothing it answers
 // holds one), validates a command against its type (registry.ts) and the MQTT mapping, runs one
 // CommandRunner per command while it is enabled (started at load, i.e. at broker start), and
-// stops them all at close, before the broker shuts down.
+// stops them all at close, before the broker shuts down. In a cluster (leases given) a command
+// that publishes into the broker runs on one node at a time, the one holding its lease; a
+// registration (it publishes nothing: each node registers itself) runs on every node.
 import { randomBytes } from 'node:crypto';
 
 import type { Logger } from '../log/index.ts';
@@ -46,7 +48,19 @@ export interface CommandRuntime extends RunnerStatus {
   name: string;
   type: CommandType;
   enabled: boolean;
+  /** In a cluster: the node running it (null: none known); absent without a cluster. */
+  runningOn?: string | null;
 }
+
+/** Runs each leased object on one node of a cluster at a time (src/cluster/leases.ts). */
+export interface CommandLeases {
+  want(key: string, holder: { granted(): void; lost(): void }): void;
+  /** Stopped here already: gives the lease up, if held, so another node takes over. */
+  release(key: string): Promise<void>;
+  owner(key: string): string | null;
+}
+
+const leaseKey = (id: string) => `command.${id}`;
 
 interface Live {
   doc: CommandDoc;
@@ -57,6 +71,7 @@ interface Live {
 
 export class CommandManager {
   private readonly commands = new Map<string, Live>();
+  private leases: CommandLeases | null = null;
 
   constructor(
     private readonly host: PublishHost,
@@ -66,19 +81,58 @@ export class CommandManager {
     private readonly broker: BrokerInfo,
   ) {}
 
+  /** In a cluster, before load: commands that publish run where their lease is held. */
+  useLeases(leases: CommandLeases): void {
+    this.leases = leases;
+  }
+
   /** Reads the stored commands and starts the enabled ones. */
   async load(): Promise<void> {
-    for (const { doc } of await this.store.listAdmin<CommandDoc>(COMMAND_KIND)) {
-      try {
-        const runner = this.runner(doc);
-        this.commands.set(doc.id, { doc, runner });
-        if (doc.enabled) runner.start();
-      } catch (err) {
-        const invalid = (err as Error).message;
-        this.log.error('stored command cannot run; kept disabled', { command: doc.id, name: doc.name, error: invalid });
-        this.commands.set(doc.id, { doc: { ...doc, enabled: false }, runner: null, invalid });
-      }
+    for (const { doc } of await this.store.listAdmin<CommandDoc>(COMMAND_KIND)) this.install(doc);
+  }
+
+  /** A command added, changed or removed on another node of the cluster (`doc` null: removed),
+   * applied here as this node's API would (the store is written by the caller). */
+  async applyStored(id: string, doc: CommandDoc | null): Promise<void> {
+    const live = this.commands.get(id);
+    if (live) {
+      await this.halt(live);
+      this.commands.delete(id);
     }
+    if (doc !== null) this.install(doc);
+  }
+
+  private install(doc: CommandDoc): void {
+    try {
+      const live: Live = { doc, runner: this.runner(doc) };
+      this.commands.set(doc.id, live);
+      if (doc.enabled) this.run(live);
+    } catch (err) {
+      const invalid = (err as Error).message;
+      this.log.error('stored command cannot run; kept disabled', { command: doc.id, name: doc.name, error: invalid });
+      this.commands.set(doc.id, { doc: { ...doc, enabled: false }, runner: null, invalid });
+    }
+  }
+
+  /** Starts a command: here, or, in a cluster, on the node holding its lease. */
+  private run(live: Live): void {
+    const runner = live.runner!;
+    if (this.leases === null || commandType(live.doc.type)?.publishes === false) {
+      runner.start();
+      return;
+    }
+    this.leases.want(leaseKey(live.doc.id), {
+      granted: () => {
+        if (live.runner === runner && live.doc.enabled) runner.start();
+      },
+      lost: () => void runner.stop(),
+    });
+  }
+
+  /** Stops a command here (and gives its lease up, after it stopped). */
+  private async halt(live: Live): Promise<void> {
+    await live.runner?.stop();
+    await this.leases?.release(leaseKey(live.doc.id));
   }
 
   async add(input: NewCommand): Promise<CommandView> {
@@ -89,8 +143,9 @@ export class CommandManager {
     const doc: CommandDoc = { id, name, type: this.checkType(input.type), config: input.config, enabled: input.enabled ?? true, createTime: new Date().toISOString() };
     const runner = this.runner(doc);
     await this.store.putAdmin(COMMAND_KIND, id, doc);
-    this.commands.set(id, { doc, runner });
-    if (doc.enabled) runner.start();
+    const live: Live = { doc, runner };
+    this.commands.set(id, live);
+    if (doc.enabled) this.run(live);
     this.log.info('command added', { command: id, name, type: doc.type, enabled: doc.enabled });
     return this.view(this.commands.get(id)!);
   }
@@ -108,15 +163,15 @@ export class CommandManager {
     const doc: CommandDoc = { ...live.doc, name: change.name ?? live.doc.name, config, enabled: change.enabled ?? live.doc.enabled };
     const runner = this.runner(doc);
     await this.store.putAdmin(COMMAND_KIND, id, doc);
-    await live.runner?.stop();
+    await this.halt(live);
     Object.assign(live, { doc, runner, invalid: undefined });
-    if (doc.enabled) runner.start();
+    if (doc.enabled) this.run(live);
     return this.view(live);
   }
 
   async delete(id: string): Promise<void> {
     const live = this.get(id);
-    await live.runner?.stop();
+    await this.halt(live);
     this.commands.delete(id);
     await this.store.deleteAdmin(COMMAND_KIND, id);
     this.log.info('command deleted', { command: id });
@@ -131,9 +186,9 @@ export class CommandManager {
       await this.store.putAdmin(COMMAND_KIND, id, live.doc);
     }
     if (enabled) {
-      if (live.runner.status().state === 'failed') await live.runner.stop();
-      live.runner.start();
-    } else await live.runner.stop();
+      if (live.runner.status().state === 'failed') await this.halt(live);
+      this.run(live);
+    } else await this.halt(live);
     return this.view(live);
   }
 
@@ -155,13 +210,15 @@ export class CommandManager {
   /** Stops every command (at broker shutdown): consumers close, nothing more is acknowledged,
    * registrations deregister (each close is bounded: 10 s). */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.commands.values()].map((l) => l.runner?.stop()));
+    await Promise.allSettled([...this.commands.values()].map((l) => this.halt(l)));
   }
 
   private runtimeOf(live: Live): CommandRuntime {
     const { id, name, type, enabled } = live.doc;
     const status: RunnerStatus = live.runner?.status() ?? { state: 'failed', since: live.doc.createTime, lastError: live.invalid ?? null, lastErrorAt: null, reconnects: 0, lag: null, ...emptyCounters(), details: null };
-    return { id, name, type, enabled, ...status };
+    const runtime: CommandRuntime = { id, name, type, enabled, ...status };
+    if (this.leases !== null) runtime.runningOn = commandType(type)?.publishes === false ? null : this.leases.owner(leaseKey(id));
+    return runtime;
   }
 
   private view(live: Live): CommandView {
