@@ -364,6 +364,9 @@ export class ClusterRetained implements ClusterPart {
       };
       const sub = nc.subscribe(inbox, { callback: (err, m) => {
         if (err) return done(false);
+        // NATS's "no responders" (a status message, no data): the peer is not listening yet
+        // (just starting); tried again like a timeout, but at once.
+        if (m.data.length === 0) return done(false);
         arm();
         if (this.merge(m.data, node)) done(true);
       } });
