@@ -58,6 +58,7 @@ async function main(): Promise<void> {
   let bridges: BridgeManager | null = null;
   if (!admin && config.bridges.length > 0) {
     bridges = new BridgeManager(supervisor, null, log, config.nodeName);
+    if (cluster) bridges.useLeases(cluster.leases);
     await bridges.load(config.bridges);
   }
   log.info('spindle started', { workers: config.workers, ...ports, admin: admin?.port, node: config.nodeName });

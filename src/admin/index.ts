@@ -45,7 +45,7 @@ import { COMMAND_KIND, CommandManager } from '../commands/manager.ts';
 import { registerCommandMetrics } from '../commands/metrics.ts';
 import type { BrokerInfo } from '../commands/types.ts';
 import { topicFilterProblem } from '../auth/topic-filter.ts';
-import { BridgeManager } from '../bridges/manager.ts';
+import { BRIDGE_KIND, BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
 import { bridgeRoutes } from './routes/bridges.ts';
 import { ControlPlatform } from '../platform/platform.ts';
@@ -141,6 +141,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const traces = new TraceManager(supervisor, log);
   // MQTT bridges: the configuration file's and the stored ones.
   const bridges = new BridgeManager(supervisor, store, log, config.nodeName);
+  if (cluster) bridges.useLeases(cluster.leases);
   await bridges.load(config.bridges);
   registerBridgeMetrics(registry, bridges);
   if (cluster) registerClusterMetrics(registry, cluster);
@@ -186,7 +187,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     () => commands.close(),
   ];
   if (sync && cluster) {
-    registerReplicatedKinds(sync, { auth, sources, rules, policies, processors, logTopics, commands, endpoints: supervisor.endpoints });
+    registerReplicatedKinds(sync, { auth, sources, rules, policies, processors, logTopics, commands, bridges, endpoints: supervisor.endpoints });
     await cluster.addPart(sync);
     // Closed first: no change from another node reaches a manager that is closing.
     closers.push(() => sync.close());
@@ -227,16 +228,15 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
 
 /**
  * The configuration objects replicated across the cluster's nodes, and the manager that applies
- * each change made on another node (commands run on one node at a time: their leases). Not
- * replicated: bridges (an inbound one running on every node would bring each message in once per
- * node, and their client ids would clash: they need leases too), the control platform's records and
+ * each change made on another node (commands and bridges run on one node at a time: their
+ * leases). Not replicated: the control platform's records and
  * the licence (kept in memory by their owners, no apply path yet), the JWT signing secret and the
  * configuration file's admin user (per node), node-specific state (local and proxy subscriptions,
  * alerts firing).
  */
 function registerReplicatedKinds(sync: ConfigSync, m: {
   auth: AdminAuth; sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager; logTopics: LogTopicManager;
-  commands: CommandManager; endpoints: Supervisor['endpoints'];
+  commands: CommandManager; bridges: BridgeManager; endpoints: Supervisor['endpoints'];
 }): void {
   sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
   sync.register({ kind: 'admin-user', apply: async (id, doc) => m.auth.applyStored(id, doc as never), local: (id) => id === m.auth.configUsername });
@@ -246,6 +246,7 @@ function registerReplicatedKinds(sync: ConfigSync, m: {
   for (const kind of ['script', 'extension'] as const) sync.register({ kind, apply: async (id, doc) => m.processors.applyStored(kind, id, doc as never) });
   sync.register({ kind: 'log-topic', apply: (id, doc) => m.logTopics.applyStored(id, doc as never) });
   sync.register({ kind: COMMAND_KIND, apply: (id, doc) => m.commands.applyStored(id, doc as never) });
+  sync.register({ kind: BRIDGE_KIND, apply: (id, doc) => m.bridges.applyStored(id, doc as never) });
   // Read from the store at each request: the stored document is all there is to apply.
   sync.register({ kind: 'dashboard', apply: async () => undefined });
 }

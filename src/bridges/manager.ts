@@ -3,7 +3,10 @@
 // (stored as admin documents of kind 'bridge'; a stored one whose name a file bridge has is
 // skipped and logged). A running bridge has a handle: its local filters are routing-core entries
 // under it, every worker knows the set of bridge handles (sent whole, also to a restarted worker),
-// and the messages the workers post for a handle go to that bridge's outbound queue.
+// and the messages the workers post for a handle go to that bridge's outbound queue. In a cluster
+// (leases given) each bridge runs on one node at a time, the one holding its lease: one
+// connection to the remote broker, each inbound message brought in once; messages published on
+// other nodes reach it through the cluster (its local filters are this node's interest).
 import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { BatchMessage } from '../worker/messages.ts';
@@ -50,12 +53,26 @@ export interface BridgeRuntime extends BridgeStatus {
   messagesIn: number;
   messagesOut: number;
   dropped: Record<DropReason, number>;
+  /** In a cluster: the node running it (null: none known); absent without a cluster. */
+  runningOn?: string | null;
 }
+
+/** Runs each leased object on one node of a cluster at a time (src/cluster/leases.ts). */
+export interface BridgeLeases {
+  want(key: string, holder: { granted(): void; lost(): void }): void;
+  /** Stopped here already: gives the lease up, if held, so another node takes over. */
+  release(key: string): Promise<void>;
+  owner(key: string): string | null;
+}
+
+const leaseKey = (name: string) => `bridge.${name}`;
+export const BRIDGE_KIND = KIND;
 
 export class BridgeManager {
   private readonly entries = new Map<string, Entry>();
   private readonly byHandle = new Map<number, Bridge>();
   private closed = false;
+  private leases: BridgeLeases | null = null;
 
   constructor(
     private readonly host: BridgeHost,
@@ -68,6 +85,30 @@ export class BridgeManager {
     host.onWorkerReady((worker) => {
       host.call(worker, 'bridges.set', { handles: [...this.byHandle.keys()] }).catch((err: unknown) => this.log.error('bridges not installed on a restarted worker', { worker, err }));
     });
+  }
+
+  /** In a cluster, before load: each bridge runs where its lease is held. */
+  useLeases(leases: BridgeLeases): void {
+    this.leases = leases;
+  }
+
+  /** A bridge added, changed or removed on another node of the cluster (`doc` null: removed),
+   * applied here as this node's API would (the store is written by the caller). */
+  async applyStored(name: string, doc: { config: unknown; createTime: string } | null): Promise<void> {
+    const e = this.entries.get(name);
+    if (e?.source === 'config') {
+      this.log.error('a bridge from another node has the name of a bridge of the configuration file; the file wins', { name });
+      return;
+    }
+    if (e) {
+      await this.halt(e);
+      this.entries.delete(name);
+    }
+    if (doc === null) return;
+    const config = parseBridgeConfig(doc.config);
+    const entry: Entry = { config, source: 'api', createTime: doc.createTime, counters: new BridgeCounters(), running: null, startError: null };
+    this.entries.set(name, entry);
+    if (config.enabled) await this.start(entry);
   }
 
   /** Starts the file's bridges, then the stored ones. A bridge that fails to start is kept, not
@@ -148,11 +189,13 @@ export class BridgeManager {
    * not until the broker restarts, when the file decides again. */
   async setEnabled(name: string, enabled: boolean): Promise<BridgeView> {
     const e = this.entry(name);
+    const changed = e.config.enabled !== enabled;
     if (enabled && e.running === null) {
       this.checkStartable(e.config);
+      e.config = { ...e.config, enabled };
       await this.start(e);
     } else if (!enabled) await this.halt(e);
-    if (e.config.enabled !== enabled) {
+    if (changed) {
       e.config = { ...e.config, enabled };
       if (e.source === 'api') await this.store?.putAdmin(KIND, name, { config: e.config, createTime: e.createTime });
     }
@@ -163,7 +206,9 @@ export class BridgeManager {
     const list = name === undefined ? [...this.entries.values()] : [this.entry(name)];
     return list.map((e) => {
       const status: BridgeStatus = e.running?.status() ?? { state: 'stopped', connectedSince: null, lastError: e.startError, lastErrorAt: null, queued: 0, inflight: 0, subscribed: false, inboundWaiting: 0 };
-      return { name: e.config.name, source: e.source, enabled: e.config.enabled, ...status, messagesIn: e.counters.in, messagesOut: e.counters.out, dropped: { ...e.counters.dropped } };
+      const r: BridgeRuntime = { name: e.config.name, source: e.source, enabled: e.config.enabled, ...status, messagesIn: e.counters.in, messagesOut: e.counters.out, dropped: { ...e.counters.dropped } };
+      if (this.leases !== null) r.runningOn = this.leases.owner(leaseKey(e.config.name));
+      return r;
     });
   }
 
@@ -172,7 +217,20 @@ export class BridgeManager {
     await Promise.all([...this.entries.values()].map((e) => this.halt(e)));
   }
 
+  /** Starts a bridge: here, or, in a cluster, on the node holding its lease. */
   private async start(e: Entry): Promise<void> {
+    if (this.closed) return;
+    if (this.leases === null) return this.startHere(e);
+    this.leases.want(leaseKey(e.config.name), {
+      granted: () => {
+        if (this.entries.get(e.config.name) !== e || !e.config.enabled || e.running) return;
+        this.startHere(e).catch((err: unknown) => this.log.error('bridge failed to start', { bridge: e.config.name, err }));
+      },
+      lost: () => void this.stopHere(e),
+    });
+  }
+
+  private async startHere(e: Entry): Promise<void> {
     if (this.closed) return;
     const bridge = new Bridge(e.config, this.host.newHandle(), e.counters, { nodeName: this.nodeName, log: this.log, publishBatch: (m, p) => this.host.publishBatch(m, p) });
     try {
@@ -190,8 +248,14 @@ export class BridgeManager {
     if (filters.length > 0) this.host.subscribeRule(bridge.handle, filters);
   }
 
-  /** Stops a running bridge: its filters leave the routing core, then the connection closes. */
+  /** Stops a bridge here, and gives its lease up (after it stopped) in a cluster. */
   private async halt(e: Entry): Promise<void> {
+    await this.stopHere(e);
+    await this.leases?.release(leaseKey(e.config.name));
+  }
+
+  /** Stops a running bridge: its filters leave the routing core, then the connection closes. */
+  private async stopHere(e: Entry): Promise<void> {
     const bridge = e.running;
     if (!bridge) return;
     e.running = null;

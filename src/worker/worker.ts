@@ -152,11 +152,13 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
   ruleMatched(handle, m, publisher) {
-    // A message from another node of the cluster: its own node ran its rules, log topics and
-    // bridges (the same everywhere: the configuration is replicated), so they fire once.
-    if (bridges.fromOtherNode(publisher)) return;
-    if (logTopics.has(handle)) logTopics.matched(handle, m, publisher);
-    else if (bridges.has(handle)) bridges.matched(handle, m, publisher);
+    // Bridges (and the cluster's node handles) run on one node of a cluster: they take messages
+    // from every node.
+    if (bridges.has(handle)) bridges.matched(handle, m, publisher);
+    // A message from another node of the cluster: its own node ran its rules and log topics (the
+    // same everywhere: the configuration is replicated), so they fire once.
+    else if (bridges.fromOtherNode(publisher)) return;
+    else if (logTopics.has(handle)) logTopics.matched(handle, m, publisher);
     else rules.ruleMatched(handle, m, publisher);
   },
   workerId,
