@@ -30,6 +30,7 @@ import { createCounters, EndpointCounters } from './endpoint-counters.ts';
 import { createFailureTable } from '../auth/failure-limiter.ts';
 import { NO_PROCESSORS, type ProcessorState } from '../scripts/types.ts';
 import { NO_POLICIES, type PolicyQuestion, type PolicyReply, type PolicyState } from '../policies/channel.ts';
+import { MAX_NODE_SLOTS } from '../store/message-id.ts';
 
 /** A worker's ticket for the QoS 1/2 messages of one tick that went to other nodes. */
 export interface ClusterTicket {
@@ -86,6 +87,7 @@ export class Supervisor {
   private sweepTimer: NodeJS.Timeout | null = null;
   /** The main thread's own store handle (restore at start, expiry sweeps); null with MEMORY. */
   private store: Store | null = null;
+  private slotOfNode = 0;
   readonly startedAt = Date.now();
   private rpcSeq = 0;
   private nextPublishWorker = 0;
@@ -242,7 +244,12 @@ export class Supervisor {
     let sessions = await store.loadSessions();
     // Nodes of a cluster may share one database: each restores its own sessions only (those of a
     // node that went down are adopted by another: adoptSessions).
-    if (this.config.cluster.enabled && sharedStore(store)) sessions = sessions.filter((s) => s.node === undefined || s.node === this.config.nodeName);
+    if (this.config.cluster.enabled && sharedStore(store)) {
+      sessions = sessions.filter((s) => s.node === undefined || s.node === this.config.nodeName);
+      // Its slot makes the message ids this node stores unique among the nodes sharing the store.
+      if (store.claimNodeSlot) this.slotOfNode = await store.claimNodeSlot(this.config.nodeName, MAX_NODE_SLOTS);
+      this.log.info('node slot in the shared store', { slot: this.slotOfNode });
+    }
     this.log.info('store opened', { type: store.kind, sessions: sessions.length, retained: this.retained.size });
     return sessions;
   }
@@ -283,7 +290,7 @@ export class Supervisor {
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
     const worker = spawnTsWorker(
       WORKER_ENTRY,
-      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, restore, authFailures: this.authFailures, policies: this.policyState, processors: this.processorState },
+      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, nodeSlot: this.slotOfNode, restore, authFailures: this.authFailures, policies: this.policyState, processors: this.processorState },
       // A small nursery: message objects live and die in it, in the CPU caches (see the key).
       // With the log store on, the worker's stdout comes here (one writer for the files).
       { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration }, stdout: this.logStore !== null },
@@ -604,6 +611,11 @@ export class Supervisor {
   }
 
   /** The opened store (null with MEMORY, where the broker keeps nothing). */
+  /** This node's slot in a store the cluster's nodes share (0: a store of its own). */
+  get nodeSlot(): number {
+    return this.slotOfNode;
+  }
+
   get openedStore(): Store | null {
     return this.store;
   }

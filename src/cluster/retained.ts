@@ -21,6 +21,7 @@ import { createInbox, type Msg, type NatsConnection, type Subscription } from '@
 
 import { readRecord, recordReceivedAt, toRecord, type Message } from '../broker/message.ts';
 import type { StoredMessage } from '../store/types.ts';
+import { MAIN_THREAD, MessageIds } from '../store/message-id.ts';
 import { token, untoken } from './names.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { decodeRetained, encodeRetained, type RetainedEntry } from './retained-frames.ts';
@@ -56,6 +57,8 @@ export interface RetainedHost {
   /** The main thread's Store handle (null with MEMORY). */
   readonly openedStore: { setRetained(topic: string, message: StoredMessage): Promise<void>; deleteRetained(topic: string): Promise<void> } | null;
   onRetainedChanges(fn: (items: LocalRetainedChange[]) => void): void;
+  /** This node's slot in a shared store (message ids), known once the store is open. */
+  readonly nodeSlot: number;
 }
 
 export interface RetainedCounters {
@@ -103,8 +106,7 @@ export class ClusterRetained implements ClusterPart {
   /** Catch-up replies being waited for (given up on close). */
   private readonly waiting = new Set<(ok: boolean) => void>();
   private closed = false;
-  private idMs = 0;
-  private idCounter = 0;
+  private ids: MessageIds | null = null;
 
   constructor(private readonly host: RetainedHost, nodeName: string) {
     this.tag = BigInt(nodeTag(nodeName));
@@ -255,18 +257,10 @@ export class ClusterRetained implements ClusterPart {
     if (store) store.setRetained(e.topic, { id: this.nextStoreId(), topic: e.topic, payload, qos: msg.qos, retain: true, properties: props, expiresAt: msg.expiresAt }).catch((err: unknown) => this.storeFailed(e.topic, err));
   }
 
-  /** A store-wide unique id as Persistence.nextMessageId makes them (ms, worker, counter), with
-   * worker number 255 (one no worker has below the maximum of 256 workers). */
+  /** A store-wide unique id as the workers make them (store/message-id.ts), as the main thread. */
   private nextStoreId(): bigint {
-    const now = Date.now();
-    if (now > this.idMs) {
-      this.idMs = now;
-      this.idCounter = 0;
-    } else if (++this.idCounter >= 1 << 14) {
-      this.idMs++;
-      this.idCounter = 0;
-    }
-    return (BigInt(this.idMs) << 22n) | (0xffn << 14n) | BigInt(this.idCounter);
+    this.ids ??= new MessageIds(this.host.nodeSlot, MAIN_THREAD);
+    return this.ids.next();
   }
 
   private storeFailed(topic: string, err: unknown): void {

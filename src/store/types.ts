@@ -137,6 +137,13 @@ export interface StoreStats {
 export interface Store {
   /** Connects, creates or migrates the schema (versioned migrations), and is ready for use. */
   open(): Promise<void>;
+  /**
+   * This node's slot (0..max-1) in a store the nodes of a cluster share, held by its name (the
+   * same one at every start): message ids carry it, so two nodes never make the same id
+   * (store/message-id.ts). Only the SQL stores, which nodes may share, have it. Rejects when
+   * every slot is taken.
+   */
+  claimNodeSlot?(node: string, max: number): Promise<number>;
   /** Flushes pending writes and releases the connection / files. */
   close(): Promise<void>;
   readonly kind: 'MEMORY' | 'LOCAL' | 'POSTGRESQL' | 'MYSQL';

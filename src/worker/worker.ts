@@ -51,6 +51,8 @@ interface WorkerData {
    * thread) and the routing clock. */
   routeShared: SharedArrayBuffer;
   routerName: string;
+  /** This node's slot in a store the cluster's nodes share (message ids; 0: a store of its own). */
+  nodeSlot: number;
   /** Stored sessions this worker takes on before it accepts connections. */
   restore: StoredSession[];
   /** Failed authentications per source address, shared by every worker. */
@@ -110,7 +112,7 @@ const registry = ClientRegistry.open(data.routerName);
 // MEMORY keeps nothing: the broker then skips the store entirely.
 const store = config.store.storeType === 'MEMORY' ? null : await createStore(config);
 if (store) await store.open();
-const persistence = store ? new Persistence(store, registry, workerId, log, config.nodeName) : null;
+const persistence = store ? new Persistence(store, registry, workerId, log, config.nodeName, data.nodeSlot) : null;
 
 // The rule engine of this thread; its host's functions run once the engine below exists.
 const rules: WorkerRules = new WorkerRules({

@@ -84,6 +84,11 @@ test('a node killed: its persistent sessions continue on another node, with what
   const shared = b.supervisor.openedStore!;
   await waitFor(async () => (await shared.loadDeliveries('dev-away')).length === 3, { message: 'the queued messages stored by a' });
   assert.deepEqual((await shared.loadSessions()).filter((s) => s.clientId.startsWith('dev-')).map((s) => s.node), ['fail-a', 'fail-a']);
+  // Each node makes message ids with a slot of its own in the shared database: never the same id.
+  const slots = await pg.unsafe(`SELECT node, slot FROM ${schema}.spindle_node_slots ORDER BY node`);
+  assert.deepEqual(slots.map((r) => r.node), ['fail-a', 'fail-b']);
+  assert.notEqual(slots[0].slot, slots[1].slot);
+  assert.equal(b.supervisor.nodeSlot, slots[1].slot);
 
   const lost = new Promise<void>((resolve) => online.once('close', () => resolve()));
   await a.kill('SIGKILL');

@@ -767,4 +767,17 @@ export function storeSuite(name: string, make: () => Promise<StoreHarness>, opti
     },
     { needsReopen: true },
   );
+
+  storeTest('node slots: each node name holds one slot, the same at every start; none left is an error', async ({ store, reopen }) => {
+    if (!store.claimNodeSlot) return; // a store of one node's own (LOCAL, MEMORY)
+    const a = await store.claimNodeSlot('node-a', 3);
+    const [b, again] = await Promise.all([store.claimNodeSlot('node-b', 3), store.claimNodeSlot('node-a', 3)]);
+    assert.equal(again, a);
+    assert.notEqual(a, b);
+    const c = await store.claimNodeSlot('node-c', 3);
+    assert.deepEqual(new Set([a, b, c]), new Set([0, 1, 2]));
+    await assert.rejects(store.claimNodeSlot('node-d', 3), /every one of the 3 node slots/);
+    const other = await reopen();
+    assert.equal(await other.claimNodeSlot!('node-b', 3), b);
+  }, { needsReopen: true });
 }

@@ -9,6 +9,7 @@ import type { Logger } from '../../log/index.ts';
 import type { Message } from '../../broker/message.ts';
 import type { Routed } from '../../router/delivery.ts';
 import type { Store, StoredMessage, StoredSession } from '../../store/types.ts';
+import { MessageIds } from '../../store/message-id.ts';
 import type { Session, SubscriptionEntry } from './session.ts';
 
 /** Background writes in flight above which deliveries from queues pause (and below which they
@@ -18,8 +19,6 @@ const CONGESTED_AT = 20_000;
 const CLEAR_AT = 5_000;
 
 export class Persistence {
-  private counter = 0;
-  private lastMs = 0;
   /** Background writes that failed (logged); exposed for metrics. */
   failures = 0;
   private inFlight = 0;
@@ -34,23 +33,20 @@ export class Persistence {
     private readonly log: Logger,
     /** This node's name, kept with its sessions (see StoredSession.node). */
     private readonly node?: string,
-  ) {}
+    /** This node's slot in a store the cluster's nodes share (0: a store of its own). */
+    nodeSlot = 0,
+  ) {
+    this.ids = new MessageIds(nodeSlot, workerId);
+  }
+
+  private readonly ids: MessageIds;
 
   /**
-   * A store-wide unique, increasing id: milliseconds, worker (8 bits) and a counter (14 bits).
-   * Increasing per worker, so the ids of one publisher's messages keep their order.
+   * A store-wide unique, increasing id (store/message-id.ts). Increasing per worker, so the ids of
+   * one publisher's messages keep their order.
    */
   nextMessageId(): bigint {
-    const now = Date.now();
-    if (now > this.lastMs) {
-      this.lastMs = now;
-      this.counter = 0;
-    } else if (++this.counter >= 1 << 14) {
-      // More than 16 384 ids in one millisecond: borrow from the next one.
-      this.lastMs++;
-      this.counter = 0;
-    }
-    return (BigInt(this.lastMs) << 22n) | (BigInt(this.workerId & 0xff) << 14n) | BigInt(this.counter);
+    return this.ids.next();
   }
 
   /**

@@ -143,4 +143,10 @@ export const MYSQL_MIGRATIONS: readonly Migration[] = [
     name: 'session node',
     statements: [`ALTER TABLE spindle_sessions ADD COLUMN node VARBINARY(255) NOT NULL DEFAULT ''`],
   },
+  {
+    // Each cluster node sharing the database holds a slot, part of the message ids it makes.
+    version: 5,
+    name: 'node slots',
+    statements: [`CREATE TABLE spindle_node_slots (slot INT PRIMARY KEY, node VARBINARY(255) NOT NULL UNIQUE) ENGINE=InnoDB`],
+  },
 ];

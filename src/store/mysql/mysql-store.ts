@@ -232,6 +232,21 @@ export class MysqlStore extends SqlStore<Tx, [unknown, unknown]> implements Stor
     return this.read((tx) => tx.query('SELECT * FROM spindle_sessions'), (rows) => rows.map(toSession));
   }
 
+  async claimNodeSlot(node: string, max: number): Promise<number> {
+    let slot = -1;
+    await this.exec(false, async (tx) => {
+      // The node's own slot; else the first free one (a slot or name taken meanwhile by another
+      // node is skipped: nothing fails inside the transaction).
+      for (let s = -1; s < max && slot < 0; s++) {
+        if (s >= 0) await tx.query('INSERT IGNORE INTO spindle_node_slots (slot, node) VALUES (?, ?)', [s, node]);
+        const rows = this.rows(await tx.query('SELECT slot FROM spindle_node_slots WHERE node = ?', [node]));
+        if (rows.length > 0) slot = Number((rows[0] as { slot: number }).slot);
+      }
+    });
+    if (slot < 0) throw new Error(`every one of the ${max} node slots of the shared store is taken: remove rows of nodes that are gone from spindle_node_slots`);
+    return slot;
+  }
+
   addSubscription(sub: StoredSubscription): Promise<void> {
     const bad = this.checkKey('client id', sub.clientId, KEY_LIMITS.clientId) ?? this.checkKey('topic filter', sub.filter, KEY_LIMITS.filter);
     if (bad) return Promise.reject(bad);

@@ -117,4 +117,10 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     name: 'session node',
     statements: [`ALTER TABLE spindle_sessions ADD COLUMN node text NOT NULL DEFAULT ''`],
   },
+  {
+    // Each cluster node sharing the database holds a slot, part of the message ids it makes.
+    version: 5,
+    name: 'node slots',
+    statements: [`CREATE TABLE spindle_node_slots (slot integer PRIMARY KEY, node text NOT NULL UNIQUE)`],
+  },
 ];

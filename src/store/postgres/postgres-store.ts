@@ -164,6 +164,21 @@ export class PostgresStore extends SqlStore<Tx, postgres.Row[]> implements Store
     return this.read((tx) => tx`SELECT * FROM spindle_sessions`.execute(), (rows) => rows.map(toSession));
   }
 
+  async claimNodeSlot(node: string, max: number): Promise<number> {
+    let slot = -1;
+    await this.exec(false, async (tx) => {
+      // The node's own slot; else the first free one (a slot or name taken meanwhile by another
+      // node is skipped: nothing fails inside the transaction).
+      for (let s = -1; s < max && slot < 0; s++) {
+        if (s >= 0) await tx`INSERT INTO spindle_node_slots (slot, node) VALUES (${s}, ${node}) ON CONFLICT DO NOTHING`;
+        const [own] = await tx`SELECT slot FROM spindle_node_slots WHERE node = ${node}`;
+        if (own) slot = Number(own.slot);
+      }
+    });
+    if (slot < 0) throw new Error(`every one of the ${max} node slots of the shared store is taken: remove rows of nodes that are gone from spindle_node_slots`);
+    return slot;
+  }
+
   addSubscription(sub: StoredSubscription): Promise<void> {
     return this.exec(true, (tx) =>
       tx`INSERT INTO spindle_subscriptions (client_id, filter, options, subscription_id)
