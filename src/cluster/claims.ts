@@ -4,6 +4,10 @@
 // client id takes its connection over (DISCONNECT 0x8E), and the session leaves it (routing core,
 // client registry, store): with Clean Start 0 its state travels back in the reply (subscriptions,
 // messages queued and in flight, incoming QoS 2 ids, will) and continues on the claiming node.
+// Two CONNECTs with one client id on two nodes at once: each node sees the other's claim while
+// its own is out. The earlier claim (time, then node name: both nodes decide alike) goes first;
+// the later one is asked again until the earlier one holds the client id, which it then takes
+// over, as if the two CONNECTs had come one after the other on one node.
 import { deserialize, serialize } from 'node:v8';
 import type { Msg } from '@nats-io/transport-node';
 
@@ -14,6 +18,21 @@ interface Claim {
   id: number;
   clientId: string;
   resume: boolean;
+}
+
+interface Queued {
+  worker: number;
+  claim: Claim;
+  /** When this node first asked (ms), and how many times it asked again. */
+  at: number;
+  tries: number;
+}
+
+/** A claim as it crosses to the other nodes. */
+interface WireClaim {
+  clientId: string;
+  resume: boolean;
+  at: number;
 }
 
 /** What the claims need of the supervisor. A session's state is opaque here (a structured-clone
@@ -28,10 +47,20 @@ export interface ClaimsHost {
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Claims in one request at most. */
 const MAX_CLAIMS = 1000;
+/** A claim that met an earlier one for the same client id on another node is asked again after
+ * RETRY_MS, at most RETRIES times (then it goes on, counted in `claimConflictsUnresolved`). */
+const RETRY_MS = 20;
+const RETRIES = 100;
+/** Answered in place of a session state: "my claim for this client id is earlier; ask again". */
+const LATER = 'spindle:claim-later';
 
 export interface ClaimCounters {
   /** Client ids this node asked the others for. */
   claimsSent: number;
+  /** Claims that met another node's claim for the same client id (asked again), and those still
+   * unsettled after every retry (they went on). */
+  claimConflicts: number;
+  claimConflictsUnresolved: number;
   /** Sessions that came from another node to continue here. */
   sessionsReceived: number;
   /** Client ids another node claimed that were held here (their connection taken over). */
@@ -45,8 +74,11 @@ export interface ClaimCounters {
 
 export class NodeClaimsPart implements ClusterPart {
   private ctx: ClusterPartContext | null = null;
-  private queue: { worker: number; claim: Claim }[] = [];
-  readonly counters: ClaimCounters = { claimsSent: 0, sessionsReceived: 0, sessionsGivenUp: 0, claimTimeouts: 0, tooLarge: 0, badRequests: 0 };
+  private queue: Queued[] = [];
+  /** This node's claims out now, by client id: when it made them, and whether another node's
+   * earlier claim for the same client id came meanwhile (then this one is asked again). */
+  private readonly out = new Map<string, { at: number; later: boolean }>();
+  readonly counters: ClaimCounters = { claimsSent: 0, claimConflicts: 0, claimConflictsUnresolved: 0, sessionsReceived: 0, sessionsGivenUp: 0, claimTimeouts: 0, tooLarge: 0, badRequests: 0 };
 
   constructor(private readonly host: ClaimsHost) {}
 
@@ -64,8 +96,18 @@ export class NodeClaimsPart implements ClusterPart {
       this.host.answerNodeClaims(worker, claims.map((c) => ({ id: c.id, state: null })));
       return;
     }
+    const at = Date.now();
+    this.enqueue(claims.map((claim) => ({ worker, claim, at, tries: 0 })));
+  }
+
+  private enqueue(items: Queued[]): void {
     if (this.queue.length === 0) setImmediate(() => void this.flush());
-    for (const claim of claims) this.queue.push({ worker, claim });
+    this.queue.push(...items);
+  }
+
+  /** Whether this node's claim (made at `own`) goes before another node's (`at`, by `node`). */
+  private first(own: number, at: number, node: string): boolean {
+    return own < at || (own === at && this.ctx!.nodeName < node);
   }
 
   private async flush(): Promise<void> {
@@ -73,8 +115,10 @@ export class NodeClaimsPart implements ClusterPart {
     while (this.queue.length > 0) {
       const items = this.queue.splice(0, MAX_CLAIMS);
       this.counters.claimsSent += items.length;
-      const body = JSON.stringify(items.map((i) => ({ clientId: i.claim.clientId, resume: i.claim.resume })));
+      for (const i of items) this.out.set(i.claim.clientId, { at: i.at, later: false });
+      const body = JSON.stringify({ node: ctx.nodeName, claims: items.map((i): WireClaim => ({ clientId: i.claim.clientId, resume: i.claim.resume, at: i.at })) });
       const states: unknown[] = items.map(() => null);
+      const later = items.map(() => false);
       const peers = ctx.natsUp() ? ctx.runningPeers() : [];
       await Promise.all(peers.map(async (peer) => {
         try {
@@ -82,7 +126,8 @@ export class NodeClaimsPart implements ClusterPart {
           const got = deserialize(reply.data) as unknown[];
           // A client id is held by one node at most: the first state found is the session.
           got.forEach((s, i) => {
-            if (s !== null && s !== undefined && states[i] === null) states[i] = s;
+            if (s === LATER) later[i] = true;
+            else if (s !== null && s !== undefined && states[i] === null) states[i] = s;
           });
         } catch (err) {
           this.counters.claimTimeouts++;
@@ -90,41 +135,72 @@ export class NodeClaimsPart implements ClusterPart {
         }
       }));
       const byWorker = new Map<number, { id: number; state: unknown }[]>();
+      const again: Queued[] = [];
       items.forEach((item, i) => {
+        const own = this.out.get(item.claim.clientId);
+        this.out.delete(item.claim.clientId);
+        // Another node's earlier claim for this client id is out: ask again once it holds it
+        // (then it gives the session up to this claim), unless a session came already.
+        if (states[i] === null && (later[i] || own?.later)) {
+          if (item.tries === 0) this.counters.claimConflicts++;
+          if (item.tries < RETRIES) {
+            again.push({ ...item, tries: item.tries + 1 });
+            return;
+          }
+          this.counters.claimConflictsUnresolved++;
+          ctx.log.warn('cluster: a client id claimed on two nodes at once stayed unsettled; this claim went on', { clientId: item.claim.clientId });
+        }
         if (states[i] !== null) this.counters.sessionsReceived++;
         let list = byWorker.get(item.worker);
         if (!list) byWorker.set(item.worker, (list = []));
         list.push({ id: item.claim.id, state: states[i] });
       });
       for (const [worker, replies] of byWorker) this.host.answerNodeClaims(worker, replies);
+      if (again.length > 0) setTimeout(() => this.enqueue(again), RETRY_MS).unref();
     }
   }
 
   /** Another node's claims: the sessions held here for those client ids are given up. */
   private async onRequest(m: Msg): Promise<void> {
-    let clients: { clientId: string; resume: boolean }[];
+    let node: string;
+    let claims: WireClaim[];
     try {
-      clients = m.json<{ clientId: string; resume: boolean }[]>();
-      if (!Array.isArray(clients) || !clients.every((c) => typeof c?.clientId === 'string' && typeof c.resume === 'boolean')) throw new Error('not a list of claims');
+      ({ node, claims } = m.json<{ node: string; claims: WireClaim[] }>());
+      if (typeof node !== 'string' || !Array.isArray(claims) || !claims.every((c) => typeof c?.clientId === 'string' && typeof c.resume === 'boolean' && typeof c.at === 'number')) throw new Error('not a list of claims');
     } catch (err) {
       this.counters.badRequests++;
       this.ctx!.log.warn('cluster: a claim request that does not parse was ignored', { err });
       return;
     }
-    let states: unknown[];
+    // A client id this node claims too, at the same time: the earlier claim goes first.
+    const clients: WireClaim[] = [];
+    const mine: boolean[] = claims.map((c) => {
+      const own = this.out.get(c.clientId);
+      if (own === undefined) return false;
+      if (this.first(own.at, c.at, node)) return true;
+      own.later = true;
+      return false;
+    });
+    claims.forEach((c, i) => {
+      if (!mine[i]) clients.push(c);
+    });
+    let released: unknown[];
     try {
-      states = await this.host.releaseClients(clients);
+      released = clients.length === 0 ? [] : await this.host.releaseClients(clients.map((c) => ({ clientId: c.clientId, resume: c.resume })));
     } catch (err) {
       this.ctx!.log.error('cluster: sessions claimed by another node could not be given up', { err });
-      states = clients.map(() => null);
+      released = clients.map(() => null);
     }
-    for (const s of states) if (s !== null) this.counters.sessionsGivenUp++;
+    let states: unknown[] = [];
+    let r = 0;
+    for (let i = 0; i < claims.length; i++) states.push(mine[i] ? LATER : released[r++]);
+    for (const s of states) if (s !== null && s !== LATER) this.counters.sessionsGivenUp++;
     const max = (this.ctx!.nc.info?.max_payload ?? 1_048_576) - 1024;
     let data = serialize(states);
     if (data.length > max) {
       // Each state alone must fit; one that does not cannot move (it has ended here).
       states = states.map((s) => {
-        if (s === null || serialize(s).length <= max / Math.max(1, clients.length)) return s;
+        if (s === null || s === LATER || serialize(s).length <= max / Math.max(1, claims.length)) return s;
         this.counters.tooLarge++;
         this.ctx!.log.error('cluster: a session was too large to move to another node; it ended', { max });
         return null;

@@ -122,3 +122,36 @@ async function mqttConnectAck(url: string, options: Parameters<typeof connect>[1
     client.once('error', reject);
   });
 }
+
+test('one client id connecting on two nodes at once ends on one node: the later CONNECT takes the earlier over', async () => {
+  const [a, b] = nodes;
+  const ids = Array.from({ length: 20 }, (_, i) => `dev-race-${i}`);
+  const pairs = await Promise.all(ids.map(async (id) => {
+    const open = (url: string) => {
+      const c = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 10_000, ...persistent(id) });
+      const state = { client: c, connected: false, closed: false, reason: undefined as number | undefined };
+      c.on('connect', () => (state.connected = true));
+      c.on('disconnect', (p) => (state.reason = p.reasonCode));
+      c.on('close', () => (state.closed = true));
+      return state;
+    };
+    // Both at once: each node's claim meets the other's.
+    return [open(a.url), open(b.url)];
+  }));
+  // Each pair settles with exactly one connection open; the other was taken over (0x8E).
+  await waitFor(() => pairs.every(([x, y]) => (x.connected || x.closed) && (y.connected || y.closed) && (x.closed !== y.closed)), { timeout: 20_000, message: 'every pair settled on one connection' });
+  for (const [x, y] of pairs) {
+    const gone = x.closed ? x : y;
+    if (gone.connected) assert.equal(gone.reason, 0x8e, 'the one taken over was told 0x8E');
+  }
+  // And each client id is held by exactly one node (the one with the open connection).
+  for (const [i, [x]] of pairs.entries()) {
+    const holder = x.closed ? b : a;
+    const other = x.closed ? a : b;
+    assert.notEqual(holder.supervisor.workerOf(ids[i]), undefined, `${ids[i]} held by its node`);
+    assert.equal(other.supervisor.workerOf(ids[i]), undefined, `${ids[i]} not held by the other`);
+  }
+  const conflicts = a.cluster!.claims!.counters.claimConflicts + b.cluster!.claims!.counters.claimConflicts;
+  assert.ok(conflicts > 0, 'the claims met');
+  await Promise.all(pairs.flat().map((s) => s.client.endAsync(true)));
+});
