@@ -270,14 +270,35 @@ export class Supervisor {
    * to them; their wills go out as after a restart), and stored as this node's. Answers how many.
    */
   async adoptSessions(node: string): Promise<number> {
-    if (!this.store || !sharedStore(this.store)) return 0;
-    const theirs = (await this.store.loadSessions()).filter((s) => s.node === node);
+    if (!this.store || !sharedStore(this.store) || !this.store.takeSessions) return 0;
+    // Moved to this node in the store first, one session at a time: a client that reconnected
+    // meanwhile on another node has taken its own (takeStoredSessions), and is left alone.
+    const taken = new Set(await this.store.takeSessions(node, this.config.nodeName));
+    if (taken.size === 0) return 0;
+    const theirs = (await this.store.loadSessions()).filter((s) => taken.has(s.clientId));
     const workers = this.runningWorkers();
     if (theirs.length === 0 || workers.length === 0) return 0;
     const shares = workers.map(() => [] as StoredSession[]);
     theirs.forEach((s, i) => shares[i % shares.length].push(s));
     const counts = await Promise.all(workers.map((w, i) => this.call<number>(w, 'cluster.adopt', { sessions: shares[i] }, RELEASE_TIMEOUT_MS * 4)));
     return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** Moves the stored sessions of these claims from node `from` (which went down) to this node;
+   * those of Clean Start claims end. Answers the client ids of the resumed ones moved (none
+   * without a store the nodes share). */
+  async takeStoredSessions(claims: readonly { clientId: string; resume: boolean }[], from: string): Promise<string[]> {
+    const store = this.store;
+    if (!store || !sharedStore(store) || !store.takeSessions || claims.length === 0) return [];
+    const taken = new Set(await store.takeSessions(from, this.config.nodeName, claims.map((c) => c.clientId)));
+    const resumed: string[] = [];
+    for (const c of claims) {
+      if (!taken.has(c.clientId)) continue;
+      // Clean Start: the session ends [MQTT-3.1.2-4].
+      if (c.resume) resumed.push(c.clientId);
+      else await store.deleteSession(c.clientId);
+    }
+    return resumed;
   }
 
   /** The stored sessions a dead worker owned, for its replacement to restore. */

@@ -13,6 +13,7 @@ export class SessionAdoption implements ClusterPart {
   private ctx: ClusterPartContext | null = null;
   /** Sessions adopted from nodes that went down. */
   adopted = 0;
+  private running: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly host: AdoptionHost) {}
 
@@ -25,12 +26,19 @@ export class SessionAdoption implements ClusterPart {
     if (!ctx) return;
     const first = [ctx.nodeName, ...ctx.runningPeers()].sort()[0];
     if (first !== ctx.nodeName) return;
-    this.host.adoptSessions(node).then(
+    const done = this.host.adoptSessions(node).then(
       (count) => {
         this.adopted += count;
         if (count > 0) ctx.log.info('cluster: sessions of a node that went down continue here', { node, count });
       },
       (err: unknown) => ctx.log.error('cluster: the sessions of a node that went down could not be adopted', { node, err }),
     );
+    this.running = Promise.all([this.running, done]);
+  }
+
+  /** Resolves once the adoptions started so far have ended (claims wait for it: a session being
+   * adopted here is given up, or taken, only once it is here). */
+  settled(): Promise<unknown> {
+    return this.running;
   }
 }

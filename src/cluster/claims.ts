@@ -8,11 +8,16 @@
 // its own is out. The earlier claim (time, then node name: both nodes decide alike) goes first;
 // the later one is asked again until the earlier one holds the client id, which it then takes
 // over, as if the two CONNECTs had come one after the other on one node.
+// A node that goes down while a claim waits for it: with a store the nodes share, the claiming
+// node takes the client's stored session from it (atomically: the node adopting the dead node's
+// sessions takes the others) and the CONNECT resumes it; else the claim asks the running nodes
+// again (the adopter gives the session up once its adoption ended).
 import { deserialize, serialize } from 'node:v8';
 import type { Msg } from '@nats-io/transport-node';
 
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { token } from './names.ts';
+import { LOAD_FROM_STORE } from '../worker/node-claims.ts';
 
 interface Claim {
   id: number;
@@ -41,7 +46,14 @@ export interface ClaimsHost {
   onNodeClaims(fn: (worker: number, claims: Claim[]) => void): void;
   answerNodeClaims(worker: number, replies: { id: number; state: unknown }[]): void;
   releaseClients(clients: readonly { clientId: string; resume: boolean }[]): Promise<unknown[]>;
+  /** Moves the stored sessions of these claims from node `from` (gone) to this node (those of
+   * Clean Start claims end there): answers the client ids of the resumed ones moved (none without
+   * a store the nodes share). */
+  takeStoredSessions(claims: readonly { clientId: string; resume: boolean }[], from: string): Promise<string[]>;
 }
+
+/** Answered to the worker in place of a session state: "load the session from the store". */
+const FROM_STORE = LOAD_FROM_STORE;
 
 /** How long a claim waits for another node (which may wait for a CONNECT in progress there). */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -51,6 +63,10 @@ const MAX_CLAIMS = 1000;
  * RETRY_MS, at most RETRIES times (then it goes on, counted in `claimConflictsUnresolved`). */
 const RETRY_MS = 20;
 const RETRIES = 100;
+/** How long a claim that found no node listening waits for that node to be marked down (3 s
+ * without heartbeats, checked every 250 ms). */
+const GONE_WAIT_MS = 5000;
+const delay = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
 /** Answered in place of a session state: "my claim for this client id is earlier; ask again". */
 const LATER = 'spindle:claim-later';
 
@@ -61,6 +77,10 @@ export interface ClaimCounters {
    * unsettled after every retry (they went on). */
   claimConflicts: number;
   claimConflictsUnresolved: number;
+  /** Claims that waited for a node that went down, and sessions then taken from the store the
+   * nodes share (the CONNECT resumed them). */
+  claimsOfGoneNodes: number;
+  sessionsFromStore: number;
   /** Sessions that came from another node to continue here. */
   sessionsReceived: number;
   /** Client ids another node claimed that were held here (their connection taken over). */
@@ -78,9 +98,29 @@ export class NodeClaimsPart implements ClusterPart {
   /** This node's claims out now, by client id: when it made them, and whether another node's
    * earlier claim for the same client id came meanwhile (then this one is asked again). */
   private readonly out = new Map<string, { at: number; later: boolean }>();
-  readonly counters: ClaimCounters = { claimsSent: 0, claimConflicts: 0, claimConflictsUnresolved: 0, sessionsReceived: 0, sessionsGivenUp: 0, claimTimeouts: 0, tooLarge: 0, badRequests: 0 };
+  /** Claims waiting for a node, told when it goes down. */
+  private readonly downWaiters = new Map<string, Set<() => void>>();
+  /** Sessions of nodes that went down being adopted here (claims wait for it). */
+  adoption: { settled(): Promise<unknown> } | null = null;
+  readonly counters: ClaimCounters = { claimsSent: 0, claimConflicts: 0, claimConflictsUnresolved: 0, claimsOfGoneNodes: 0, sessionsFromStore: 0, sessionsReceived: 0, sessionsGivenUp: 0, claimTimeouts: 0, tooLarge: 0, badRequests: 0 };
 
   constructor(private readonly host: ClaimsHost) {}
+
+  peerDown(node: string): void {
+    const waiters = this.downWaiters.get(node);
+    this.downWaiters.delete(node);
+    for (const w of waiters ?? []) w();
+  }
+
+  /** Resolves when `node` goes down (and `cancel` stops waiting). */
+  private whenDown(node: string): { down: Promise<'down'>; cancel(): void } {
+    let fire!: () => void;
+    const down = new Promise<'down'>((resolve) => (fire = () => resolve('down')));
+    let set = this.downWaiters.get(node);
+    if (!set) this.downWaiters.set(node, (set = new Set()));
+    set.add(fire);
+    return { down, cancel: () => set.delete(fire) };
+  }
 
   start(ctx: ClusterPartContext): void {
     this.ctx = ctx;
@@ -119,10 +159,17 @@ export class NodeClaimsPart implements ClusterPart {
       const body = JSON.stringify({ node: ctx.nodeName, claims: items.map((i): WireClaim => ({ clientId: i.claim.clientId, resume: i.claim.resume, at: i.at })) });
       const states: unknown[] = items.map(() => null);
       const later = items.map(() => false);
+      /** Nodes that went down before they answered. */
+      const gone: string[] = [];
       const peers = ctx.natsUp() ? ctx.runningPeers() : [];
       await Promise.all(peers.map(async (peer) => {
+        const down = this.whenDown(peer);
         try {
-          const reply = await ctx.nc.request(`spindle.claim.${token(peer)}`, body, { timeout: REQUEST_TIMEOUT_MS });
+          const reply = await Promise.race([ctx.nc.request(`spindle.claim.${token(peer)}`, body, { timeout: REQUEST_TIMEOUT_MS }), down.down]);
+          if (reply === 'down') {
+            gone.push(peer);
+            return;
+          }
           const got = deserialize(reply.data) as unknown[];
           // A client id is held by one node at most: the first state found is the session.
           got.forEach((s, i) => {
@@ -130,15 +177,50 @@ export class NodeClaimsPart implements ClusterPart {
             else if (s !== null && s !== undefined && states[i] === null) states[i] = s;
           });
         } catch (err) {
+          // Nobody listens for it (a node that died has no subscriptions left): it is marked down
+          // within seconds, then handled as gone.
+          if ((err as Error).name !== 'TimeoutError' && (await Promise.race([down.down, delay(GONE_WAIT_MS)])) === 'down') {
+            gone.push(peer);
+            return;
+          }
           this.counters.claimTimeouts++;
           ctx.log.warn('cluster: a node did not answer client-id claims in time; they went on without it', { node: peer, count: items.length, err });
+        } finally {
+          down.cancel();
         }
       }));
+      // A node that went down meanwhile may have held some of these sessions: with a shared store
+      // they are taken from it here (the CONNECT loads them); the others are asked again of the
+      // nodes running now (one of them may be adopting them).
+      const askAgain = new Set<number>();
+      if (gone.length > 0) {
+        this.counters.claimsOfGoneNodes += items.length;
+        const open = items.filter((_, i) => states[i] === null && !later[i]).map((item) => ({ clientId: item.claim.clientId, resume: item.claim.resume }));
+        const fromStore = new Set<string>();
+        for (const node of gone) {
+          try {
+            for (const id of await this.host.takeStoredSessions(open.filter((c) => !fromStore.has(c.clientId)), node)) fromStore.add(id);
+          } catch (err) {
+            ctx.log.error('cluster: sessions of a node that went down could not be taken from the store', { node, err });
+          }
+        }
+        items.forEach((item, i) => {
+          if (states[i] !== null || later[i]) return;
+          if (fromStore.has(item.claim.clientId)) states[i] = FROM_STORE;
+          else if (item.tries === 0) askAgain.add(i);
+        });
+      }
+      // A session being adopted here is here before the CONNECT goes on.
+      await this.adoption?.settled();
       const byWorker = new Map<number, { id: number; state: unknown }[]>();
       const again: Queued[] = [];
       items.forEach((item, i) => {
         const own = this.out.get(item.claim.clientId);
         this.out.delete(item.claim.clientId);
+        if (askAgain.has(i)) {
+          again.push({ ...item, tries: item.tries + 1 });
+          return;
+        }
         // Another node's earlier claim for this client id is out: ask again once it holds it
         // (then it gives the session up to this claim), unless a session came already.
         if (states[i] === null && (later[i] || own?.later)) {
@@ -150,7 +232,8 @@ export class NodeClaimsPart implements ClusterPart {
           this.counters.claimConflictsUnresolved++;
           ctx.log.warn('cluster: a client id claimed on two nodes at once stayed unsettled; this claim went on', { clientId: item.claim.clientId });
         }
-        if (states[i] !== null) this.counters.sessionsReceived++;
+        if (states[i] !== null && states[i] !== FROM_STORE) this.counters.sessionsReceived++;
+        if (states[i] === FROM_STORE) this.counters.sessionsFromStore++;
         let list = byWorker.get(item.worker);
         if (!list) byWorker.set(item.worker, (list = []));
         list.push({ id: item.claim.id, state: states[i] });
@@ -184,6 +267,8 @@ export class NodeClaimsPart implements ClusterPart {
     claims.forEach((c, i) => {
       if (!mine[i]) clients.push(c);
     });
+    // A session being adopted here is given up only once it is here.
+    await this.adoption?.settled();
     let released: unknown[];
     try {
       released = clients.length === 0 ? [] : await this.host.releaseClients(clients.map((c) => ({ clientId: c.clientId, resume: c.resume })));

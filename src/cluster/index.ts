@@ -25,6 +25,7 @@ export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & Re
   link.claims = new NodeClaimsPart(host);
   void link.addPart(link.claims);
   link.adoption = new SessionAdoption(host);
+  link.claims.adoption = link.adoption;
   void link.addPart(link.adoption);
   // Retained messages visible from every node (a part: started with the link).
   void link.addPart(new ClusterRetained(host, config.nodeName));

@@ -144,6 +144,12 @@ export interface Store {
    * every slot is taken.
    */
   claimNodeSlot?(node: string, max: number): Promise<number>;
+  /**
+   * Moves the sessions stored as held by node `from` to node `to` (all of them, or those of
+   * `clientIds`), atomically per session: answers the client ids it moved. Two nodes taking the
+   * same session: one gets it. Only the SQL stores, which nodes may share, have it.
+   */
+  takeSessions?(from: string, to: string, clientIds?: readonly string[]): Promise<string[]>;
   /** Flushes pending writes and releases the connection / files. */
   close(): Promise<void>;
   readonly kind: 'MEMORY' | 'LOCAL' | 'POSTGRESQL' | 'MYSQL';

@@ -3,7 +3,9 @@
 // other node holding it give it up; the claims of one tick go to the main thread in one post,
 // and their answers come back the same way. Off (and free) until the cluster turns it on.
 import type { NodeClaims } from '../engine/session/session-table.ts';
-import type { SessionState } from '../engine/session/handover.ts';
+import type { LOAD_FROM_STORE, SessionState } from '../engine/session/handover.ts';
+
+export { LOAD_FROM_STORE } from '../engine/session/handover.ts';
 
 export interface NodeClaim {
   id: number;
@@ -13,7 +15,7 @@ export interface NodeClaim {
 
 export interface NodeClaimReply {
   id: number;
-  state: SessionState | null;
+  state: SessionState | typeof LOAD_FROM_STORE | null;
   error?: string;
 }
 
@@ -24,11 +26,11 @@ export class WorkerNodeClaims implements NodeClaims {
   enabled = false;
   private nextId = 1;
   private batch: NodeClaim[] = [];
-  private readonly pending = new Map<number, { resolve(s: SessionState | null): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<number, { resolve(s: SessionState | typeof LOAD_FROM_STORE | null): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
 
   constructor(private readonly post: (claims: NodeClaim[]) => void) {}
 
-  claim(clientId: string, resume: boolean): Promise<SessionState | null> {
+  claim(clientId: string, resume: boolean): Promise<SessionState | typeof LOAD_FROM_STORE | null> {
     const id = this.nextId++;
     if (this.batch.length === 0) setImmediate(() => this.flush());
     this.batch.push({ id, clientId, resume });

@@ -111,3 +111,37 @@ test('a node killed: its persistent sessions continue on another node, with what
   online.end(true);
   await end(one.client, two.client, pub);
 });
+
+test('a client reconnecting to another node right after its node was killed resumes its session', async () => {
+  const c = await startProcessBroker({
+    nodeName: 'fail-c', dataDir: tempDir(), workers: 1, log: { level: 'info' }, sys: { enabled: false }, admin: { enabled: false },
+    mqtt: { host: '127.0.0.1', tcp: { port: await freePort() }, ws: { port: 0 } }, store,
+    cluster: { enabled: true, natsUrl: nats.url, localAddress: `127.0.0.1:${await freePort()}` },
+  });
+  try {
+    await waitFor(() => b.cluster!.nodes().some((n) => n.id === 'fail-c' && n.status === 'running'), { message: 'b sees c' });
+    const dev = await connect(c.url, persistent('dev-quick'));
+    await dev.subscribeAsync('fail/quick', { qos: 1 });
+    await end(dev);
+    const pub = await connect(b.url);
+    const shared = b.supervisor.openedStore!;
+    await waitFor(async () => {
+      await pub.publishAsync('fail/quick', 'probe', { qos: 1 });
+      return (await shared.loadDeliveries('dev-quick')).length > 0;
+    }, { message: 'c queues for its offline session' });
+    for (let i = 0; i < 2; i++) await pub.publishAsync('fail/quick', `queued${i}`, { qos: 1 });
+    await waitFor(async () => (await shared.loadDeliveries('dev-quick')).length >= 3, { message: 'the queued messages stored by c' });
+    await c.kill('SIGKILL');
+    // At once, before c is marked down: the claim finds nobody listening on c, waits until c is
+    // down, and the session is taken from the shared store (or adopted) here.
+    const back = await reconnect(b.url, 'dev-quick');
+    assert.equal(back.sessionPresent, true);
+    await waitFor(() => back.received.filter((p) => p.startsWith('queued')).length >= 2, { message: 'the queued messages' });
+    assert.deepEqual(back.received.filter((p) => p.startsWith('queued')), ['queued0', 'queued1']);
+    assert.equal((await shared.loadSessions()).find((s) => s.clientId === 'dev-quick')?.node, 'fail-b');
+    assert.ok(b.cluster!.claims!.counters.claimsOfGoneNodes >= 1, 'the claim waited for the gone node');
+    await end(back.client, pub);
+  } finally {
+    await c.kill();
+  }
+});

@@ -62,3 +62,7 @@ export function importState(state: SessionState, limits: SessionLimits): Session
   }
   return s;
 }
+
+/** What a cluster's claim answers, in place of a session state, when the session was taken from
+ * the store the nodes share (its node went down): the CONNECT loads it from there. */
+export const LOAD_FROM_STORE = 'spindle:from-store';

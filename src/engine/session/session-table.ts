@@ -21,7 +21,7 @@ import { Session, type SessionLimits } from './session.ts';
 import type { SessionLink } from './link.ts';
 import type { Outbox } from './outbox.ts';
 import type { Wills } from './wills.ts';
-import { exportState, importState, type HandoverMessage, type SessionState } from './handover.ts';
+import { exportState, importState, LOAD_FROM_STORE, type HandoverMessage, type SessionState } from './handover.ts';
 
 /** What the session table needs from its worker thread. */
 export interface SessionTableEnv {
@@ -50,7 +50,9 @@ export interface SessionTableEnv {
  * session; `resume`: its state comes back, to continue here. */
 export interface NodeClaims {
   readonly enabled: boolean;
-  claim(clientId: string, resume: boolean): Promise<SessionState | null>;
+  /** The session's state from the node that held it, LOAD_FROM_STORE (taken from the store the
+   * nodes share), or null (no node held it). */
+  claim(clientId: string, resume: boolean): Promise<SessionState | typeof LOAD_FROM_STORE | null>;
 }
 
 /** One claim of a client id held by this thread (see the file comment). */
@@ -160,11 +162,21 @@ export class SessionTable {
     return this.openHere(link, clientId, username, clean, expiry, null);
   }
 
-  private openHere(link: SessionLink, clientId: string, username: string | undefined, clean: boolean, expiry: number, remote: SessionState | null): Opening | null | Promise<Opening | null> {
+  private openHere(link: SessionLink, clientId: string, username: string | undefined, clean: boolean, expiry: number, remote: SessionState | typeof LOAD_FROM_STORE | null): Opening | null | Promise<Opening | null> {
     const env = this.env;
     const { claim, prevWorker, prevGeneration, hadPrevious } = this.claimHere(clientId, clean);
     const { handle, generation } = claim;
-    if (!hadPrevious && remote !== null) {
+    if (remote === LOAD_FROM_STORE && !hadPrevious) {
+      // Its node went down: the session was taken from the store the nodes share.
+      return env.loadStored(clientId, handle).then(
+        (s) => this.opened(claim, s === null ? null : this.routeHere(s), link, username, expiry),
+        (err: unknown) => {
+          env.log.error('a session taken from a node that went down could not be loaded; a new one starts', { clientId, err });
+          return this.opened(claim, null, link, username, expiry);
+        },
+      );
+    }
+    if (!hadPrevious && remote !== null && remote !== LOAD_FROM_STORE) {
       // The session comes from another node: it continues here, under this node's handle.
       const session = this.routeHere(importState({ ...remote, handle, endpointSlot: -1, stored: false }, env.limits));
       this.track(session);
@@ -175,7 +187,7 @@ export class SessionTable {
         return this.opened(claim, session, link, username, expiry);
       });
     }
-    if (hadPrevious && remote !== null) env.log.warn('a client id was held here and on another node; the session here continues', { clientId });
+    if (hadPrevious && remote !== null && remote !== LOAD_FROM_STORE) env.log.warn('a client id was held here and on another node; the session here continues', { clientId });
     // A client id nobody holds: opened now, without waiting for anything.
     if (!hadPrevious) return this.opened(claim, null, link, username, expiry);
     return this.receive(prevWorker, { generation: prevGeneration, resume: !clean, from: env.workerId, forGeneration: generation }, claim).then(

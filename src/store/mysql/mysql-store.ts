@@ -232,6 +232,20 @@ export class MysqlStore extends SqlStore<Tx, [unknown, unknown]> implements Stor
     return this.read((tx) => tx.query('SELECT * FROM spindle_sessions'), (rows) => rows.map(toSession));
   }
 
+  async takeSessions(from: string, to: string, clientIds?: readonly string[]): Promise<string[]> {
+    if (clientIds !== undefined && clientIds.length === 0) return [];
+    let taken: string[] = [];
+    await this.exec(false, async (tx) => {
+      // Locked, then moved: a session another node moves at the same time is moved once.
+      const where = clientIds === undefined ? 'node = ?' : 'node = ? AND client_id IN (?)';
+      const args = clientIds === undefined ? [from] : [from, clientIds];
+      const rows = this.rows(await tx.query(`SELECT client_id FROM spindle_sessions WHERE ${where} FOR UPDATE`, args));
+      taken = rows.map((r) => String((r as { client_id: Buffer | string }).client_id));
+      if (taken.length > 0) await tx.query('UPDATE spindle_sessions SET node = ? WHERE node = ? AND client_id IN (?)', [to, from, taken]);
+    });
+    return taken;
+  }
+
   async claimNodeSlot(node: string, max: number): Promise<number> {
     let slot = -1;
     await this.exec(false, async (tx) => {

@@ -164,6 +164,17 @@ export class PostgresStore extends SqlStore<Tx, postgres.Row[]> implements Store
     return this.read((tx) => tx`SELECT * FROM spindle_sessions`.execute(), (rows) => rows.map(toSession));
   }
 
+  async takeSessions(from: string, to: string, clientIds?: readonly string[]): Promise<string[]> {
+    let taken: string[] = [];
+    await this.exec(false, async (tx) => {
+      const rows = clientIds === undefined
+        ? await tx`UPDATE spindle_sessions SET node = ${to} WHERE node = ${from} RETURNING client_id`
+        : clientIds.length === 0 ? [] : await tx`UPDATE spindle_sessions SET node = ${to} WHERE node = ${from} AND client_id IN ${tx(clientIds as string[])} RETURNING client_id`;
+      taken = rows.map((r) => r.client_id as string);
+    });
+    return taken;
+  }
+
   async claimNodeSlot(node: string, max: number): Promise<number> {
     let slot = -1;
     await this.exec(false, async (tx) => {
