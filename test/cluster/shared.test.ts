@@ -1,8 +1,9 @@
 // Shared subscriptions as ONE group across three nodes over one NATS: each message published on
-// any node reaches exactly one member of each group cluster-wide (members on every node get some),
-// plain subscribers still get every message once, a message wanted by a node for its plain
-// subscribers and for groups crosses once, `$queue/` is a group too, and a node that stops leaves
-// its groups to the members on the others.
+// any node, at QoS 0 or 1, reaches exactly one member of each group cluster-wide (members on every
+// node get some), plain subscribers still get every message once, a message wanted by a node for
+// its plain subscribers and for groups crosses once, `$queue/` is a group too, a pick for a node
+// whose last member just left is counted, and a node that stops leaves its groups to the members
+// on the others.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
@@ -101,6 +102,14 @@ test('each message reaches one member of each group cluster-wide; plain subscrib
   assert.equal(b.cluster!.counters.receivedMessages - bFromABefore, n, 'each message crossed to b once');
   assert.ok(a.cluster!.counters.sentMessages - sentBefore <= 2 * n);
   assert.ok(a.cluster!.counters.sharedSent > 0 && b.cluster!.counters.sharedReceived > 0 && c.cluster!.counters.sharedReceived > 0);
+
+  // QoS 0 crosses over core NATS (QoS 1/2 through the QoS stream): the same, from b.
+  for (let i = 0; i < n; i++) pubB.publish(`jobs/z/${i}`, `run-b0:${i}`, { qos: 0 });
+  await exactlyOnce(g, 'run-b0', n);
+  await exactlyOnce(h, 'run-b0', n);
+  await exactlyOnce(q, 'run-b0', n);
+  await waitFor(() => ofRun(plain, 'run-b0').length === n, { message: 'the plain subscriber on b gets every QoS 0 message' });
+  for (const m of [...g, ...h, ...q]) assert.ok(ofRun(m, 'run-b0').length > 0, `${m.name} got a share of the QoS 0 messages published on b`);
 
   for (let i = 0; i < n; i++) await pubB.publishAsync(`jobs/y/${i}`, `run-b:${i}`, { qos: 1 });
   await exactlyOnce(g, 'run-b', n);
