@@ -3,7 +3,10 @@
 // Supervisor.subscribeRule), so a PUBLISH routed on this thread finds it; the message is copied
 // and posted to the main thread (which holds the bridge's connection to the remote broker) in one
 // message per tick, never one per message. A message that came in over a bridge (its publisher is
-// the bridge's handle) is not sent back out over it: no loops.
+// the bridge's handle) is not sent back out over it: no loops. The cluster's node handles are
+// handled the same way (each is another node's interest), with one addition: a message leaves
+// once per node even when it matched that node's plain filters and it was picked for one or more
+// shared groups there; the output says which (`plain`, `shares`).
 import type { Message } from '../broker/message.ts';
 
 /** One message for a bridge, as posted to the main thread. */
@@ -19,6 +22,14 @@ export interface BridgeOutput {
   /** MQTT 5 properties as encoded in a PUBLISH (user properties, content type, response topic,
    * correlation data, payload format), in the same transferred buffer as the payload; null: none. */
   props: Uint8Array | null;
+  /** It matched the handle's plain (non-shared) filters. Always true for a bridge. */
+  plain: boolean;
+  /** For a cluster's node handle: the shared groups (by the number the cluster gave each, the
+   * membership's subscription id) the node was picked for; null: none. */
+  shares: number[] | null;
+  /** The publisher's client-id hash (the hash_clientid share strategy picks by it, here and on
+   * the node a message crosses to). */
+  publisherHash: number;
 }
 
 export interface WorkerBridgesHost {
@@ -55,6 +66,12 @@ export class WorkerBridges {
   private ticketSeq = 0;
   /** The last message given a ticket (take() answers it for that message). */
   private guarded: Message | null = null;
+  /** The outputs of the routing in progress for node handles (by handle), so that a message
+   * matched by a node's plain filters and picked for its groups leaves once. Routings are told
+   * one after the other, each message with its own routing tick (`seq`). */
+  private routing: Message | null = null;
+  private routingSeq: number | undefined = undefined;
+  private readonly routed = new Map<number, BridgeOutput>();
   /** Matches skipped because the message came in over the same bridge. */
   loopsSkipped = 0;
 
@@ -81,11 +98,26 @@ export class WorkerBridges {
     return this.handles.has(handle) || this.clusterHandles.has(handle);
   }
 
-  /** RouterHost.ruleMatched for a bridge's handle: `m` matched the bridge's local filters. */
-  matched(handle: number, m: Message, publisher: number): void {
+  /** RouterHost.ruleMatched for a bridge's or a node's handle: `m` matched its local filters
+   * (`share` 0), or the node was picked as the member of the shared group numbered `share`. */
+  matched(handle: number, m: Message, publisher: number, share = 0, publisherHash = 0): void {
     if (publisher === handle || (publisher === this.clusterInbound && this.clusterHandles.has(handle))) {
       this.loopsSkipped++;
       return;
+    }
+    const node = this.clusterHandles.has(handle);
+    if (node) {
+      if (this.routing !== m || this.routingSeq !== m.seq) {
+        this.routing = m;
+        this.routingSeq = m.seq;
+        this.routed.clear();
+      }
+      const earlier = this.routed.get(handle);
+      if (earlier !== undefined) {
+        if (share === 0) earlier.plain = true;
+        else (earlier.shares ??= []).push(share);
+        return;
+      }
     }
     // The payload may be a view into a larger buffer (a delivery batch): copy just its bytes (and
     // the properties' after them, in the same buffer), so only they cross to the main thread.
@@ -98,9 +130,11 @@ export class WorkerBridges {
       props = new Uint8Array(buf, pl, m.props.length);
       props.set(m.props);
     }
-    this.outputs.push({ handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt, props });
+    const out: BridgeOutput = { handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt, props, plain: share === 0, shares: share === 0 ? null : [share], publisherHash };
+    if (node) this.routed.set(handle, out);
+    this.outputs.push(out);
     this.transfer.push(buf);
-    if (m.qos > 0 && this.clusterHandles.has(handle)) {
+    if (m.qos > 0 && node) {
       this.ticket ??= newTicket(++this.ticketSeq);
       this.guarded = m;
     }
@@ -136,6 +170,8 @@ export class WorkerBridges {
   private readonly flush = (): void => {
     this.flushScheduled = false;
     this.guarded = null;
+    this.routing = null;
+    this.routed.clear();
     if (this.outputs.length === 0) return;
     const items = this.outputs;
     const transfer = this.transfer;

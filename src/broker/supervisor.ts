@@ -414,12 +414,17 @@ export class Supervisor {
    * that cannot be known, and the caller sends the batch again (at least once).
    */
   async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, key?: number): Promise<number[]> {
+    return (await this.publishBatchCounted(messages, publisher, publisherHash, key)).matched;
+  }
+
+  /** publishBatch, answering besides how many shared groups named by messages from another node
+   * (published with the cluster's inbound handle) had no member here. */
+  async publishBatchCounted(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, key?: number): Promise<{ matched: number[]; sharesMissed: number }> {
     const running = this.runningWorkers();
     if (running.length === 0) throw new WorkerOpError({ code: 'WORKER_DOWN', message: 'no worker is running', status: 503 });
     // With a key, the same worker routes every batch of it (its messages keep their order).
     const worker = key === undefined ? running[this.nextPublishWorker++ % running.length] : running[key % running.length];
-    const { matched } = await this.call<{ matched: number[] }>(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
-    return matched;
+    return this.call<{ matched: number[]; sharesMissed: number }>(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
   }
 
   /** Fresh counters from every running worker (each answers with a snapshot). */
@@ -584,9 +589,11 @@ export class Supervisor {
     return this.router.interestSnapshot();
   }
 
-  /** Adds or removes one filter of a handle in the routing core (a remote node's interest). */
-  setHandleFilter(handle: number, filter: string, on: boolean): void {
-    if (on) this.router.subscribe(filter, handle, RULE_WORKER, 0, null);
+  /** Adds or removes one filter of a handle in the routing core (a remote node's interest); a
+   * `$share/<group>/<filter>` makes the handle a member of that group, its matches then told with
+   * `subscriptionId` (the cluster's number for the group). */
+  setHandleFilter(handle: number, filter: string, on: boolean, subscriptionId = 0): void {
+    if (on) this.router.subscribe(filter, handle, RULE_WORKER, 0, subscriptionId === 0 ? null : subscriptionId);
     else this.router.unsubscribe(filter, handle);
     Atomics.add(new Int32Array(this.routeShared, 0, 1), 0, 1);
   }

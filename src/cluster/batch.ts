@@ -1,7 +1,10 @@
 // The frames messages cross nodes in: one NATS message per destination node per tick, holding
 // every message of that tick for it. Per message: topic length (u16), topic (UTF-8), qos (u8),
-// retain (u8), expiry (f64, ms since the epoch; 0: never), MQTT 5 properties length (u32; 0:
-// none), properties (as encoded in a PUBLISH), payload length (u32), payload.
+// flags (u8: bit 0 retain, bit 1 deliver to the plain subscribers), expiry (f64, ms since the
+// epoch; 0: never), the publisher's client-id hash (u32), the number of shared groups (u32), per
+// group its length (u32) and `$share/<group>/<filter>` (UTF-8; the groups the destination was
+// picked for: one member there gets the message), MQTT 5 properties length (u32; 0: none),
+// properties (as encoded in a PUBLISH), payload length (u32), payload.
 import type { BatchMessage } from '../worker/messages.ts';
 
 export interface FrameMessage {
@@ -11,13 +14,23 @@ export interface FrameMessage {
   retain: boolean;
   expiresAt: number;
   props: Uint8Array | null;
+  /** For the destination's plain (non-shared) subscribers. */
+  plain: boolean;
+  /** The shared groups the destination was picked for (`$share/<group>/<filter>`); null: none. */
+  shares: readonly string[] | null;
+  /** The publisher's client-id hash (the hash_clientid strategy picks the member by it). */
+  publisherHash: number;
 }
 
-const FIXED = 2 + 2 + 8 + 4 + 4;
+const FIXED = 2 + 2 + 8 + 4 + 4 + 4 + 4;
+const RETAIN = 1;
+const PLAIN = 2;
 
 /** Bytes a message takes in a frame. */
 export function frameSize(m: FrameMessage): number {
-  return FIXED + Buffer.byteLength(m.topic, 'utf8') + (m.props?.length ?? 0) + m.payload.length;
+  let n = FIXED + Buffer.byteLength(m.topic, 'utf8') + (m.props?.length ?? 0) + m.payload.length;
+  if (m.shares) for (const s of m.shares) n += 4 + Buffer.byteLength(s, 'utf8');
+  return n;
 }
 
 /** The messages cut into frames of at most `max` bytes each; a message larger than that alone is
@@ -48,17 +61,24 @@ const EMPTY = new Uint8Array(0);
 
 export function encodeBatch(messages: readonly FrameMessage[]): Uint8Array {
   let size = 0;
-  const topics = messages.map((m) => Buffer.from(m.topic, 'utf8'));
-  for (let i = 0; i < messages.length; i++) size += FIXED + topics[i].length + (messages[i].props?.length ?? 0) + messages[i].payload.length;
+  for (const m of messages) size += frameSize(m);
   const out = Buffer.allocUnsafe(size);
   let o = 0;
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i];
-    o = out.writeUInt16BE(topics[i].length, o);
-    o += topics[i].copy(out, o);
+  for (const m of messages) {
+    const tl = out.write(m.topic, o + 2, 'utf8');
+    out.writeUInt16BE(tl, o);
+    o += 2 + tl;
     o = out.writeUInt8(m.qos, o);
-    o = out.writeUInt8(m.retain ? 1 : 0, o);
+    o = out.writeUInt8((m.retain ? RETAIN : 0) | (m.plain ? PLAIN : 0), o);
     o = out.writeDoubleBE(m.expiresAt, o);
+    o = out.writeUInt32BE(m.publisherHash >>> 0, o);
+    const shares = m.shares ?? [];
+    o = out.writeUInt32BE(shares.length, o);
+    for (const s of shares) {
+      const sl = out.write(s, o + 4, 'utf8');
+      out.writeUInt32BE(sl, o);
+      o += 4 + sl;
+    }
     const props = m.props ?? EMPTY;
     o = out.writeUInt32BE(props.length, o);
     out.set(props, o);
@@ -75,24 +95,45 @@ export function decodeBatch(data: Uint8Array): BatchMessage[] {
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const out: BatchMessage[] = [];
   let o = 0;
+  const cut = (n: number) => {
+    if (o + n > b.length) throw new Error('cluster frame cut short');
+  };
   while (o < b.length) {
+    cut(2);
     const tl = b.readUInt16BE(o);
     o += 2;
-    if (o + tl + 14 > b.length) throw new Error('cluster frame cut short');
+    cut(tl + 18);
     const topic = b.toString('utf8', o, o + tl);
     o += tl;
     const qos = b.readUInt8(o);
-    const retain = b.readUInt8(o + 1) === 1;
+    const flags = b.readUInt8(o + 1);
     const expiresAt = b.readDoubleBE(o + 2);
-    const ppl = b.readUInt32BE(o + 10);
-    o += 14;
-    if (o + ppl + 4 > b.length || qos > 2) throw new Error('cluster frame cut short or bad qos');
+    const publisherHash = b.readUInt32BE(o + 10);
+    const ns = b.readUInt32BE(o + 14);
+    o += 18;
+    if (qos > 2) throw new Error('cluster frame with a bad qos');
+    let shares: string[] | null = null;
+    if (ns > 0) {
+      shares = [];
+      for (let i = 0; i < ns; i++) {
+        cut(4);
+        const sl = b.readUInt32BE(o);
+        o += 4;
+        cut(sl);
+        shares.push(b.toString('utf8', o, o + sl));
+        o += sl;
+      }
+    }
+    cut(4);
+    const ppl = b.readUInt32BE(o);
+    o += 4;
+    cut(ppl + 4);
     const props = ppl > 0 ? new Uint8Array(b.subarray(o, o + ppl)) : null;
     o += ppl;
     const pl = b.readUInt32BE(o);
     o += 4;
-    if (o + pl > b.length) throw new Error('cluster frame cut short');
-    out.push({ topic, payload: new Uint8Array(b.subarray(o, o + pl)), qos: qos as 0 | 1 | 2, retain, expiresAt, props });
+    cut(pl);
+    out.push({ topic, payload: new Uint8Array(b.subarray(o, o + pl)), qos: qos as 0 | 1 | 2, retain: (flags & RETAIN) !== 0, expiresAt, props, plain: (flags & PLAIN) !== 0, shares, publisherHash });
     o += pl;
   }
   return out;

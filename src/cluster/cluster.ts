@@ -13,6 +13,12 @@
 //   acknowledged once NATS has stored them, and the other node takes them from the stream.
 // - Inbound frames are routed locally with the cluster's inbound handle as publisher: never sent
 //   on to another node.
+// - Shared subscriptions are one group across the nodes: a node's interest names each group it has
+//   members of (`$share/<group>/<filter>`), and the other nodes subscribe its handle to that group
+//   as ONE member (with a number per group as subscription id), so the routing core that routes a
+//   PUBLISH picks one member among its local sessions and the node handles. A message sent to a
+//   node says whether it is for its plain subscribers and which groups it was picked for; there
+//   it goes to one local member of each (never back to a node).
 import { connect, type NatsConnection, type Msg } from '@nats-io/transport-node';
 
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
@@ -42,9 +48,9 @@ export interface ClusterHost {
   clusterAcked(from: Ticket, ok: boolean): void;
   takeInterestChanges(): string[];
   interestSnapshot(): string[];
-  setHandleFilter(handle: number, filter: string, on: boolean): void;
+  setHandleFilter(handle: number, filter: string, on: boolean, subscriptionId?: number): void;
   clearHandle(handle: number): void;
-  publishBatch(messages: BatchMessage[], publisher: number, publisherHash?: number, key?: number): Promise<number[]>;
+  publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, key?: number): Promise<{ matched: number[]; sharesMissed: number }>;
   callAll<T>(op: string, args?: unknown): Promise<T[]>;
   onWorkerReady(fn: (worker: number) => void): void;
   call<T>(worker: number, op: string, args?: unknown): Promise<T>;
@@ -107,6 +113,14 @@ export interface ClusterCounters {
    * meanwhile; the other nodes are marked down after DOWN_AFTER_MS and synced when back). */
   natsDisconnects: number;
   natsReconnects: number;
+  /** Shared-group picks of another node sent to it (a message picked for two groups counts 2). */
+  sharedSent: number;
+  /** Shared-group picks another node sent here. */
+  sharedReceived: number;
+  /** Picks for a group the picked node no longer had a member of, by the time the message came
+   * (counted where that was found: here before sending, or on arrival): that message went to no
+   * member of that group. */
+  sharedNoMember: number;
 }
 
 export class ClusterLink {
@@ -133,7 +147,13 @@ export class ClusterLink {
   adoption: SessionAdoption | null = null;
   /** Objects that run on one node at a time (commands). */
   readonly leases: Leases;
-  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0 };
+  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0, sharedSent: 0, sharedReceived: 0, sharedNoMember: 0 };
+  /** The number of each shared group some node has members of (`$share/<group>/<filter>`): the
+   * subscription id its node handles' memberships carry, so a worker names a pick with a number.
+   * Counted by the nodes holding it; never reused while held. */
+  private readonly shareIds = new Map<string, { id: number; refs: number }>();
+  private readonly shareKeys = new Map<number, string>();
+  private nextShareId = 1;
   /** Whether the connection to NATS is up now. */
   natsUp = false;
 
@@ -347,18 +367,47 @@ export class ClusterLink {
       const filter = c.slice(1);
       const on = c[0] === '+';
       if (on === p.filters.has(filter)) continue;
+      const shared = filter.startsWith('$share/');
       try {
-        this.host.setHandleFilter(p.handle, filter, on);
-        if (on) p.filters.add(filter);
-        else p.filters.delete(filter);
+        this.host.setHandleFilter(p.handle, filter, on, shared && on ? this.shareId(filter) : 0);
+        if (on) {
+          p.filters.add(filter);
+        } else {
+          p.filters.delete(filter);
+          if (shared) this.releaseShare(filter);
+        }
       } catch (err) {
+        if (shared && on) this.releaseShare(filter);
         this.log.warn('cluster: a filter of another node was refused', { node: p.name, filter, err });
       }
     }
   }
 
+  /** The number of a shared group, taken once more (by one node's membership). */
+  private shareId(key: string): number {
+    let e = this.shareIds.get(key);
+    if (e === undefined) {
+      let id = this.nextShareId;
+      while (this.shareKeys.has(id)) id = id >= 0xfffffff0 ? 1 : id + 1;
+      this.nextShareId = id >= 0xfffffff0 ? 1 : id + 1;
+      e = { id, refs: 0 };
+      this.shareIds.set(key, e);
+      this.shareKeys.set(id, key);
+    }
+    e.refs++;
+    return e.id;
+  }
+
+  private releaseShare(key: string): void {
+    const e = this.shareIds.get(key);
+    if (e === undefined || --e.refs > 0) return;
+    this.shareIds.delete(key);
+    this.shareKeys.delete(e.id);
+  }
+
   private dropInterest(p: Peer): void {
     if (p.filters.size > 0) this.host.clearHandle(p.handle);
+    for (const f of p.filters) if (f.startsWith('$share/')) this.releaseShare(f);
     p.filters.clear();
     p.pending = [];
   }
@@ -367,7 +416,19 @@ export class ClusterLink {
   private onOutputs(items: BridgeOutput[], from: Ticket | null): void {
     for (const item of items) {
       const p = this.byHandle.get(item.handle);
-      if (p !== undefined && !p.down) (item.qos === 0 ? p.out : p.outQos).push(item);
+      if (p === undefined || p.down) continue;
+      let shares: string[] | null = null;
+      if (item.shares !== null) {
+        for (const id of item.shares) {
+          // A group the node left since the worker picked it: no member there any more.
+          const key = this.shareKeys.get(id);
+          if (key !== undefined && p.filters.has(key)) (shares ??= []).push(key);
+          else this.counters.sharedNoMember++;
+        }
+        if (shares !== null) this.counters.sharedSent += shares.length;
+      }
+      if (!item.plain && shares === null) continue;
+      (item.qos === 0 ? p.out : p.outQos).push({ topic: item.topic, payload: item.payload, qos: item.qos, retain: item.retain, expiresAt: item.expiresAt, props: item.props, plain: item.plain, shares, publisherHash: item.publisherHash });
     }
     if (from !== null) this.tickets.push(from);
     if (!this.flushScheduled) {
@@ -430,11 +491,14 @@ export class ClusterLink {
     }
     this.counters.receivedFrames++;
     this.counters.receivedMessages += messages.length;
+    for (const x of messages) if (x.shares) this.counters.sharedReceived += x.shares.length;
     // In the order they came: a node's batches one after the other, all on the same worker
     // (batches routed by two workers at once could overtake each other).
     const chain = this.inboundChains.get(source) ?? Promise.resolve();
-    const routed = chain.then(() => this.host.publishBatch(messages, this.inbound, 0, hashName(source)));
-    const next = routed.then(() => undefined, (err: unknown) => {
+    const routed = chain.then(() => this.host.publishBatchCounted(messages, this.inbound, 0, hashName(source)));
+    const next = routed.then(({ sharesMissed }) => {
+      this.counters.sharedNoMember += sharesMissed;
+    }, (err: unknown) => {
       this.counters.publishFailures++;
       this.log.warn('cluster: messages from another node could not be routed here', { node: source, count: messages.length, err });
     });

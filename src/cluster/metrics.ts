@@ -1,5 +1,5 @@
-// The cluster's Prometheus metrics (main thread): read from the link's parts when scraped, the
-// same numbers /api/cluster/status answers under `parts`.
+// The cluster's Prometheus metrics (main thread): read from the link and its parts when scraped,
+// the same numbers /api/cluster/status answers under `counters` and `parts`.
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 import type { ClusterLink } from './cluster.ts';
@@ -32,6 +32,19 @@ export function registerClusterMetrics(registry: Registry, link: ClusterLink): v
       this.reset();
       const c = retained();
       if (c) for (const [event, key] of RETAINED_EVENTS) this.inc({ event }, c[key]);
+    },
+  });
+  new Counter({
+    name: 'spindle_cluster_shared_total',
+    help: 'Shared subscriptions as one group across nodes, by event: sent (picks of another node as the member of a group: the message crossed to it for that group), received (picks of this node by another), no_member (picks of a node that had no member of the group left when the message came: the message went to no member of that group).',
+    labelNames: ['event'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const c = link.counters;
+      this.inc({ event: 'sent' }, c.sharedSent);
+      this.inc({ event: 'received' }, c.sharedReceived);
+      this.inc({ event: 'no_member' }, c.sharedNoMember);
     },
   });
   new Gauge({

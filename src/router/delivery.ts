@@ -22,3 +22,11 @@ export interface Routed {
   retain: boolean;
   subscriptionIds: number[] | null;
 }
+
+/** What a message another node of the cluster sent here may reach (the other node decided):
+ * the plain subscribers if `plain`, and one local member of each shared group in `shares`
+ * (`$share/<group>/<filter>`); no other shared group, and never a node handle. */
+export interface NodeScope {
+  plain: boolean;
+  shares: readonly string[];
+}

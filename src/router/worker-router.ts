@@ -7,9 +7,9 @@ import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, RUL
 import { toRecord, records, type Message } from '../broker/message.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
 import { RetainedChanges, type PostRetained } from './retained-changes.ts';
-import type { Delivery, Routed } from './delivery.ts';
+import type { Delivery, NodeScope, Routed } from './delivery.ts';
 
-export type { Delivery, Routed } from './delivery.ts';
+export type { Delivery, NodeScope, Routed } from './delivery.ts';
 
 /** What the router needs from the thread that owns the sessions (the worker wires it). */
 export interface RouterHost {
@@ -29,8 +29,12 @@ export interface RouterHost {
   dropped(reason: 'noSession'): void;
   /** The rule `rule` (subscribed under RULE_WORKER) matched `m`, published by the session
    * `publisher` of this thread (NO_PUBLISHER: the broker). Called while routing: it must not
-   * route (a republish waits for the end of the routing). */
-  ruleMatched(rule: number, m: Message, publisher: number): void;
+   * route (a republish waits for the end of the routing). `share` is not 0 when `rule` was
+   * picked as the member of a shared group (a cluster's node handle): the subscription id of
+   * that membership, which names the group. A handle picked for several groups and matching
+   * plain filters too is told once for each, one after the other for the same routing.
+   * `publisherHash` is the publisher's client-id hash the routing picked members with. */
+  ruleMatched(rule: number, m: Message, publisher: number, share: number, publisherHash: number): void;
   /** Posts a tick's retained changes to the main thread (the cluster sends them to the other
    * nodes); absent where there is no main thread to post to. */
   postRetained?: PostRetained;
@@ -64,6 +68,10 @@ export class WorkerRouter {
    * side is the cluster's to apply, newest wins), and where this thread's retained changes go. */
   private clusterInbound = -1;
   private retainedChanges: RetainedChanges | null = null;
+  /** Shared groups another node picked this one for, for a message of it, that had no member
+   * here by the time it came (a race with the last member leaving): the message went to no one
+   * of that group. */
+  sharesMissed = 0;
 
   constructor(
     private readonly host: RouterHost,
@@ -85,10 +93,10 @@ export class WorkerRouter {
   /** Routes a message: retained store, then every matching session. Returns how many sessions it
    * went to. `publisher` is the publishing session's handle (No Local), `publisherHash` the hash
    * of its client id (shared-subscription strategy). */
-  publish(m: Message, publisher: number, publisherHash: number): number {
+  publish(m: Message, publisher: number, publisherHash: number, scope?: NodeScope): number {
     m.seq = this.tick();
     if (m.retain) this.retain(m, publisher);
-    return this.deliverMatched(m, this.match(m, publisher, publisherHash), publisher);
+    return this.deliverMatched(m, this.match(m, publisher, publisherHash, scope), publisher, publisherHash);
   }
 
   /**
@@ -105,15 +113,15 @@ export class WorkerRouter {
       if (((out[i + 1] >>> 16) & 3) === 0) continue;
       // A session of this thread says so itself (its `stored` mirrors the registry's persistent
       // flag, set together in Persistence.sessionConnected); others are asked of the registry.
-      if (this.host.storedLocally(out[i]) ?? kept(out[i])) return this.routedFrom(m, words, publisher);
+      if (this.host.storedLocally(out[i]) ?? kept(out[i])) return this.routedFrom(m, words, publisher, publisherHash);
     }
     if (m.retain) this.retain(m, publisher);
-    return this.deliverMatched(m, words, publisher);
+    return this.deliverMatched(m, words, publisher, publisherHash);
   }
 
   /** Delivers the `words` of deliveries `match` left in `this.view`; answers how many sessions
    * it went to (rules are not sessions: they are told, not counted). */
-  private deliverMatched(m: Message, words: number, publisher: number): number {
+  private deliverMatched(m: Message, words: number, publisher: number, publisherHash: number): number {
     const out = this.view;
     let count = 0;
     this.frameCache.clear();
@@ -122,7 +130,7 @@ export class WorkerRouter {
       const word = out[i + 1];
       const worker = word & 0xffff;
       if (worker === RULE_WORKER) {
-        this.host.ruleMatched(session, m, publisher);
+        this.host.ruleMatched(session, m, publisher, shareOf(out, i), publisherHash);
         i += 3 + out[i + 2];
         count--;
         continue;
@@ -145,7 +153,8 @@ export class WorkerRouter {
   }
 
   /** Matches; the deliveries are in `this.view` (returns the words written). */
-  private match(m: Message, publisher: number, publisherHash: number): number {
+  private match(m: Message, publisher: number, publisherHash: number, scope?: NodeScope): number {
+    if (scope !== undefined) return this.matchScoped(m, publisher, publisherHash, scope);
     const gen = Atomics.load(this.generation, 0);
     if (gen !== this.matchCacheGen) {
       this.matchCache.clear();
@@ -173,6 +182,25 @@ export class WorkerRouter {
     return words;
   }
 
+  /** A message from another node: only what its scope names (never remembered: a shared group's
+   * member is picked per message, and a plain-only match is one message in many). The named
+   * groups that got no delivery are counted in `sharesMissed`. */
+  private matchScoped(m: Message, publisher: number, publisherHash: number, scope: NodeScope): number {
+    const shares = scope.shares as string[];
+    let words = this.router.matchScoped(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, scope.plain, shares, RULE_WORKER, this.out);
+    if (words < 0) {
+      this.out = new Uint32Array(-words * 2);
+      words = this.router.matchScoped(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, scope.plain, shares, RULE_WORKER, this.out);
+    }
+    this.view = this.out;
+    if (shares.length > 0) {
+      let reached = 0;
+      for (let i = 0; i < words; i += 3 + this.out[i + 2]) if (this.out[i + 1] & DELIVERY_SHARED) reached++;
+      this.sharesMissed += shares.length - reached;
+    }
+    return words;
+  }
+
   /** The subscription set changed (here): every worker's remembered matches are stale. */
   private changed(): void {
     Atomics.add(this.generation, 0, 1);
@@ -182,20 +210,20 @@ export class WorkerRouter {
    * The first half of a publish that must be stored before it is delivered: the deliveries the
    * message will have, without delivering it. `deliverRouted` does the rest.
    */
-  route(m: Message, publisher: number, publisherHash: number): Routed[] {
+  route(m: Message, publisher: number, publisherHash: number, scope?: NodeScope): Routed[] {
     m.seq = this.tick();
-    return this.routedFrom(m, this.match(m, publisher, publisherHash), publisher);
+    return this.routedFrom(m, this.match(m, publisher, publisherHash, scope), publisher, publisherHash);
   }
 
   /** The deliveries of `words` for `deliverRouted`; rules see the message now, as it is routed. */
-  private routedFrom(m: Message, words: number, publisher: number): Routed[] {
+  private routedFrom(m: Message, words: number, publisher: number, publisherHash: number): Routed[] {
     const out = this.view;
     const routed: Routed[] = [];
     for (let i = 0; i < words;) {
       const word = out[i + 1];
       const n = out[i + 2];
       if ((word & 0xffff) === RULE_WORKER) {
-        this.host.ruleMatched(out[i], m, publisher);
+        this.host.ruleMatched(out[i], m, publisher, shareOf(out, i), publisherHash);
         i += 3 + n;
         continue;
       }
@@ -326,6 +354,12 @@ export class WorkerRouter {
       this.host.sendBatch(worker, buffer, length);
     }
   };
+}
+
+/** The share a RULE_WORKER delivery at `i` was picked for: its subscription id (a cluster's node
+ * handle is subscribed to each group with the group's number as id); 0 for a plain match. */
+function shareOf(out: Uint32Array, i: number): number {
+  return (out[i + 1] & DELIVERY_SHARED) !== 0 && out[i + 2] > 0 ? out[i + 3] : 0;
 }
 
 function hasShared(out: Uint32Array, words: number): boolean {

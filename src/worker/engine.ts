@@ -48,7 +48,7 @@ export interface EngineDeps {
   /** The rule engine: client and message events, and the rules a publish matched (none when
    * not given). */
   readonly events?: EngineEvents;
-  ruleMatched?(rule: number, m: Message, publisher: number): void;
+  ruleMatched?(rule: number, m: Message, publisher: number, share: number, publisherHash: number): void;
   /** Where the router's retained changes go when the cluster is on (see RetainedChanges). */
   postRetained?: PostRetained;
   /** Failed authentications per source address, shared by every worker (none when not given). */

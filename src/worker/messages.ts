@@ -23,6 +23,12 @@ export interface PlainMessage {
  * as encoded in a PUBLISH (null: none). */
 export interface BatchMessage extends PlainMessage {
   props: Uint8Array | null;
+  /** A message another node of the cluster sent (published with the cluster's inbound handle):
+   * whether it is for the plain subscribers here, and the shared groups this node was picked for
+   * (`$share/<group>/<filter>`), and the publisher's client-id hash there. Absent elsewhere. */
+  plain?: boolean;
+  shares?: string[] | null;
+  publisherHash?: number;
 }
 
 export type ToWorker =

@@ -153,10 +153,10 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   transforms: processors,
   authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
-  ruleMatched(handle, m, publisher) {
+  ruleMatched(handle, m, publisher, share, publisherHash) {
     // Bridges (and the cluster's node handles) run on one node of a cluster: they take messages
     // from every node.
-    if (bridges.has(handle)) bridges.matched(handle, m, publisher);
+    if (bridges.has(handle)) bridges.matched(handle, m, publisher, share, publisherHash);
     // A message from another node of the cluster: its own node ran its rules and log topics (the
     // same everywhere: the configuration is replicated), so they fire once.
     else if (bridges.fromOtherNode(publisher)) return;

@@ -8,7 +8,7 @@ use std::sync::{Arc, LazyLock};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use parking_lot::Mutex;
-use spindle_core::topic::{self, MatchResult, RouterConfig, ShareStrategy, SubOptions, Subscription};
+use spindle_core::topic::{self, MatchResult, MatchScope, RouterConfig, ShareStrategy, SubOptions, Subscription};
 
 use crate::errors::{invalid_arg, topic_error};
 
@@ -127,7 +127,7 @@ impl Router {
     #[napi(js_name = "match", catch_unwind)]
     pub fn match_topic(&self, topic: String, publisher: u32, publisher_hash: u32, mut out: Uint32ArraySlice) -> i64 {
         // SAFETY: JS reads the output only after the call returns (same thread).
-        self.match_into(&topic, publisher, publisher_hash, unsafe { out.as_mut() })
+        self.match_into(&topic, publisher, publisher_hash, None, unsafe { out.as_mut() })
     }
 
     /// `match` for a topic given as UTF-8 bytes inside a buffer (no JS string needed). The bytes
@@ -138,7 +138,35 @@ impl Router {
             .get(start as usize..start as usize + len as usize)
             .ok_or_else(|| invalid_arg("OUT_OF_RANGE", format!("{start}+{len} is outside a buffer of {}", buf.len())))?;
         let topic = std::str::from_utf8(bytes).map_err(|_| invalid_arg("INVALID_UTF8", "topic is not UTF-8".into()))?;
-        Ok(self.match_into(topic, publisher, publisher_hash, unsafe { out.as_mut() }))
+        Ok(self.match_into(topic, publisher, publisher_hash, None, unsafe { out.as_mut() }))
+    }
+
+    /// `matchBytes` for a message another node of the cluster sent here: to the plain subscribers
+    /// only if `plain`, and to one member of each shared group `shares` names (`$share/<group>/
+    /// <filter>`, the groups the other node picked this one for), never a session excluded by
+    /// `enableInterest` (a node handle) nor one on `skipWorker` (0xFFFFFFFF: none). Groups not
+    /// named get nothing; a named group with no such member gets nothing (the caller counts it:
+    /// one `shared` delivery per group reached).
+    #[napi(catch_unwind)]
+    pub fn match_scoped(
+        &self,
+        buf: &[u8],
+        start: u32,
+        len: u32,
+        publisher: u32,
+        publisher_hash: u32,
+        plain: bool,
+        shares: Vec<String>,
+        skip_worker: u32,
+        mut out: Uint32ArraySlice,
+    ) -> Result<i64, String> {
+        let bytes = buf
+            .get(start as usize..start as usize + len as usize)
+            .ok_or_else(|| invalid_arg("OUT_OF_RANGE", format!("{start}+{len} is outside a buffer of {}", buf.len())))?;
+        let topic = std::str::from_utf8(bytes).map_err(|_| invalid_arg("INVALID_UTF8", "topic is not UTF-8".into()))?;
+        let scope = MatchScope { plain, shares: &shares, skip_worker: u16::try_from(skip_worker).ok() };
+        // SAFETY: as in `match`.
+        Ok(self.match_into(topic, publisher, publisher_hash, Some(&scope), unsafe { out.as_mut() }))
     }
 
     #[napi(getter, catch_unwind)]
@@ -159,12 +187,15 @@ impl Router {
 }
 
 impl Router {
-    fn match_into(&self, topic: &str, publisher: u32, publisher_hash: u32, out: &mut [u32]) -> i64 {
+    fn match_into(&self, topic: &str, publisher: u32, publisher_hash: u32, scope: Option<&MatchScope>, out: &mut [u32]) -> i64 {
         MATCH.with(|cell| {
             let mut result = cell.borrow_mut();
             result.deliveries.clear();
             result.subscription_ids.clear();
-            self.inner.match_topic(topic, publisher, publisher_hash, &mut result);
+            match scope {
+                None => self.inner.match_topic(topic, publisher, publisher_hash, &mut result),
+                Some(sc) => self.inner.match_topic_scoped(topic, publisher, publisher_hash, sc, &mut result),
+            }
             let needed: usize = result.deliveries.iter().map(|d| 3 + d.sub_ids_len as usize).sum();
             if needed > out.len() {
                 return -(needed as i64);

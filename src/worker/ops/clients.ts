@@ -9,6 +9,7 @@ import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
 import { subscribeOnBehalf, removeSubscription, SubscriptionRefused } from '../../engine/session/subscriptions.ts';
 import { OpError, connectionOf, type Op, type OpsEnv } from './types.ts';
 import type { BatchMessage } from '../messages.ts';
+import type { NodeScope } from '../../router/delivery.ts';
 
 const VERSION_NAMES: Record<number, string> = { 3: '3.1', 4: '3.1.1', 5: '5.0' };
 
@@ -250,14 +251,19 @@ export const clientOps: Record<string, Op> = {
    * Publishes a batch of messages from an inbound bridge (src/commands, src/bridges) in order, as
    * 'clients.publish' does one: what must be kept is stored first, then delivered. Resolves once
    * every message is routed and stored, so the caller may then commit its source's offsets or
-   * acknowledge. Answers how many subscriptions each went to.
+   * acknowledge. Answers how many subscriptions each went to. Messages from another node of the
+   * cluster (published with its inbound handle) reach only what that node decided (NodeScope);
+   * `sharesMissed` counts the shared groups named for them that had no member here.
    */
   async 'clients.publishBatch'(args: { messages: BatchMessage[]; publisher: number; publisherHash: number }, env) {
     const now = Date.now();
     const persistence = env.persistence;
     const matched: number[] = [];
     const waits: Promise<unknown>[] = [];
+    const fromNode = env.router.fromCluster(args.publisher);
+    const missedBefore = env.router.sharesMissed;
     for (const m of args.messages) {
+      const scope: NodeScope | undefined = fromNode ? { plain: m.plain ?? true, shares: m.shares ?? [] } : undefined;
       const message: Message = {
         topic: m.topic,
         topicBytes: Buffer.from(m.topic, 'utf8'),
@@ -270,11 +276,13 @@ export const clientOps: Record<string, Op> = {
         storeId: undefined,
         seq: undefined,
       };
+      // The hash_clientid strategy picks by the publisher on the node it published on.
+      const hash = fromNode ? m.publisherHash ?? args.publisherHash : args.publisherHash;
       if (!persistence) {
-        matched.push(env.router.publish(message, args.publisher, args.publisherHash));
+        matched.push(env.router.publish(message, args.publisher, hash, scope));
         continue;
       }
-      const routed = env.router.route(message, args.publisher, args.publisherHash);
+      const routed = env.router.route(message, args.publisher, hash, scope);
       const kept = persistence.messageRouted(message, routed);
       // A message from another node: its retained side is the cluster's (src/cluster/retained.ts).
       const retained = message.retain && !env.router.fromCluster(args.publisher) ? persistence.retained(message) : undefined;
@@ -283,8 +291,9 @@ export const clientOps: Record<string, Op> = {
       if (stored) waits.push(stored.then(() => env.router.deliverRouted(message, routed, args.publisher)));
       else env.router.deliverRouted(message, routed, args.publisher);
     }
+    const sharesMissed = env.router.sharesMissed - missedBefore;
     await Promise.all(waits);
-    return { matched };
+    return { matched, sharesMissed };
   },
 
   async 'clients.subscribe'(args: { clientId: string; topic: string; options: number }, env) {

@@ -1,8 +1,9 @@
-//! Owns a routing core's local interest, for a cluster: per plain filter (a shared subscription
-//! counts under its filter without the `$share/<group>/` prefix), how many subscriptions of
-//! sessions that are not excluded (the cluster's own handle, whose subscriptions are the other
-//! nodes' interest) it has, and the filters whose count went from 0 to 1 (gained) or from 1 to 0
-//! (lost) since the changes were last taken. Kept under the router's state lock.
+//! Owns a routing core's local interest, for a cluster: per interest key, how many subscriptions
+//! of sessions that are not excluded (the cluster's own handles, whose subscriptions are the other
+//! nodes' interest) it has, and the keys whose count went from 0 to 1 (gained) or from 1 to 0
+//! (lost) since the changes were last taken. The key of a plain subscription is its filter; that
+//! of a shared one is `$share/<group>/<filter>` (a `$queue/<filter>` is the group DEFAULT), so
+//! another node can take part in the group as one member. Kept under the router's state lock.
 
 use std::collections::HashMap;
 
@@ -14,12 +15,20 @@ pub struct InterestLog {
 }
 
 impl InterestLog {
-    pub fn new(excluded: Vec<u32>) -> Self {
+    pub fn new(mut excluded: Vec<u32>) -> Self {
+        excluded.sort_unstable();
+        excluded.dedup();
         InterestLog { excluded, counts: HashMap::new(), changes: Vec::new() }
     }
 
+    /// Whether `session` is one of the excluded (the cluster's) handles.
+    #[inline]
+    pub fn excludes(&self, session: u32) -> bool {
+        self.excluded.binary_search(&session).is_ok()
+    }
+
     fn counted(&self, session: u32) -> bool {
-        !self.excluded.contains(&session)
+        !self.excludes(session)
     }
 
     /// A new subscription of `session` to `filter` (not a replacement).
@@ -52,10 +61,20 @@ impl InterestLog {
         std::mem::take(&mut self.changes)
     }
 
-    /// Every filter with local interest now.
+    /// Every key with local interest now.
     pub fn snapshot(&self) -> Vec<String> {
         self.counts.keys().cloned().collect()
     }
+}
+
+/// The interest key of a shared subscription.
+pub fn shared_key(group: &str, filter: &str) -> String {
+    let mut k = String::with_capacity(8 + group.len() + filter.len());
+    k.push_str("$share/");
+    k.push_str(group);
+    k.push('/');
+    k.push_str(filter);
+    k
 }
 
 #[cfg(test)]
@@ -76,4 +95,12 @@ mod tests {
         assert_eq!(log.take(), vec![("a/#".to_owned(), false)]);
         assert!(log.snapshot().is_empty());
     }
+
+    #[test]
+    fn excluded_sessions_are_known_in_any_order() {
+        let log = InterestLog::new(vec![9, 3, 7, 3]);
+        assert!(log.excludes(3) && log.excludes(7) && log.excludes(9));
+        assert!(!log.excludes(4) && !log.excludes(10));
+    }
 }
+

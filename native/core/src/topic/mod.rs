@@ -20,6 +20,6 @@ pub use filter::{
     REASON_FILTER_INVALID, REASON_NAME_INVALID, REASON_PROTOCOL_ERROR,
 };
 pub use retained::RetainedIndex;
-pub use router::{Delivery, MatchResult, Router, RouterConfig};
+pub use router::{Delivery, MatchResult, MatchScope, Router, RouterConfig};
 pub use shared::ShareStrategy;
 pub use subscription::{SubOptions, Subscription};

@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use parking_lot::RwLock;
 
 use super::cache::MatchCache;
-use super::interest::InterestLog;
+use super::interest::{shared_key, InterestLog};
 use super::filter::{parse_shared, validate_filter, TopicError, ERR_SHARED_NO_LOCAL};
 use super::session_index::SessionIndex;
 use super::shared::{self, ShareStrategy};
@@ -133,7 +133,10 @@ impl Router {
             st.sessions.add(sub.session, id);
             st.subscriptions += 1;
             if let Some(log) = &mut st.interest {
-                log.add(sub.session, plain);
+                match group {
+                    None => log.add(sub.session, plain),
+                    Some(g) => log.add(sub.session, &shared_key(g, plain)),
+                }
             }
         }
         if !was_live {
@@ -169,7 +172,10 @@ impl Router {
         st.sessions.remove_one(session, id);
         st.subscriptions -= 1;
         if let Some(log) = &mut st.interest {
-            log.remove(session, plain);
+            match group {
+                None => log.remove(session, plain),
+                Some(g) => log.remove(session, &shared_key(g, plain)),
+            }
         }
         if now_dead {
             if let Some(c) = &self.cache {
@@ -187,18 +193,31 @@ impl Router {
         let st = &mut *guard;
         let ids = st.sessions.take(session);
         let mut removed = 0;
+        let mut groups_left: Vec<String> = Vec::new();
         for id in ids {
-            let mut n = st.trie.node_mut(id).subs.remove(session) as usize;
+            let plain = st.trie.node_mut(id).subs.remove(session);
+            let mut n = plain as usize;
+            groups_left.clear();
             if st.trie.node(id).has_shared() {
-                n += st.trie.with_shared(id, |groups| shared::remove_session(groups, session));
+                let logged = st.interest.is_some();
+                n += st.trie.with_shared(id, |groups| {
+                    shared::remove_session(groups, session, |g| {
+                        if logged {
+                            groups_left.push(g.to_owned());
+                        }
+                    })
+                });
             }
             let now_dead = !st.trie.node(id).is_live();
             removed += n;
             if n > 0 && st.interest.is_some() {
                 let filter = st.trie.filter_of(id);
                 let log = st.interest.as_mut().unwrap();
-                for _ in 0..n {
+                if plain {
                     log.remove(session, &filter);
+                }
+                for g in &groups_left {
+                    log.remove(session, &shared_key(g, &filter));
                 }
             }
             if n > 0 && now_dead {
@@ -240,6 +259,20 @@ impl Router {
     /// non-shared no_local subscriptions are skipped; u32::MAX = none); `publisher_hash` hashes
     /// the publisher's client id for `ShareStrategy::HashClientId`.
     pub fn match_topic(&self, topic: &str, publisher: u32, publisher_hash: u32, out: &mut MatchResult) {
+        self.match_inner(topic, publisher, publisher_hash, None, out);
+    }
+
+    /// `match_topic` for a message another node of a cluster sent here, limited to `scope`: the
+    /// plain subscribers only if `scope.plain`; of the shared groups only those `scope.shares`
+    /// names (`$share/<group>/<filter>` or `$queue/<filter>`: the groups the other node picked
+    /// this one for), each to one member that is neither an excluded session (the cluster's
+    /// handles, see `enable_interest`: a message never goes back to a node) nor on
+    /// `scope.skip_worker`. A named group with no such member here gets no delivery.
+    pub fn match_topic_scoped(&self, topic: &str, publisher: u32, publisher_hash: u32, scope: &MatchScope, out: &mut MatchResult) {
+        self.match_inner(topic, publisher, publisher_hash, Some(scope), out);
+    }
+
+    fn match_inner(&self, topic: &str, publisher: u32, publisher_hash: u32, scope: Option<&MatchScope>, out: &mut MatchResult) {
         out.clear();
         SCRATCH.with(|cell| {
             let mut guard = cell.borrow_mut();
@@ -258,7 +291,24 @@ impl Router {
                     c.insert(topic, &s.nodes);
                 }
             }
-            self.build(&st.trie, &s.nodes, publisher, publisher_hash, &mut s.subs, out);
+            match scope {
+                None => self.build(&st.trie, &s.nodes, publisher, publisher_hash, None, &mut s.subs, out),
+                Some(sc) => {
+                    // The named groups as (trie node, group name); malformed or unknown ones
+                    // name nothing here.
+                    let mut wanted: Vec<(u32, &str)> = Vec::with_capacity(sc.shares.len());
+                    for f in sc.shares {
+                        if let Ok(Some((g, plain))) = parse_shared(f) {
+                            if let Some(id) = st.trie.find(plain) {
+                                wanted.push((id, g));
+                            }
+                        }
+                    }
+                    let excluded = st.interest.as_ref();
+                    let resolved = Resolved { plain: sc.plain, wanted: &wanted, excluded, skip_worker: sc.skip_worker };
+                    self.build(&st.trie, &s.nodes, publisher, publisher_hash, Some(&resolved), &mut s.subs, out);
+                }
+            }
             drop(st);
             if s.subs.capacity() > SCRATCH_KEEP {
                 s.subs = Vec::new();
@@ -281,11 +331,14 @@ impl Router {
         nodes: &[u32],
         publisher: u32,
         publisher_hash: u32,
+        scope: Option<&Resolved>,
         subs: &mut Vec<Subscription>,
         out: &mut MatchResult,
     ) {
         subs.clear();
-        for &id in nodes {
+        // Scoped to the shared groups only: no plain subscriber is looked at.
+        let plain_nodes: &[u32] = if scope.map_or(true, |sc| sc.plain) { nodes } else { &[] };
+        for &id in plain_nodes {
             for s in trie.node(id).subs.as_slice() {
                 // [MQTT-3.8.3-3] No Local: not to the publisher's own connection.
                 if s.session == publisher && s.options.no_local() {
@@ -331,7 +384,16 @@ impl Router {
         for &id in nodes {
             for g in trie.shared_groups(id) {
                 // §4.8.2: each message goes to exactly one session of the shared subscription.
-                let Some(m) = g.pick(self.strategy, publisher_hash) else { continue };
+                let picked = match scope {
+                    None => g.pick(self.strategy, publisher_hash),
+                    Some(sc) => {
+                        if !sc.wanted.iter().any(|&(w, name)| w == id && name == g.name.as_str()) {
+                            continue;
+                        }
+                        g.pick_where(self.strategy, publisher_hash, |m| sc.eligible(m))
+                    }
+                };
+                let Some(m) = picked else { continue };
                 let start = out.subscription_ids.len();
                 if m.subscription_id != 0 {
                     out.subscription_ids.push(m.subscription_id);
@@ -368,6 +430,33 @@ impl Router {
     pub fn heap_bytes(&self) -> usize {
         let st = self.state.read();
         st.trie.heap_bytes() + st.sessions.heap_bytes()
+    }
+}
+
+/// What a message from another node of a cluster may reach here (`Router::match_topic_scoped`).
+pub struct MatchScope<'a> {
+    /// Deliver to the plain (non-shared) subscribers.
+    pub plain: bool,
+    /// The shared groups to deliver to, one member each: `$share/<group>/<filter>` or
+    /// `$queue/<filter>`.
+    pub shares: &'a [String],
+    /// Members on this worker are not picked (the rule worker: a rule runs on the message's own
+    /// node only).
+    pub skip_worker: Option<u16>,
+}
+
+/// A `MatchScope` resolved against the trie, under the read lock.
+struct Resolved<'a> {
+    plain: bool,
+    wanted: &'a [(u32, &'a str)],
+    excluded: Option<&'a InterestLog>,
+    skip_worker: Option<u16>,
+}
+
+impl Resolved<'_> {
+    #[inline]
+    fn eligible(&self, m: &Subscription) -> bool {
+        self.skip_worker != Some(m.worker) && !self.excluded.is_some_and(|log| log.excludes(m.session))
     }
 }
 

@@ -42,6 +42,26 @@ impl SharedGroup {
         self.members.get(i as usize)
     }
 
+    /// `pick` among the members `eligible` accepts only (a message from another node of a cluster:
+    /// never to a node handle); None when none is. Round robin keeps one cursor for both kinds of
+    /// pick; a pick with every member eligible is the same as `pick`.
+    #[inline]
+    pub fn pick_where(&self, strategy: ShareStrategy, publisher_hash: u32, eligible: impl Fn(&Subscription) -> bool) -> Option<&Subscription> {
+        let k = self.members.iter().filter(|m| eligible(m)).count() as u32;
+        if k == 0 {
+            return None;
+        }
+        if k == self.members.len() as u32 {
+            return self.pick(strategy, publisher_hash);
+        }
+        let i = match strategy {
+            ShareStrategy::RoundRobin => self.cursor.fetch_add(1, Ordering::Relaxed) % k,
+            ShareStrategy::Random => (next_random() % k as u64) as u32,
+            ShareStrategy::HashClientId => publisher_hash % k,
+        };
+        self.members.iter().filter(|m| eligible(m)).nth(i as usize)
+    }
+
     pub fn heap_bytes(&self) -> usize {
         let name = if self.name.is_heap_allocated() { self.name.capacity() } else { 0 };
         name + self.members.capacity() * std::mem::size_of::<Subscription>()
@@ -90,14 +110,16 @@ pub(crate) fn remove(groups: &mut SharedGroups, name: &str, session: u32) -> boo
     true
 }
 
-/// Removes `session` from every group of the node; returns how many memberships were removed.
-pub(crate) fn remove_session(groups: &mut SharedGroups, session: u32) -> usize {
+/// Removes `session` from every group of the node; returns how many memberships were removed, and
+/// tells `removed_from` each group's name.
+pub(crate) fn remove_session(groups: &mut SharedGroups, session: u32, mut removed_from: impl FnMut(&str)) -> usize {
     let Some(list) = groups.as_mut() else { return 0 };
     let mut removed = 0;
     list.retain_mut(|g| {
         if let Ok(i) = g.members.binary_search_by_key(&session, |m| m.session) {
             g.members.remove(i);
             removed += 1;
+            removed_from(&g.name);
         }
         !g.members.is_empty()
     });
