@@ -29,6 +29,7 @@ import { NatsProcess, findNatsServer } from './nats-process.ts';
 import { token, untoken } from './names.ts';
 import type { NodeClaimsPart } from './claims.ts';
 import type { SessionAdoption } from './adoption.ts';
+import type { ClusterAdminOps } from './admin-ops.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { QosStream } from './qos-stream.ts';
 import { Leases } from './leases.ts';
@@ -145,6 +146,8 @@ export class ClusterLink {
   claims: NodeClaimsPart | null = null;
   /** Sessions of nodes that went down (set by createCluster). */
   adoption: SessionAdoption | null = null;
+  /** The admin API's questions to the other nodes (set by createCluster). */
+  adminOps: ClusterAdminOps | null = null;
   /** Objects that run on one node at a time (commands). */
   readonly leases: Leases;
   readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0, sharedSent: 0, sharedReceived: 0, sharedNoMember: 0 };

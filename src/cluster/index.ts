@@ -7,14 +7,16 @@ import { ClusterLink, type ClusterHost } from './cluster.ts';
 import { NodeClaimsPart, type ClaimsHost } from './claims.ts';
 import { SessionAdoption, type AdoptionHost } from './adoption.ts';
 import { ClusterRetained, type RetainedHost } from './retained.ts';
+import { ClusterAdminOps, type AdminOpsHost } from './admin-ops.ts';
 
 export { ClusterLink, type ClusterNode } from './cluster.ts';
 export type { ClusterPart, ClusterPartContext } from './part.ts';
 export { ClusterRetained, type RetainedCounters } from './retained.ts';
 export { registerClusterMetrics } from './metrics.ts';
+export { ClusterAdminOps, ASK_TIMEOUT_MS, runsAcrossNodes, type MissingNode, type OpRefusal } from './admin-ops.ts';
 export { ConfigSync, replicatingStore, type ConfigKind } from './config-sync.ts';
 
-export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & RetainedHost, config: BrokerConfig, log: Logger): ClusterLink | null {
+export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & RetainedHost & AdminOpsHost, config: BrokerConfig, log: Logger): ClusterLink | null {
   if (!config.cluster.enabled) return null;
   const c = config.cluster;
   const link = new ClusterLink(host, {
@@ -29,5 +31,8 @@ export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & Re
   void link.addPart(link.adoption);
   // Retained messages visible from every node (a part: started with the link).
   void link.addPart(new ClusterRetained(host, config.nodeName));
+  // The admin API of any node answers for the cluster: each node answers the others' questions.
+  link.adminOps = new ClusterAdminOps(host);
+  void link.addPart(link.adminOps);
   return link;
 }

@@ -4,6 +4,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 
 import type { ClusterLink } from './cluster.ts';
 import type { RetainedCounters } from './retained.ts';
+import type { AdminOpsCounters } from './admin-ops.ts';
 
 /** Each event of retained replication and the counter it is read from. */
 const RETAINED_EVENTS: [string, keyof RetainedCounters][] = [
@@ -19,6 +20,16 @@ const RETAINED_EVENTS: [string, keyof RetainedCounters][] = [
   ['sync_served', 'syncsServed'],
   ['tombstone_dropped', 'tombstonesDropped'],
   ['store_failed', 'storeFailures'],
+];
+
+/** Each event of the admin API's questions across nodes and the counter it is read from. */
+const ADMIN_EVENTS: [string, keyof AdminOpsCounters][] = [
+  ['sent', 'sent'],
+  ['served', 'served'],
+  ['timeout', 'timeouts'],
+  ['failed', 'failures'],
+  ['too_large', 'tooLarge'],
+  ['bad_request', 'badRequests'],
 ];
 
 export function registerClusterMetrics(registry: Registry, link: ClusterLink): void {
@@ -53,6 +64,17 @@ export function registerClusterMetrics(registry: Registry, link: ClusterLink): v
     registers: [registry],
     collect() {
       this.set(retained()?.tombstones ?? 0);
+    },
+  });
+  new Counter({
+    name: 'spindle_cluster_admin_queries_total',
+    help: 'The admin API\'s questions across nodes (connections, sessions, subscriptions, close/down), by event: sent (requests to another node, one per node asked), served (requests of other nodes answered here), timeout (a node that did not answer within 5 s: reported in nodesMissing), failed (a node that answered with a failure, had no responder, or NATS was away), too_large (answers larger than NATS max_payload: refused), bad_request (requests refused here: not in the allow-list, or bad arguments).',
+    labelNames: ['event'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const c = link.adminOps?.counters;
+      if (c) for (const [event, key] of ADMIN_EVENTS) this.inc({ event }, c[key]);
     },
   });
 }

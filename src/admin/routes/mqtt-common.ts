@@ -1,9 +1,12 @@
 // What the MQTT-facing admin routes share: calling a worker (its refusals become HTTP errors),
-// finding the worker that owns a client, and the checks of topic names, filters and client ids.
+// finding the worker (and in a cluster the node) that owns a client, asking every node, and the
+// checks of topic names, filters and client ids.
 import { WorkerOpError } from '../../broker/supervisor.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, notFound, refusal } from '../http.ts';
+import { badRequest, HttpError, notFound, refusal } from '../http.ts';
+import { callOwner, NOT_HELD } from '../../broker/owner-call.ts';
+import { runsAcrossNodes, type MissingNode } from '../../cluster/index.ts';
 import { bool, int, reqStr, str, type Body } from '../validate.ts';
 
 /** A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) as an HTTP error. */
@@ -28,20 +31,54 @@ export async function onAllWorkers<T>(ctx: AdminContext, op: string, args: unkno
 }
 
 /**
- * Runs `op` on the worker that owns `clientId`'s session: 404 when no worker does. Asked again
- * once when the session moved to another worker meanwhile (a reconnect elsewhere).
+ * The workers' answers of every node: this node's and, in a cluster, every other running node's
+ * (asked in parallel, ASK_TIMEOUT_MS at most); the running nodes that did not answer in `missing`.
  */
-export async function onOwner<T>(ctx: AdminContext, clientId: string, op: string, args: unknown): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    const worker = ctx.supervisor.workerOf(clientId);
-    if (worker === undefined) throw notFound(`client ${clientId} not found`);
-    try {
-      return await ctx.supervisor.call<T>(worker, op, args);
-    } catch (err) {
-      const moved = err instanceof WorkerOpError && err.status === 404 && ctx.supervisor.workerOf(clientId) !== worker;
-      if (!moved || attempt > 0) throw asHttpError(err);
-    }
+export async function onAllNodes<T>(ctx: AdminContext, op: string, args: Record<string, unknown> = {}): Promise<{ parts: { node: string; results: T[] }[]; missing: MissingNode[] }> {
+  const ops = ctx.cluster?.adminOps;
+  const [local, remote] = await Promise.all([onAllWorkers<T>(ctx, op, args), ops ? ops.askAll<T>(op, args) : null]);
+  return { parts: [{ node: ctx.config.nodeName, results: local }, ...(remote?.answers ?? [])], missing: remote?.missing ?? [] };
+}
+
+/** What a cluster-wide list adds to its answer when clustering is on: the running nodes whose
+ * part is not in it (did not answer in time, or failed), each with the reason. */
+export function clusterFields(ctx: AdminContext, missing: MissingNode[]): { nodesMissing?: MissingNode[] } {
+  return ctx.cluster ? { nodesMissing: missing } : {};
+}
+
+/** Runs `op` on the worker that owns `clientId`'s session, on this node or (in a cluster) the
+ * node that holds it: 404 when no node does. */
+export async function onOwner<T>(ctx: AdminContext, clientId: string, op: string, args: Record<string, unknown>): Promise<T> {
+  return (await onOwnerNode<T>(ctx, clientId, op, args)).result;
+}
+
+/**
+ * As onOwner, with the name of the node that ran it. A client of this node is asked first; in a
+ * cluster, every other running node is asked next (the one holding the client id answers). 404
+ * when no node holds it; 503 when none of the nodes that answered does and some did not answer.
+ * An operation other nodes do not run for us (subscribing on a client's behalf) is 409 naming
+ * the node that holds the client.
+ */
+export async function onOwnerNode<T>(ctx: AdminContext, clientId: string, op: string, args: Record<string, unknown>): Promise<{ node: string; result: T }> {
+  let local: T | typeof NOT_HELD;
+  try {
+    local = await callOwner<T>(ctx.supervisor, clientId, op, args);
+  } catch (err) {
+    throw asHttpError(err);
   }
+  if (local !== NOT_HELD) return { node: ctx.config.nodeName, result: local };
+  const ops = ctx.cluster?.adminOps;
+  if (!ops) throw notFound(`client ${clientId} not found`);
+  const crosses = runsAcrossNodes(op);
+  const r = await ops.askOwner<T>(crosses ? op : 'clients.runtime', { ...args, clientId });
+  if (r.node === null) {
+    if (r.missing.length === 0) throw notFound(`client ${clientId} not found`);
+    const names = r.missing.map((m) => `${m.node} (${m.reason})`).join(', ');
+    throw new HttpError(503, `client ${clientId} not found on the nodes that answered; no answer from ${names}`, { details: { nodesMissing: r.missing } });
+  }
+  if (!crosses) throw new HttpError(409, `client ${clientId} is held by node ${r.node}: this operation runs on that node's admin API only`, { error: 'ON_OTHER_NODE', details: { node: r.node } });
+  if ('refusal' in r) throw refusal(r.refusal);
+  return { node: r.node, result: r.result };
 }
 
 /** A required client id (non-empty string). */

@@ -1,9 +1,10 @@
 // Sessions (spec 4.10): the messages a client's session holds (in flight, then queued) and
-// clearing them, in the worker's memory and in the store.
+// clearing them, in the worker's memory and in the store; in a cluster on whatever node holds the
+// client (the answer says which: `node`).
 import type { AdminContext } from '../context.ts';
 import { json, ok, type Route } from '../http.ts';
 import { object, onlyFields, paging } from '../validate.ts';
-import { clientIdField, onOwner } from './mqtt-common.ts';
+import { clientIdField, onOwnerNode } from './mqtt-common.ts';
 
 export function sessionRoutes(ctx: AdminContext): Route[] {
   return [
@@ -19,8 +20,8 @@ export function sessionRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['clientId', 'page', 'size']);
         const clientId = clientIdField(b);
         const { page, size } = paging(b);
-        const r = await onOwner<{ total: number; items: unknown[] }>(ctx, clientId, 'clients.sessionMessages', { clientId, offset: (page - 1) * size, limit: size });
-        return json({ data: r.items, total: r.total, page, size });
+        const { node, result: r } = await onOwnerNode<{ total: number; items: unknown[] }>(ctx, clientId, 'clients.sessionMessages', { clientId, offset: (page - 1) * size, limit: size });
+        return json({ data: r.items, total: r.total, page, size, ...(ctx.cluster ? { node } : {}) });
       },
     },
     {
@@ -34,7 +35,8 @@ export function sessionRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['clientId']);
         const clientId = clientIdField(b);
-        return ok(await onOwner(ctx, clientId, 'clients.sessionClear', { clientId }));
+        const { node, result } = await onOwnerNode<Record<string, unknown>>(ctx, clientId, 'clients.sessionClear', { clientId });
+        return ok(ctx.cluster ? { ...result, node } : result);
       },
     },
   ];

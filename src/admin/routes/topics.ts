@@ -1,6 +1,6 @@
 // Topics (spec 4.4): the topic filters clients are subscribed to, across every worker and every
-// session (connected or offline persistent), with their subscriber counts; and the subscribers of
-// one filter. lastMessage is the time of the newest retained message the filter matches (the
+// session (connected or offline persistent) and, in a cluster, every node, with their subscriber
+// counts; and the subscribers of one filter. lastMessage is the time of the newest retained message the filter matches (the
 // broker does not track the time of every message per topic: that would cost on every publish).
 import { covers } from '../../auth/topic-filter.ts';
 import { recordReceivedAt } from '../../broker/message.ts';
@@ -9,7 +9,7 @@ import type { AdminContext } from '../context.ts';
 import { json, type Route } from '../http.ts';
 import { object, onlyFields, paging } from '../validate.ts';
 import type { SubscriptionInfo } from '../../worker/ops/clients.ts';
-import { onAllWorkers, sharedInner, topicFilterField } from './mqtt-common.ts';
+import { clusterFields, onAllNodes, sharedInner, topicFilterField } from './mqtt-common.ts';
 
 const PAGING = { page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } };
 const SHARED = /^\$(share|queue)\//;
@@ -48,22 +48,22 @@ export function topicRoutes(ctx: AdminContext): Route[] {
       path: '/topic/query',
       access: 'read',
       tag: 'topics',
-      summary: 'Subscribed topic filters (every session, online or offline) with subscriber counts, paged; `topic` (a filter) keeps those it covers; lastMessage: newest matching retained message or null',
+      summary: 'Subscribed topic filters (every session, online or offline; in a cluster of every node, with `nodesMissing`) with subscriber counts, paged; `topic` (a filter) keeps those it covers; lastMessage: newest matching retained message or null',
       body: { type: 'object', properties: { ...PAGING, topic: { type: 'string', description: 'a topic filter: subscribed filters it covers are listed (a literal topic lists only itself)' } } },
       async handler(req) {
         const b = object(req.body);
         onlyFields(b, ['page', 'size', 'topic']);
         const { page, size } = paging(b);
         const query = topicFilterField(ctx, b, 'topic', false);
-        const parts = await onAllWorkers<[string, number][]>(ctx, 'clients.topics');
+        const { parts, missing } = await onAllNodes<[string, number][]>(ctx, 'clients.topics');
         const counts = new Map<string, number>();
-        for (const part of parts) for (const [f, n] of part) counts.set(f, (counts.get(f) ?? 0) + n);
+        for (const part of parts) for (const list of part.results) for (const [f, n] of list) counts.set(f, (counts.get(f) ?? 0) + n);
         const all = [...counts].filter(([f]) => wanted(query, f)).sort(([a], [c]) => (a < c ? -1 : a > c ? 1 : 0));
         const data = all.slice((page - 1) * size, page * size).map(([topic, subscribers]) => {
           const inner = sharedInner(topic);
           return { topic, subscribers, lastMessage: inner ? isoOrNull(lastRetainedAt(ctx, inner)) : null };
         });
-        return json({ data, total: all.length, page, size });
+        return json({ data, total: all.length, page, size, ...clusterFields(ctx, missing) });
       },
     },
     {
@@ -71,16 +71,18 @@ export function topicRoutes(ctx: AdminContext): Route[] {
       path: '/topic/connect/query',
       access: 'read',
       tag: 'topics',
-      summary: 'The clients subscribed to a topic filter (exactly this filter), with their subscription options, paged; an empty page when none is',
+      summary: 'The clients subscribed to a topic filter (exactly this filter), with their subscription options, paged; an empty page when none is. In a cluster: of every node, each with its `node`, and `nodesMissing`',
       body: { type: 'object', required: ['topic'], properties: { ...PAGING, topic: { type: 'string' } } },
       async handler(req) {
         const b = object(req.body);
         onlyFields(b, ['page', 'size', 'topic']);
         const { page, size } = paging(b);
         const topic = topicFilterField(ctx, b)!;
-        const parts = await onAllWorkers<(SubscriptionInfo & { clientId: string; connected: boolean })[]>(ctx, 'clients.subscribers', { topic });
-        const all = parts.flat().sort((a, c) => (a.clientId < c.clientId ? -1 : a.clientId > c.clientId ? 1 : 0));
-        return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size });
+        const { parts, missing } = await onAllNodes<(SubscriptionInfo & { clientId: string; connected: boolean })[]>(ctx, 'clients.subscribers', { topic });
+        // In a cluster each subscriber says which node holds its session.
+        const all = parts.flatMap((p) => p.results.flatMap((list) => (ctx.cluster ? list.map((s) => ({ ...s, node: p.node })) : list)))
+          .sort((a, c) => (a.clientId < c.clientId ? -1 : a.clientId > c.clientId ? 1 : 0));
+        return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size, ...clusterFields(ctx, missing) });
       },
     },
   ];
