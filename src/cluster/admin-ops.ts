@@ -105,7 +105,8 @@ type Reply =
   | { ok: true; results: unknown[] }
   | { ok: true; held: false }
   | { ok: true; held: true; result: unknown }
-  | { ok: false; refusal: OpRefusal };
+  /** `held`: the refusal of the worker holding the client id (an owner operation), not of the request. */
+  | { ok: false; refusal: OpRefusal; held?: boolean };
 
 /** A running node whose answer is not in the result, and why (timeout, no responder, failed). */
 export interface MissingNode {
@@ -176,24 +177,38 @@ export class ClusterAdminOps implements ClusterPart {
     return out;
   }
 
-  /** `op` run on the node holding `args.clientId` (every other running node is asked; the one that
-   * holds it answers). */
-  async askOwner<T>(op: string, args: Record<string, unknown> & { clientId: string }): Promise<OwnerAnswer<T>> {
+  /** `op` run on the node holding `args.clientId`: every other running node is asked; the answer
+   * comes as soon as the node holding it has answered (a client id is held by one node), or once
+   * every node has answered or timed out. */
+  askOwner<T>(op: string, args: Record<string, unknown> & { clientId: string }): Promise<OwnerAnswer<T>> {
+    const peers = this.peers();
     const missing: MissingNode[] = [];
-    let found: OwnerAnswer<T> | null = null;
-    await Promise.all(this.peers().map(async (node) => {
-      const r = await this.ask(node, op, args);
-      if ('reason' in r) missing.push({ node, reason: r.reason });
-      else if (!r.ok) {
-        // The node holds the client id but refused (e.g. not connected): a result from another
-        // node still wins (a client id is held by one node; during a takeover maybe two).
-        if (found === null) found = { node, refusal: r.refusal };
-      } else if ('held' in r && r.held) found = { node, result: r.result as T };
-    }));
-    const answer = found as OwnerAnswer<T> | null;
-    if (answer !== null) return answer;
-    missing.sort((a, c) => (a.node < c.node ? -1 : 1));
-    return { node: null, missing };
+    let refused: OwnerAnswer<T> | null = null;
+    return new Promise((resolve) => {
+      let waiting = peers.length;
+      const settle = () => {
+        if (--waiting > 0) return;
+        missing.sort((a, c) => (a.node < c.node ? -1 : 1));
+        // A refusal of the node holding it (e.g. not connected) when no node did it.
+        resolve(refused ?? { node: null, missing });
+      };
+      if (waiting === 0) {
+        resolve({ node: null, missing });
+        return;
+      }
+      for (const node of peers) {
+        void this.ask(node, op, args).then((r) => {
+          if ('reason' in r) missing.push({ node, reason: r.reason });
+          else if (!r.ok && r.held === true) refused ??= { node, refusal: r.refusal };
+          else if (!r.ok) {
+            this.counters.failures++;
+            missing.push({ node, reason: `failed: ${r.refusal.message}` });
+          }
+          else if ('held' in r && r.held) resolve({ node, result: r.result as T });
+          settle();
+        });
+      }
+    });
   }
 
   private peers(): string[] {
@@ -278,7 +293,8 @@ export class ClusterAdminOps implements ClusterPart {
       const e = err as { status?: unknown; code?: unknown; message?: unknown; field?: unknown };
       const status = typeof e.status === 'number' ? e.status : 500;
       if (status >= 500) this.ctx!.log.warn('cluster: an admin query from another node failed here', { op, err });
-      return { ok: false, refusal: { status, code: typeof e.code === 'string' ? e.code : 'INTERNAL_ERROR', message: String(e.message), ...(typeof e.field === 'string' ? { field: e.field } : {}) } };
+      const refusal = { status, code: typeof e.code === 'string' ? e.code : 'INTERNAL_ERROR', message: String(e.message), ...(typeof e.field === 'string' ? { field: e.field } : {}) };
+      return { ok: false, refusal, held: spec.scope === 'owner' };
     }
   }
 }

@@ -70,7 +70,7 @@ export async function onOwnerNode<T>(ctx: AdminContext, clientId: string, op: st
   const ops = ctx.cluster?.adminOps;
   if (!ops) throw notFound(`client ${clientId} not found`);
   const crosses = runsAcrossNodes(op);
-  const r = await ops.askOwner<T>(crosses ? op : 'clients.runtime', { ...args, clientId });
+  const r = await ops.askOwner<T>(crosses ? op : 'clients.runtime', crosses ? { ...args, clientId } : { clientId });
   if (r.node === null) {
     if (r.missing.length === 0) throw notFound(`client ${clientId} not found`);
     const names = r.missing.map((m) => `${m.node} (${m.reason})`).join(', ');
