@@ -1,7 +1,8 @@
 // Topics (spec 4.4): the topic filters clients are subscribed to, across every worker and every
 // session (connected or offline persistent) and, in a cluster, every node, with their subscriber
-// counts; and the subscribers of one filter. lastMessage is the time of the newest retained message the filter matches (the
-// broker does not track the time of every message per topic: that would cost on every publish).
+// counts; and the subscribers of one filter. lastMessage is the time of the newest retained
+// message the filter matches (the broker does not track the time of every message per topic:
+// that would cost on every publish).
 import { covers } from '../../auth/topic-filter.ts';
 import { recordReceivedAt } from '../../broker/message.ts';
 import { isoOrNull } from '../../broker/payload-text.ts';
