@@ -79,7 +79,7 @@ export function systemRoutes(ctx: AdminContext): Route[] {
       path: '/api/cluster/status',
       access: 'read',
       tag: 'system',
-      summary: 'Cluster status: {enabled, status (single-node, healthy: every node running, degraded), self, nodes, runningNodes, counters, parts: {retained: counters of retained messages across nodes, adminOps: the admin API's questions across nodes, ...}}',
+      summary: 'Cluster status: {enabled, status (single-node, healthy: every node running, degraded), self, nodes, runningNodes, counters, parts: {retained: counters of retained messages across nodes, adminOps: admin queries across nodes, ...}}',
       handler() {
         if (!ctx.cluster) return ok({ enabled: false, status: 'single-node', self: ctx.config.nodeName, nodes: 1, runningNodes: 1 });
         const nodes = ctx.cluster.nodes();
