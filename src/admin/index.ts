@@ -187,7 +187,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     () => commands.close(),
   ];
   if (sync && cluster) {
-    registerReplicatedKinds(sync, { auth, sources, rules, policies, processors, logTopics, commands, bridges, endpoints: supervisor.endpoints });
+    registerReplicatedKinds(sync, { auth, sources, rules, policies, processors, logTopics, commands, bridges, platform, endpoints: supervisor.endpoints });
     await cluster.addPart(sync);
     // Closed first: no change from another node reaches a manager that is closing.
     closers.push(() => sync.close());
@@ -229,14 +229,14 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
 /**
  * The configuration objects replicated across the cluster's nodes, and the manager that applies
  * each change made on another node (commands and bridges run on one node at a time: their
- * leases). Not replicated: the control platform's records and
- * the licence (kept in memory by their owners, no apply path yet), the JWT signing secret and the
+ * leases) and the control platform's records. Not replicated: the admin licence (kept in memory
+ * by its owner, no apply path yet), the JWT signing secret and the
  * configuration file's admin user (per node), node-specific state (local and proxy subscriptions,
  * alerts firing).
  */
 function registerReplicatedKinds(sync: ConfigSync, m: {
   auth: AdminAuth; sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager; logTopics: LogTopicManager;
-  commands: CommandManager; bridges: BridgeManager; endpoints: Supervisor['endpoints'];
+  commands: CommandManager; bridges: BridgeManager; platform: ControlPlatform; endpoints: Supervisor['endpoints'];
 }): void {
   sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
   sync.register({ kind: 'admin-user', apply: async (id, doc) => m.auth.applyStored(id, doc as never), local: (id) => id === m.auth.configUsername });
@@ -247,6 +247,7 @@ function registerReplicatedKinds(sync: ConfigSync, m: {
   sync.register({ kind: 'log-topic', apply: (id, doc) => m.logTopics.applyStored(id, doc as never) });
   sync.register({ kind: COMMAND_KIND, apply: (id, doc) => m.commands.applyStored(id, doc as never) });
   sync.register({ kind: BRIDGE_KIND, apply: (id, doc) => m.bridges.applyStored(id, doc as never) });
+  for (const kind of ControlPlatform.KINDS) sync.register({ kind, apply: (id, doc) => m.platform.applyStored(kind, id, doc) });
   // Read from the store at each request: the stored document is all there is to apply.
   sync.register({ kind: 'dashboard', apply: async () => undefined });
 }

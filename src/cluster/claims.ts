@@ -59,10 +59,11 @@ const FROM_STORE = LOAD_FROM_STORE;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Claims in one request at most. */
 const MAX_CLAIMS = 1000;
-/** A claim that met an earlier one for the same client id on another node is asked again after
- * RETRY_MS, at most RETRIES times (then it goes on, counted in `claimConflictsUnresolved`). */
+/** A claim that met an earlier one for the same client id on another node is asked again every
+ * RETRY_MS, for at most RETRY_FOR_MS since it was first made (then it goes on, counted in
+ * `claimConflictsUnresolved`): as long as a claim may wait for a node that does not answer. */
 const RETRY_MS = 20;
-const RETRIES = 100;
+const RETRY_FOR_MS = 10_000;
 /** How long a claim that found no node listening waits for that node to be marked down (3 s
  * without heartbeats, checked every 250 ms). */
 const GONE_WAIT_MS = 5000;
@@ -225,7 +226,7 @@ export class NodeClaimsPart implements ClusterPart {
         // (then it gives the session up to this claim), unless a session came already.
         if (states[i] === null && (later[i] || own?.later)) {
           if (item.tries === 0) this.counters.claimConflicts++;
-          if (item.tries < RETRIES) {
+          if (Date.now() - item.at < RETRY_FOR_MS) {
             again.push({ ...item, tries: item.tries + 1 });
             return;
           }

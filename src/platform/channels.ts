@@ -32,6 +32,15 @@ export class ChannelBook {
     for (const { doc } of await this.store.listAdmin<ChannelRecord>(CHANNEL_KIND)) this.channels.set(doc.id, doc);
   }
 
+  /** A notification channel changed on another node of the cluster (`doc` null: removed). The
+   * store is written by the caller. */
+  applyStored(id: string, doc: ChannelRecord | null): Promise<void> {
+    return this.writes.run(async () => {
+      if (doc === null) this.channels.delete(id);
+      else this.channels.set(id, doc);
+    });
+  }
+
   list(): ChannelRecord[] {
     return [...this.channels.values()];
   }

@@ -28,6 +28,16 @@ export class LicenseBook {
     this.apply();
   }
 
+  /** A licence changed on another node of the cluster (`doc` null: removed), applied here: its
+   * limits are written into this node's tenant counters. The store is written by the caller. */
+  applyStored(id: string, doc: License | null): Promise<void> {
+    return this.writes.run(async () => {
+      if (doc === null) this.licenses.delete(id);
+      else this.licenses.set(id, doc);
+      this.apply();
+    });
+  }
+
   list(): License[] {
     return [...this.licenses.values()];
   }

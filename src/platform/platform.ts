@@ -10,13 +10,13 @@ import { TenantCounters, createTenantBuffer } from '../broker/tenant-counters.ts
 import type { Logger } from '../log/index.ts';
 import type { CompiledAuthPolicy } from '../policies/types.ts';
 import type { Store } from '../store/types.ts';
-import { LicenseBook } from './licenses.ts';
-import { TenantDirectory } from './tenants.ts';
+import { LICENSE_KIND, LicenseBook } from './licenses.ts';
+import { KINDS, TenantDirectory } from './tenants.ts';
 import { TenantSlots } from './tenant-slots.ts';
 import { tenantPolicy } from './tenant-policy.ts';
-import { ChannelBook } from './channels.ts';
+import { CHANNEL_KIND, ChannelBook } from './channels.ts';
 import { Signals, type BrokerSignals } from './signals.ts';
-import { AlertEngine, registerAlertMetrics, type AlertRecord, type AlertRuleRecord } from './alerts/index.ts';
+import { AlertEngine, RULE_KIND, registerAlertMetrics, type AlertRecord, type AlertRuleRecord } from './alerts/index.ts';
 import { Notifier, type AlertNotice } from './notify/index.ts';
 
 /** What the platform needs of the broker. */
@@ -85,6 +85,22 @@ export class ControlPlatform {
     });
     registerAlertMetrics(options.registry, this.alerts);
     this.registerMetrics(options.registry);
+  }
+
+  /** The platform's record kinds in the admin store, each replicated across a cluster's nodes. */
+  static readonly KINDS: readonly string[] = [KINDS.org, KINDS.project, KINDS.app, LICENSE_KIND, CHANNEL_KIND, RULE_KIND];
+
+  /** A record changed on another node of the cluster (`doc` null: removed), applied by its owner
+   * as this node's own change would be. The store is written by the caller. */
+  async applyStored(kind: string, id: string, doc: unknown): Promise<void> {
+    if (kind === LICENSE_KIND) await this.licenses.applyStored(id, doc as never);
+    else if (kind === CHANNEL_KIND) await this.channels.applyStored(id, doc as never);
+    else if (kind === RULE_KIND) await this.alerts.applyStoredRule(id, doc);
+    else {
+      await this.tenants.applyStored(kind, id, doc as never);
+      // An application or organization gone, or back: its licence's limits are written again.
+      this.licenses.apply();
+    }
   }
 
   async load(): Promise<void> {

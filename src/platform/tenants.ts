@@ -57,6 +57,46 @@ export class TenantDirectory {
     }
   }
 
+  /** An organization, project or application changed on another node of the cluster (`doc`
+   * null: removed), applied here as this node's own change would be: tenant slots, the
+   * credentials the workers cached, the clients of an application removed or disabled. The store
+   * is written by the caller. */
+  applyStored(kind: string, id: string, doc: Organization | Project | Application | null): Promise<void> {
+    return this.writes.run(async () => {
+      if (kind === KINDS.org) {
+        const had = this.orgs.has(id);
+        if (doc === null) {
+          this.orgs.delete(id);
+          if (had) this.slots.release(id);
+        } else {
+          if (!had) this.slots.take(id);
+          this.orgs.set(id, doc as Organization);
+        }
+        this.events.credentialsChanged();
+      } else if (kind === KINDS.project) {
+        if (doc === null) this.projects.delete(id);
+        else this.projects.set(id, doc as Project);
+      } else if (kind === KINDS.app) {
+        const before = this.apps.get(id);
+        if (before) this.byKey.delete(before.appKey);
+        if (doc === null) {
+          if (before) {
+            this.apps.delete(id);
+            this.slots.release(id);
+            this.afterRemoval([before]);
+          }
+          return;
+        }
+        const after = doc as Application;
+        if (!before) this.slots.take(id);
+        this.apps.set(id, after);
+        this.byKey.set(after.appKey, after);
+        this.events.credentialsChanged();
+        if (before && ((before.enabled && !after.enabled) || before.namespace !== after.namespace)) this.events.kick([id]);
+      }
+    });
+  }
+
   // Reads.
 
   organizations(): Organization[] {

@@ -163,12 +163,12 @@ export class AlertEngine {
    * application: its windows start over), or when their last value no longer meets the new
    * operator and threshold; otherwise they take the rule's new name, severity and threshold.
    */
-  async updateRule(record: AlertRuleRecord): Promise<AlertRuleRecord | undefined> {
+  async updateRule(record: AlertRuleRecord, store = true): Promise<AlertRuleRecord | undefined> {
     const before = this.rules.get(record.id);
     if (before === undefined) return undefined;
     checkScope(record);
     const rule = copyRule(record);
-    await this.store.putAdmin(RULE_KIND, rule.id, rule);
+    if (store) await this.store.putAdmin(RULE_KIND, rule.id, rule);
     this.rules.set(rule.id, rule);
     const measures =
       before.signal !== rule.signal ||
@@ -194,16 +194,29 @@ export class AlertEngine {
   }
 
   /** Deletes a rule (its firing alerts resolve; its alerts stay in the history); false if none. */
-  async deleteRule(id: string): Promise<boolean> {
+  async deleteRule(id: string, store = true): Promise<boolean> {
     const rule = this.rules.get(id);
     if (rule === undefined) return false;
-    await this.store.deleteAdmin(RULE_KIND, id);
+    if (store) await this.store.deleteAdmin(RULE_KIND, id);
     this.rules.delete(id);
     this.windows.dropPrefix(ruleKeyPrefix(id));
     const writes: Promise<void>[] = [];
     for (const [, alert] of this.book.firingOf(id)) this.resolve(alert, rule, writes);
     await Promise.all(writes);
     return true;
+  }
+
+  /** A rule changed on another node of the cluster (`doc` null: removed), applied as this node's
+   * own change would be (its firing alerts here resolve or follow; every node evaluates the rule
+   * on its own signals). The store is written by the caller. */
+  async applyStoredRule(id: string, doc: unknown): Promise<void> {
+    if (doc === null) {
+      await this.deleteRule(id, false);
+      return;
+    }
+    const rule = storedRule(id, doc);
+    if (this.rules.has(id)) await this.updateRule(rule, false);
+    else this.rules.set(id, copyRule(rule));
   }
 
   // ---- alerts
