@@ -8,6 +8,7 @@
 // connection to the remote broker, each inbound message brought in once; messages published on
 // other nodes reach it through the cluster (its local filters are this node's interest).
 import type { Logger } from '../log/index.ts';
+import type { RunLeases } from '../cluster/run-leases.ts';
 import type { Store } from '../store/types.ts';
 import type { BatchMessage } from '../worker/messages.ts';
 import { parseBridgeConfig, redactBridge, type BridgeConfig } from './bridge-config.ts';
@@ -57,14 +58,6 @@ export interface BridgeRuntime extends BridgeStatus {
   runningOn?: string | null;
 }
 
-/** Runs each leased object on one node of a cluster at a time (src/cluster/leases.ts). */
-export interface BridgeLeases {
-  want(key: string, holder: { granted(): void; lost(): void }): void;
-  /** Stopped here already: gives the lease up, if held, so another node takes over. */
-  release(key: string): Promise<void>;
-  owner(key: string): string | null;
-}
-
 const leaseKey = (name: string) => `bridge.${name}`;
 export const BRIDGE_KIND = KIND;
 
@@ -72,7 +65,7 @@ export class BridgeManager {
   private readonly entries = new Map<string, Entry>();
   private readonly byHandle = new Map<number, Bridge>();
   private closed = false;
-  private leases: BridgeLeases | null = null;
+  private leases: RunLeases | null = null;
 
   constructor(
     private readonly host: BridgeHost,
@@ -88,7 +81,7 @@ export class BridgeManager {
   }
 
   /** In a cluster, before load: each bridge runs where its lease is held. */
-  useLeases(leases: BridgeLeases): void {
+  useLeases(leases: RunLeases): void {
     this.leases = leases;
   }
 

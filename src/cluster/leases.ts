@@ -15,6 +15,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from '../log/index.ts';
 import { token } from './names.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
+import type { RunLeases } from './run-leases.ts';
 
 export const LEASE_BUCKET = 'spindle-leases';
 const TTL_MS = 10_000;
@@ -44,7 +45,7 @@ export interface LeaseCounters {
   released: number;
 }
 
-export class Leases implements ClusterPart {
+export class Leases implements ClusterPart, RunLeases {
   readonly name = 'leases';
   readonly counters: LeaseCounters = { granted: 0, lost: 0, released: 0 };
   private kv: KV | null = null;

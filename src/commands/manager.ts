@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 
 import type { Logger } from '../log/index.ts';
+import type { RunLeases } from '../cluster/run-leases.ts';
 import type { Store } from '../store/types.ts';
 import { redactConfig } from '../sources/redact.ts';
 import { SourceConfigError } from '../sources/types.ts';
@@ -52,14 +53,6 @@ export interface CommandRuntime extends RunnerStatus {
   runningOn?: string | null;
 }
 
-/** Runs each leased object on one node of a cluster at a time (src/cluster/leases.ts). */
-export interface CommandLeases {
-  want(key: string, holder: { granted(): void; lost(): void }): void;
-  /** Stopped here already: gives the lease up, if held, so another node takes over. */
-  release(key: string): Promise<void>;
-  owner(key: string): string | null;
-}
-
 const leaseKey = (id: string) => `command.${id}`;
 
 interface Live {
@@ -71,7 +64,7 @@ interface Live {
 
 export class CommandManager {
   private readonly commands = new Map<string, Live>();
-  private leases: CommandLeases | null = null;
+  private leases: RunLeases | null = null;
 
   constructor(
     private readonly host: PublishHost,
@@ -82,7 +75,7 @@ export class CommandManager {
   ) {}
 
   /** In a cluster, before load: commands that publish run where their lease is held. */
-  useLeases(leases: CommandLeases): void {
+  useLeases(leases: RunLeases): void {
     this.leases = leases;
   }
 

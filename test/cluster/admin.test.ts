@@ -11,7 +11,7 @@ import type { MqttClient } from 'mqtt';
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { connect, end } from '../helpers/broker.ts';
+import { connect, disconnectReason, end, persistent } from '../helpers/broker.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { token } from '../../src/cluster/names.ts';
@@ -32,12 +32,6 @@ after(async () => {
   for (const n of nodes) await n.stop();
   await nats?.stop();
 });
-
-const persistent = (clientId: string) => ({ clientId, clean: false, protocolVersion: 5 as const, properties: { sessionExpiryInterval: 3600 } });
-
-function disconnectReason(client: MqttClient): Promise<number | undefined> {
-  return new Promise((resolve) => client.once('disconnect', (p) => resolve(p.reasonCode)));
-}
 
 /** Resolves when the client's connection closes (listened for before it is kicked). */
 function closing(client: MqttClient): Promise<void> {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import mqtt, { type MqttClient } from 'mqtt';
 import postgres from 'postgres';
 
-import { startBroker, connect, end, type TestBroker } from '../helpers/broker.ts';
+import { startBroker, connect, end, persistent, type TestBroker } from '../helpers/broker.ts';
 import { startProcessBroker, tempDir, type ProcessBroker } from '../helpers/process-broker.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -47,8 +47,6 @@ after(async () => {
   await pg?.unsafe(`DROP SCHEMA ${schema} CASCADE`);
   await pg?.end();
 });
-
-const persistent = (clientId: string) => ({ clientId, clean: false, protocolVersion: 5 as const, properties: { sessionExpiryInterval: 3600 } });
 
 async function reconnect(url: string, clientId: string): Promise<{ client: MqttClient; sessionPresent: boolean; received: string[] }> {
   const client = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 5000, ...persistent(clientId) });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import mqtt, { type MqttClient } from 'mqtt';
 
-import { startBroker, connect, end, nextMessages, noMessage, type TestBroker } from '../helpers/broker.ts';
+import { startBroker, connect, disconnectReason, end, nextMessages, noMessage, persistent, type TestBroker } from '../helpers/broker.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -26,12 +26,6 @@ after(async () => {
   for (const n of nodes) await n.stop();
   await nats?.stop();
 });
-
-const persistent = (clientId: string) => ({ clientId, clean: false, protocolVersion: 5 as const, properties: { sessionExpiryInterval: 3600 } });
-
-function disconnectReason(client: MqttClient): Promise<number | undefined> {
-  return new Promise((resolve) => client.once('disconnect', (p) => resolve(p.reasonCode)));
-}
 
 /** Publishes on `pub` until `sub` gets one (the subscription's interest has reached `pub`'s node). */
 async function routed(pub: MqttClient, sub: MqttClient, topic: string): Promise<void> {

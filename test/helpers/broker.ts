@@ -137,3 +137,11 @@ export async function closed(client: MqttClient): Promise<void> {
 export async function connectionCount(broker: TestBroker): Promise<number> {
   return (await broker.supervisor.collectStats()).reduce((n, s) => n + s.connectionsCurrent, 0);
 }
+
+/** MQTT 5 options of a client with a persistent session (Clean Start 0, one hour's expiry). */
+export const persistent = (clientId: string) => ({ clientId, clean: false, protocolVersion: 5 as const, properties: { sessionExpiryInterval: 3600 } });
+
+/** The reason code of the next DISCONNECT the server sends `client`. */
+export function disconnectReason(client: MqttClient): Promise<number | undefined> {
+  return new Promise((resolve) => client.once('disconnect', (p) => resolve(p.reasonCode)));
+}
