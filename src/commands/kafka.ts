@@ -31,6 +31,9 @@ class KafkaCommandConsumer implements Consumer {
   private readonly groupId: string;
   private readonly failure = new FailureSignal();
   private admin: Promise<Admin> | null = null;
+  /** Closed: no admin connection is made any more (a lag sample still running would leave one
+   * open, and with it the process). */
+  private closed = false;
 
   constructor(
     private readonly config: KafkaCommandConfig,
@@ -58,12 +61,14 @@ class KafkaCommandConsumer implements Consumer {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const admin = this.admin;
     this.admin = null;
     await Promise.allSettled([this.consumer.disconnect(), admin?.then((a) => a.disconnect())]);
   }
 
   async lag(): Promise<number | null> {
+    if (this.closed) return null;
     this.admin ??= this.connectAdmin();
     const admin = await this.admin;
     const committed = new Map<string, number>();
@@ -85,7 +90,12 @@ class KafkaCommandConsumer implements Consumer {
   private connectAdmin(): Promise<Admin> {
     const admin = this.kafka.admin();
     return admin.connect().then(
-      () => admin,
+      async () => {
+        if (!this.closed) return admin;
+        // Closed while it connected: let go of it at once.
+        await admin.disconnect();
+        throw new Error('the command stopped');
+      },
       (err: unknown) => {
         this.admin = null;
         throw this.error(err);

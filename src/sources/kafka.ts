@@ -4,7 +4,10 @@
 // down, and check() on a separate short-lived admin connection. Broker errors kafkajs marks
 // non-retriable (invalid topic, message too large) are non-transient; connection loss, timeouts
 // and retriable broker errors (leader not available) are transient.
-import { CompressionTypes, Kafka, logLevel, Partitioners, type KafkaConfig as KafkaJsConfig, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
+import net from 'node:net';
+import tls from 'node:tls';
+
+import { CompressionTypes, Kafka, logLevel, Partitioners, type ISocketFactory, type KafkaConfig as KafkaJsConfig, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
 import type { Logger } from '../log/index.ts';
 import { networkKindIn, safeMessage } from './driver-error.ts';
 import { HealthTracker } from './health.ts';
@@ -149,6 +152,20 @@ function chain(err: unknown): Error[] {
 
 /** The kafkajs client options of a kafka config (brokers, timeouts, TLS, SASL, its log lines at
  * debug level). Also used by the KAFKA command (src/commands). */
+/**
+ * kafkajs's own socket factory (TLS when asked, keep-alive), with the sockets unref'd: a
+ * connection kafkajs leaves open after a consumer's disconnect (seen when one is stopped while it
+ * fetches) must not keep a stopping process alive until Kafka closes it as idle (10 minutes).
+ */
+const unrefSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
+  const socket = ssl
+    ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...(ssl as tls.ConnectionOptions) }, onConnect)
+    : net.connect({ host, port }, onConnect);
+  socket.setKeepAlive(true, 60_000);
+  socket.unref();
+  return socket;
+};
+
 export function kafkaClientOptions(config: KafkaConfig, connectTimeout: number, requestTimeout: number, log: Logger): KafkaJsConfig {
   const options: KafkaJsConfig = {
     clientId: config.clientId,
@@ -156,6 +173,7 @@ export function kafkaClientOptions(config: KafkaConfig, connectTimeout: number, 
     connectionTimeout: connectTimeout,
     requestTimeout,
     logLevel: logLevel.WARN,
+    socketFactory: unrefSocketFactory,
     // kafkajs's own lines (retries, leader elections) go to our logger at debug level.
     logCreator: () =>
       function kafkajsLog({ namespace, log: entry }: LogEntry): void {
