@@ -40,6 +40,10 @@ const HEARTBEAT_MS = 1000;
 const DOWN_AFTER_MS = 3000;
 const INTEREST_MS = 50;
 const SYNC_TIMEOUT_MS = 5000;
+/** A QoS 1/2 frame that could not be routed here is tried ROUTE_TRIES times, ROUTE_RETRY_MS apart,
+ * before it goes back to the stream (then delivered again later, out of order). */
+const ROUTE_TRIES = 10;
+const ROUTE_RETRY_MS = 500;
 
 /** What the cluster needs of the supervisor. */
 export interface ClusterHost {
@@ -161,7 +165,7 @@ export class ClusterLink {
   natsUp = false;
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {
-    this.qos = new QosStream(log, (source, data) => this.routeFrame(source, data));
+    this.qos = new QosStream(log, (source, data) => this.routeFrame(source, data, ROUTE_TRIES));
     this.leases = new Leases(log);
     this.parts.push(this.qos, this.leases);
   }
@@ -483,7 +487,7 @@ export class ClusterLink {
 
   /** Routes a frame from `source` here, after the ones before it from the same node; rejects when
    * it could not be (a frame of the QoS stream is then delivered again). */
-  private routeFrame(source: string, data: Uint8Array): Promise<void> {
+  private routeFrame(source: string, data: Uint8Array, tries = 1): Promise<void> {
     let messages: BatchMessage[];
     try {
       messages = decodeBatch(data);
@@ -498,7 +502,18 @@ export class ClusterLink {
     // In the order they came: a node's batches one after the other, all on the same worker
     // (batches routed by two workers at once could overtake each other).
     const chain = this.inboundChains.get(source) ?? Promise.resolve();
-    const routed = chain.then(() => this.host.publishBatchCounted(messages, this.inbound, 0, hashName(source)));
+    // A frame of the QoS stream is tried again in its place (no worker running for a moment), so
+    // the frames after it wait: they keep their order.
+    const attempt = async (left: number): Promise<{ sharesMissed: number }> => {
+      try {
+        return await this.host.publishBatchCounted(messages, this.inbound, 0, hashName(source));
+      } catch (err) {
+        if (left <= 1) throw err;
+        await new Promise((r) => setTimeout(r, ROUTE_RETRY_MS));
+        return attempt(left - 1);
+      }
+    };
+    const routed = chain.then(() => attempt(tries));
     const next = routed.then(({ sharesMissed }) => {
       this.counters.sharedNoMember += sharesMissed;
     }, (err: unknown) => {

@@ -6,7 +6,9 @@
 // - Each node consumes its own subject through a durable consumer (`node-<name>`), routes each
 //   frame here, and acknowledges it to the stream only once routed (and stored, for persistent
 //   sessions); a frame not routed (no worker running) is delivered again. So a node that was away
-//   (restarting, or NATS lost) gets what was sent to it meanwhile when it is back.
+//   (restarting, or NATS lost) gets what was sent to it meanwhile when it is back, in order: the
+//   consumer is made anew at start, so frames its earlier run took and never acknowledged do not
+//   wait for the acknowledgement timeout and come after later ones.
 // - A publish retried after a timeout carries the same message id (`Nats-Msg-Id`): the stream
 //   keeps it once.
 // - QoS 0 messages keep to core NATS (ClusterLink): at most once, as MQTT says.
@@ -140,9 +142,17 @@ export class QosStream implements ClusterPart {
    * again when NATS lost them. */
   private async consume(): Promise<void> {
     const durable = `node-${token(this.nodeName)}`;
+    let fresh = true;
     while (!this.closed) {
       try {
         await this.ensureStream(1);
+        if (fresh) {
+          // At start the consumer is made anew: frames an earlier run of this node took and never
+          // acknowledged (it died) come again at once and in order, with those after them (the
+          // work queue keeps every frame until it is acknowledged).
+          await this.jsm!.consumers.delete(QOS_STREAM, durable).catch(() => undefined);
+          fresh = false;
+        }
         await this.jsm!.consumers.add(QOS_STREAM, {
           durable_name: durable,
           filter_subject: `spindle.q.${token(this.nodeName)}.>`,
