@@ -52,8 +52,6 @@ export interface ClaimsHost {
   takeStoredSessions(claims: readonly { clientId: string; resume: boolean }[], from: string): Promise<string[]>;
 }
 
-/** Answered to the worker in place of a session state: "load the session from the store". */
-const FROM_STORE = LOAD_FROM_STORE;
 
 /** How long a claim waits for another node (which may wait for a CONNECT in progress there). */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -207,7 +205,7 @@ export class NodeClaimsPart implements ClusterPart {
         }
         items.forEach((item, i) => {
           if (states[i] !== null || later[i]) return;
-          if (fromStore.has(item.claim.clientId)) states[i] = FROM_STORE;
+          if (fromStore.has(item.claim.clientId)) states[i] = LOAD_FROM_STORE;
           else if (item.tries === 0) askAgain.add(i);
         });
       }
@@ -233,8 +231,8 @@ export class NodeClaimsPart implements ClusterPart {
           this.counters.claimConflictsUnresolved++;
           ctx.log.warn('cluster: a client id claimed on two nodes at once stayed unsettled; this claim went on', { clientId: item.claim.clientId });
         }
-        if (states[i] !== null && states[i] !== FROM_STORE) this.counters.sessionsReceived++;
-        if (states[i] === FROM_STORE) this.counters.sessionsFromStore++;
+        if (states[i] === LOAD_FROM_STORE) this.counters.sessionsFromStore++;
+        else if (states[i] !== null) this.counters.sessionsReceived++;
         let list = byWorker.get(item.worker);
         if (!list) byWorker.set(item.worker, (list = []));
         list.push({ id: item.claim.id, state: states[i] });
