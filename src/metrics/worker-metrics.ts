@@ -56,6 +56,7 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.counter('spindle_slow_consumer_disconnects_total', 'Connections closed for staying over limits.maxOutboundBytes longer than limits.slowConsumerTimeout.', s.slowConsumerDisconnects);
   set.counter('spindle_socket_errors_total', 'Socket errors of MQTT connections (reset by peer, broken pipe, ...); each closes its connection.', s.socketErrors);
   set.counter('spindle_session_takeover_timeouts_total', 'CONNECTs refused (CONNACK 0x88) because the worker holding their session did not hand it over within 10 s; the session is kept.', s.takeoverTimeouts);
+  set.counter('spindle_session_handover_fences_cut_total', 'Sessions moved between workers that delivered what other workers routed to them before each had confirmed its earlier messages arrived (1 s, or a session queue of them held): the order of one publisher\'s messages is not assured for them.', s.handoverFencesCut);
   set.histogram(
     'spindle_delivery_latency_seconds',
     'Time from a PUBLISH being received to a delivery of it being written to a subscriber\'s socket (every first delivery, not sampled; millisecond clock resolution; includes time queued for offline or slow subscribers).',

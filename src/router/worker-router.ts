@@ -16,7 +16,8 @@ export interface RouterHost {
   readonly workerId: number;
   /** Delivers to the session `handle` if this thread owns it (connected or not); false when it
    * owns none by that handle. `frameCache` holds this message's frames by variant. */
-  deliverLocal(handle: number, d: Delivery, frameCache: Map<string, Buffer>): boolean;
+  /** `from`: the worker that routed the delivery (this one, or the sender of a batch). */
+  deliverLocal(handle: number, d: Delivery, frameCache: Map<string, Buffer>, from: number): boolean;
   /** Whether the session `handle` of this thread keeps its messages in the store; undefined when
    * this thread does not own it. */
   storedLocally(handle: number): boolean | undefined;
@@ -58,6 +59,11 @@ export class WorkerRouter {
   private readonly matchCache = new Map<string, Uint32Array>();
   private matchCacheGen = -1;
   private readonly generation: Int32Array;
+  /** Routes to other workers whose delivery waits for a store write, with the order they were
+   * made in; and what waits for those made before it (afterDeferred). */
+  private readonly deferred = new Map<Routed[], number>();
+  private deferredSeq = 0;
+  private deferredWaiters: { mark: number; done: () => void }[] = [];
   /** The routing clock every worker shares: each routed message takes a tick (Message.seq), so
    * any two routings, and a routing and a session's attach, are ordered process-wide. */
   private readonly clock: Int32Array;
@@ -144,7 +150,7 @@ export class WorkerRouter {
       const qos = (m.qos < subQos ? m.qos : subQos) as 0 | 1 | 2;
       const retain = (word & DELIVERY_RAP) !== 0 && m.retain;
       if (worker === this.host.workerId) {
-        this.deliver(session, { message: m, qos, retain, subscriptionIds: ids });
+        this.deliver(session, { message: m, qos, retain, subscriptionIds: ids }, this.host.workerId);
       } else {
         this.batchFor(worker).add(m, session, qos, retain, ids);
       }
@@ -219,6 +225,7 @@ export class WorkerRouter {
   private routedFrom(m: Message, words: number, publisher: number, publisherHash: number): Routed[] {
     const out = this.view;
     const routed: Routed[] = [];
+    let elsewhere = false;
     for (let i = 0; i < words;) {
       const word = out[i + 1];
       const n = out[i + 2];
@@ -235,9 +242,40 @@ export class WorkerRouter {
         retain: (word & DELIVERY_RAP) !== 0 && m.retain,
         subscriptionIds: n ? Array.from(out.subarray(i + 3, i + 3 + n)) : null,
       });
+      if ((word & 0xffff) !== this.host.workerId) elsewhere = true;
       i += 3 + n;
     }
+    if (elsewhere) this.deferred.set(routed, ++this.deferredSeq);
     return routed;
+  }
+
+  /** A routed message that will not be delivered (its store write failed). */
+  discardRouted(routed: readonly Routed[]): void {
+    this.settleDeferred(routed);
+  }
+
+  /**
+   * Calls `done` once every message routed here before now to another worker, whose delivery
+   * waits for a store write, is delivered (its batch then leaves at the next flush) or discarded.
+   * A session moving between workers waits for this (see src/engine/session/fences.ts).
+   */
+  afterDeferred(done: () => void): void {
+    if (this.deferred.size === 0) {
+      done();
+      return;
+    }
+    this.deferredWaiters.push({ mark: this.deferredSeq, done });
+  }
+
+  private settleDeferred(routed: readonly Routed[]): void {
+    if (!this.deferred.delete(routed as Routed[]) || this.deferredWaiters.length === 0) return;
+    // The map keeps the order routes were made in: its first entry is the oldest still waiting.
+    const oldest = this.deferred.values().next();
+    const min = oldest.done ? Infinity : oldest.value;
+    const ready = this.deferredWaiters.filter((w) => w.mark < min);
+    if (ready.length === 0) return;
+    this.deferredWaiters = this.deferredWaiters.filter((w) => w.mark >= min);
+    for (const w of ready) w.done();
   }
 
   /** The second half: retained update and delivery of a routed message. */
@@ -245,20 +283,21 @@ export class WorkerRouter {
     if (m.retain) this.retain(m, publisher);
     this.frameCache.clear();
     for (const r of routed) {
-      if (r.worker === this.host.workerId) this.deliver(r.handle, { message: m, qos: r.qos, retain: r.retain, subscriptionIds: r.subscriptionIds });
+      if (r.worker === this.host.workerId) this.deliver(r.handle, { message: m, qos: r.qos, retain: r.retain, subscriptionIds: r.subscriptionIds }, this.host.workerId);
       else this.batchFor(r.worker).add(m, r.handle, r.qos, r.retain, r.subscriptionIds);
     }
+    this.settleDeferred(routed);
   }
 
-  private deliver(handle: number, d: Delivery): void {
-    if (this.host.deliverLocal(handle, d, this.frameCache)) return;
+  private deliver(handle: number, d: Delivery, from: number): void {
+    if (this.host.deliverLocal(handle, d, this.frameCache, from)) return;
     const to = this.host.movedTo(handle);
     if (to !== undefined && to !== this.host.workerId) this.batchFor(to).add(d.message, handle, d.qos, d.retain, d.subscriptionIds);
     else this.host.dropped('noSession');
   }
 
-  /** Deliveries another worker batched for this one. */
-  receiveBatch(buffer: ArrayBuffer, length: number): void {
+  /** Deliveries worker `from` batched for this one. */
+  receiveBatch(buffer: ArrayBuffer, length: number, from: number): void {
     this.frameCache.clear();
     let last: Message | null = null;
     readBatch(buffer, length, (message, session, qos, retain, ids) => {
@@ -266,7 +305,7 @@ export class WorkerRouter {
         this.frameCache.clear();
         last = message;
       }
-      this.deliver(session, { message, qos, retain, subscriptionIds: ids });
+      this.deliver(session, { message, qos, retain, subscriptionIds: ids }, from);
     });
   }
 
@@ -330,7 +369,7 @@ export class WorkerRouter {
     for (const m of records(buf)) {
       this.frameCache.clear(); // frames are cached per message
       const qos = (m.qos < subQos ? m.qos : subQos) as 0 | 1 | 2;
-      this.host.deliverLocal(handle, { message: m, qos, retain: true, subscriptionIds: ids }, this.frameCache);
+      this.host.deliverLocal(handle, { message: m, qos, retain: true, subscriptionIds: ids }, this.frameCache, this.host.workerId);
     }
   }
 

@@ -43,6 +43,8 @@ export class WorkerStats {
   protocolErrors = 0;
   /** CONNECTs refused because the previous owner of their session did not hand it over in time. */
   takeoverTimeouts = 0;
+  /** Hand-over fences cut short (see src/engine/session/fences.ts). */
+  handoverFencesCut = 0;
   /** Socket errors of MQTT connections (reset by peer, broken pipe, ...). */
   socketErrors = 0;
   /** Connections closed for staying over limits.maxOutboundBytes too long. */

@@ -43,6 +43,8 @@ export interface EngineDeps {
   sendBatch(worker: number, buffer: ArrayBuffer, length: number): boolean;
   /** Posts a hand-over message to another worker. */
   sendControl(worker: number, msg: HandoverMessage): void;
+  /** The other workers running now. */
+  peers(): readonly number[];
   /** Loads the stored session of `clientId` under `handle` (its worker died); null when none. */
   loadStored(clientId: string, handle: number): Promise<Session | null>;
   /** The rule engine: client and message events, and the rules a publish matched (none when
@@ -81,7 +83,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const router: WorkerRouter = new WorkerRouter(
     {
       workerId,
-      deliverLocal: (handle, d, cache) => sessions.deliverLocal(handle, d, cache),
+      deliverLocal: (handle, d, cache, from) => sessions.deliverLocal(handle, d, cache, from),
       storedLocally: (handle) => sessions.byHandle.get(handle)?.stored,
       mayHaveNoLocal: (handle) => sessions.byHandle.get(handle)?.mayHaveNoLocal() ?? true,
       movedTo: (handle) => sessions.movedTo(handle),
@@ -111,6 +113,7 @@ export function createEngine(deps: EngineDeps): Engine {
     endpointCounters: deps.endpointCounters,
     registry: deps.registry,
     sendControl: deps.sendControl,
+    peers: deps.peers,
     loadStored: deps.loadStored,
     nodes: deps.nodes ?? null,
   });

@@ -187,6 +187,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
     if (port) port.postMessage(msg satisfies PeerMessage);
     else log.warn('no port to worker', { worker });
   },
+  peers: () => [...peers.keys()],
   loadStored: async (clientId, handle) => {
     if (!store) return null;
     const stored = (await store.loadSessions()).find((s) => s.clientId === clientId);
@@ -238,7 +239,7 @@ const listeners = new Listeners(config.mqtt.host, limits.maxOutboundBytes, endpo
 process.on('exit', () => listeners.releaseWs());
 
 function onPeerMessage(from: number, msg: PeerMessage): void {
-  if (msg.t === 'batch') router.receiveBatch(msg.buffer, msg.length);
+  if (msg.t === 'batch') router.receiveBatch(msg.buffer, msg.length, from);
   else sessions.onControl(msg, from);
 }
 

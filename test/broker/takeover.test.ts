@@ -83,3 +83,48 @@ test('v5: the taken-over session keeps its queued messages across workers [MQTT-
   }
   await end(pub);
 });
+
+test('v5: one publisher\'s messages keep their order while its subscriber\'s session moves between workers [MQTT-4.6.0-6]', { timeout: 60_000 }, async () => {
+  // The publisher sits on worker 1: what it routed just before the session moved there went to
+  // worker 0 (and is forwarded back), what it routes just after is delivered on worker 1 at once.
+  const pub = await connect(onWorker[1], { protocolVersion: 5, clientId: 'to-order-pub' });
+  const id = 'to-order-sub';
+  // Fewer than a session queues (1000): nothing is dropped while it moves.
+  const total = 900;
+  const arrived: number[] = []; // first deliveries (no DUP), in the order they arrived
+  const seen = new Set<number>();
+  const first = await connectOnWorker(5, id, false, 1);
+  first.client.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'to-order/m', qos: 1 }] } as never);
+  await first.client.next('suback');
+  first.client.destroy();
+  let publishing = true;
+  const published = (async () => {
+    const pending: Promise<unknown>[] = [];
+    for (let n = 0; n < total; n++) {
+      pending.push(pub.publishAsync('to-order/m', String(n), { qos: 1 }));
+      if (n % 5 === 4) await new Promise((r) => setTimeout(r, 5));
+    }
+    await Promise.all(pending);
+    publishing = false;
+  })();
+  for (let i = 0; publishing || seen.size < total; i++) {
+    const { client } = await connectOnWorker(5, id, false, i % 2);
+    const until = Date.now() + 10;
+    for (;;) {
+      const left = until - Date.now();
+      const p = left > 0 ? await client.next('publish', left).catch(() => null) : null;
+      if (!p) break;
+      const n = Number(p.payload.toString());
+      if (!p.dup) arrived.push(n);
+      seen.add(n);
+      client.send({ cmd: 'puback', messageId: p.messageId } as never);
+    }
+    client.destroy();
+    assert.ok(i < 2000, `all ${total} messages within 2000 connections (got ${seen.size})`);
+  }
+  await published;
+  const outOfOrder = arrived.filter((n, i) => i > 0 && n <= arrived[i - 1]);
+  assert.deepEqual(outOfOrder, [], `first deliveries out of order: ${outOfOrder.slice(0, 5).join(', ')}`);
+  assert.equal(seen.size, total);
+  await end(pub);
+});

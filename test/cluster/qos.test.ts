@@ -25,19 +25,26 @@ after(async () => {
   await nats?.stop();
 });
 
-/** Resolves once a message published on `pub` reaches `sub` (the interest crossed). */
+/** Resolves once a message published on `pub` reaches `sub` (the interest crossed). Each probe
+ * is numbered and only the last one sent ends the wait: the earlier ones, which arrive before it
+ * (one publisher, in order), are then all in, and none comes later among the test's messages. */
 async function interestKnown(pub: MqttClient, sub: MqttClient, topic: string): Promise<void> {
-  await waitFor(async () => {
-    const got = new Promise<boolean>((resolve) => {
-      const t = setTimeout(() => resolve(false), 500);
-      sub.once('message', () => {
-        clearTimeout(t);
-        resolve(true);
-      });
-    });
-    pub.publish(topic, 'probe', { qos: 0 });
-    return got;
-  }, { message: 'the interest known on the publisher\'s node' });
+  let sent = 0;
+  let arrived = -1;
+  const onMessage = (t: string, payload: Buffer) => {
+    if (t === topic) arrived = Math.max(arrived, Number(payload.toString().slice('probe-'.length)));
+  };
+  sub.on('message', onMessage);
+  try {
+    await waitFor(async () => {
+      const n = sent++;
+      pub.publish(topic, `probe-${n}`, { qos: 0 });
+      await waitFor(() => arrived === n, { timeout: 500, interval: 5 }).catch(() => undefined);
+      return arrived === n;
+    }, { message: 'the interest known on the publisher\'s node' });
+  } finally {
+    sub.off('message', onMessage);
+  }
 }
 
 test('QoS 1 and 2 cross through the stream, QoS 0 through core NATS', async () => {

@@ -102,10 +102,11 @@ export function startEngine(options: { workers?: number; config?: BrokerConfig; 
       authMethods: new Map(),
       authorizerFor: (): Authorizer => staticAuthorizer,
       sendBatch: (worker, buffer, length) => {
-        post(() => workers[worker].router.receiveBatch(buffer, length));
+        post(() => workers[worker].router.receiveBatch(buffer, length, id));
         return true;
       },
       sendControl: (worker: number, msg: HandoverMessage) => post(() => workers[worker].sessions.onControl(msg, id)),
+      peers: () => workers.map((w) => w.id).filter((w) => w !== id),
       loadStored: async () => null,
     });
     workers.push({ id, host: engine.host, router: engine.router, sessions: engine.sessions, stats, dispatch: engine.dispatcher });

@@ -247,7 +247,10 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
     return;
   }
   const gate = before === null ? stored! : stored === undefined ? before : Promise.all([before, stored]);
-  chain(host, c, gate.then(finish));
+  chain(host, c, gate.then(finish, (err: unknown) => {
+    host.router.discardRouted(routed);
+    throw err;
+  }));
 }
 
 /** Starts storing what must be kept of a routed message; `finish` delivers and acknowledges once

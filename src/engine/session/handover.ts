@@ -23,7 +23,15 @@ export interface SessionState {
  * session (`generation` is that earlier claim); the answer names the asking claim. */
 export type HandoverMessage =
   | { t: 'handover'; clientId: string; generation: number; resume: boolean; from: number; forGeneration: number }
-  | { t: 'handover-reply'; forGeneration: number; state: SessionState | null };
+  | { t: 'handover-reply'; forGeneration: number; state: SessionState | null }
+  | FenceMessage;
+
+/** The fence after a session moved between workers (see fences.ts): `to` is the session's new
+ * worker, `via` its old one, `worker` the worker whose deliveries the fence is about. */
+export type FenceMessage =
+  | { t: 'fence'; fence: number; via: number; to: number }
+  | { t: 'fence-relay'; fence: number; to: number; worker: number }
+  | { t: 'fence-done'; fence: number; worker: number };
 
 export function exportState(s: Session): SessionState {
   const rec = (m: Message) => new Uint8Array(toRecord(m));

@@ -60,6 +60,13 @@ export class Outbox {
       this.dropQos0Offline(session, d.message);
       return;
     }
+    // Behind what already waits: a QoS 1/2 message never passes an older one [MQTT-4.6.0-6] (the
+    // queue fills while the store is congested or the client slow, and drains later).
+    if (d.qos > 0 && session.queuedCount > 0) {
+      this.enqueue(session, d);
+      this.drain(session);
+      return;
+    }
     // A stored message waits in the queue while the store is congested (drain resumes it).
     if (d.message.storeId !== undefined && session.stored && this.persistence?.congested) {
       this.enqueue(session, d);

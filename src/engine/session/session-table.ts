@@ -22,6 +22,7 @@ import type { SessionLink } from './link.ts';
 import type { Outbox } from './outbox.ts';
 import type { Wills } from './wills.ts';
 import { exportState, importState, LOAD_FROM_STORE, type HandoverMessage, type SessionState } from './handover.ts';
+import { HandoverFences } from './fences.ts';
 
 /** What the session table needs from its worker thread. */
 export interface SessionTableEnv {
@@ -37,6 +38,8 @@ export interface SessionTableEnv {
   readonly registry: InstanceType<typeof ClientRegistry>;
   /** Posts a hand-over message to another worker thread. */
   sendControl(worker: number, msg: HandoverMessage): void;
+  /** The other worker threads running now. */
+  peers(): readonly number[];
   /** Loads the stored session of `clientId` under `handle`, offline and not yet routed (when the
    * worker that held it died); null when it is not in the store. */
   loadStored(clientId: string, handle: number): Promise<Session | null>;
@@ -78,7 +81,7 @@ interface HandoverRequest {
 
 /** What a claim received from the claim before it: the session itself (same worker), its state
  * (another worker), the session loaded from the store (the worker holding it died), or none. */
-type Received = { kind: 'session'; session: Session } | { kind: 'state'; state: SessionState } | { kind: 'loaded'; session: Session } | { kind: 'none' } | { kind: 'gone' };
+type Received = { kind: 'session'; session: Session } | { kind: 'state'; state: SessionState; from: number } | { kind: 'loaded'; session: Session } | { kind: 'none' } | { kind: 'gone' };
 
 /** A session being opened for a CONNECT; the connect handler settles it exactly once. */
 export interface Opening {
@@ -113,8 +116,24 @@ export class SessionTable {
   /** Claims waiting for the session from another worker, by generation. */
   private readonly waiting = new Map<number, { worker: number; resolve(r: Received): void }>();
   private readonly claimOut = new Uint32Array(6);
+  /** Sessions that came from another worker, holding deliveries until their order is assured. */
+  private readonly fences: HandoverFences;
 
-  constructor(private readonly env: SessionTableEnv) {}
+  constructor(private readonly env: SessionTableEnv) {
+    this.fences = new HandoverFences({
+      workerId: env.workerId,
+      stats: env.stats,
+      maxHeld: Math.max(1, env.limits.maxQueued),
+      peers: () => env.peers(),
+      sendControl: (worker, msg) => env.sendControl(worker, msg),
+      flush: () => env.router.flush(),
+      afterDeferred: (done) => env.router.afterDeferred(done),
+      release: (handle, held) => {
+        const s = this.byHandle.get(handle);
+        if (s) for (const d of held) env.outbox.deliver(s, d, null);
+      },
+    });
+  }
 
   get size(): number {
     return this.byHandle.size;
@@ -239,7 +258,11 @@ export class SessionTable {
   private take(received: Received): Session | null {
     switch (received.kind) {
       case 'session': return received.session; // same worker: already routed here
-      case 'state': return this.routeHere(importState(received.state, this.env.limits));
+      case 'state': {
+        const session = this.routeHere(importState(received.state, this.env.limits));
+        this.fences.raise(session.handle, received.from);
+        return session;
+      }
       case 'loaded': return this.routeHere(received.session);
       default: return null;
     }
@@ -310,6 +333,10 @@ export class SessionTable {
 
   /** Hand-over messages from other workers. */
   onControl(msg: HandoverMessage, from: number): void {
+    if (msg.t === 'fence' || msg.t === 'fence-relay' || msg.t === 'fence-done') {
+      this.fences.onMessage(msg);
+      return;
+    }
     if (msg.t === 'handover') {
       this.onRequest(msg, (r) => {
         const state = r.kind === 'state' ? r.state : null;
@@ -320,7 +347,7 @@ export class SessionTable {
     const w = this.waiting.get(msg.forGeneration);
     if (!w) return;
     this.waiting.delete(msg.forGeneration);
-    w.resolve(msg.state ? { kind: 'state', state: msg.state } : { kind: 'none' });
+    w.resolve(msg.state ? { kind: 'state', state: msg.state, from } : { kind: 'none' });
   }
 
   /**
@@ -353,6 +380,7 @@ export class SessionTable {
 
   /** A worker died: claims waiting for it get their session from the store. */
   onPeerGone(worker: number): void {
+    this.fences.peerGone(worker);
     for (const [gen, w] of [...this.waiting]) {
       if (w.worker !== worker) continue;
       this.waiting.delete(gen);
@@ -399,6 +427,8 @@ export class SessionTable {
       this.detach(session, link, true);
       link.kick(RC.SESSION_TAKEN_OVER, 'takeover');
     }
+    // What a fence still holds joins the session's queue before the session moves on.
+    this.fences.lower(session.handle, true);
     this.env.wills.cancel(session);
     if (!req.resume || session.expiryInterval === 0) {
       // Clean Start, or a session that ended with its connection: it ends here. The new owner
@@ -421,7 +451,7 @@ export class SessionTable {
     setTimeout(() => {
       if (this.moved.get(session.handle) === req.from) this.moved.delete(session.handle);
     }, MOVED_MEMORY_MS).unref();
-    reply({ kind: 'state', state: exportState(session) });
+    reply({ kind: 'state', state: exportState(session), from: this.env.workerId });
   }
 
   /** A session that comes to this worker (handed over, or loaded from the store): its
@@ -480,6 +510,7 @@ export class SessionTable {
   end(session: Session, publishPendingWill: boolean): Promise<void> {
     if (this.byHandle.get(session.handle) !== session) return Promise.resolve();
     const env = this.env;
+    this.fences.lower(session.handle, false);
     this.forget(session);
     env.router.removeSession(session.handle);
     const claim = this.claimOf.get(session.handle);
@@ -502,9 +533,11 @@ export class SessionTable {
   }
 
   /** A delivery for the session `handle` of this thread; false when it has none by that handle. */
-  deliverLocal(handle: number, d: Delivery, frameCache: Map<string, Buffer> | null): boolean {
+  deliverLocal(handle: number, d: Delivery, frameCache: Map<string, Buffer> | null, from: number): boolean {
     const s = this.byHandle.get(handle) ?? this.internal.get(handle);
     if (!s) return false;
+    // Routed by another worker just after the session came here: after what it routed before.
+    if (this.fences.hold(handle, d, from)) return true;
     this.env.outbox.deliver(s, d, frameCache);
     return true;
   }

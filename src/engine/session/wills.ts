@@ -71,7 +71,10 @@ export class Wills {
       const waits = [persistence.messageRouted(message, routed), message.retain ? persistence.retained(message) : undefined].filter((p) => p !== undefined);
       Promise.all(waits).then(
         () => env.router.deliverRouted(message, routed),
-        (err: unknown) => env.log.error('will could not be stored; not published', { clientId: session.clientId, err }),
+        (err: unknown) => {
+          env.router.discardRouted(routed);
+          env.log.error('will could not be stored; not published', { clientId: session.clientId, err });
+        },
       );
     };
     if (typeof allowed === 'boolean') go(allowed);

@@ -242,7 +242,12 @@ export const clientOps: Record<string, Op> = {
     if (!persistence) return { matched: env.router.publish(message, args.publisher, args.publisherHash) };
     const routed = env.router.route(message, args.publisher, args.publisherHash);
     const kept = persistence.messageRouted(message, routed);
-    await Promise.all([kept, message.retain ? persistence.retained(message) : undefined]);
+    try {
+      await Promise.all([kept, message.retain ? persistence.retained(message) : undefined]);
+    } catch (err) {
+      env.router.discardRouted(routed);
+      throw err;
+    }
     env.router.deliverRouted(message, routed);
     return { matched: routed.length };
   },
@@ -288,7 +293,12 @@ export const clientOps: Record<string, Op> = {
       const retained = message.retain && !env.router.fromCluster(args.publisher) ? persistence.retained(message) : undefined;
       matched.push(routed.length);
       const stored = kept && retained ? Promise.all([kept, retained]) : kept ?? retained;
-      if (stored) waits.push(stored.then(() => env.router.deliverRouted(message, routed, args.publisher)));
+      if (stored) {
+        waits.push(stored.then(() => env.router.deliverRouted(message, routed, args.publisher), (err: unknown) => {
+          env.router.discardRouted(routed);
+          throw err;
+        }));
+      }
       else env.router.deliverRouted(message, routed, args.publisher);
     }
     const sharesMissed = env.router.sharesMissed - missedBefore;
