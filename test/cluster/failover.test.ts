@@ -134,7 +134,11 @@ test('a client reconnecting to another node right after its node was killed resu
     // down, and the session is taken from the shared store (or adopted) here.
     const back = await reconnect(b.url, 'dev-quick');
     assert.equal(back.sessionPresent, true);
-    await waitFor(() => back.received.filter((p) => p.startsWith('queued')).length >= 2, { message: 'the queued messages' });
+    await waitFor(() => back.received.filter((p) => p.startsWith('queued')).length >= 2, { message: 'the queued messages' }).catch(async (err: Error) => {
+      // What the next person needs to see if this fails: what came, how the claim went, what the store holds.
+      const deliveries = await shared.loadDeliveries('dev-quick').catch((e: Error) => e.message);
+      throw new Error(`${err.message}; received ${JSON.stringify(back.received)}; claims ${JSON.stringify(b.cluster!.claims!.counters)}; adopted ${b.cluster!.adoption?.adopted}; stored deliveries ${JSON.stringify(deliveries)}`);
+    });
     assert.deepEqual(back.received.filter((p) => p.startsWith('queued')), ['queued0', 'queued1']);
     assert.equal((await shared.loadSessions()).find((s) => s.clientId === 'dev-quick')?.node, 'fail-b');
     assert.ok(b.cluster!.claims!.counters.claimsOfGoneNodes >= 1, 'the claim waited for the gone node');

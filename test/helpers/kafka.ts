@@ -24,7 +24,12 @@ export async function readKafka(topic: string, enough: (records: KafkaRecord[]) 
   consumer.on(consumer.events.CRASH, (e) => crashes.push(String(e.payload.error?.message ?? e.payload.error)));
   try {
     await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
+    // The topic may not exist yet (what writes it is still connecting): Kafka then answers
+    // "This server does not host this topic-partition", and the subscription is asked again.
+    await waitFor(async () => {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      return true;
+    }, { timeout: timeoutMs, message: `a subscription to Kafka topic ${topic}` });
     await consumer.run({
       eachMessage: async ({ message }) => {
         const headers: Record<string, string> = {};
