@@ -7,7 +7,7 @@
 // watermark minus committed offset, summed, from an admin connection.
 import { Kafka, type Admin, type Consumer as KafkaJsConsumer, type EachBatchPayload, type IHeaders, type KafkaMessage } from 'kafkajs';
 
-import { kafkaClientOptions, kafkaSourceError } from '../sources/kafka.ts';
+import { kafkaClientOptions, kafkaSourceError, KafkaSockets } from '../sources/kafka.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { KAFKA_FIELDS, parseKafkaCommandConfig, type KafkaCommandConfig } from './kafka-config.ts';
 import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';
@@ -34,13 +34,15 @@ class KafkaCommandConsumer implements Consumer {
   /** Closed: no admin connection is made any more (a lag sample still running would leave one
    * open, and with it the process). */
   private closed = false;
+  /** The client's sockets: those kafkajs leaves open are ended at close. */
+  private readonly sockets = new KafkaSockets();
 
   constructor(
     private readonly config: KafkaCommandConfig,
     private readonly ctx: ConsumerContext,
   ) {
     const c = config.connection;
-    this.kafka = new Kafka({ ...kafkaClientOptions(c, c.connectTimeout, c.requestTimeout, ctx.log), retry: RETRY });
+    this.kafka = new Kafka({ ...kafkaClientOptions(c, c.connectTimeout, c.requestTimeout, ctx.log, this.sockets), retry: RETRY });
     this.groupId = config.groupId ?? `spindle-command-${ctx.id}`;
     this.consumer = this.kafka.consumer({ groupId: this.groupId, retry: { ...RETRY, restartOnFailure: async () => false } });
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) => this.failure.fail(this.error(payload.error)));
@@ -65,6 +67,7 @@ class KafkaCommandConsumer implements Consumer {
     const admin = this.admin;
     this.admin = null;
     await Promise.allSettled([this.consumer.disconnect(), admin?.then((a) => a.disconnect())]);
+    this.sockets.destroyAll();
   }
 
   async lag(): Promise<number | null> {

@@ -29,6 +29,8 @@ class KafkaJsSource implements KafkaSource {
   private readonly healthTracker: HealthTracker;
   private readonly runner: OperationRunner;
   private connecting: Promise<void> | null = null;
+  /** The producer's sockets: those left open are ended at close. */
+  private readonly sockets = new KafkaSockets();
 
   constructor(
     readonly id: string,
@@ -36,7 +38,7 @@ class KafkaJsSource implements KafkaSource {
     private readonly log: Logger,
   ) {
     const kafka = new Kafka({
-      ...kafkaClientOptions(config, config.connectTimeout, config.requestTimeout, log),
+      ...kafkaClientOptions(config, config.connectTimeout, config.requestTimeout, log, this.sockets),
       // kafkajs retries inside one send; our deadline (requestTimeout) bounds the whole of it.
       retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 3 },
     });
@@ -100,6 +102,7 @@ class KafkaJsSource implements KafkaSource {
     } catch (err) {
       this.log.warn('kafka producer did not disconnect cleanly', { error: this.toSourceError(err).message });
     }
+    this.sockets.destroyAll();
   }
 
   /** The producer's connection (metadata from a bootstrap broker), shared by concurrent sends. */
@@ -150,30 +153,52 @@ function chain(err: unknown): Error[] {
   return out;
 }
 
-/** The kafkajs client options of a kafka config (brokers, timeouts, TLS, SASL, its log lines at
- * debug level). Also used by the KAFKA command (src/commands). */
 /**
- * kafkajs's own socket factory (TLS when asked, keep-alive), with the sockets unref'd: a
- * connection kafkajs leaves open after a consumer's disconnect (seen when one is stopped while it
- * fetches) must not keep a stopping process alive until Kafka closes it as idle (10 minutes).
+ * kafkajs's own socket factory (TLS when asked, keep-alive), with the sockets unref'd and kept:
+ * a connection kafkajs leaves open after a consumer's disconnect (seen when one is stopped while
+ * it fetches) must not keep a stopping process alive until Kafka closes it as idle (10 minutes).
+ * Its request queue's timers would (they are not unref'd), so whoever closes the client ends the
+ * sockets still open with `destroyAll` (kafkajs then drops the connection and its timers).
  */
-const unrefSocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
-  const socket = ssl
-    ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...(ssl as tls.ConnectionOptions) }, onConnect)
-    : net.connect({ host, port }, onConnect);
-  socket.setKeepAlive(true, 60_000);
-  socket.unref();
-  return socket;
-};
+export class KafkaSockets {
+  private readonly open = new Set<net.Socket>();
 
-export function kafkaClientOptions(config: KafkaConfig, connectTimeout: number, requestTimeout: number, log: Logger): KafkaJsConfig {
+  readonly factory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
+    const socket = ssl
+      ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...(ssl as tls.ConnectionOptions) }, onConnect)
+      : net.connect({ host, port }, onConnect);
+    socket.setKeepAlive(true, 60_000);
+    socket.unref();
+    // A connection made once the client is closed (a fetch still running reconnects) ends at once.
+    if (this.closed) {
+      socket.destroy();
+      return socket;
+    }
+    this.open.add(socket);
+    socket.once('close', () => this.open.delete(socket));
+    return socket;
+  };
+
+  private closed = false;
+
+  /** Ends every socket still open (after the client's own disconnect), and any made later. */
+  destroyAll(): void {
+    this.closed = true;
+    for (const socket of this.open) socket.destroy();
+    this.open.clear();
+  }
+}
+
+/** The kafkajs client options of a kafka config (brokers, timeouts, TLS, SASL, its log lines at
+ * debug level); `sockets` keeps the client's sockets. Also used by the KAFKA command (src/commands). */
+export function kafkaClientOptions(config: KafkaConfig, connectTimeout: number, requestTimeout: number, log: Logger, sockets = new KafkaSockets()): KafkaJsConfig {
   const options: KafkaJsConfig = {
     clientId: config.clientId,
     brokers: config.brokers,
     connectionTimeout: connectTimeout,
     requestTimeout,
     logLevel: logLevel.WARN,
-    socketFactory: unrefSocketFactory,
+    socketFactory: sockets.factory,
     // kafkajs's own lines (retries, leader elections) go to our logger at debug level.
     logCreator: () =>
       function kafkajsLog({ namespace, log: entry }: LogEntry): void {
