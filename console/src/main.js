@@ -9,6 +9,8 @@ import { Live } from './live.js';
 import { Overview } from './pages/overview.js';
 import { Endpoints } from './pages/endpoints.js';
 import { Connections } from './pages/connections.js';
+import { Messages } from './pages/publish.js';
+import { Rules } from './pages/rules.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -16,6 +18,8 @@ const PAGES = [
   { id: 'overview', title: 'Overview', view: Overview },
   { id: 'endpoints', title: 'Endpoints', view: Endpoints },
   { id: 'connections', title: 'Connections', view: Connections },
+  { id: 'messages', title: 'Messages', view: Messages },
+  { id: 'rules', title: 'Rules', view: Rules },
 ];
 
 function pageOf(hash) {

@@ -13,8 +13,7 @@ import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end } from '../helpers/broker.ts';
 import { freePort } from '../helpers/nats.ts';
 import { launchBrowser } from '../helpers/browser.ts';
-import { waitFor } from '../helpers/wait.ts';
-import { waitForEvent } from '../helpers/wait.ts';
+import { waitFor, waitForEvent } from '../helpers/wait.ts';
 
 let b: AdminBroker;
 let browser: Browser;
@@ -141,6 +140,65 @@ test('connections: a client closed from the page is disconnected and gone from t
     await row.waitFor({ state: 'detached' });
   } finally {
     client.end(true);
+    await page.close();
+  }
+});
+
+test('rules: the SQL runs on sample data (an error shown in the editor), and a rule created from the page counts what it matches', async () => {
+  const page = await signedIn();
+  const pub = await connect(b.url, { clientId: 'console-rule-pub' });
+  try {
+    await page.getByRole('link', { name: 'Rules' }).click();
+    const editor = page.getByRole('form', { name: 'rule editor' });
+    await editor.getByLabel('SQL').fill('SELECT payload.v AS v FROM "console-rule/#" WHERE payload.v > 1');
+    await editor.getByLabel('Sample topic').fill('console-rule/a');
+    await editor.getByLabel('Sample payload').fill('{"v": 2}');
+    await editor.getByRole('button', { name: 'Test' }).click();
+    assert.deepEqual(JSON.parse(await page.getByTestId('rule-test-result').innerText()).output, { v: 2 });
+    await editor.getByLabel('SQL').fill('SELECT v FORM "console-rule/#"');
+    await editor.getByRole('button', { name: 'Test' }).click();
+    assert.match(await editor.getByRole('alert').innerText(), /test: .*(line|column|FORM|syntax)/i);
+    await editor.getByLabel('SQL').fill('SELECT payload.v AS v FROM "console-rule/#" WHERE payload.v > 1');
+    await editor.getByLabel('Name').fill('from-console');
+    await editor.getByRole('button', { name: 'Create rule' }).click();
+    const row = page.locator('tr[data-rule="from-console"]');
+    await row.waitFor();
+    for (const v of [5, 0, 7]) await pub.publishAsync('console-rule/x', JSON.stringify({ v }), { qos: 1 });
+    await waitFor(async () => (await row.locator('td.matched').innerText()) === '3', { message: 'the rule matched three messages, shown in the list' });
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.waitFor({ state: 'detached' });
+  } finally {
+    await end(pub);
+    await page.close();
+  }
+});
+
+test('messages: one published from the page reaches an mqtt.js subscriber; a retained one is listed and deleted', async () => {
+  const page = await signedIn();
+  const sub = await connect(b.url, { clientId: 'console-publish-sub' });
+  try {
+    await sub.subscribeAsync('console-pub/#', { qos: 1 });
+    await page.getByRole('link', { name: 'Messages' }).click();
+    const form = page.getByRole('form', { name: 'publish' });
+    const got = waitForEvent(sub, 'message');
+    await form.getByLabel('Topic').fill('console-pub/a');
+    await form.getByLabel('Payload').fill('from the console');
+    await form.getByLabel('Retain').check();
+    await form.getByRole('button', { name: 'Publish' }).click();
+    const [topic, payload] = await got;
+    assert.deepEqual([topic, payload.toString()], ['console-pub/a', 'from the console']);
+    const retained = page.getByRole('region', { name: 'retained messages' });
+    await retained.getByRole('button', { name: 'Search' }).click();
+    const row = retained.locator('tr[data-topic="console-pub/a"]');
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.waitFor({ state: 'detached' });
+    // A topic with a wildcard is refused, next to the form.
+    await form.getByLabel('Topic').fill('bad/#');
+    await form.getByRole('button', { name: 'Publish' }).click();
+    assert.match(await form.getByRole('alert').innerText(), /topic/i);
+  } finally {
+    await end(sub);
     await page.close();
   }
 });
