@@ -5,7 +5,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare fuzz run cluster-demo clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-console fuzz run cluster-demo clean typecheck
 
 setup: node_modules/.installed
 
@@ -16,7 +16,13 @@ node_modules/.installed: package.json package-lock.json
 	npm install --no-audit --no-fund
 	touch $@
 
-build: setup $(ADDON)
+build: setup $(ADDON) dist/console/index.html
+
+# The web console (console/: Preact, htm, uPlot), bundled and minified by Vite into dist/console,
+# which the admin server serves at /. Vite prints each file's size, gzipped too.
+CONSOLE_SRC := $(shell find console -type f)
+dist/console/index.html: $(CONSOLE_SRC) node_modules/.installed
+	npx vite build --config console/vite.config.js
 
 $(ADDON): $(NATIVE_SRC) node_modules/.installed
 	npx napi build --platform --release --manifest-path native/node/Cargo.toml \
@@ -68,6 +74,10 @@ typecheck: build
 	npx depcruise src --config .dependency-cruiser.cjs
 
 bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-platform bench-compare
+
+# The web console: bundle size, first render of the overview in Chromium, README screenshots.
+bench-console: build system-packages
+	node --import tsx bench/console.ts
 
 bench-codec: build
 	node --import tsx bench/codec.ts

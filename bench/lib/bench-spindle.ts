@@ -9,12 +9,14 @@ import path from 'node:path';
 
 import { ROOT, freePort, spindleBenchEnv } from './compare-brokers.ts';
 
-const ADMIN_PASSWORD = 'bench-admin-password';
+export const ADMIN_PASSWORD = 'bench-admin-password';
 const READY_TIMEOUT_MS = 30_000;
 
 export interface BenchSpindle {
   /** MQTT over TCP. */
   port: number;
+  /** http://127.0.0.1:<admin port> (the admin user's password: ADMIN_PASSWORD). */
+  adminUrl: string;
   /** The broker process (its CPU: processCpuSeconds). */
   pid: number;
   /** An admin API call; any status but 200 throws with the answer. */
@@ -94,7 +96,7 @@ export async function startBenchSpindle(name: string, { env = {}, root = ROOT }:
     await stop();
     throw err;
   }
-  return { port, pid: child.pid!, api, text, stop };
+  return { port, adminUrl: `http://127.0.0.1:${adminPort}`, pid: child.pid!, api, text, stop };
 }
 
 /** Waits until the MQTT endpoint on `port` listens on every worker (they start one by one). */

@@ -17,6 +17,9 @@ import { openApiDocument } from './openapi.ts';
 import { AdminServer } from './server.ts';
 import { userRoutes } from './routes/users.ts';
 import { loginRoutes } from './routes/login.ts';
+import { ConsoleAssets } from './console/assets.ts';
+import { LiveFeed } from './console/live-feed.ts';
+import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { systemRoutes } from './routes/system.ts';
 import { licenseRoutes } from './routes/license.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
@@ -93,6 +96,9 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   alertRoutes,
   auditRoutes,
 ];
+
+/** The uWS topic of the console's live sockets. */
+const LIVE_TOPIC = 'live';
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger, cluster: ClusterLink | null = null): Promise<AdminHandle> {
   const c = config.admin;
@@ -193,7 +199,18 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     closers.push(() => sync.close());
   }
   const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
-  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, audit: (req, route, status) => audit.record(req, route, status) });
+  const consoleAssets = ConsoleAssets.load();
+  if (!consoleAssets) log.warn('the web console is not built (no dist/console): / answers 404; make build builds it');
+  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status) => audit.record(req, route, status) });
+  // The console's live picture, pushed over /api/live once a second while a console is open.
+  const live = new LiveFeed({
+    nodeName: config.nodeName,
+    metrics: () => supervisor.callAll<WorkerMetricsSnapshot>('metrics'),
+    subscriptions: () => supervisor.router.subscriptionCount,
+    retained: () => supervisor.retained.size,
+  }, (message) => server.publish(LIVE_TOPIC, message), log.named('console'));
+  server.liveSocket({ path: '/api/live', topic: LIVE_TOPIC, opened: () => live.opened(), closed: () => live.closed() });
+  closers.push(() => live.close());
   for (const module of MODULES) server.add(module(context));
   server.add([{
     method: 'GET',

@@ -9,6 +9,8 @@ import type { AdminAuth } from './auth.ts';
 import { WorkerOpError } from '../broker/supervisor.ts';
 import { EndpointError } from '../broker/endpoints.ts';
 import { HttpError, errorReply, refusal, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
+import { ConsoleAssets } from './console/assets.ts';
+import { bearerFromCookie } from './console/session-cookie.ts';
 
 export interface AdminServerOptions {
   host: string;
@@ -19,7 +21,21 @@ export interface AdminServerOptions {
   /** Told of every answered write (a request other than GET, by a signed-in user or to a route
    * that signs one in), for the audit log. */
   audit?: (req: AdminRequest, route: Route, status: number) => void;
+  /** The web console's files (null: not built; `/` then says so). */
+  console?: ConsoleAssets | null;
 }
+
+/** A WebSocket path of the admin server (the console's live feed): opened by a signed-in user
+ * of the same origin only; what `publish` sends to `topic` reaches every socket open on it. */
+export interface LiveSocketOptions {
+  path: string;
+  topic: string;
+  opened(): void;
+  closed(): void;
+}
+
+/** Bytes a live socket may have unsent before uWS closes it (a console that does not keep up). */
+const MAX_BACKPRESSURE = 1024 * 1024;
 
 /** A route whose path has `:name` segments. */
 interface PatternRoute {
@@ -40,6 +56,61 @@ export class AdminServer {
 
   constructor(private readonly options: AdminServerOptions) {
     this.app.any('/*', (res, req) => this.onRequest(res, req));
+  }
+
+  /** Opens a WebSocket path (see LiveSocketOptions); before listen(). */
+  liveSocket(o: LiveSocketOptions): void {
+    this.app.ws<{ user: string }>(o.path, {
+      maxPayloadLength: 1024,
+      maxBackpressure: MAX_BACKPRESSURE,
+      closeOnBackpressureLimit: 1,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res, req, context) => {
+        const key = req.getHeader('sec-websocket-key');
+        const protocol = req.getHeader('sec-websocket-protocol');
+        const extensions = req.getHeader('sec-websocket-extensions');
+        const origin = req.getHeader('origin');
+        const host = req.getHeader('host');
+        const authorization = req.getHeader('authorization') || bearerFromCookie(req.getHeader('cookie'));
+        const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+        const state = { aborted: false };
+        res.onAborted(() => {
+          state.aborted = true;
+        });
+        const refuse = (status: number, message: string) => {
+          if (state.aborted) return;
+          res.cork(() => res.writeStatus(statusLine(status)).writeHeader('content-type', 'text/plain; charset=utf-8').end(message));
+        };
+        // A page of another site may open a WebSocket here with the user's cookie-less request,
+        // but a browser always says where the page came from: only this origin is let in.
+        if (origin !== '' && !sameOrigin(origin, host)) {
+          refuse(403, `origin ${origin} is not this server`);
+          return;
+        }
+        this.options.auth.authenticate(authorization || undefined, remoteAddress).then((user) => {
+          if (state.aborted) return;
+          if (!user) {
+            refuse(401, 'credentials required: sign in first');
+            return;
+          }
+          res.cork(() => res.upgrade({ user: user.username }, key, protocol, extensions, context));
+        }, (err: unknown) => {
+          this.options.log.error('live socket authentication failed', { err });
+          refuse(500, 'internal error');
+        });
+      },
+      open: (ws) => {
+        ws.subscribe(o.topic);
+        o.opened();
+      },
+      close: () => o.closed(),
+    });
+  }
+
+  /** Sends `message` to every live socket open on `topic`. */
+  publish(topic: string, message: string): void {
+    this.app.publish(topic, message, false);
   }
 
   add(routes: readonly Route[]): void {
@@ -93,6 +164,12 @@ export class AdminServer {
       state.aborted = true;
     });
 
+    // The web console's page and assets: public files (what they show comes from the API).
+    if ((method === 'GET' || method === 'HEAD') && ConsoleAssets.owns(path)) {
+      this.sendConsole(res, state, method, path);
+      return;
+    }
+
     // The same for every path, known or not, so it tells a stranger nothing about the routes.
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > this.options.maxBodySize) {
@@ -131,10 +208,14 @@ export class AdminServer {
     routed.set(req, route);
     const isPublic = route ? route.access === 'public' : methods !== undefined && methods.every((m) => this.routes.get(`${m} ${req.path}`)?.access === 'public');
     if (!isPublic) {
-      const user = await this.options.auth.authenticate(req.headers.authorization, req.remoteAddress);
+      // The console's session cookie stands in for an Authorization header (see session-cookie.ts).
+      const authorization = req.headers.authorization ?? bearerFromCookie(req.headers.cookie);
+      const user = await this.options.auth.authenticate(authorization, req.remoteAddress);
       if (!user) {
-        throw new HttpError(401, req.headers.authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login', {
-          headers: { 'www-authenticate': 'Basic realm="spindle", charset="UTF-8"' },
+        // Not to a page's script (X-Requested-With, as the web console sends): a Basic challenge
+        // would make the browser ask for a password itself, over the console's own sign-in.
+        throw new HttpError(401, authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login', {
+          headers: req.headers['x-requested-with'] ? {} : { 'www-authenticate': 'Basic realm="spindle", charset="UTF-8"' },
         });
       }
       req.user = user;
@@ -196,6 +277,23 @@ export class AdminServer {
     } catch (err) {
       this.options.log.error('audit record failed', { route: `${req.method} ${req.path}`, err });
     }
+  }
+
+  private sendConsole(res: uWS.HttpResponse, state: { aborted: boolean }, method: string, path: string): void {
+    const assets = this.options.console;
+    const file = assets?.get(path);
+    if (!file) {
+      const reply = errorReply(new HttpError(404, assets ? `no such file: ${path}` : 'the web console is not built here: run make build (it needs the console/ sources)'));
+      this.send(res, state, reply);
+      return;
+    }
+    state.aborted = true;
+    res.cork(() => {
+      res.writeStatus('200 OK');
+      for (const [k, v] of Object.entries(file.headers)) res.writeHeader(k, v);
+      if (method === 'HEAD') res.endWithoutBody(file.body.length);
+      else res.end(file.body);
+    });
   }
 
   private failure(req: AdminRequest, err: unknown): Reply {
@@ -290,6 +388,15 @@ export class AdminServer {
     if (closed()) return;
     state.aborted = true;
     res.cork(() => res.end());
+  }
+}
+
+/** Whether an Origin header names the host the request was sent to. */
+function sameOrigin(origin: string, host: string): boolean {
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
   }
 }
 

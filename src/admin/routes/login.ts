@@ -1,7 +1,8 @@
 // POST /public/login: a signed token for a user's name and password (spec 4.11).
 import type { AdminContext } from '../context.ts';
-import { HttpError, json, type Route } from '../http.ts';
-import { object, reqStr } from '../validate.ts';
+import { HttpError, json, ok, type Route } from '../http.ts';
+import { bool, object, reqStr } from '../validate.ts';
+import { clearedCookie, sessionCookie } from '../console/session-cookie.ts';
 
 export function loginRoutes(ctx: AdminContext): Route[] {
   return [{
@@ -9,19 +10,40 @@ export function loginRoutes(ctx: AdminContext): Route[] {
     path: '/public/login',
     access: 'public',
     tag: 'public',
-    summary: 'Sign in: answers {token, expires}; send the token as "Authorization: Bearer <token>". 429 with Retry-After after admin.loginMaxFailures failures from the address or for the username within admin.loginWindow',
-    body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } },
+    summary: 'Sign in: answers {token, expires}; send the token as "Authorization: Bearer <token>". With cookie: true (the web console) the token is also set as an HttpOnly, SameSite=Strict session cookie, which the API and /api/live then accept in place of the header. 429 with Retry-After after admin.loginMaxFailures failures from the address or for the username within admin.loginWindow',
+    body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' }, cookie: { type: 'boolean', default: false } } },
     async handler(req) {
       const b = object(req.body);
       const username = reqStr(b, 'username');
       const password = reqStr(b, 'password');
+      const cookie = bool(b, 'cookie') ?? false;
       // The audit log records sign-ins, failed ones too.
       req.audit = { action: 'login_failed', resource: 'session', resourceId: username.slice(0, 256), username: username.slice(0, 256), role: 'unknown' };
       const user = await ctx.auth.login(username, password, req.remoteAddress);
       if (!user) throw new HttpError(401, 'wrong username or password');
       req.audit = { ...req.audit, action: 'login', role: user.role, organizationId: user.organizationId ?? null };
       const { token, expires } = await ctx.auth.issue(user);
-      return json({ token, expires });
+      const reply = json({ token, expires });
+      if (cookie) reply.headers = { 'set-cookie': sessionCookie(token, expires, false), 'cache-control': 'no-store' };
+      return reply;
     },
+  }, {
+    method: 'POST',
+    path: '/public/logout',
+    access: 'public',
+    tag: 'public',
+    summary: 'Sign out of the web console: the session cookie is cleared (a token given out stays valid until it expires)',
+    handler: () => {
+      const reply = ok();
+      reply.headers = { 'set-cookie': clearedCookie() };
+      return reply;
+    },
+  }, {
+    method: 'GET',
+    path: '/api/session',
+    access: 'read',
+    tag: 'public',
+    summary: 'Who is signed in: {username, role} (the web console asks at start)',
+    handler: (req) => ok({ username: req.user!.username, role: req.user!.role }),
   }];
 }

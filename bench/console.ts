@@ -1,0 +1,92 @@
+// The web console's figures (issue 17), written to bench/results/console.{json,md}: the size of
+// what a browser loads (dist/console, raw and gzipped), and the time to the first render of the
+// overview with its first live sample, in Debian's Chromium (playwright-core), against a broker
+// process of this tree: target under 1 s. Median of ROUNDS page loads, each in a fresh page of
+// a signed-in browser (the session cookie set, the assets not cached: a new browser context).
+// Also takes the README's screenshots (docs/console/*.png). Needs: make build,
+// scripts/ensure-system-packages.sh (make bench-console does both).
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+import mqtt from 'mqtt';
+
+import { ADMIN_PASSWORD, startBenchSpindle } from './lib/bench-spindle.ts';
+import { ROOT } from './lib/compare-brokers.ts';
+import { writeResults, median, type Row } from './lib/report.ts';
+import { launchBrowser } from '../test/helpers/browser.ts';
+
+const ROUNDS = Number(process.env.CONSOLE_ROUNDS ?? 9);
+const DIST = path.join(ROOT, 'dist/console');
+const SHOTS = path.join(ROOT, 'docs/console');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = path.join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : [p];
+  });
+}
+
+const rows: Row[] = [];
+let raw = 0;
+let gz = 0;
+for (const f of files(DIST)) {
+  const body = readFileSync(f);
+  raw += body.length;
+  gz += gzipSync(body).length;
+  rows.push({ figure: `file ${path.relative(DIST, f)}`, value: `${(body.length / 1024).toFixed(1)} kB (${(gzipSync(body).length / 1024).toFixed(1)} kB gzipped)` });
+}
+rows.push({ figure: 'everything a browser loads', value: `${(raw / 1024).toFixed(1)} kB (${(gz / 1024).toFixed(1)} kB gzipped)` });
+
+const broker = await startBenchSpindle('console');
+const browser = await launchBrowser();
+const clients: mqtt.MqttClient[] = [];
+try {
+  // Some traffic, so the overview has something to draw.
+  for (let i = 0; i < 5; i++) clients.push(await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, { clientId: `console-bench-${i}` }));
+  await clients[0].subscribeAsync('bench/#');
+  const traffic = setInterval(() => {
+    for (const c of clients) for (let i = 0; i < 20; i++) c.publish('bench/x', 'm');
+  }, 50);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const signIn = await context.newPage();
+  await signIn.goto(`${broker.adminUrl}/`);
+  await signIn.getByLabel('Password').fill(ADMIN_PASSWORD);
+  await signIn.getByRole('button', { name: 'Sign in' }).click();
+  await signIn.getByRole('navigation', { name: 'pages' }).waitFor();
+  const cookies = await context.cookies();
+  await signIn.close();
+  const times: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await fresh.addCookies(cookies);
+    const page = await fresh.newPage();
+    const t0 = Date.now();
+    await page.goto(`${broker.adminUrl}/`);
+    // First render of the overview with live data: the connection count shown.
+    await page.waitForFunction(() => /\d/.test(document.querySelector('[data-testid="stat-connections"]')?.textContent ?? ''));
+    times.push(Date.now() - t0);
+    await fresh.close();
+  }
+  rows.push({ figure: `first render of the overview with live data (median of ${ROUNDS})`, value: `${median(times)} ms` });
+  rows.push({ figure: 'first render, slowest', value: `${Math.max(...times)} ms` });
+
+  // The README's screenshots, after a few seconds of live data.
+  mkdirSync(SHOTS, { recursive: true });
+  const page = await context.newPage();
+  await page.goto(`${broker.adminUrl}/#/overview`);
+  await page.waitForFunction(() => /(\d+) samples kept/.test(document.body.textContent ?? '') && Number(/(\d+) samples kept/.exec(document.body.textContent ?? '')![1]) >= 8);
+  await page.screenshot({ path: path.join(SHOTS, 'overview.png'), fullPage: true });
+  await page.goto(`${broker.adminUrl}/#/endpoints`);
+  await page.locator('tbody tr').first().waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'endpoints.png'), fullPage: true });
+  await page.goto(`${broker.adminUrl}/#/connections`);
+  await page.locator('tbody tr').first().waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'connections.png'), fullPage: true });
+  clearInterval(traffic);
+} finally {
+  for (const c of clients) await c.endAsync();
+  await browser.close();
+  await broker.stop();
+}
+writeResults('console', 'Web console: size and first render (Chromium, this machine)', rows, [`target: first render under 1 s`]);

@@ -1,0 +1,101 @@
+// The Spindle web console: sign-in, then the live overview, endpoints and connections. Pages for
+// modules that exist only; each keyboard-usable; every API error shown where the user acted.
+import { h, render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import htm from 'htm';
+
+import { api } from './api.js';
+import { Live } from './live.js';
+import { Overview } from './pages/overview.js';
+import { Endpoints } from './pages/endpoints.js';
+import { Connections } from './pages/connections.js';
+import { Messages } from './pages/publish.js';
+import { Rules } from './pages/rules.js';
+import './style.css';
+
+const html = htm.bind(h);
+const PAGES = [
+  { id: 'overview', title: 'Overview', view: Overview },
+  { id: 'endpoints', title: 'Endpoints', view: Endpoints },
+  { id: 'connections', title: 'Connections', view: Connections },
+  { id: 'messages', title: 'Messages', view: Messages },
+  { id: 'rules', title: 'Rules', view: Rules },
+];
+
+function pageOf(hash) {
+  const id = hash.replace(/^#\/?/, '');
+  return PAGES.find((p) => p.id === id) ?? PAGES[0];
+}
+
+function SignIn({ onIn }) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(e) {
+    e.preventDefault();
+    const form = new FormData(e.target);
+    setBusy(true);
+    setError(null);
+    try {
+      await api('POST', '/public/login', { username: form.get('username'), password: form.get('password'), cookie: true });
+      onIn();
+    } catch (err) {
+      setError(err.message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return html`<main class="signin">
+    <form onSubmit=${submit} class="card" aria-labelledby="signin-title">
+      <h1 id="signin-title">Spindle</h1>
+      <label>Username <input name="username" autocomplete="username" required value="admin" /></label>
+      <label>Password <input name="password" type="password" autocomplete="current-password" required autofocus /></label>
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+      <button type="submit" disabled=${busy}>Sign in</button>
+    </form>
+  </main>`;
+}
+
+function App() {
+  const [user, setUser] = useState(undefined);
+  const [page, setPage] = useState(pageOf(location.hash));
+  const [live] = useState(() => new Live());
+  useEffect(() => {
+    const onHash = () => setPage(pageOf(location.hash));
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  async function whoami() {
+    try {
+      setUser((await api('GET', '/api/session')).data);
+    } catch {
+      setUser(null);
+    }
+  }
+  useEffect(() => {
+    void whoami();
+  }, []);
+  useEffect(() => {
+    if (!user) return undefined;
+    live.start();
+    return () => live.stop();
+  }, [user]);
+  async function signOut() {
+    await api('POST', '/public/logout', {}).catch(() => undefined);
+    setUser(null);
+  }
+  if (user === undefined) return html`<main class="signin"><p>Loading…</p></main>`;
+  if (user === null) return html`<${SignIn} onIn=${whoami} />`;
+  const View = page.view;
+  return html`<div class="layout">
+    <header>
+      <strong>Spindle</strong>
+      <nav aria-label="pages">
+        ${PAGES.map((p) => html`<a href=${`#/${p.id}`} aria-current=${p === page ? 'page' : undefined}>${p.title}</a>`)}
+      </nav>
+      <span class="who">${user.username} (${user.role}) <button class="link" onClick=${signOut}>Sign out</button></span>
+    </header>
+    <main><${View} live=${live} user=${user} /></main>
+  </div>`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));
