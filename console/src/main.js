@@ -11,6 +11,9 @@ import { Endpoints } from './pages/endpoints.js';
 import { Connections } from './pages/connections.js';
 import { Messages } from './pages/publish.js';
 import { Rules } from './pages/rules.js';
+import { Topics } from './pages/topics.js';
+import { Users } from './pages/users.js';
+import { Cluster } from './pages/cluster.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -18,8 +21,11 @@ const PAGES = [
   { id: 'overview', title: 'Overview', view: Overview },
   { id: 'endpoints', title: 'Endpoints', view: Endpoints },
   { id: 'connections', title: 'Connections', view: Connections },
+  { id: 'topics', title: 'Topics', view: Topics },
   { id: 'messages', title: 'Messages', view: Messages },
   { id: 'rules', title: 'Rules', view: Rules },
+  { id: 'users', title: 'Users', view: Users },
+  { id: 'cluster', title: 'Cluster', view: Cluster },
 ];
 
 function pageOf(hash) {
