@@ -22,7 +22,7 @@
 import { connect, type NatsConnection, type Msg } from '@nats-io/transport-node';
 
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
-import type { BatchMessage } from '../worker/messages.ts';
+import { routeKey, type BatchMessage } from '../worker/messages.ts';
 import type { Logger } from '../log/index.ts';
 import { decodeBatch, encodeFrames, type FrameMessage } from './batch.ts';
 import { NatsProcess, findNatsServer } from './nats-process.ts';
@@ -506,7 +506,7 @@ export class ClusterLink {
     // the frames after it wait: they keep their order.
     const attempt = async (left: number): Promise<{ sharesMissed: number }> => {
       try {
-        return await this.host.publishBatchCounted(messages, this.inbound, 0, hashName(source));
+        return await this.host.publishBatchCounted(messages, this.inbound, 0, routeKey(source));
       } catch (err) {
         if (left <= 1) throw err;
         await new Promise((r) => setTimeout(r, ROUTE_RETRY_MS));
@@ -538,12 +538,6 @@ export class ClusterLink {
   }
 }
 
-
-function hashName(name: string): number {
-  let h = 0;
-  for (let i = 0; i < name.length; i++) h = (Math.imul(h, 31) + name.charCodeAt(i)) >>> 0;
-  return h;
-}
 
 function parse<T>(m: Msg): T | null {
   try {

@@ -12,10 +12,12 @@ import { RateLimitedWarn } from '../policies/rate-limited-warn.ts';
 import { Backoff } from '../sources/backoff.ts';
 import { FAILURE_REASONS, type FailureReason, type Mapping } from './mapping.ts';
 import type { InboundMessage, InboundRecord } from './types.ts';
+import { routeKey } from '../worker/messages.ts';
 
 /** What delivery needs of the broker (the supervisor gives it). */
 export interface PublishHost {
-  publishBatch(messages: InboundMessage[]): Promise<unknown>;
+  /** `key`: every batch with the same key is routed by the same worker (their order kept). */
+  publishBatch(messages: InboundMessage[], publisher: undefined, publisherHash: number, key: number): Promise<unknown>;
 }
 
 export interface DeliveryCounters {
@@ -36,12 +38,18 @@ export class Delivery {
   private readonly unmappedWarn: RateLimitedWarn;
   private readonly refusedWarn: RateLimitedWarn;
 
+  /** One worker routes every batch of this command, so its messages keep their order across
+   * batches (batches routed by two workers at once could overtake each other). */
+  private readonly key: number;
+
   constructor(
     private readonly mapping: Mapping,
     private readonly host: PublishHost,
     log: Logger,
     private readonly onError: (message: string) => void,
+    id = '',
   ) {
+    this.key = routeKey(id);
     this.unmappedWarn = new RateLimitedWarn(log);
     this.refusedWarn = new RateLimitedWarn(log);
   }
@@ -65,7 +73,7 @@ export class Delivery {
     for (;;) {
       if (signal.aborted) return false;
       try {
-        await this.host.publishBatch(messages);
+        await this.host.publishBatch(messages, undefined, 0, this.key);
         c.published += messages.length;
         return true;
       } catch (err) {

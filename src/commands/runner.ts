@@ -55,7 +55,7 @@ export class CommandRunner {
     private readonly log: Logger,
     private readonly broker: BrokerInfo,
   ) {
-    this.delivery = mapping && new Delivery(mapping, host, log, (message) => this.noteError(message));
+    this.delivery = mapping && new Delivery(mapping, host, log, (message) => this.noteError(message), id);
   }
 
   status(): RunnerStatus {
