@@ -28,8 +28,8 @@ export interface BridgeHost {
   call<T>(worker: number, op: string, args: unknown): Promise<T>;
   onWorkerReady(fn: (worker: number) => void): void;
   onBridgeOutputs(fn: (items: BridgeOutput[]) => void): void;
-  /** `key`: every batch with the same key is routed by the same worker (their order kept). */
-  publishBatch(messages: BatchMessage[], publisher: number, publisherHash: number, key: number): Promise<number[]>;
+  /** `orderKey`: every batch with the same key is routed by the same worker (their order kept). */
+  publishBatch(messages: BatchMessage[], publisher: number, publisherHash: number, orderKey: string): Promise<number[]>;
 }
 
 export type BridgeSource = 'config' | 'api';
@@ -226,7 +226,7 @@ export class BridgeManager {
 
   private async startHere(e: Entry): Promise<void> {
     if (this.closed) return;
-    const bridge = new Bridge(e.config, this.host.newHandle(), e.counters, { nodeName: this.nodeName, log: this.log, publishBatch: (m, p) => this.host.publishBatch(m, p, 0, p) });
+    const bridge = new Bridge(e.config, this.host.newHandle(), e.counters, { nodeName: this.nodeName, log: this.log, publishBatch: (m, p) => this.host.publishBatch(m, p, 0, `bridge:${e.config.name}`) });
     try {
       bridge.start();
     } catch (err) {

@@ -413,17 +413,17 @@ export class Supervisor {
    * each is routed and, where it must be kept, stored; rejects (WORKER_DOWN, WORKER_TIMEOUT) when
    * that cannot be known, and the caller sends the batch again (at least once).
    */
-  async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, key?: number): Promise<number[]> {
-    return (await this.publishBatchCounted(messages, publisher, publisherHash, key)).matched;
+  async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<number[]> {
+    return (await this.publishBatchCounted(messages, publisher, publisherHash, orderKey)).matched;
   }
 
   /** publishBatch, answering besides how many shared groups named by messages from another node
    * (published with the cluster's inbound handle) had no member here. */
-  async publishBatchCounted(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, key?: number): Promise<{ matched: number[]; sharesMissed: number }> {
+  async publishBatchCounted(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }> {
     const running = this.runningWorkers();
     if (running.length === 0) throw new WorkerOpError({ code: 'WORKER_DOWN', message: 'no worker is running', status: 503 });
-    // With a key, the same worker routes every batch of it (its messages keep their order).
-    const worker = key === undefined ? running[this.nextPublishWorker++ % running.length] : running[key % running.length];
+    // With an order key, the same worker routes every batch of it (its messages keep their order).
+    const worker = orderKey === undefined ? running[this.nextPublishWorker++ % running.length] : running[hashKey(orderKey) % running.length];
     return this.call<{ matched: number[]; sharesMissed: number }>(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
   }
 
@@ -730,4 +730,11 @@ function freePort(host: string): Promise<number> {
 /** A store other nodes may use too (a database server), unlike LOCAL's files. */
 function sharedStore(store: Store): boolean {
   return store.kind === 'POSTGRESQL' || store.kind === 'MYSQL';
+}
+
+/** A string's 32-bit hash (Java's), to pick the worker of an order key. */
+function hashKey(key: string): number {
+  let h = 0;
+  for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) >>> 0;
+  return h;
 }

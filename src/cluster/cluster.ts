@@ -22,7 +22,7 @@
 import { connect, type NatsConnection, type Msg } from '@nats-io/transport-node';
 
 import type { BridgeOutput } from '../bridges/worker-bridges.ts';
-import { routeKey, type BatchMessage } from '../worker/messages.ts';
+import type { BatchMessage } from '../worker/messages.ts';
 import type { Logger } from '../log/index.ts';
 import { decodeBatch, encodeFrames, type FrameMessage } from './batch.ts';
 import { NatsProcess, findNatsServer } from './nats-process.ts';
@@ -55,7 +55,7 @@ export interface ClusterHost {
   interestSnapshot(): string[];
   setHandleFilter(handle: number, filter: string, on: boolean, subscriptionId?: number): void;
   clearHandle(handle: number): void;
-  publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, key?: number): Promise<{ matched: number[]; sharesMissed: number }>;
+  publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }>;
   callAll<T>(op: string, args?: unknown): Promise<T[]>;
   onWorkerReady(fn: (worker: number) => void): void;
   call<T>(worker: number, op: string, args?: unknown): Promise<T>;
@@ -506,7 +506,7 @@ export class ClusterLink {
     // the frames after it wait: they keep their order.
     const attempt = async (left: number): Promise<{ sharesMissed: number }> => {
       try {
-        return await this.host.publishBatchCounted(messages, this.inbound, 0, routeKey(source));
+        return await this.host.publishBatchCounted(messages, this.inbound, 0, source);
       } catch (err) {
         if (left <= 1) throw err;
         await new Promise((r) => setTimeout(r, ROUTE_RETRY_MS));

@@ -12,12 +12,11 @@ import { RateLimitedWarn } from '../policies/rate-limited-warn.ts';
 import { Backoff } from '../sources/backoff.ts';
 import { FAILURE_REASONS, type FailureReason, type Mapping } from './mapping.ts';
 import type { InboundMessage, InboundRecord } from './types.ts';
-import { routeKey } from '../worker/messages.ts';
 
 /** What delivery needs of the broker (the supervisor gives it). */
 export interface PublishHost {
-  /** `key`: every batch with the same key is routed by the same worker (their order kept). */
-  publishBatch(messages: InboundMessage[], publisher: undefined, publisherHash: number, key: number): Promise<unknown>;
+  /** `orderKey`: every batch with the same key is routed by the same worker (their order kept). */
+  publishBatch(messages: InboundMessage[], publisher: undefined, publisherHash: number, orderKey: string): Promise<unknown>;
 }
 
 export interface DeliveryCounters {
@@ -40,7 +39,7 @@ export class Delivery {
 
   /** One worker routes every batch of this command, so its messages keep their order across
    * batches (batches routed by two workers at once could overtake each other). */
-  private readonly key: number;
+  private readonly orderKey: string;
 
   constructor(
     private readonly mapping: Mapping,
@@ -49,7 +48,7 @@ export class Delivery {
     private readonly onError: (message: string) => void,
     id = '',
   ) {
-    this.key = routeKey(id);
+    this.orderKey = `command:${id}`;
     this.unmappedWarn = new RateLimitedWarn(log);
     this.refusedWarn = new RateLimitedWarn(log);
   }
@@ -73,7 +72,7 @@ export class Delivery {
     for (;;) {
       if (signal.aborted) return false;
       try {
-        await this.host.publishBatch(messages, undefined, 0, this.key);
+        await this.host.publishBatch(messages, undefined, 0, this.orderKey);
         c.published += messages.length;
         return true;
       } catch (err) {

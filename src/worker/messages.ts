@@ -82,11 +82,3 @@ export interface RpcError {
 export type PeerMessage =
   | { t: 'batch'; buffer: ArrayBuffer; length: number }
   | HandoverMessage;
-
-/** The key with which Supervisor.publishBatch routes every batch of one source (a node of the
- * cluster, a command) on the same worker, so that its messages keep their order. */
-export function routeKey(name: string): number {
-  let h = 0;
-  for (let i = 0; i < name.length; i++) h = (Math.imul(h, 31) + name.charCodeAt(i)) >>> 0;
-  return h;
-}
