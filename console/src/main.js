@@ -14,6 +14,9 @@ import { Rules } from './pages/rules.js';
 import { Topics } from './pages/topics.js';
 import { Users } from './pages/users.js';
 import { Cluster } from './pages/cluster.js';
+import { Tenants } from './pages/tenants.js';
+import { Alerts } from './pages/alerts.js';
+import { Audit } from './pages/audit.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -26,6 +29,9 @@ const PAGES = [
   { id: 'rules', title: 'Rules', view: Rules },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },
+  { id: 'tenants', title: 'Tenants', view: Tenants },
+  { id: 'alerts', title: 'Alerts', view: Alerts },
+  { id: 'audit', title: 'Audit log', view: Audit },
 ];
 
 function pageOf(hash) {

@@ -18,7 +18,7 @@ import { AdminServer } from './server.ts';
 import { userRoutes } from './routes/users.ts';
 import { loginRoutes } from './routes/login.ts';
 import { ConsoleAssets } from './console/assets.ts';
-import { LiveFeed } from './console/live-feed.ts';
+import { LiveFeed, type LivePeers, type PeerTotals } from './console/live-feed.ts';
 import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { systemRoutes } from './routes/system.ts';
 import { licenseRoutes } from './routes/license.ts';
@@ -58,7 +58,7 @@ import { tenantRoutes } from './v1/tenants.ts';
 import { alertRoutes } from './v1/alerts.ts';
 import { auditRoutes } from './v1/audit-logs.ts';
 import { brokerSignals } from './broker-signals.ts';
-import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterLink } from '../cluster/index.ts';
+import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterAdminOps, type ClusterLink } from '../cluster/index.ts';
 import { POLICY_STORE_KIND } from '../policies/manager.ts';
 import { SOURCE_KIND } from '../sources/registry.ts';
 
@@ -208,6 +208,8 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     metrics: () => supervisor.callAll<WorkerMetricsSnapshot>('metrics'),
     subscriptions: () => supervisor.router.subscriptionCount,
     retained: () => supervisor.retained.size,
+    // In a cluster, the other nodes' figures too (the admin queries across nodes).
+    ...(cluster?.adminOps ? { peers: peersOf(cluster.adminOps) } : {}),
   }, (message) => server.publish(LIVE_TOPIC, message), log.named('console'));
   server.liveSocket({ path: '/api/live', topic: LIVE_TOPIC, opened: () => live.opened(), closed: () => live.closed() });
   closers.push(() => live.close());
@@ -267,6 +269,11 @@ function registerReplicatedKinds(sync: ConfigSync, m: {
   for (const kind of ControlPlatform.KINDS) sync.register({ kind, apply: (id, doc) => m.platform.applyStored(kind, id, doc) });
   // Read from the store at each request: the stored document is all there is to apply.
   sync.register({ kind: 'dashboard', apply: async () => undefined });
+}
+
+/** The other nodes of the cluster as the console's live feed asks them. */
+function peersOf(ops: ClusterAdminOps): LivePeers {
+  return { running: () => ops.runningNodes(), ask: (node) => ops.askNode<PeerTotals>(node, 'metrics', {}) };
 }
 
 /** uWS binds with SO_REUSEPORT: a plain exclusive bind first tells whether the port is free. */

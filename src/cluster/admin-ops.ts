@@ -5,11 +5,14 @@
 // allow-list only (reads, and kicking a client or clearing its session's messages), their
 // arguments checked; never an operation named by the network otherwise. The asking node asks every
 // running node in parallel and waits ASK_TIMEOUT_MS at most: a node that does not answer in time,
-// or fails, is reported by name (never silently left out).
+// or fails, is reported by name (never silently left out). The web console's live picture asks
+// each node for its counters the same way (`metrics`, summed on the node into one small answer).
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 
 import { callOwner, NOT_HELD, type OwnerHost } from '../broker/owner-call.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
+import { nodeTotals } from '../metrics/endpoint-totals.ts';
+import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { token } from './names.ts';
 
 /** What the admin operations need of the supervisor. */
@@ -86,6 +89,14 @@ const OPS: Record<string, OpSpec> = {
   'clients.close': { scope: 'owner', check: fields(['clientId', 'mode'], clientId, (a) => (a.mode === 'close' || a.mode === 'down' ? null : 'mode: expected close or down')) },
   'clients.sessionMessages': { scope: 'owner', check: fields(['clientId', 'offset', 'limit'], clientId, (a) => (int(a.offset, 0, MAX_LIMIT) && int(a.limit, 1, 1000) ? null : 'offset, limit: expected integers')) },
   'clients.sessionClear': { scope: 'owner', check: fields(['clientId'], clientId) },
+  // The web console's per-node figures: the workers' counters, summed here into one small answer
+  // ({t, connections, received, sent, dropped}; `t` this node's clock, for the rates the asking
+  // node takes between two answers).
+  metrics: {
+    scope: 'all',
+    check: fields([]),
+    merge: (results) => [{ t: Date.now(), ...nodeTotals(results as WorkerMetricsSnapshot[]) }],
+  },
 };
 
 /** Whether another node runs `op` for this one (the allow-list). */
@@ -175,6 +186,25 @@ export class ClusterAdminOps implements ClusterPart {
     out.answers.sort((a, c) => (a.node < c.node ? -1 : 1));
     out.missing.sort((a, c) => (a.node < c.node ? -1 : 1));
     return out;
+  }
+
+  /** The other running nodes, by name. */
+  runningNodes(): string[] {
+    return this.peers();
+  }
+
+  /** `op` run on every worker of one other node: its results (merged for some operations), or
+   * why there are none (as askAll's `missing`). */
+  async askNode<T>(node: string, op: string, args: Record<string, unknown>): Promise<{ results: T[] } | { reason: string }> {
+    const r = await this.ask(node, op, args);
+    if ('reason' in r) return { reason: r.reason };
+    if (!r.ok) {
+      this.counters.failures++;
+      return { reason: `failed: ${r.refusal.message}` };
+    }
+    if ('results' in r && Array.isArray(r.results)) return { results: r.results as T[] };
+    this.counters.failures++;
+    return { reason: 'failed: an answer that does not parse' };
   }
 
   /** `op` run on the node holding `args.clientId`: every other running node is asked; the answer

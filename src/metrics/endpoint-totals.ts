@@ -137,3 +137,26 @@ export class RateWindow {
     };
   }
 }
+
+/** A node's figures for the console's live picture: its connections now and its cumulative
+ * message counters, summed over every endpoint of every worker (rates are taken by the reader). */
+export interface NodeTotals {
+  connections: number;
+  received: number;
+  sent: number;
+  dropped: number;
+}
+
+export function nodeTotals(snaps: readonly WorkerMetricsSnapshot[]): NodeTotals {
+  const out: NodeTotals = { connections: 0, received: 0, sent: 0, dropped: 0 };
+  for (const snap of snaps) {
+    for (const e of snap.endpoints) {
+      const s = e.stats;
+      out.connections += s.connectionsCurrent;
+      out.received += s.messagesReceived;
+      out.sent += s.messagesSent;
+      for (const n of Object.values(s.dropped)) out.dropped += n;
+    }
+  }
+  return out;
+}

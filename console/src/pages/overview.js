@@ -1,5 +1,7 @@
 // Overview: live charts of the broker (connections, messages in and out per second, drops,
 // subscriptions, retained), and the same per endpoint, from the samples the admin server pushes.
+// In a cluster the samples carry every node's figures too: a table and charts per node (at the
+// bottom, so their arrival moves nothing above them).
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -35,5 +37,28 @@ export function Overview({ live }) {
         <tbody>${(last?.endpoints ?? []).map((e) => html`<tr key=${e.id}><td>${e.id}</td><td>${e.port}</td><td>${fmt(e.connections)}</td><td>${fmt(e.in)}</td><td>${fmt(e.out)}</td><td>${fmt(e.dropped)}</td></tr>`)}</tbody>
       </table>
     </section>
+    ${last?.nodes && html`<${PerNode} live=${live} last=${last} fmt=${fmt} />`}
   </div>`;
+}
+
+/** Every node's connections and messages per second (clustering on): a table, and a chart per figure. */
+function PerNode({ live, last, fmt }) {
+  const names = last.nodes.map((n) => n.node);
+  const per = (field) => names.map((name) => ({ label: name, value: (s) => s.nodes?.find((n) => n.node === name)?.[field] ?? null }));
+  const key = names.join(' ');
+  return html`<section class="card" aria-label="per node">
+    <h3>Per node</h3>
+    <table>
+      <thead><tr><th>Node</th><th>Connections</th><th>In/s</th><th>Out/s</th><th>Dropped/s</th></tr></thead>
+      <tbody>
+        ${last.nodes.map((n) => html`<tr key=${n.node} data-node=${n.node}><td>${n.node}${n.self ? ' (this node)' : ''}</td><td>${fmt(n.connections)}</td><td>${fmt(n.in)}</td><td>${fmt(n.out)}</td><td>${fmt(n.dropped)}</td></tr>`)}
+        ${(last.nodesMissing ?? []).map((m) => html`<tr key=${m.node} data-node=${m.node} class="muted"><td>${m.node}</td><td colspan="4">no figures: ${m.reason}</td></tr>`)}
+      </tbody>
+    </table>
+    <div class="grid">
+      <${Chart} key=${`c ${key}`} title="Connections per node" testId="chart-node-connections" live=${live} series=${per('connections')} />
+      <${Chart} key=${`i ${key}`} title="Messages in per second, per node" testId="chart-node-in" live=${live} series=${per('in')} />
+      <${Chart} key=${`o ${key}`} title="Messages out per second, per node" testId="chart-node-out" live=${live} series=${per('out')} />
+    </div>
+  </section>`;
 }

@@ -3,11 +3,32 @@
 // the previous sample sent to every open /api/live WebSocket as one JSON text message. Samples
 // are small (a few hundred bytes, plus one line per endpoint); a socket that does not take them
 // (uWS backpressure over MAX_BACKPRESSURE) is closed by uWS, not waited for.
+//
+// In a cluster (`peers` given), each sample also has a part per node (`nodes`: connections,
+// messages in and out per second) and the running nodes whose figures are missing
+// (`nodesMissing`). The other nodes are asked through the admin queries across nodes (one small
+// answer per node, the `metrics` operation) once a tick, without holding the sample back: a
+// sample carries each node's latest answer (at most PEER_STALE_MS old), a node is not asked again
+// while its last question is open, so a slow node delays nothing and holds back no other node's
+// figures, and a node that stops answering drops out of `nodes` into `nodesMissing`.
 import type { Logger } from '../../log/index.ts';
 import type { WorkerMetricsSnapshot } from '../../worker/ops/metrics.ts';
-import { sumEndpoints } from '../../metrics/endpoint-totals.ts';
+import { sumEndpoints, type NodeTotals } from '../../metrics/endpoint-totals.ts';
 
 export const LIVE_INTERVAL_MS = 1000;
+/** A node's figures older than this are left out of the samples (it is named in nodesMissing). */
+export const PEER_STALE_MS = 3000;
+
+/** Another node's answer: its totals at its own clock's `t`. */
+export type PeerTotals = NodeTotals & { t: number };
+
+/** The other nodes of a cluster, for the per-node part of the samples. */
+export interface LivePeers {
+  /** The other running nodes. */
+  running(): string[];
+  /** One node's totals (its workers' counters merged into one), or why there are none. */
+  ask(node: string): Promise<{ results: PeerTotals[] } | { reason: string }>;
+}
 
 /** What the feed reads the broker through (the supervisor, in the admin server). */
 export interface LiveSource {
@@ -15,6 +36,19 @@ export interface LiveSource {
   metrics(): Promise<WorkerMetricsSnapshot[]>;
   subscriptions(): number;
   retained(): number;
+  /** In a cluster: the other nodes (absent on a single node). */
+  readonly peers?: LivePeers;
+}
+
+/** One node's part of a sample. */
+export interface LiveNode {
+  node: string;
+  /** The node this feed runs on. */
+  self: boolean;
+  connections: number;
+  in: number;
+  out: number;
+  dropped: number;
 }
 
 export interface LiveSample {
@@ -30,6 +64,21 @@ export interface LiveSample {
   out: number;
   dropped: number;
   endpoints: { id: string; port: number; connections: number; in: number; out: number; dropped: number }[];
+  /** In a cluster only: every node that answered (this one first, then by name). */
+  nodes?: LiveNode[];
+  /** In a cluster only: running nodes whose figures are not in `nodes`, and why. */
+  nodesMissing?: { node: string; reason: string }[];
+}
+
+interface PeerState {
+  /** When this node last received an answer (its clock); 0: none yet. */
+  at: number;
+  totals: PeerTotals | null;
+  line: LiveNode | null;
+  /** A question is open. */
+  asking: boolean;
+  /** Why the last question got no figures (null: it did). */
+  reason: string | null;
 }
 
 interface Totals {
@@ -42,6 +91,7 @@ export class LiveFeed {
   private sockets = 0;
   private previous: Totals | null = null;
   private sampling = false;
+  private readonly peerState = new Map<string, PeerState>();
 
   constructor(private readonly source: LiveSource, private readonly publish: (json: string) => void, private readonly log: Logger) {}
 
@@ -60,6 +110,7 @@ export class LiveFeed {
     clearInterval(this.timer);
     this.timer = null;
     this.previous = null;
+    this.peerState.clear();
   }
 
   close(): void {
@@ -71,6 +122,7 @@ export class LiveFeed {
     if (this.sampling) return; // a slow collection is not stacked
     this.sampling = true;
     try {
+      this.askPeers();
       const sample = this.sample(await this.source.metrics());
       if (this.timer) this.publish(JSON.stringify(sample));
     } catch (err) {
@@ -105,6 +157,59 @@ export class LiveFeed {
     }
     out.endpoints.sort((a, b) => a.port - b.port);
     this.previous = totals;
+    if (this.source.peers) {
+      const self: LiveNode = { node: out.node, self: true, connections: out.connections, in: out.in, out: out.out, dropped: out.dropped };
+      const nodes = [...this.peerState.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+      out.nodes = [self, ...nodes.filter(([, p]) => p.line !== null && now - p.at <= PEER_STALE_MS).map(([, p]) => p.line!)];
+      out.nodesMissing = nodes.filter(([, p]) => p.line === null || now - p.at > PEER_STALE_MS)
+        .map(([node, p]) => ({ node, reason: p.reason ?? (p.at === 0 ? 'no answer yet' : `no figures for ${PEER_STALE_MS / 1000} s`) }));
+    }
     return out;
+  }
+
+  /** Asks each other running node for its totals, unless its last question is still open (every
+   * tick; the answers are in the samples that follow). */
+  askPeers(): void {
+    const peers = this.source.peers;
+    if (!peers) return;
+    const running = new Set(peers.running());
+    // A node no longer running (no longer asked) is forgotten.
+    for (const node of this.peerState.keys()) if (!running.has(node)) this.peerState.delete(node);
+    for (const node of running) {
+      let p = this.peerState.get(node);
+      if (!p) {
+        p = { at: 0, totals: null, line: null, asking: false, reason: null };
+        this.peerState.set(node, p);
+      }
+      if (p.asking) continue;
+      p.asking = true;
+      const state = p;
+      peers.ask(node).then((r) => this.took(node, state, r), (err: unknown) => this.took(node, state, { reason: `failed: ${String(err)}` })).finally(() => {
+        state.asking = false;
+      });
+    }
+  }
+
+  /** A node's answer: its rates since its previous answer (on its own clock). */
+  private took(node: string, p: PeerState, r: { results: PeerTotals[] } | { reason: string }, now = Date.now()): void {
+    if (this.peerState.get(node) !== p) return; // the feed stopped, or the node left, meanwhile
+    if ('reason' in r) {
+      p.reason = r.reason;
+      return;
+    }
+    const cur = r.results[0];
+    if (!cur || typeof cur.t !== 'number') {
+      p.reason = 'failed: an answer without figures';
+      return;
+    }
+    const prev = p.totals;
+    if (prev && cur.t <= prev.t) return; // not newer than what is shown
+    const seconds = prev ? (cur.t - prev.t) / 1000 : 0;
+    // Counters only grow; a restarted worker (its counters from zero) gives no negative rate.
+    const rate = (a: number, b: number | undefined) => (b === undefined || seconds <= 0 ? 0 : Math.max(0, (a - b) / seconds));
+    p.line = { node, self: false, connections: cur.connections, in: rate(cur.received, prev?.received), out: rate(cur.sent, prev?.sent), dropped: rate(cur.dropped, prev?.dropped) };
+    p.totals = cur;
+    p.at = now;
+    p.reason = null;
   }
 }

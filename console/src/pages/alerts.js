@@ -1,0 +1,137 @@
+// Alerts of the control platform (/api/v1): the alerts with their state (firing, resolved) and
+// handling status (set here: unhandled, handled, ignored), and the alert rules (list, add, enable,
+// disable, delete). Refreshed every 5 s while the page is open.
+import { h } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import htm from 'htm';
+
+import { NO_PLATFORM_ROLE, failure, platformUser, v1All, v1Get, v1Write, when } from '../platform.js';
+
+const html = htm.bind(h);
+const REFRESH_MS = 5000;
+const OPERATORS = ['>', '>=', '<', '<=', '==', '!='];
+const SEVERITIES = ['info', 'warning', 'critical'];
+const AGGREGATIONS = { counter: ['rate', 'increase'], gauge: ['last', 'avg', 'max', 'min'] };
+const STATUSES = ['unhandled', 'handled', 'ignored'];
+
+export function Alerts({ user }) {
+  const [rules, setRules] = useState([]);
+  const [alerts, setAlerts] = useState(null);
+  const [orgs, setOrgs] = useState([]);
+  const [signals, setSignals] = useState([]);
+  const [state, setState] = useState('');
+  const [error, setError] = useState(null);
+  async function load(s = state) {
+    try {
+      const [r, a, o] = await Promise.all([v1All('/alert-rules'), v1Get('/alerts', { state: s, size: 100 }), v1All('/organizations')]);
+      setRules(r);
+      setAlerts(a);
+      setOrgs(o);
+      setError(null);
+    } catch (err) {
+      setError(err.message);
+    }
+  }
+  useEffect(() => {
+    if (!platformUser(user)) return undefined;
+    void v1Get('/alert-rules/signals').then((r) => setSignals(r.data), (err) => setError(err.message));
+    void load();
+    const t = setInterval(() => load(), REFRESH_MS);
+    return () => clearInterval(t);
+  }, [state]);
+  if (!platformUser(user)) return html`<div><h2>Alerts</h2><p class="muted">${NO_PLATFORM_ROLE}</p></div>`;
+  const orgName = (id) => (id === null ? 'platform' : orgs.find((o) => o.id === id)?.name ?? id);
+  async function act(method, path, body, what) {
+    try {
+      await v1Write(method, path, body);
+      setError(null);
+      await load();
+    } catch (err) {
+      setError(failure(what, err));
+    }
+  }
+  const list = alerts?.data ?? [];
+  return html`<div>
+    <h2>Alerts</h2>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <section class="card" aria-label="alerts">
+      <form class="inline" onSubmit=${(e) => e.preventDefault()}>
+        <label>State <select name="state" value=${state} onChange=${(e) => setState(e.target.value)}>
+          <option value="">any</option><option value="firing">firing</option><option value="resolved">resolved</option></select></label>
+        <span class="muted">${alerts ? `${alerts.total} alert${alerts.total === 1 ? '' : 's'}${alerts.total > list.length ? `, the newest ${list.length} shown` : ''}` : ''}</span>
+      </form>
+      <table>
+        <thead><tr><th>Rule</th><th>Organization</th><th>Severity</th><th>State</th><th>Message</th><th>Since</th><th>Occurrences</th><th>Status</th></tr></thead>
+        <tbody>${list.map((a) => html`<tr key=${a.id} data-alert=${a.ruleName} data-state=${a.state}>
+          <td>${a.ruleName}</td><td>${orgName(a.organizationId)}</td><td>${a.severity}</td><td class="state">${a.state}</td>
+          <td>${a.message}</td><td>${when(a.firstTime)}${a.resolvedTime ? ` – ${when(a.resolvedTime)}` : ''}</td><td>${a.occurrences}</td>
+          <td><select aria-label=${`status of ${a.ruleName}`} value=${a.status} onChange=${(e) => act('PUT', `/alerts/${encodeURIComponent(a.id)}`, { status: e.target.value }, a.ruleName)}>
+            ${STATUSES.map((s) => html`<option>${s}</option>`)}</select></td>
+        </tr>`)}</tbody>
+      </table>
+      ${alerts && list.length === 0 && html`<p class="muted">No alerts.</p>`}
+    </section>
+    <${AddRule} orgs=${orgs} signals=${signals} onAdded=${() => load()} />
+    <section class="card" aria-label="alert rules">
+      <h3>Alert rules</h3>
+      <table>
+        <thead><tr><th>Name</th><th>Organization</th><th>Condition</th><th>Severity</th><th>State</th><th></th></tr></thead>
+        <tbody>${rules.map((r) => html`<tr key=${r.id} data-rule=${r.name}>
+          <td>${r.name}</td><td>${orgName(r.organizationId)}</td>
+          <td><code>${r.signal} ${r.aggregation} ${r.operator} ${r.threshold} over ${r.window} s</code></td><td>${r.severity}</td>
+          <td class="state">${r.enabled ? 'enabled' : 'disabled'}</td>
+          <td><button onClick=${() => act('PUT', `/alert-rules/${encodeURIComponent(r.id)}`, { enabled: !r.enabled }, r.name)}>${r.enabled ? 'Disable' : 'Enable'}</button>
+            <button class="danger" onClick=${() => act('DELETE', `/alert-rules/${encodeURIComponent(r.id)}`, {}, `delete ${r.name}`)}>Delete</button></td>
+        </tr>`)}</tbody>
+      </table>
+      ${rules.length === 0 && html`<p class="muted">No alert rules.</p>`}
+    </section>
+  </div>`;
+}
+
+function AddRule({ orgs, signals, onAdded }) {
+  const [org, setOrg] = useState('');
+  const [signal, setSignal] = useState('');
+  const [error, setError] = useState(null);
+  // Broker signals are for platform-wide rules only; an organization's rule watches tenant signals.
+  const usable = signals.filter((s) => (org === '' ? true : s.scope === 'tenant'));
+  const chosen = usable.find((s) => s.name === signal) ?? usable[0];
+  async function submit(e) {
+    e.preventDefault();
+    const form = e.target;
+    const f = new FormData(form);
+    const body = {
+      organizationId: org === '' ? null : org,
+      name: String(f.get('name')).trim(),
+      signal: chosen?.name ?? '',
+      operator: f.get('operator'),
+      threshold: String(f.get('threshold')).trim() === '' ? null : Number(f.get('threshold')),
+      window: Number(f.get('window')),
+      severity: f.get('severity'),
+    };
+    if (f.get('aggregation')) body.aggregation = f.get('aggregation');
+    try {
+      await v1Write('POST', '/alert-rules', body);
+      setError(null);
+      form.querySelector('input[name="name"]').value = '';
+      onAdded();
+    } catch (err) {
+      setError(failure('add', err));
+    }
+  }
+  return html`<form class="card inline" onSubmit=${submit} aria-label="add an alert rule">
+    <label>Organization <select name="organizationId" value=${org} onChange=${(e) => setOrg(e.target.value)}>
+      <option value="">platform-wide</option>${orgs.map((o) => html`<option value=${o.id}>${o.name}</option>`)}</select></label>
+    <label>Name <input name="name" required autocomplete="off" /></label>
+    <label>Signal <select name="signal" value=${chosen?.name ?? ''} onChange=${(e) => setSignal(e.target.value)}>
+      ${usable.map((s) => html`<option value=${s.name} title=${s.description}>${s.name}</option>`)}</select></label>
+    <label>Aggregation <select name="aggregation"><option value="">default</option>
+      ${(AGGREGATIONS[chosen?.kind] ?? []).map((a) => html`<option>${a}</option>`)}</select></label>
+    <label>Operator <select name="operator">${OPERATORS.map((o) => html`<option>${o}</option>`)}</select></label>
+    <label>Threshold <input name="threshold" type="number" step="any" required /></label>
+    <label>Window (s) <input name="window" type="number" min="1" max="86400" value="60" required /></label>
+    <label>Severity <select name="severity">${SEVERITIES.map((s) => html`<option selected=${s === 'warning'}>${s}</option>`)}</select></label>
+    <button type="submit">Add rule</button>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
+}

@@ -1,0 +1,191 @@
+// Tenants of the control platform (/api/v1): organizations (list, add, delete), and for the
+// organization picked, its projects (list, add, delete) and applications (list, add, delete). An
+// application's appKey and appSecret (its MQTT username and password) are shown once, when it is
+// made: the server keeps only the secret's hash.
+import { h } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import htm from 'htm';
+
+import { NO_PLATFORM_ROLE, failure, platformUser, v1All, v1Write, when } from '../platform.js';
+
+const html = htm.bind(h);
+
+export function Tenants({ user }) {
+  const [orgs, setOrgs] = useState(null);
+  const [picked, setPicked] = useState(null);
+  const [error, setError] = useState(null);
+  async function load() {
+    try {
+      const list = await v1All('/organizations');
+      setOrgs(list);
+      setError(null);
+      setPicked((p) => (p && list.some((o) => o.id === p) ? p : list[0]?.id ?? null));
+    } catch (err) {
+      setError(err.message);
+    }
+  }
+  useEffect(() => {
+    if (platformUser(user)) void load();
+  }, []);
+  if (!platformUser(user)) return html`<div><h2>Tenants</h2><p class="muted">${NO_PLATFORM_ROLE}</p></div>`;
+  const org = orgs?.find((o) => o.id === picked) ?? null;
+  return html`<div>
+    <h2>Tenants</h2>
+    <${AddOrganization} onAdded=${async (o) => { await load(); setPicked(o.id); }} />
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <section class="card" aria-label="organizations">
+      <h3>Organizations</h3>
+      <table>
+        <thead><tr><th>Name</th><th>Display name</th><th>Connections</th><th>Created</th><th></th></tr></thead>
+        <tbody>${(orgs ?? []).map((o) => html`<${OrganizationRow} key=${o.id} o=${o} picked=${o.id === picked} onPick=${() => setPicked(o.id)} onChanged=${load} />`)}</tbody>
+      </table>
+      ${orgs && orgs.length === 0 && html`<p class="muted">No organizations.</p>`}
+    </section>
+    ${org && html`<${Organization} key=${org.id} org=${org} />`}
+  </div>`;
+}
+
+function AddOrganization({ onAdded }) {
+  const [error, setError] = useState(null);
+  async function submit(e) {
+    e.preventDefault();
+    const form = e.target;
+    const f = new FormData(form);
+    const body = { name: String(f.get('name')).trim() };
+    const display = String(f.get('displayName')).trim();
+    if (display) body.displayName = display;
+    try {
+      const r = await v1Write('POST', '/organizations', body);
+      setError(null);
+      form.reset();
+      await onAdded(r.data);
+    } catch (err) {
+      setError(failure('add', err));
+    }
+  }
+  return html`<form class="card inline" onSubmit=${submit} aria-label="add an organization">
+    <label>Name <input name="name" required autocomplete="off" placeholder="acme" /></label>
+    <label>Display name <input name="displayName" autocomplete="off" placeholder="optional" /></label>
+    <button type="submit">Add organization</button>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
+}
+
+function OrganizationRow({ o, picked, onPick, onChanged }) {
+  const [error, setError] = useState(null);
+  const [hasProjects, setHasProjects] = useState(false);
+  async function remove(cascade) {
+    try {
+      await v1Write('DELETE', `/organizations/${encodeURIComponent(o.id)}${cascade ? '?cascade=true' : ''}`);
+      setError(null);
+      await onChanged();
+    } catch (err) {
+      setError(failure('delete', err));
+      if (err.status === 409) setHasProjects(true);
+    }
+  }
+  return html`<tr data-org=${o.name} aria-selected=${picked ? 'true' : 'false'}>
+    <td><button class="link" aria-pressed=${picked ? 'true' : 'false'} onClick=${onPick}>${o.name}</button></td>
+    <td>${o.displayName ?? ''}</td>
+    <td>${o.usage?.connections ?? 0}${o.usage?.maxConnections != null ? ` of ${o.usage.maxConnections}` : ''}</td>
+    <td>${when(o.createTime)}</td>
+    <td><button class="danger" onClick=${() => remove(false)}>Delete</button>
+      ${hasProjects && html`<button class="danger" onClick=${() => remove(true)}>Delete with its projects</button>`}
+      ${error && html`<span class="error" role="alert">${error}</span>`}</td>
+  </tr>`;
+}
+
+/** One organization: its projects and applications. */
+function Organization({ org }) {
+  const [projects, setProjects] = useState([]);
+  const [apps, setApps] = useState([]);
+  const [error, setError] = useState(null);
+  const [created, setCreated] = useState(null);
+  async function load() {
+    try {
+      const [p, a] = await Promise.all([v1All('/projects', { organizationId: org.id }), v1All('/applications', { organizationId: org.id })]);
+      setProjects(p);
+      setApps(a);
+      setError(null);
+    } catch (err) {
+      setError(err.message);
+    }
+  }
+  useEffect(() => {
+    void load();
+  }, []);
+  async function act(method, path, body, what) {
+    try {
+      const r = await v1Write(method, path, body);
+      setError(null);
+      await load();
+      return r;
+    } catch (err) {
+      setError(failure(what, err));
+      return null;
+    }
+  }
+  async function addProject(e) {
+    e.preventDefault();
+    const form = e.target;
+    const name = String(new FormData(form).get('name')).trim();
+    if (await act('POST', '/projects', { organizationId: org.id, name }, 'add project')) form.reset();
+  }
+  async function addApp(e) {
+    e.preventDefault();
+    const form = e.target;
+    const f = new FormData(form);
+    const body = { projectId: f.get('projectId'), name: String(f.get('name')).trim() };
+    const ns = String(f.get('namespace')).trim();
+    if (ns) body.namespace = ns;
+    const r = await act('POST', '/applications', body, 'add application');
+    if (r) {
+      form.reset();
+      setCreated(r.data);
+    }
+  }
+  const projectName = (id) => projects.find((p) => p.id === id)?.name ?? id;
+  return html`<section class="card" aria-label=${`organization ${org.name}`}>
+    <h3>${org.name}: projects and applications</h3>
+    <form class="inline" onSubmit=${addProject} aria-label="add a project">
+      <label>Project name <input name="name" required autocomplete="off" placeholder="plant-1" /></label>
+      <button type="submit">Add project</button>
+    </form>
+    <form class="inline" onSubmit=${addApp} aria-label="add an application">
+      <label>Project <select name="projectId" required>${projects.map((p) => html`<option value=${p.id}>${p.name}</option>`)}</select></label>
+      <label>Application name <input name="name" required autocomplete="off" placeholder="sensors" /></label>
+      <label>Namespace <input name="namespace" class="wide" autocomplete="off" placeholder=${`${org.name}/<project>/<application>/#`} /></label>
+      <button type="submit" disabled=${projects.length === 0}>Add application</button>
+    </form>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${created && html`<div class="secret" role="status" aria-label="new application credentials">
+      <p><b>${created.name}</b>: its MQTT credentials. The secret is shown this once; keep it now.</p>
+      <dl>
+        <dt>Username (appKey)</dt><dd><code data-testid="app-key">${created.appKey}</code></dd>
+        <dt>Password (appSecret)</dt><dd><code data-testid="app-secret">${created.appSecret}</code></dd>
+        <dt>Namespace</dt><dd><code>${created.namespace}</code></dd>
+      </dl>
+      <button onClick=${() => setCreated(null)}>I have kept it</button>
+    </div>`}
+    <h4>Projects</h4>
+    <table>
+      <thead><tr><th>Name</th><th>Applications</th><th>Created</th><th></th></tr></thead>
+      <tbody>${projects.map((p) => html`<tr key=${p.id} data-project=${p.name}>
+        <td>${p.name}</td><td>${apps.filter((a) => a.projectId === p.id).length}</td><td>${when(p.createTime)}</td>
+        <td><button class="danger" onClick=${() => act('DELETE', `/projects/${encodeURIComponent(p.id)}`, {}, `delete ${p.name}`)}>Delete</button></td>
+      </tr>`)}</tbody>
+    </table>
+    ${projects.length === 0 && html`<p class="muted">No projects: add one, then its applications.</p>`}
+    <h4>Applications</h4>
+    <table>
+      <thead><tr><th>Name</th><th>Project</th><th>appKey</th><th>Namespace</th><th>State</th><th>Connections</th><th></th></tr></thead>
+      <tbody>${apps.map((a) => html`<tr key=${a.id} data-app=${a.name}>
+        <td>${a.name}</td><td>${projectName(a.projectId)}</td><td><code>${a.appKey}</code></td><td><code>${a.namespace}</code></td>
+        <td>${a.enabled ? 'enabled' : 'disabled'}</td><td>${a.usage?.connections ?? 0}</td>
+        <td><button onClick=${() => act('PUT', `/applications/${encodeURIComponent(a.id)}`, { enabled: !a.enabled }, a.name)}>${a.enabled ? 'Disable' : 'Enable'}</button>
+          <button class="danger" onClick=${() => act('DELETE', `/applications/${encodeURIComponent(a.id)}`, {}, `delete ${a.name}`)}>Delete</button></td>
+      </tr>`)}</tbody>
+    </table>
+    ${apps.length === 0 && html`<p class="muted">No applications.</p>`}
+  </section>`;
+}

@@ -1,0 +1,46 @@
+// What the control platform's pages (/api/v1) share: paged GETs with a query string, writes with
+// the JSON body every non-GET request must carry (also a DELETE), and a refusal as one line
+// naming the field. The session cookie is the console's own: /api/v1 takes it as the rest of the
+// admin API does; an admin is the platform's SystemAdmin, a viewer has no platform role (403).
+import { api } from './api.js';
+
+export const V1 = '/api/v1';
+
+/** GET /api/v1<path>?<query>: the answer ({data,total,page,size} for lists). Empty values are left out. */
+export function v1Get(path, query = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return api('GET', `${V1}${path}${s ? `?${s}` : ''}`);
+}
+
+/** POST, PUT or DELETE on /api/v1<path>: always a JSON body (a DELETE's is `{}`). */
+export function v1Write(method, path, body = {}) {
+  return api(method, `${V1}${path}`, body);
+}
+
+/** Every item of a paged list (pages of 1000, the most a page may hold). */
+export async function v1All(path, query = {}) {
+  const out = [];
+  for (let page = 1; ; page++) {
+    const r = await v1Get(path, { ...query, page, size: 1000 });
+    out.push(...r.data);
+    if (out.length >= r.total || r.data.length === 0) return out;
+  }
+}
+
+/** "what: field: message" for an error shown where the user acted. */
+export function failure(what, err) {
+  return `${what}: ${err.field ? `${err.field}: ` : ''}${err.message}`;
+}
+
+/** Whether the signed-in console user may use the control platform (admins are its SystemAdmins). */
+export function platformUser(user) {
+  return user.role === 'admin';
+}
+
+export const NO_PLATFORM_ROLE = 'Viewers have no role on the control platform: its API (/api/v1) answers them 403. An admin (the platform\'s SystemAdmin) sees this page.';
+
+export function when(iso) {
+  return iso ? new Date(iso).toLocaleString() : '';
+}
