@@ -1,4 +1,4 @@
-// The Spindle web console: sign-in, then the live overview, endpoints and connections. Pages for
+// The Spindle web console: sign-in, then a page per module of the admin API (PAGES). Pages for
 // modules that exist only; each keyboard-usable; every API error shown where the user acted.
 import { h, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -11,6 +11,10 @@ import { Endpoints } from './pages/endpoints.js';
 import { Connections } from './pages/connections.js';
 import { Messages } from './pages/publish.js';
 import { Rules } from './pages/rules.js';
+import { Sources } from './pages/sources.js';
+import { Scripts } from './pages/scripts.js';
+import { Commands } from './pages/commands.js';
+import { Policies } from './pages/policies.js';
 import { Topics } from './pages/topics.js';
 import { Users } from './pages/users.js';
 import { Cluster } from './pages/cluster.js';
@@ -27,6 +31,10 @@ const PAGES = [
   { id: 'topics', title: 'Topics', view: Topics },
   { id: 'messages', title: 'Messages', view: Messages },
   { id: 'rules', title: 'Rules', view: Rules },
+  { id: 'sources', title: 'Data sources', view: Sources },
+  { id: 'scripts', title: 'Scripts', view: Scripts },
+  { id: 'commands', title: 'Commands', view: Commands },
+  { id: 'policies', title: 'Auth and ACL', view: Policies },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },
   { id: 'tenants', title: 'Tenants', view: Tenants },
