@@ -14,6 +14,8 @@ import { Rules } from './pages/rules.js';
 import { Topics } from './pages/topics.js';
 import { Users } from './pages/users.js';
 import { Cluster } from './pages/cluster.js';
+import { LiveMessages } from './pages/live-messages.js';
+import { Logs } from './pages/logs.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -23,7 +25,9 @@ const PAGES = [
   { id: 'connections', title: 'Connections', view: Connections },
   { id: 'topics', title: 'Topics', view: Topics },
   { id: 'messages', title: 'Messages', view: Messages },
+  { id: 'watch', title: 'Watch', view: LiveMessages },
   { id: 'rules', title: 'Rules', view: Rules },
+  { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },
 ];
