@@ -21,6 +21,8 @@ import { Cluster } from './pages/cluster.js';
 import { Tenants } from './pages/tenants.js';
 import { Alerts } from './pages/alerts.js';
 import { Audit } from './pages/audit.js';
+import { LiveMessages } from './pages/live-messages.js';
+import { Logs } from './pages/logs.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -30,11 +32,13 @@ const PAGES = [
   { id: 'connections', title: 'Connections', view: Connections },
   { id: 'topics', title: 'Topics', view: Topics },
   { id: 'messages', title: 'Messages', view: Messages },
+  { id: 'watch', title: 'Watch', view: LiveMessages },
   { id: 'rules', title: 'Rules', view: Rules },
   { id: 'sources', title: 'Data sources', view: Sources },
   { id: 'scripts', title: 'Scripts', view: Scripts },
   { id: 'commands', title: 'Commands', view: Commands },
   { id: 'policies', title: 'Auth and ACL', view: Policies },
+  { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },
   { id: 'tenants', title: 'Tenants', view: Tenants },

@@ -19,6 +19,8 @@ import { userRoutes } from './routes/users.ts';
 import { loginRoutes } from './routes/login.ts';
 import { ConsoleAssets } from './console/assets.ts';
 import { LiveFeed, type LivePeers, type PeerTotals } from './console/live-feed.ts';
+import { MAX_REQUEST, MessageViewers, registerViewerMetrics, type Viewer } from './console/message-viewers.ts';
+import { consoleViewerAcl } from './console/viewer-acl.ts';
 import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { systemRoutes } from './routes/system.ts';
 import { licenseRoutes } from './routes/license.ts';
@@ -213,6 +215,19 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   }, (message) => server.publish(LIVE_TOPIC, message), log.named('console'));
   server.liveSocket({ path: '/api/live', topic: LIVE_TOPIC, opened: () => live.opened(), closed: () => live.closed() });
   closers.push(() => live.close());
+  // The live message view and log tail, over /api/watch: a socket's own filters, checked against
+  // the ACL as the signed-in user's subscribe, bounded per socket (message-viewers.ts).
+  const viewers = new MessageViewers(supervisor, consoleViewerAcl(policies, config.auth), log.named('console'));
+  registerViewerMetrics(registry, viewers);
+  server.stateSocket<Viewer>({
+    path: '/api/watch',
+    maxPayloadLength: MAX_REQUEST,
+    maxBackpressure: 1024 * 1024,
+    open: (socket, who) => viewers.opened(socket, who),
+    message: (v, text) => viewers.message(v, text),
+    close: (v) => viewers.closed(v),
+  });
+  closers.push(() => viewers.close());
   for (const module of MODULES) server.add(module(context));
   server.add([{
     method: 'GET',

@@ -34,6 +34,30 @@ export interface LiveSocketOptions {
   closed(): void;
 }
 
+/** What a state socket's owner may do with it. */
+export interface AdminSocket {
+  /** Sends a text message; false when the socket is closed or the message was dropped. */
+  send(text: string): boolean;
+  /** Bytes queued and not yet sent. */
+  buffered(): number;
+  end(code: number, reason: string): void;
+}
+
+export interface StateSocketOptions<S> {
+  path: string;
+  maxPayloadLength: number;
+  /** Bytes uWS keeps unsent for a socket (its owner checks buffered() before sending). */
+  maxBackpressure: number;
+  open(socket: AdminSocket, who: { username: string; remoteAddress: string }): S;
+  message(state: S, text: string): void;
+  close(state: S): void;
+}
+
+interface SocketData {
+  user: string;
+  remoteAddress: string;
+}
+
 /** Bytes a live socket may have unsent before uWS closes it (a console that does not keep up). */
 const MAX_BACKPRESSURE = 1024 * 1024;
 
@@ -60,51 +84,97 @@ export class AdminServer {
 
   /** Opens a WebSocket path (see LiveSocketOptions); before listen(). */
   liveSocket(o: LiveSocketOptions): void {
-    this.app.ws<{ user: string }>(o.path, {
+    this.app.ws<SocketData>(o.path, {
       maxPayloadLength: 1024,
       maxBackpressure: MAX_BACKPRESSURE,
       closeOnBackpressureLimit: 1,
       idleTimeout: 120,
       sendPingsAutomatically: true,
-      upgrade: (res, req, context) => {
-        const key = req.getHeader('sec-websocket-key');
-        const protocol = req.getHeader('sec-websocket-protocol');
-        const extensions = req.getHeader('sec-websocket-extensions');
-        const origin = req.getHeader('origin');
-        const host = req.getHeader('host');
-        const authorization = req.getHeader('authorization') || bearerFromCookie(req.getHeader('cookie'));
-        const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
-        const state = { aborted: false };
-        res.onAborted(() => {
-          state.aborted = true;
-        });
-        const refuse = (status: number, message: string) => {
-          if (state.aborted) return;
-          res.cork(() => res.writeStatus(statusLine(status)).writeHeader('content-type', 'text/plain; charset=utf-8').end(message));
-        };
-        // A page of another site may open a WebSocket here with the user's cookie-less request,
-        // but a browser always says where the page came from: only this origin is let in.
-        if (origin !== '' && !sameOrigin(origin, host)) {
-          refuse(403, `origin ${origin} is not this server`);
-          return;
-        }
-        this.options.auth.authenticate(authorization || undefined, remoteAddress).then((user) => {
-          if (state.aborted) return;
-          if (!user) {
-            refuse(401, 'credentials required: sign in first');
-            return;
-          }
-          res.cork(() => res.upgrade({ user: user.username }, key, protocol, extensions, context));
-        }, (err: unknown) => {
-          this.options.log.error('live socket authentication failed', { err });
-          refuse(500, 'internal error');
-        });
-      },
+      upgrade: (res, req, context) => this.upgradeSignedIn(res, req, context),
       open: (ws) => {
         ws.subscribe(o.topic);
         o.opened();
       },
       close: () => o.closed(),
+    });
+  }
+
+  /** Opens a WebSocket path whose sockets each have a state of their own (the console's message
+   * view): the same sign-in and origin check as liveSocket; what a socket sends is given to
+   * `message` as text; a socket is never closed for its backpressure (its owner drops instead). */
+  stateSocket<S>(o: StateSocketOptions<S>): void {
+    this.app.ws<SocketData & { state?: S; closed?: boolean }>(o.path, {
+      maxPayloadLength: o.maxPayloadLength,
+      maxBackpressure: o.maxBackpressure,
+      closeOnBackpressureLimit: 0,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res, req, context) => this.upgradeSignedIn(res, req, context),
+      open: (ws) => {
+        const data = ws.getUserData();
+        const peer: AdminSocket = {
+          send: (text) => {
+            if (data.closed) return false;
+            return ws.send(text, false) !== 2;
+          },
+          buffered: () => (data.closed ? 0 : ws.getBufferedAmount()),
+          end: (code, reason) => {
+            if (!data.closed) ws.end(code, reason);
+          },
+        };
+        data.state = o.open(peer, { username: data.user, remoteAddress: data.remoteAddress });
+      },
+      message: (ws, message, isBinary) => {
+        const data = ws.getUserData();
+        if (data.state === undefined) return;
+        if (isBinary) {
+          ws.end(1003, 'text messages only');
+          return;
+        }
+        o.message(data.state, Buffer.from(message).toString('utf8'));
+      },
+      close: (ws) => {
+        const data = ws.getUserData();
+        data.closed = true;
+        if (data.state !== undefined) o.close(data.state);
+      },
+    });
+  }
+
+  /** A WebSocket upgrade: only from this origin (or no browser at all), only for a signed-in user. */
+  private upgradeSignedIn(res: uWS.HttpResponse, req: uWS.HttpRequest, context: uWS.us_socket_context_t): void {
+    const key = req.getHeader('sec-websocket-key');
+    const protocol = req.getHeader('sec-websocket-protocol');
+    const extensions = req.getHeader('sec-websocket-extensions');
+    const origin = req.getHeader('origin');
+    const host = req.getHeader('host');
+    const authorization = req.getHeader('authorization') || bearerFromCookie(req.getHeader('cookie'));
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    const state = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    const refuse = (status: number, message: string) => {
+      if (state.aborted) return;
+      res.cork(() => res.writeStatus(statusLine(status)).writeHeader('content-type', 'text/plain; charset=utf-8').end(message));
+    };
+    // A page of another site may open a WebSocket here with the user's cookie-less request,
+    // but a browser always says where the page came from: only this origin is let in.
+    if (origin !== '' && !sameOrigin(origin, host)) {
+      refuse(403, `origin ${origin} is not this server`);
+      return;
+    }
+    this.options.auth.authenticate(authorization || undefined, remoteAddress).then((user) => {
+      if (state.aborted) return;
+      if (!user) {
+        refuse(401, 'credentials required: sign in first');
+        return;
+      }
+      const data: SocketData = { user: user.username, remoteAddress };
+      res.cork(() => res.upgrade(data, key, protocol, extensions, context));
+    }, (err: unknown) => {
+      this.options.log.error('live socket authentication failed', { err });
+      refuse(500, 'internal error');
     });
   }
 

@@ -6,7 +6,8 @@
 // the bridge's handle) is not sent back out over it: no loops. The cluster's node handles are
 // handled the same way (each is another node's interest), with one addition: a message leaves
 // once per node even when it matched that node's plain filters and it was picked for one or more
-// shared groups there; the output says which (`plain`, `shares`).
+// shared groups there; the output says which (`plain`, `shares`). The web console's message
+// viewers (src/admin/console/message-viewers.ts) are handles here too, posted the same way.
 import type { Message } from '../broker/message.ts';
 
 /** One message for a bridge, as posted to the main thread. */
@@ -52,6 +53,7 @@ interface Ticket {
 
 export class WorkerBridges {
   private handles = new Set<number>();
+  private viewers = new Set<number>();
   /** The cluster's handles: one per remote node (its interest), and the handle messages from
    * other nodes are published with here. Such a message is never sent on to any node. */
   private clusterHandles = new Set<number>();
@@ -94,8 +96,14 @@ export class WorkerBridges {
     return publisher === this.clusterInbound && publisher !== -1;
   }
 
+  /** The handles of the web console's message viewers (the main thread sends the whole set):
+   * their matches take the same per-tick post as a bridge's. */
+  setViewers(handles: readonly number[]): void {
+    this.viewers = new Set(handles);
+  }
+
   has(handle: number): boolean {
-    return this.handles.has(handle) || this.clusterHandles.has(handle);
+    return this.handles.has(handle) || this.clusterHandles.has(handle) || this.viewers.has(handle);
   }
 
   /** RouterHost.ruleMatched for a bridge's or a node's handle: `m` matched its local filters

@@ -99,6 +99,10 @@ export class Supervisor {
   private readonly exitListeners: ((worker: number) => void)[] = [];
   private ruleOutputs: (items: unknown[]) => void = () => {};
   private bridgeOutputs: (items: BridgeOutput[]) => void = () => {};
+  /** The console's message viewers' handles (they share the bridges' per-tick posts) and where
+   * their matches go. */
+  private viewerHandles: ReadonlySet<number> = new Set();
+  private viewerOutputs: (items: BridgeOutput[]) => void = () => {};
   /** Without a policy manager (no admin API) nothing asks: there are no policies. */
   private policyQuestions: (worker: number, questions: PolicyQuestion[]) => void = () => {};
   /** Where the workers' client-id claims for the cluster's other nodes go (src/cluster/claims.ts). */
@@ -348,10 +352,13 @@ export class Supervisor {
           case 'rule-outputs':
             this.ruleOutputs(msg.items);
             break;
-          case 'bridge-outputs':
-            if (this.clusterHandles.size === 0) this.bridgeOutputs(msg.items);
-            else this.splitOutputs(msg.items, slot.id, msg.ticket);
+          case 'bridge-outputs': {
+            const items = this.viewerHandles.size === 0 ? msg.items : this.takeViewerOutputs(msg.items);
+            if (this.clusterHandles.size === 0) {
+              if (items.length > 0) this.bridgeOutputs(items);
+            } else this.splitOutputs(items, slot.id, msg.ticket);
             break;
+          }
           case 'retained-changes':
             this.retainedChanges(msg.items);
             break;
@@ -610,6 +617,23 @@ export class Supervisor {
     for (const item of items) (this.clusterHandles.has(item.handle) ? cluster : bridges).push(item);
     if (bridges.length > 0) this.bridgeOutputs(bridges);
     if (cluster.length > 0 || ticket !== 0) this.clusterOutputs(cluster, ticket === 0 ? null : { worker, ticket });
+  }
+
+  /** The items of a worker's post that are for the console's message viewers, given to them;
+   * answers the others. */
+  private takeViewerOutputs(items: BridgeOutput[]): BridgeOutput[] {
+    const rest: BridgeOutput[] = [];
+    const viewers: BridgeOutput[] = [];
+    for (const item of items) (this.viewerHandles.has(item.handle) ? viewers : rest).push(item);
+    if (viewers.length > 0) this.viewerOutputs(viewers);
+    return rest;
+  }
+
+  /** The console's message viewers: their handles now (the main thread's copy; the workers are
+   * told by the 'bridges.viewers' operation) and where the workers' matches for them go. */
+  setViewers(handles: ReadonlySet<number>, outputs: (items: BridgeOutput[]) => void): void {
+    this.viewerHandles = handles;
+    this.viewerOutputs = outputs;
   }
 
   /** Where the messages the workers post for the MQTT bridges go (the bridge manager). */

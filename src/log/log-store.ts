@@ -22,6 +22,7 @@ export const LOG_FILE = 'spindle.log';
 export class LogStore {
   private readonly file: RotatingFile;
   private last = 0;
+  private readonly tails = new Set<(line: string) => void>();
 
   constructor(readonly options: LogStoreOptions) {
     this.file = new RotatingFile({ dir: options.dir, base: LOG_FILE, maxSize: options.maxSize, maxFiles: options.maxFiles });
@@ -44,12 +45,19 @@ export class LogStore {
   append(line: string, module = ''): number {
     const id = (this.last = Math.max(this.last + 1, Date.now() * 1000));
     const body = line.endsWith('\n') ? line.slice(0, -1) : line;
-    if (body.startsWith('{') && body.endsWith('}')) {
-      this.file.append(`${body.slice(0, -1)}${body.length > 2 ? ',' : ''}"logId":${id}}\n`);
-    } else {
-      this.file.append(toJsonLine({ time: new Date().toISOString(), level: 'info', name: module, msg: body, logId: id }));
-    }
+    const stored = body.startsWith('{') && body.endsWith('}')
+      ? `${body.slice(0, -1)}${body.length > 2 ? ',' : ''}"logId":${id}}\n`
+      : toJsonLine({ time: new Date().toISOString(), level: 'info', name: module, msg: body, logId: id });
+    this.file.append(stored);
+    for (const fn of this.tails) fn(stored);
     return id;
+  }
+
+  /** Calls `fn` with each line stored from now on (a live tail: the web console's); `fn` must not
+   * log. Answers the function that ends it. */
+  tail(fn: (line: string) => void): () => void {
+    this.tails.add(fn);
+    return () => this.tails.delete(fn);
   }
 
   /** The entries matching `filter`, newest first: page `page` of `size`, and how many match. */

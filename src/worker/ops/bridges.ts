@@ -6,6 +6,10 @@ export const bridgeOps: Record<string, Op> = {
   'bridges.set'(args: { handles: number[] }, env): void {
     env.bridges.set(args.handles);
   },
+  /** The web console's message viewers' handles (their matches are posted like a bridge's). */
+  'bridges.viewers'(args: { handles: number[] }, env): void {
+    env.bridges.setViewers(args.handles);
+  },
   /** Matches not forwarded because the message came in over the same bridge. */
   'bridges.counters'(_args: unknown, env): { loopsSkipped: number } {
     return { loopsSkipped: env.bridges.loopsSkipped };
