@@ -1,6 +1,7 @@
 // The overview's per-node figures in a cluster, in a real browser (Debian's Chromium through
 // playwright-core): two brokers clustered over the test's own nats-server, the console open on
-// node a; mqtt.js clients on node b publishing and receiving. The page shows both nodes'
+// node a; mqtt.js clients on node b publishing and receiving; the Watch page on node a showing
+// what is published on node b. The page shows both nodes'
 // connections and messages in and out per second (node b's gathered through the admin queries
 // across nodes), with a chart per figure; a node that leaves drops out. A broker without
 // clustering shows no per-node part (single-node behaviour unchanged).
@@ -10,8 +11,8 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { ADMIN_PASSWORD, connect, end } from '../helpers/broker.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { connect, end } from '../helpers/broker.ts';
+import { launchBrowser, signIn } from '../helpers/browser.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -36,16 +37,33 @@ after(async () => {
   await nats?.stop();
 });
 
-async function signedIn(base: string): Promise<Page> {
-  const page = await browser.newPage();
-  await page.goto(`${base}/`);
-  await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'pages' }).waitFor();
-  return page;
-}
+const signedIn = (base: string): Promise<Page> => signIn(browser, base);
 
 const figure = async (page: Page, node: string, column: number) => Number((await page.getByRole('region', { name: 'per node' }).locator(`tr[data-node="${node}"] td`).nth(column).innerText()).replace(/\D/g, ''));
+
+test('the Watch page on node a shows what a client of node b publishes (a watched filter is node a\'s interest)', async () => {
+  const page = await signedIn(a.base);
+  const pub = await connect(b!.url, { clientId: 'watch-across-pub' });
+  try {
+    await page.getByRole('link', { name: 'Watch', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'connected' }).waitFor();
+    const form = page.getByRole('form', { name: 'watch a topic filter' });
+    await form.getByLabel('Topic filter').fill('across/+/temp');
+    await form.getByRole('button', { name: 'Subscribe' }).click();
+    await page.locator('li[data-filter="across/+/temp"]').waitFor();
+    // The interest reaches node b within its 50 ms batching: publish until the row shows.
+    const row = page.locator('tr[data-topic="across/b/temp"]');
+    let n = 0;
+    await waitFor(async () => {
+      await pub.publishAsync('across/b/temp', `from-b-${n++}`, { qos: 0 });
+      return (await row.count()) > 0;
+    }, { message: 'a message published on node b shown on node a' });
+    assert.match(await row.first().innerText(), /from-b-\d+/);
+  } finally {
+    await end(pub);
+    await page.close();
+  }
+});
 
 test('the overview on node a shows both nodes\' connections and messages per second, node b\'s from node b', async () => {
   const page = await signedIn(a.base);

@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end } from '../helpers/broker.ts';
 import { freePort } from '../helpers/nats.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { launchBrowser, signIn } from '../helpers/browser.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -28,14 +28,7 @@ after(async () => {
   await b?.stop();
 });
 
-async function signedIn(): Promise<Page> {
-  const page = await browser.newPage();
-  await page.goto(`${b.base}/`);
-  await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'pages' }).waitFor();
-  return page;
-}
+const signedIn = (): Promise<Page> => signIn(browser, b.base);
 
 test('sign in: a wrong password is shown on the form; the session is an HttpOnly cookie, not in the page or the URL', async () => {
   const page = await browser.newPage();

@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end } from '../helpers/broker.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { launchBrowser, signIn } from '../helpers/browser.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -31,14 +31,7 @@ after(async () => {
   await b?.stop();
 });
 
-async function signedIn(): Promise<Page> {
-  const page = await browser.newPage({ acceptDownloads: true });
-  await page.goto(`${b.base}/`);
-  await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'pages' }).waitFor();
-  return page;
-}
+const signedIn = (): Promise<Page> => signIn(browser, b.base, { acceptDownloads: true });
 
 /** A number the page shows under `testId`. */
 async function shown(page: Page, testId: string): Promise<number> {

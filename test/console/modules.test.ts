@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 
 import { startAdminBroker, VIEWER, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end, nextMessages } from '../helpers/broker.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { launchBrowser, signIn } from '../helpers/browser.ts';
 import { closedPort } from '../helpers/services.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
 
@@ -63,15 +63,7 @@ after(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-async function signedIn(as: { username: string; password: string } = { username: 'admin', password: ADMIN_PASSWORD }): Promise<Page> {
-  const page = await browser.newPage();
-  await page.goto(`${b.base}/`);
-  await page.getByLabel('Username').fill(as.username);
-  await page.getByLabel('Password').fill(as.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'pages' }).waitFor();
-  return page;
-}
+const signedIn = (as: { username: string; password: string } = { username: 'admin', password: ADMIN_PASSWORD }): Promise<Page> => signIn(browser, b.base, as);
 
 test('data sources: an HTTP source added and checked from the page; a rule created on the Rules page writes to it what mqtt.js publishes; in use, it cannot be deleted', async () => {
   const page = await signedIn();

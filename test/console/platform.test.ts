@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 
 import { startAdminBroker, VIEWER, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end, nextMessages } from '../helpers/broker.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { launchBrowser, signIn } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -29,15 +29,7 @@ after(async () => {
   await b?.stop();
 });
 
-async function signedIn(username = 'admin', password = ADMIN_PASSWORD): Promise<Page> {
-  const page = await browser.newPage();
-  await page.goto(`${b.base}/`);
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'pages' }).waitFor();
-  return page;
-}
+const signedIn = (username = 'admin', password = ADMIN_PASSWORD): Promise<Page> => signIn(browser, b.base, { username, password });
 
 /** A GET from the page itself: the session cookie, nothing else. */
 function fromPage(page: Page, path: string): Promise<{ status: number; body: any }> {

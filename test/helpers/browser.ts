@@ -3,7 +3,9 @@
 // downloaded from anywhere.
 import { existsSync } from 'node:fs';
 
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { ADMIN_PASSWORD } from './broker.ts';
 
 const CANDIDATES = [process.env.SPINDLE_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
@@ -16,4 +18,16 @@ export function chromiumPath(): string {
 export function launchBrowser(): Promise<Browser> {
   // --no-sandbox: the tests run as root on CI machines, where Chromium's sandbox refuses to start.
   return chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/** A new page of `browser` signed in to the web console at `base` (as the admin unless told),
+ * once its page navigation shows. */
+export async function signIn(browser: Browser, base: string, as: { username?: string; password?: string; acceptDownloads?: boolean } = {}): Promise<Page> {
+  const page = await browser.newPage({ acceptDownloads: as.acceptDownloads ?? false });
+  await page.goto(`${base}/`);
+  await page.getByLabel('Username').fill(as.username ?? 'admin');
+  await page.getByLabel('Password').fill(as.password ?? ADMIN_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'pages' }).waitFor();
+  return page;
 }
