@@ -20,6 +20,9 @@ import { Users } from './pages/users.js';
 import { Cluster } from './pages/cluster.js';
 import { Tenants } from './pages/tenants.js';
 import { Alerts } from './pages/alerts.js';
+import { Channels } from './pages/channels.js';
+import { Licenses } from './pages/licenses.js';
+import { PlatformUsers } from './pages/platform-users.js';
 import { Audit } from './pages/audit.js';
 import { LiveMessages } from './pages/live-messages.js';
 import { Logs } from './pages/logs.js';
@@ -42,7 +45,10 @@ const PAGES = [
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },
   { id: 'tenants', title: 'Tenants', view: Tenants },
+  { id: 'licences', title: 'Licences', view: Licenses },
+  { id: 'platform-users', title: 'Platform users', view: PlatformUsers },
   { id: 'alerts', title: 'Alerts', view: Alerts },
+  { id: 'channels', title: 'Channels', view: Channels },
   { id: 'audit', title: 'Audit log', view: Audit },
 ];
 

@@ -218,7 +218,7 @@ test('topics: a filter mqtt.js subscribes to is listed with its subscriber, and 
 test('users: added from the page can sign in; a too short password is refused on the form; role changed, then deleted', async () => {
   const page = await signedIn();
   try {
-    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
     const form = page.getByRole('form', { name: 'add a user' });
     await form.getByLabel('Username').fill('console-user');
     await form.getByLabel('Password').fill('short');

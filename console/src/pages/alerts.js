@@ -1,6 +1,7 @@
 // Alerts of the control platform (/api/v1): the alerts with their state (firing, resolved) and
-// handling status (set here: unhandled, handled, ignored), and the alert rules (list, add, enable,
-// disable, delete). Refreshed every 5 s while the page is open.
+// handling status (set here: unhandled, handled, ignored), and the alert rules (list, add with the
+// notification channels they notify, change, enable, disable, delete). Refreshed every 5 s while
+// the page is open.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -19,14 +20,17 @@ export function Alerts({ user }) {
   const [alerts, setAlerts] = useState(null);
   const [orgs, setOrgs] = useState([]);
   const [signals, setSignals] = useState([]);
+  const [channels, setChannels] = useState([]);
+  const [editing, setEditing] = useState(null);
   const [state, setState] = useState('');
   const [error, setError] = useState(null);
   async function load(s = state) {
     try {
-      const [r, a, o] = await Promise.all([v1All('/alert-rules'), v1Get('/alerts', { state: s, size: 100 }), v1All('/organizations')]);
+      const [r, a, o, c] = await Promise.all([v1All('/alert-rules'), v1Get('/alerts', { state: s, size: 100 }), v1All('/organizations'), v1All('/notification-channels')]);
       setRules(r);
       setAlerts(a);
       setOrgs(o);
+      setChannels(c);
       setError(null);
     } catch (err) {
       setError(err.message);
@@ -51,6 +55,8 @@ export function Alerts({ user }) {
     }
   }
   const list = alerts?.data ?? [];
+  const channelName = (id) => channels.find((c) => c.id === id)?.name ?? id;
+  const editRule = rules.find((r) => r.id === editing) ?? null;
   return html`<div>
     <h2>Alerts</h2>
     ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -71,25 +77,75 @@ export function Alerts({ user }) {
       </table>
       ${alerts && list.length === 0 && html`<p class="muted">No alerts.</p>`}
     </section>
-    <${AddRule} orgs=${orgs} signals=${signals} onAdded=${() => load()} />
+    <${AddRule} orgs=${orgs} signals=${signals} channels=${channels} onAdded=${() => load()} />
     <section class="card" aria-label="alert rules">
       <h3>Alert rules</h3>
       <table>
-        <thead><tr><th>Name</th><th>Organization</th><th>Condition</th><th>Severity</th><th>State</th><th></th></tr></thead>
+        <thead><tr><th>Name</th><th>Organization</th><th>Condition</th><th>Severity</th><th>Channels</th><th>State</th><th></th></tr></thead>
         <tbody>${rules.map((r) => html`<tr key=${r.id} data-rule=${r.name}>
           <td>${r.name}</td><td>${orgName(r.organizationId)}</td>
           <td><code>${r.signal} ${r.aggregation} ${r.operator} ${r.threshold} over ${r.window} s</code></td><td>${r.severity}</td>
+          <td class="channels">${r.channelIds.map((id) => channelName(id)).join(', ')}</td>
           <td class="state">${r.enabled ? 'enabled' : 'disabled'}</td>
-          <td><button onClick=${() => act('PUT', `/alert-rules/${encodeURIComponent(r.id)}`, { enabled: !r.enabled }, r.name)}>${r.enabled ? 'Disable' : 'Enable'}</button>
+          <td><button onClick=${() => setEditing(r.id)} aria-expanded=${editing === r.id ? 'true' : 'false'}>Change</button>
+            <button onClick=${() => act('PUT', `/alert-rules/${encodeURIComponent(r.id)}`, { enabled: !r.enabled }, r.name)}>${r.enabled ? 'Disable' : 'Enable'}</button>
             <button class="danger" onClick=${() => act('DELETE', `/alert-rules/${encodeURIComponent(r.id)}`, {}, `delete ${r.name}`)}>Delete</button></td>
         </tr>`)}</tbody>
       </table>
       ${rules.length === 0 && html`<p class="muted">No alert rules.</p>`}
+      ${editRule && html`<${ChangeRule} key=${editRule.id} rule=${editRule} channels=${channels} onDone=${async (changed) => { setEditing(null); if (changed) await load(); }} />`}
     </section>
   </div>`;
 }
 
-function AddRule({ orgs, signals, onAdded }) {
+/** Checkboxes for the channels a rule of `organizationId` may use (its organization's, or the
+ * platform's for a platform-wide rule). */
+function ChannelChoice({ channels, organizationId, chosen }) {
+  const usable = channels.filter((c) => c.organizationId === organizationId);
+  return html`<fieldset class="action" aria-label="channels">
+    <legend>Notify</legend>
+    ${usable.length === 0 && html`<span class="muted">no channels ${organizationId === null ? 'of the platform' : 'of this organization'} (Channels page)</span>`}
+    ${usable.map((c) => html`<label class="check" key=${c.id}><input type="checkbox" name="channelIds" value=${c.id} defaultChecked=${chosen?.includes(c.id) ?? false} /> ${c.name} (${c.type})</label>`)}
+  </fieldset>`;
+}
+
+function ChangeRule({ rule, channels, onDone }) {
+  const [error, setError] = useState(null);
+  async function submit(e) {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    const body = {
+      name: String(f.get('name')).trim(),
+      operator: f.get('operator'),
+      threshold: String(f.get('threshold')).trim() === '' ? null : Number(f.get('threshold')),
+      window: Number(f.get('window')),
+      severity: f.get('severity'),
+      channelIds: f.getAll('channelIds').map(String),
+    };
+    try {
+      await v1Write('PUT', `/alert-rules/${encodeURIComponent(rule.id)}`, body);
+      setError(null);
+      await onDone(true);
+    } catch (err) {
+      setError(failure('change', err));
+    }
+  }
+  // Default values, not values: the page's refresh every 5 s leaves what is being typed alone.
+  return html`<form class="inline test" onSubmit=${submit} aria-label=${`change alert rule ${rule.name}`}>
+    <b>Change ${rule.name}</b>
+    <label>Name <input name="name" required autocomplete="off" defaultValue=${rule.name} /></label>
+    <label>Operator <select name="operator">${OPERATORS.map((o) => html`<option selected=${o === rule.operator}>${o}</option>`)}</select></label>
+    <label>Threshold <input name="threshold" type="number" step="any" required defaultValue=${rule.threshold} /></label>
+    <label>Window (s) <input name="window" type="number" min="1" max="86400" required defaultValue=${rule.window} /></label>
+    <label>Severity <select name="severity">${SEVERITIES.map((s) => html`<option selected=${s === rule.severity}>${s}</option>`)}</select></label>
+    <${ChannelChoice} channels=${channels} organizationId=${rule.organizationId} chosen=${rule.channelIds} />
+    <button type="submit">Save</button>
+    <button type="button" onClick=${() => onDone(false)}>Cancel</button>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
+}
+
+function AddRule({ orgs, signals, channels, onAdded }) {
   const [org, setOrg] = useState('');
   const [signal, setSignal] = useState('');
   const [error, setError] = useState(null);
@@ -108,12 +164,14 @@ function AddRule({ orgs, signals, onAdded }) {
       threshold: String(f.get('threshold')).trim() === '' ? null : Number(f.get('threshold')),
       window: Number(f.get('window')),
       severity: f.get('severity'),
+      channelIds: f.getAll('channelIds').map(String),
     };
     if (f.get('aggregation')) body.aggregation = f.get('aggregation');
     try {
       await v1Write('POST', '/alert-rules', body);
       setError(null);
       form.querySelector('input[name="name"]').value = '';
+      for (const box of form.querySelectorAll('input[name="channelIds"]')) box.checked = false;
       onAdded();
     } catch (err) {
       setError(failure('add', err));
@@ -131,6 +189,7 @@ function AddRule({ orgs, signals, onAdded }) {
     <label>Threshold <input name="threshold" type="number" step="any" required /></label>
     <label>Window (s) <input name="window" type="number" min="1" max="86400" value="60" required /></label>
     <label>Severity <select name="severity">${SEVERITIES.map((s) => html`<option selected=${s === 'warning'}>${s}</option>`)}</select></label>
+    <${ChannelChoice} channels=${channels} organizationId=${org === '' ? null : org} />
     <button type="submit">Add rule</button>
     ${error && html`<p class="error" role="alert">${error}</p>`}
   </form>`;

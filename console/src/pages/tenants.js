@@ -1,7 +1,8 @@
-// Tenants of the control platform (/api/v1): organizations (list, add, delete), and for the
-// organization picked, its projects (list, add, delete) and applications (list, add, delete). An
-// application's appKey and appSecret (its MQTT username and password) are shown once, when it is
-// made: the server keeps only the secret's hash.
+// Tenants of the control platform (/api/v1): organizations (list, add, change, delete), and for
+// the organization picked, its projects (list, add, change, delete) and applications (list, add,
+// enable, disable, rotate the secret, delete). An application's appKey and appSecret (its MQTT
+// username and password) are shown once, when it is made or its secret rotated: the server keeps
+// only the secret's hash.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -41,7 +42,7 @@ export function Tenants({ user }) {
       </table>
       ${orgs && orgs.length === 0 && html`<p class="muted">No organizations.</p>`}
     </section>
-    ${org && html`<${Organization} key=${org.id} org=${org} />`}
+    ${org && html`<${Organization} key=${org.id} org=${org} onChanged=${load} />`}
   </div>`;
 }
 
@@ -96,8 +97,9 @@ function OrganizationRow({ o, picked, onPick, onChanged }) {
 }
 
 /** One organization: its projects and applications. */
-function Organization({ org }) {
+function Organization({ org, onChanged }) {
   const [projects, setProjects] = useState([]);
+  const [changing, setChanging] = useState(null);
   const [apps, setApps] = useState([]);
   const [error, setError] = useState(null);
   const [created, setCreated] = useState(null);
@@ -144,9 +146,20 @@ function Organization({ org }) {
       setCreated(r.data);
     }
   }
+  async function rotate(a) {
+    const r = await act('POST', `/applications/${encodeURIComponent(a.id)}/rotate-secret`, {}, `rotate the secret of ${a.name}`);
+    if (r) setCreated({ ...r.data, rotated: true });
+  }
+  async function changeProject(e, p) {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    const body = { name: String(f.get('name')).trim(), description: String(f.get('description')).trim() };
+    if (await act('PUT', `/projects/${encodeURIComponent(p.id)}`, body, `change ${p.name}`)) setChanging(null);
+  }
   const projectName = (id) => projects.find((p) => p.id === id)?.name ?? id;
   return html`<section class="card" aria-label=${`organization ${org.name}`}>
     <h3>${org.name}: projects and applications</h3>
+    <${ChangeOrganization} org=${org} onChanged=${onChanged} />
     <form class="inline" onSubmit=${addProject} aria-label="add a project">
       <label>Project name <input name="name" required autocomplete="off" placeholder="plant-1" /></label>
       <button type="submit">Add project</button>
@@ -159,7 +172,7 @@ function Organization({ org }) {
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${created && html`<div class="secret" role="status" aria-label="new application credentials">
-      <p><b>${created.name}</b>: its MQTT credentials. The secret is shown this once; keep it now.</p>
+      <p><b>${created.name}</b>: ${created.rotated ? 'its new MQTT credentials (the old secret is refused from now on; clients already connected stay connected).' : 'its MQTT credentials.'} The secret is shown this once; keep it now.</p>
       <dl>
         <dt>Username (appKey)</dt><dd><code data-testid="app-key">${created.appKey}</code></dd>
         <dt>Password (appSecret)</dt><dd><code data-testid="app-secret">${created.appSecret}</code></dd>
@@ -172,8 +185,15 @@ function Organization({ org }) {
       <thead><tr><th>Name</th><th>Applications</th><th>Created</th><th></th></tr></thead>
       <tbody>${projects.map((p) => html`<tr key=${p.id} data-project=${p.name}>
         <td>${p.name}</td><td>${apps.filter((a) => a.projectId === p.id).length}</td><td>${when(p.createTime)}</td>
-        <td><button class="danger" onClick=${() => act('DELETE', `/projects/${encodeURIComponent(p.id)}`, {}, `delete ${p.name}`)}>Delete</button></td>
-      </tr>`)}</tbody>
+        <td><button onClick=${() => setChanging(changing === p.id ? null : p.id)} aria-expanded=${changing === p.id ? 'true' : 'false'}>Change</button>
+          <button class="danger" onClick=${() => act('DELETE', `/projects/${encodeURIComponent(p.id)}`, {}, `delete ${p.name}`)}>Delete</button></td>
+      </tr>${changing === p.id && html`<tr key=${`${p.id}-change`}><td colspan="4">
+        <form class="inline" onSubmit=${(e) => changeProject(e, p)} aria-label=${`change project ${p.name}`}>
+          <label>Project name <input name="name" required autocomplete="off" defaultValue=${p.name} /></label>
+          <label>Description <input name="description" class="wide" autocomplete="off" defaultValue=${p.description ?? ''} /></label>
+          <button type="submit">Save</button>
+          <button type="button" onClick=${() => setChanging(null)}>Cancel</button>
+        </form></td></tr>`}`)}</tbody>
     </table>
     ${projects.length === 0 && html`<p class="muted">No projects: add one, then its applications.</p>`}
     <h4>Applications</h4>
@@ -183,9 +203,36 @@ function Organization({ org }) {
         <td>${a.name}</td><td>${projectName(a.projectId)}</td><td><code>${a.appKey}</code></td><td><code>${a.namespace}</code></td>
         <td>${a.enabled ? 'enabled' : 'disabled'}</td><td>${a.usage?.connections ?? 0}</td>
         <td><button onClick=${() => act('PUT', `/applications/${encodeURIComponent(a.id)}`, { enabled: !a.enabled }, a.name)}>${a.enabled ? 'Disable' : 'Enable'}</button>
+          <button onClick=${() => rotate(a)}>Rotate secret</button>
           <button class="danger" onClick=${() => act('DELETE', `/applications/${encodeURIComponent(a.id)}`, {}, `delete ${a.name}`)}>Delete</button></td>
       </tr>`)}</tbody>
     </table>
     ${apps.length === 0 && html`<p class="muted">No applications.</p>`}
   </section>`;
+}
+
+/** An organization's display name and description (its name is fixed). */
+function ChangeOrganization({ org, onChanged }) {
+  const [error, setError] = useState(null);
+  const [saved, setSaved] = useState(false);
+  async function submit(e) {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    try {
+      await v1Write('PUT', `/organizations/${encodeURIComponent(org.id)}`, { displayName: String(f.get('displayName')).trim(), description: String(f.get('description')).trim() });
+      setError(null);
+      setSaved(true);
+      await onChanged();
+    } catch (err) {
+      setSaved(false);
+      setError(failure('change', err));
+    }
+  }
+  return html`<form class="inline" onSubmit=${submit} onInput=${() => setSaved(false)} aria-label="change the organization">
+    <label>Display name <input name="displayName" autocomplete="off" defaultValue=${org.displayName ?? ''} /></label>
+    <label>Description <input name="description" class="wide" autocomplete="off" defaultValue=${org.description ?? ''} /></label>
+    <button type="submit">Save organization</button>
+    <span role="status" class="muted">${saved ? 'saved' : ''}</span>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
 }
