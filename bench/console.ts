@@ -83,6 +83,22 @@ try {
   await page.goto(`${broker.adminUrl}/#/connections`);
   await page.locator('tbody tr').first().waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'connections.png'), fullPage: true });
+  // A rule with its counters moving.
+  await broker.api('/rule/add', { name: 'hot', sql: 'SELECT clientid, topic FROM "bench/#"', actions: [{ type: 'republish', config: { topic: 'seen/${clientid}', payload: '${topic}' } }] });
+  await page.goto(`${broker.adminUrl}/#/rules`);
+  await page.locator('tbody tr').first().waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'rules.png'), fullPage: true });
+  // Watch: the traffic seen live through the admin server.
+  await page.goto(`${broker.adminUrl}/#/watch`);
+  await page.getByRole('status').filter({ hasText: 'connected' }).waitFor();
+  const watch = page.getByRole('form', { name: 'watch a topic filter' });
+  await watch.getByLabel('Topic filter').fill('bench/#');
+  await watch.getByRole('button', { name: 'Subscribe' }).click();
+  await page.locator('tr[data-topic="bench/x"]').nth(10).waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'watch.png'), fullPage: true });
+  await page.goto(`${broker.adminUrl}/#/logs`);
+  await page.getByRole('heading', { name: 'Logs' }).waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'logs.png'), fullPage: true });
   clearInterval(traffic);
 } finally {
   for (const c of clients) await c.endAsync();

@@ -52,7 +52,7 @@ export function Rules({ user }) {
         <tbody>${rules.map((r) => {
           const rt = runtime[r.id];
           return html`<tr key=${r.id} data-rule=${r.name}>
-            <td>${r.name}</td><td><code>${r.sql.length > 60 ? `${r.sql.slice(0, 60)}…` : r.sql}</code></td>
+            <td>${r.name}</td><td class="wrap"><code>${r.sql.length > 60 ? `${r.sql.slice(0, 60)}…` : r.sql}</code></td>
             <td>${r.enabled ? 'enabled' : 'disabled'}</td>
             <td class="matched">${rt?.matched ?? '–'}</td><td>${rt?.passed ?? '–'}</td><td>${rt?.failed ?? '–'}</td>
             <td class="actions">${r.actions.map((a, i) => {
