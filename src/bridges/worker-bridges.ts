@@ -35,9 +35,19 @@ export interface BridgeOutput {
 
 export interface WorkerBridgesHost {
   /** Posts a tick's outputs to the main thread, transferring the payload buffers; `ticket` (0:
-   * none) names the tick's QoS 1/2 messages for other nodes, answered by `acked`. */
-  postOutputs(items: BridgeOutput[], transfer: ArrayBuffer[], ticket: number): void;
+   * none) names the tick's QoS 1/2 messages for other nodes, answered by `acked`; `skipped`,
+   * [viewer handle, matches not copied] for the console's viewers over their bound. */
+  postOutputs(items: BridgeOutput[], transfer: ArrayBuffer[], ticket: number, skipped: ViewerSkips | null): void;
 }
+
+/** [a console viewer's handle, how many of its matches this worker counted without copying]. */
+export type ViewerSkips = [handle: number, count: number][];
+
+/** Matches this worker copies for one console message viewer in a second; the rest are only
+ * counted. The main thread sends a page at most 100 a second (src/admin/console/viewer-budget.ts),
+ * so a viewer of a busy filter costs the worker at most this many copies a second, not one per
+ * matching message. */
+export const VIEWER_COPIES_PER_SECOND = 200;
 
 /** How long a QoS 1/2 message for another node may wait for the cluster to accept it before its
  * publisher is told it failed (the main thread answers well before: its own timeouts are shorter). */
@@ -54,6 +64,10 @@ interface Ticket {
 export class WorkerBridges {
   private handles = new Set<number>();
   private viewers = new Set<number>();
+  /** Per viewer handle: the start of its current second and the matches copied in it. */
+  private viewerWindows = new Map<number, { start: number; copied: number }>();
+  /** Per viewer handle: matches over its bound since the last post, counted only. */
+  private viewerSkipped = new Map<number, number>();
   /** The cluster's handles: one per remote node (its interest), and the handle messages from
    * other nodes are published with here. Such a message is never sent on to any node. */
   private clusterHandles = new Set<number>();
@@ -100,6 +114,31 @@ export class WorkerBridges {
    * their matches take the same per-tick post as a bridge's. */
   setViewers(handles: readonly number[]): void {
     this.viewers = new Set(handles);
+    for (const h of this.viewerWindows.keys()) if (!this.viewers.has(h)) this.viewerWindows.delete(h);
+  }
+
+  /** Whether a match for viewer `handle` is copied (within VIEWER_COPIES_PER_SECOND), or only
+   * counted. */
+  private viewerCopies(handle: number): boolean {
+    const now = Date.now();
+    let w = this.viewerWindows.get(handle);
+    if (w === undefined || now - w.start >= 1000) {
+      w = { start: now, copied: 0 };
+      this.viewerWindows.set(handle, w);
+    }
+    if (w.copied < VIEWER_COPIES_PER_SECOND) {
+      w.copied++;
+      return true;
+    }
+    this.viewerSkipped.set(handle, (this.viewerSkipped.get(handle) ?? 0) + 1);
+    return false;
+  }
+
+  private scheduleFlush(): void {
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
+    }
   }
 
   has(handle: number): boolean {
@@ -111,6 +150,10 @@ export class WorkerBridges {
   matched(handle: number, m: Message, publisher: number, share = 0, publisherHash = 0): void {
     if (publisher === handle || (publisher === this.clusterInbound && this.clusterHandles.has(handle))) {
       this.loopsSkipped++;
+      return;
+    }
+    if (this.viewers.has(handle) && !this.viewerCopies(handle)) {
+      this.scheduleFlush();
       return;
     }
     const node = this.clusterHandles.has(handle);
@@ -146,10 +189,7 @@ export class WorkerBridges {
       this.ticket ??= newTicket(++this.ticketSeq);
       this.guarded = m;
     }
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(this.flush);
-    }
+    this.scheduleFlush();
   }
 
   /** AckGates.take: the cluster's acceptance of `m`, when `m` (just routed) went to another node
@@ -180,7 +220,12 @@ export class WorkerBridges {
     this.guarded = null;
     this.routing = null;
     this.routed.clear();
-    if (this.outputs.length === 0) return;
+    if (this.outputs.length === 0 && this.viewerSkipped.size === 0) return;
+    let skipped: ViewerSkips | null = null;
+    if (this.viewerSkipped.size > 0) {
+      skipped = [...this.viewerSkipped];
+      this.viewerSkipped.clear();
+    }
     const items = this.outputs;
     const transfer = this.transfer;
     const ticket = this.ticket;
@@ -191,7 +236,7 @@ export class WorkerBridges {
       this.waiting.set(ticket.id, ticket);
       ticket.timer = setTimeout(() => this.acked(ticket.id, false, 'the cluster did not answer in time'), ACK_TIMEOUT_MS).unref();
     }
-    this.host.postOutputs(items, transfer, ticket?.id ?? 0);
+    this.host.postOutputs(items, transfer, ticket?.id ?? 0, skipped);
   };
 }
 

@@ -18,7 +18,7 @@ import type { BatchMessage, FromWorker, RpcError, ToWorker } from '../worker/mes
 import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
 import type { SessionState } from '../engine/session/handover.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
-import type { BridgeOutput } from '../bridges/worker-bridges.ts';
+import type { BridgeOutput, ViewerSkips } from '../bridges/worker-bridges.ts';
 import type { RetainedChange } from '../router/retained-changes.ts';
 import { sysTopics } from './sys-topics.ts';
 import { createStore } from '../store/index.ts';
@@ -102,7 +102,7 @@ export class Supervisor {
   /** The console's message viewers' handles (they share the bridges' per-tick posts) and where
    * their matches go. */
   private viewerHandles: ReadonlySet<number> = new Set();
-  private viewerOutputs: (items: BridgeOutput[]) => void = () => {};
+  private viewerOutputs: (items: BridgeOutput[], skipped: ViewerSkips | null) => void = () => {};
   /** Without a policy manager (no admin API) nothing asks: there are no policies. */
   private policyQuestions: (worker: number, questions: PolicyQuestion[]) => void = () => {};
   /** Where the workers' client-id claims for the cluster's other nodes go (src/cluster/claims.ts). */
@@ -353,7 +353,7 @@ export class Supervisor {
             this.ruleOutputs(msg.items);
             break;
           case 'bridge-outputs': {
-            const items = this.viewerHandles.size === 0 ? msg.items : this.takeViewerOutputs(msg.items);
+            const items = this.viewerHandles.size === 0 ? msg.items : this.takeViewerOutputs(msg.items, msg.skipped);
             if (this.clusterHandles.size === 0) {
               if (items.length > 0) this.bridgeOutputs(items);
             } else this.splitOutputs(items, slot.id, msg.ticket);
@@ -621,17 +621,17 @@ export class Supervisor {
 
   /** The items of a worker's post that are for the console's message viewers, given to them;
    * answers the others. */
-  private takeViewerOutputs(items: BridgeOutput[]): BridgeOutput[] {
+  private takeViewerOutputs(items: BridgeOutput[], skipped: ViewerSkips | null): BridgeOutput[] {
     const rest: BridgeOutput[] = [];
     const viewers: BridgeOutput[] = [];
     for (const item of items) (this.viewerHandles.has(item.handle) ? viewers : rest).push(item);
-    if (viewers.length > 0) this.viewerOutputs(viewers);
+    if (viewers.length > 0 || skipped !== null) this.viewerOutputs(viewers, skipped);
     return rest;
   }
 
   /** The console's message viewers: their handles now (the main thread's copy; the workers are
    * told by the 'bridges.viewers' operation) and where the workers' matches for them go. */
-  setViewers(handles: ReadonlySet<number>, outputs: (items: BridgeOutput[]) => void): void {
+  setViewers(handles: ReadonlySet<number>, outputs: (items: BridgeOutput[], skipped: ViewerSkips | null) => void): void {
     this.viewerHandles = handles;
     this.viewerOutputs = outputs;
   }

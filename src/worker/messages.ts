@@ -6,7 +6,7 @@ import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
 import type { NodeClaim, NodeClaimReply } from './node-claims.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
-import type { BridgeOutput } from '../bridges/worker-bridges.ts';
+import type { BridgeOutput, ViewerSkips } from '../bridges/worker-bridges.ts';
 import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../scripts/types.ts';
@@ -61,7 +61,7 @@ export type FromWorker =
    * a rule's handle and one output object. */
   | { t: 'rule-outputs'; items: unknown[] }
   /** Messages for the MQTT bridges (their local filters matched), one post per tick. */
-  | { t: 'bridge-outputs'; items: BridgeOutput[]; ticket: number }
+  | { t: 'bridge-outputs'; items: BridgeOutput[]; ticket: number; skipped: ViewerSkips | null }
   /** Retained sets and clears made on the worker, for the cluster, one post per tick. */
   | { t: 'retained-changes'; items: RetainedChange[] }
   /** Questions to the auth and ACL policy chains, one post per tick. */

@@ -130,7 +130,7 @@ const rules: WorkerRules = new WorkerRules({
 // Log topics are routing-core entries like rules; a handle is one or the other.
 const logTopics: WorkerLogTopics = new WorkerLogTopics(log, (handle) => sessions.byHandle.get(handle)?.clientId);
 // So are the MQTT bridges' local filters; their matches go to the main thread, once per tick.
-const bridges = new WorkerBridges({ postOutputs: (items, transfer, ticket) => parentPort!.postMessage({ t: 'bridge-outputs', items, ticket } satisfies FromWorker, transfer) });
+const bridges = new WorkerBridges({ postOutputs: (items, transfer, ticket, skipped) => parentPort!.postMessage({ t: 'bridge-outputs', items, ticket, skipped } satisfies FromWorker, transfer) });
 
 // Scripts and extensions: run by this worker's pool threads, never on this thread.
 const processors = new ProcessorStage({

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 
 import { ViewerBudget, shownPayload } from '../../src/admin/console/viewer-budget.ts';
 import { BACKPRESSURE, MESSAGE_RATE, MessageViewers, PAYLOAD_SHOWN, type ViewerHost } from '../../src/admin/console/message-viewers.ts';
-import type { BridgeOutput } from '../../src/bridges/worker-bridges.ts';
+import type { BridgeOutput, ViewerSkips } from '../../src/bridges/worker-bridges.ts';
 import type { AdminSocket } from '../../src/admin/server.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -41,14 +41,14 @@ interface Fake {
   host: ViewerHost;
   filters: Map<number, Set<string>>;
   workerSets: number[][];
-  deliver(items: BridgeOutput[]): void;
+  deliver(items: BridgeOutput[], skipped?: ViewerSkips): void;
 }
 
 function fakeHost(): Fake {
   let next = 100;
   const filters = new Map<number, Set<string>>();
   const workerSets: number[][] = [];
-  let outputs: (items: BridgeOutput[]) => void = () => {};
+  let outputs: (items: BridgeOutput[], skipped: ViewerSkips | null) => void = () => {};
   const host: ViewerHost = {
     newHandle: () => next++,
     setHandleFilter(handle, filter, on) {
@@ -70,7 +70,7 @@ function fakeHost(): Fake {
     },
     logs: null,
   };
-  return { host, filters, workerSets, deliver: (items) => outputs(items) };
+  return { host, filters, workerSets, deliver: (items, skipped) => outputs(items, skipped ?? null) };
 }
 
 function fakeSocket(buffered = () => 0): AdminSocket & { frames: { t: string; [k: string]: any }[] } {
@@ -112,6 +112,20 @@ test('a flood of matches becomes bounded frames; the rest is dropped and counted
   assert.deepEqual(f.workerSets[1], [], 'the workers forget the handle');
   assert.equal(f.filters.has(100), false, 'the routing core forgets its filters');
   assert.equal(viewers.open, 0);
+});
+
+test('matches a worker only counted (over its own bound) are matched and dropped for the page', async () => {
+  const f = fakeHost();
+  const viewers = new MessageViewers(f.host, async () => null, log);
+  const socket = fakeSocket();
+  const v = viewers.opened(socket, { username: 'admin', remoteAddress: '127.0.0.1' });
+  viewers.message(v, JSON.stringify({ t: 'subscribe', filter: 'busy/#' }));
+  await waitFor(() => socket.frames.find((x) => x.t === 'subscribed'));
+  f.deliver([item(100, 1), item(100, 2)], [[100, 5000], [7, 3]]);
+  const frame = await waitFor(() => socket.frames.find((x) => x.t === 'messages'));
+  assert.deepEqual([frame.items.length, frame.matched, frame.dropped], [2, 5002, 5000]);
+  assert.equal(viewers.counters.dropped, 5000, 'another handle\'s count is not this viewer\'s');
+  viewers.close();
 });
 
 test('a socket that does not drain gets nothing more: dropped and counted', async () => {

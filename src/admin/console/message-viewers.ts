@@ -15,7 +15,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../../log/index.ts';
 import type { LogStore } from '../../log/log-store.ts';
 import { parseEntry } from '../../log/log-entry.ts';
-import type { BridgeOutput } from '../../bridges/worker-bridges.ts';
+import type { BridgeOutput, ViewerSkips } from '../../bridges/worker-bridges.ts';
 import { topicFilterProblem } from '../../auth/topic-filter.ts';
 import type { AdminSocket } from '../server.ts';
 import { ViewerBudget, shownPayload, type ViewerRate } from './viewer-budget.ts';
@@ -44,7 +44,7 @@ export interface ViewerHost {
   callAll<T>(op: string, args?: unknown): Promise<T[]>;
   call<T>(worker: number, op: string, args?: unknown): Promise<T>;
   onWorkerReady(fn: (worker: number) => void): void;
-  setViewers(handles: ReadonlySet<number>, outputs: (items: BridgeOutput[]) => void): void;
+  setViewers(handles: ReadonlySet<number>, outputs: (items: BridgeOutput[], skipped: ViewerSkips | null) => void): void;
   readonly logs: LogStore | null;
 }
 
@@ -110,7 +110,7 @@ export class MessageViewers {
   readonly counters: ViewerCounters = { sent: 0, dropped: 0, logSent: 0, logDropped: 0, refusedAcl: 0, refusedInvalid: 0 };
 
   constructor(private readonly host: ViewerHost, private readonly acl: ViewerAcl, private readonly log: Logger) {
-    host.setViewers(this.handles, (items) => this.outputs(items));
+    host.setViewers(this.handles, (items, skipped) => this.outputs(items, skipped));
     host.onWorkerReady((worker) => {
       if (this.handles.size === 0) return;
       host.call(worker, 'bridges.viewers', { handles: [...this.handles] }).catch((err: unknown) => this.log.error('console viewers not installed on a restarted worker', { worker, err }));
@@ -250,8 +250,17 @@ export class MessageViewers {
     this.send(v, { t: 'tail', on });
   }
 
-  /** A tick's matches from one worker (for any viewers). */
-  private outputs(items: readonly BridgeOutput[]): void {
+  /** A tick's matches from one worker (for any viewers), and those it only counted (over the
+   * worker's own bound, VIEWER_COPIES_PER_SECOND): dropped. */
+  private outputs(items: readonly BridgeOutput[], skipped: ViewerSkips | null): void {
+    for (const [handle, count] of skipped ?? []) {
+      const v = this.byHandle.get(handle);
+      if (!v || v.closed) continue;
+      v.matched += count;
+      v.dropped += count;
+      this.counters.dropped += count;
+      this.schedule(v);
+    }
     const now = Date.now();
     for (const item of items) {
       const v = this.byHandle.get(item.handle);
