@@ -1,6 +1,6 @@
 // What the control platform's pages (/api/v1) share: paged GETs with a query string, writes with
-// the JSON body every non-GET request must carry (also a DELETE), and a refusal as one line
-// naming the field. The session cookie is the console's own: /api/v1 takes it as the rest of the
+// the JSON body every non-GET request must carry (also a DELETE); a refusal is shown with
+// forms.js errText. The session cookie is the console's own: /api/v1 takes it as the rest of the
 // admin API does; an admin is the platform's SystemAdmin, a viewer has no platform role (403).
 import { api } from './api.js';
 
@@ -27,11 +27,6 @@ export async function v1All(path, query = {}) {
     out.push(...r.data);
     if (out.length >= r.total || r.data.length === 0) return out;
   }
-}
-
-/** "what: field: message" for an error shown where the user acted. */
-export function failure(what, err) {
-  return `${what}: ${err.field ? `${err.field}: ` : ''}${err.message}`;
 }
 
 /** Whether the signed-in console user may use the control platform (admins are its SystemAdmins). */

@@ -6,7 +6,8 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { NO_PLATFORM_ROLE, failure, platformUser, v1All, v1Get, v1Write, when } from '../platform.js';
+import { errText } from '../forms.js';
+import { NO_PLATFORM_ROLE, platformUser, v1All, v1Get, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 5000;
@@ -51,7 +52,7 @@ export function Alerts({ user }) {
       setError(null);
       await load();
     } catch (err) {
-      setError(failure(what, err));
+      setError(errText(what, err));
     }
   }
   const list = alerts?.data ?? [];
@@ -127,7 +128,7 @@ function ChangeRule({ rule, channels, onDone }) {
       setError(null);
       await onDone(true);
     } catch (err) {
-      setError(failure('change', err));
+      setError(errText('change', err));
     }
   }
   // Default values, not values: the page's refresh every 5 s leaves what is being typed alone.
@@ -174,7 +175,7 @@ function AddRule({ orgs, signals, channels, onAdded }) {
       for (const box of form.querySelectorAll('input[name="channelIds"]')) box.checked = false;
       onAdded();
     } catch (err) {
-      setError(failure('add', err));
+      setError(errText('add', err));
     }
   }
   return html`<form class="card inline" onSubmit=${submit} aria-label="add an alert rule">

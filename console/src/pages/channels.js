@@ -7,7 +7,8 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { NO_PLATFORM_ROLE, failure, platformUser, v1All, v1Write, when } from '../platform.js';
+import { errText } from '../forms.js';
+import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
 const TYPES = ['webhook', 'slack', 'email'];
@@ -65,7 +66,7 @@ function ChannelRow({ ch, org, onChanged }) {
       setError(null);
       await onChanged();
     } catch (err) {
-      setError(failure(what, err));
+      setError(errText(what, err));
     }
   }
   async function test() {
@@ -76,7 +77,7 @@ function ChannelRow({ ch, org, onChanged }) {
       setError(null);
       setResult(r);
     } catch (err) {
-      setError(failure('test', err));
+      setError(errText('test', err));
     } finally {
       setTesting(false);
     }
@@ -152,7 +153,7 @@ function AddChannel({ orgs, onAdded }) {
       setType('webhook');
       await onAdded();
     } catch (err) {
-      setError(failure('add', err));
+      setError(errText('add', err));
     }
   }
   return html`<form class="card inline" onSubmit=${submit} aria-label="add a notification channel">

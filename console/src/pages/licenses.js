@@ -8,8 +8,8 @@ import { h } from 'preact';
 import { useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { usePoll } from '../forms.js';
-import { NO_PLATFORM_ROLE, failure, platformUser, v1All, v1Write, when } from '../platform.js';
+import { errText, usePoll } from '../forms.js';
+import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 5000;
@@ -93,7 +93,7 @@ function LicenseRow({ l, org, app, onChanged }) {
       await onChanged();
       return true;
     } catch (err) {
-      setError(failure(what, err));
+      setError(errText(what, err));
       return false;
     }
   }
@@ -147,7 +147,7 @@ function AddLicense({ orgs, apps, onAdded }) {
       for (const k of ['maxConnections', 'maxMessageRate', 'expires', 'features', 'description']) form.elements[k].value = '';
       await onAdded();
     } catch (err) {
-      setError(failure('add', err));
+      setError(errText('add', err));
     }
   }
   return html`<form class="card inline" onSubmit=${submit} aria-label="add a licence">

@@ -6,7 +6,8 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { NO_PLATFORM_ROLE, failure, platformUser, v1All, v1Write, when } from '../platform.js';
+import { errText } from '../forms.js';
+import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
 const ROLES = ['SystemAdmin', 'OrganizationAdmin', 'ProjectAdmin', 'User'];
@@ -86,7 +87,7 @@ function AddUser({ orgs, projects, onAdded }) {
       for (const k of ['username', 'password', 'email']) form.elements[k].value = '';
       await onAdded();
     } catch (err) {
-      setError(failure('add', err));
+      setError(errText('add', err));
     }
   }
   return html`<form class="card inline" onSubmit=${submit} aria-label="add a platform user">
@@ -113,7 +114,7 @@ function UserRow({ u, self, orgs, projects, org, project, onChanged }) {
       await onChanged();
       return true;
     } catch (err) {
-      setError(failure(what, err));
+      setError(errText(what, err));
       return false;
     }
   }

@@ -7,7 +7,8 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { NO_PLATFORM_ROLE, failure, platformUser, v1All, v1Write, when } from '../platform.js';
+import { errText } from '../forms.js';
+import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
 
@@ -61,7 +62,7 @@ function AddOrganization({ onAdded }) {
       form.reset();
       await onAdded(r.data);
     } catch (err) {
-      setError(failure('add', err));
+      setError(errText('add', err));
     }
   }
   return html`<form class="card inline" onSubmit=${submit} aria-label="add an organization">
@@ -81,7 +82,7 @@ function OrganizationRow({ o, picked, onPick, onChanged }) {
       setError(null);
       await onChanged();
     } catch (err) {
-      setError(failure('delete', err));
+      setError(errText('delete', err));
       if (err.status === 409) setHasProjects(true);
     }
   }
@@ -123,7 +124,7 @@ function Organization({ org, onChanged }) {
       await load();
       return r;
     } catch (err) {
-      setError(failure(what, err));
+      setError(errText(what, err));
       return null;
     }
   }
@@ -225,7 +226,7 @@ function ChangeOrganization({ org, onChanged }) {
       await onChanged();
     } catch (err) {
       setSaved(false);
-      setError(failure('change', err));
+      setError(errText('change', err));
     }
   }
   return html`<form class="inline" onSubmit=${submit} onInput=${() => setSaved(false)} aria-label="change the organization">
