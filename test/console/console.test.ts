@@ -7,12 +7,11 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import type { Browser, Page } from 'playwright-core';
-import WebSocket from 'ws';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end } from '../helpers/broker.ts';
 import { freePort } from '../helpers/nats.ts';
-import { launchBrowser, signIn } from '../helpers/browser.ts';
+import { launchBrowser, signIn, upgradeStatus } from '../helpers/browser.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -256,15 +255,7 @@ test('cluster: the node list shows this node running', async () => {
 
 test('the live feed refuses a caller not signed in, and a page of another origin', async () => {
   const url = `ws://127.0.0.1:${b.admin!.port}/api/live`;
-  const status = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-    ws.on('open', () => {
-      ws.close();
-      resolve(101);
-    });
-    ws.on('error', reject);
-  });
+  const status = (headers: Record<string, string>) => upgradeStatus(url, headers);
   assert.equal(await status({}), 401);
   const login = await b.api('POST', '/public/login', { as: 'none', body: { username: 'admin', password: ADMIN_PASSWORD } });
   const bearer = { authorization: `Bearer ${login.json.token}` };

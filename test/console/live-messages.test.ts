@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end } from '../helpers/broker.ts';
-import { launchBrowser, signIn } from '../helpers/browser.ts';
+import { launchBrowser, signIn, upgradeStatus } from '../helpers/browser.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -170,15 +170,7 @@ test('live messages: a flood of 20,000 QoS 0 messages leaves the page responsive
 
 test('the watch socket refuses a caller not signed in and another origin; a bad request is answered with an error', async () => {
   const url = `ws://127.0.0.1:${b.admin!.port}/api/watch`;
-  const status = (headers: Record<string, string>) => new Promise<number>((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-    ws.on('open', () => {
-      ws.close();
-      resolve(101);
-    });
-    ws.on('error', reject);
-  });
+  const status = (headers: Record<string, string>) => upgradeStatus(url, headers);
   assert.equal(await status({}), 401);
   assert.equal(await status({ cookie: 'spindle_session=not-a-token' }), 401);
   const login = await b.api('POST', '/public/login', { as: 'none', body: { username: 'admin', password: ADMIN_PASSWORD } });

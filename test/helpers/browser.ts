@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
+import WebSocket from 'ws';
 
 import { ADMIN_PASSWORD } from './broker.ts';
 
@@ -30,4 +31,18 @@ export async function signIn(browser: Browser, base: string, as: { username?: st
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'pages' }).waitFor();
   return page;
+}
+
+/** The HTTP status a WebSocket upgrade to `url` with `headers` gets: 101 when it opens (then
+ * closed), else the refusal's status (the console's sockets: 401 not signed in, 403 origin). */
+export function upgradeStatus(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.on('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.on('error', reject);
+  });
 }
