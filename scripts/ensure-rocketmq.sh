@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the RocketMQ 5 the RocketMQ command tests need available: a name server on 127.0.0.1:9876
 # and a proxy in local mode (the broker runs inside the proxy's JVM, broker port 10911) serving
-# the gRPC protocol of the RocketMQ 5 clients on 127.0.0.1:8081 (remoting on 8091, so 8080 stays free for the admin API). Run from the
+# the gRPC protocol of the RocketMQ 5 clients on 127.0.0.1:18081 (ROCKETMQ_GRPC_PORT; remoting on
+# 8091), so the ports of `make run` and `make cluster-demo` (8080..8082) stay free. Run from the
 # jars on Maven Central with Debian's Java 17, since no release zip can be fetched here: Maven
 # resolves the runtime classpath once into the cache dir, and both JVMs start daemonized (pid
 # files, logs) under the state dir. Idempotent, and quick when both already listen.
@@ -19,6 +20,7 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/spindle/rocketmq-$version
 state=${SPINDLE_STATE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/spindle/state}/rocketmq
 topics=${ROCKETMQ_TOPICS:-spindle-test}
 groups=${ROCKETMQ_GROUPS:-spindle-test-group}
+grpc=${ROCKETMQ_GRPC_PORT:-18081}
 
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
@@ -41,7 +43,16 @@ fi
 # Everything created and both servers listening: nothing to do.
 created() { for t in $topics; do [ -f "$state/created/topic-$t" ] || return 1; done
   for g in $groups; do [ -f "$state/created/group-$g" ] || return 1; done; }
-if pid_alive namesrv && pid_alive proxy && port_open 9876 && port_open 8081 && created; then exit 0; fi
+if pid_alive namesrv && pid_alive proxy && port_open 9876 && port_open "$grpc" && created; then exit 0; fi
+
+# A proxy started with another gRPC port (an older version of this script used 8081) is stopped,
+# to be started again below on this one.
+if pid_alive proxy && ! grep -q "\"grpcServerPort\":$grpc," "$state/proxy.json" 2>/dev/null; then
+  echo "ensure-rocketmq: restarting the proxy on $grpc"
+  kill "$(cat "$state/proxy.pid")"
+  for _ in $(seq 1 60); do pid_alive proxy || break; sleep 0.5; done
+  rm -f "$state/proxy.pid"
+fi
 
 # Java 17 and Maven, from Debian's packages.
 need=()
@@ -96,7 +107,7 @@ PROPS
 fi
 
 if ! pid_alive proxy; then
-  for p in 8091 8081 10911; do port_open $p && { echo "ensure-rocketmq: port $p is taken by another process" >&2; exit 1; }; done
+  for p in 8091 "$grpc" 10911; do port_open $p && { echo "ensure-rocketmq: port $p is taken by another process" >&2; exit 1; }; done
   cat >"$state/broker.conf" <<PROPS
 brokerClusterName=DefaultCluster
 brokerName=broker-a
@@ -116,12 +127,12 @@ fileReservedTime=24
 registerNameServerPeriod=10000
 PROPS
   cat >"$state/proxy.json" <<JSON
-{"rocketMQClusterName":"DefaultCluster","namesrvAddr":"127.0.0.1:9876","grpcServerPort":8081,"remotingListenPort":8091}
+{"rocketMQClusterName":"DefaultCluster","namesrvAddr":"127.0.0.1:9876","grpcServerPort":$grpc,"remotingListenPort":8091}
 JSON
   mkdir -p "$state/logs/rocketmqlogs"
   touch "$state/logs/rocketmqlogs/broker.log"
   wc -l <"$state/logs/rocketmqlogs/broker.log" >"$state/broker.log.mark"
-  echo "ensure-rocketmq: starting the RocketMQ $version proxy with its broker on 127.0.0.1:8081 (logs $state/logs)"
+  echo "ensure-rocketmq: starting the RocketMQ $version proxy with its broker on 127.0.0.1:$grpc (logs $state/logs)"
   setsid nohup java -Xms192m -Xmx384m -Xmn96m -XX:MaxDirectMemorySize=256m "${base_opts[@]}" -cp "$classpath" \
     org.apache.rocketmq.proxy.ProxyStartup -pm local -pc "$state/proxy.json" -bc "$state/broker.conf" \
     >"$state/proxy.out" 2>&1 </dev/null &
@@ -129,12 +140,12 @@ JSON
 fi
 
 for _ in $(seq 1 240); do
-  port_open 9876 && port_open 8081 && break
+  port_open 9876 && port_open "$grpc" && break
   pid_alive namesrv || { echo "ensure-rocketmq: the name server exited (see $state/namesrv.out, $state/logs)" >&2; exit 1; }
   pid_alive proxy || { echo "ensure-rocketmq: the proxy exited (see $state/proxy.out, $state/logs)" >&2; exit 1; }
   sleep 0.5
 done
-port_open 8081 || { echo "ensure-rocketmq: the proxy did not listen on 127.0.0.1:8081 (see $state/logs)" >&2; exit 1; }
+port_open "$grpc" || { echo "ensure-rocketmq: the proxy did not listen on 127.0.0.1:$grpc (see $state/logs)" >&2; exit 1; }
 
 # Clients get no route until the broker has registered with the name server (10-20 s after start).
 registered() { tail -n +"$(( $(cat "$state/broker.log.mark" 2>/dev/null || echo 0) + 1 ))" "$state/logs/rocketmqlogs/broker.log" 2>/dev/null |

@@ -17,7 +17,7 @@ import { closedPort, ensureRocketMq } from '../helpers/services.ts';
 import { waitFor, WAIT_MS } from '../helpers/wait.ts';
 import { addCommand, allArrived, collect, runtime, stateOf } from './helpers.ts';
 
-const ENDPOINTS = '127.0.0.1:8081';
+const ENDPOINTS = '127.0.0.1:18081';
 const TOPIC = 'spindle-test';
 const GROUP = 'spindle-test-group';
 const run = `${process.pid}-${Date.now()}`;
@@ -115,7 +115,7 @@ test('bad config is a 400 naming the field', async () => {
   const good = { endpoints: ENDPOINTS, consumerGroup: GROUP, topic: TOPIC, mqttTopic: 'x' };
   const cases: [Record<string, unknown>, string][] = [
     [{ ...good, endpoints: undefined }, 'config.endpoints'],
-    [{ ...good, endpoints: 'http://127.0.0.1:8081' }, 'config.endpoints'],
+    [{ ...good, endpoints: 'http://127.0.0.1:18081' }, 'config.endpoints'],
     [{ ...good, endpoints: '127.0.0.1:99999' }, 'config.endpoints'],
     [{ ...good, consumerGroup: undefined }, 'config.consumerGroup'],
     [{ ...good, topic: 'a b' }, 'config.topic'],

@@ -45,7 +45,7 @@ export function stopRabbitMq(): void {
   done.delete('ensure-rabbitmq.sh');
 }
 
-/** RocketMQ 5 (name server 127.0.0.1:9876, proxy gRPC 127.0.0.1:8081) with topic `spindle-test`
+/** RocketMQ 5 (name server 127.0.0.1:9876, proxy gRPC 127.0.0.1:18081) with topic `spindle-test`
  * and group `spindle-test-group`; resolving the jars the first time takes a minute or two, a
  * start ~30 s. */
 export function ensureRocketMq(): void {
