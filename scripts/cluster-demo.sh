@@ -2,8 +2,8 @@
 # `make cluster-demo`: three Spindle nodes on this machine as one cluster, each supervising its own
 # nats-server (routes between the three), until Ctrl-C. Starts from fresh data directories
 # (<dir>/node-N, removed first), waits until every node answers /health and node-1's
-# /public/cluster lists three running nodes, prints how to try it, and on Ctrl-C (or when a node
-# dies) stops the three nodes, which stop their nats-servers.
+# /public/cluster lists three running nodes, prints how to try it, and on Ctrl-C stops the nodes,
+# which stop their nats-servers (a node that exits before is reported; the others go on).
 #
 # Node N (1..3) listens on 127.0.0.1 (CLUSTER_DEMO_HOST) with MQTT/TCP on CLUSTER_DEMO_MQTT_PORT+N-1
 # (1883..1885), the admin API on CLUSTER_DEMO_ADMIN_PORT+N-1 (8080..8082), its nats-server's
