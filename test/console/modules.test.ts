@@ -284,7 +284,7 @@ test('policies: an HTTP authentication policy added from the page decides mqtt.j
   }
 });
 
-test('commands: one added from the page is listed with its state and last error; a config the API refuses is shown on the form; stopped, started, deleted', async () => {
+test('commands: one added from the page is listed with its state and last error; a config the API refuses is shown on the form; stopped, started, its config changed (a refusal shown on the form), deleted', async () => {
   const page = await signedIn();
   try {
     await page.getByRole('link', { name: 'Commands' }).click();
@@ -308,6 +308,21 @@ test('commands: one added from the page is listed with its state and last error;
     assert.equal(command.enabled, false);
     await row.getByRole('button', { name: 'Start' }).click();
     await waitFor(async () => ['starting', 'reconnecting'].includes(await row.locator('td.state').innerText()), { message: 'started again' });
+    // Its config changed from the page: a prefetch of 0 refused on the form, then another queue.
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const change = page.getByRole('form', { name: 'change console-rabbit' });
+    const edited = { ...JSON.parse(await change.getByLabel('Config (JSON)').inputValue()) as Record<string, unknown>, prefetch: 0 };
+    await change.getByLabel('Config (JSON)').fill(JSON.stringify(edited));
+    await change.getByRole('button', { name: 'Save command' }).click();
+    assert.match(await change.getByRole('alert').innerText(), /save: config\.prefetch/);
+    assert.equal((await b.api('POST', '/command/query', { body: {} })).json.data[0].config.queue, 'to-mqtt');
+    await change.getByLabel('Config (JSON)').fill(JSON.stringify({ ...edited, prefetch: 5, queue: 'other-queue' }));
+    await change.getByRole('button', { name: 'Save command' }).click();
+    await change.waitFor({ state: 'detached' });
+    const [changed] = (await b.api('POST', '/command/query', { body: {} })).json.data;
+    assert.equal(changed.config.queue, 'other-queue');
+    assert.equal(changed.config.prefetch, 5);
+    assert.equal(changed.config.url, `amqp://127.0.0.1:${port}`);
     await row.getByRole('button', { name: 'Delete' }).click();
     await row.waitFor({ state: 'detached' });
     assert.equal((await b.api('POST', '/command/query', { body: {} })).json.total, 0);

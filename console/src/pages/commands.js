@@ -1,7 +1,8 @@
 // Commands (inbound bridges, spec 4.9): the commands with their runtime (state, since, the node
 // running it in a cluster, received, published, failed, reconnects, lag, last error; refreshed
-// every 2 s while the page is open), add (type from /command/type, its config as JSON), start,
-// stop, delete.
+// every 2 s while the page is open), add (type from /command/type, its config as JSON), change
+// (name and config through /command/update: only the keys edited are sent, so the secrets the list
+// does not show are kept), start, stop, delete.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -26,6 +27,7 @@ export function Commands({ user }) {
   const [runtime, setRuntime] = useState({});
   const [types, setTypes] = useState(Object.keys(TEMPLATES));
   const [error, setError] = useState(null);
+  const [editing, setEditing] = useState(null);
   const canWrite = user.role === 'admin';
   async function load() {
     try {
@@ -45,12 +47,14 @@ export function Commands({ user }) {
   const clustered = Object.values(runtime).some((rt) => rt && 'runningOn' in rt);
   return html`<div>
     <h2>Commands</h2>
-    ${canWrite && html`<${AddCommand} types=${types} onAdded=${load} />`}
+    ${canWrite && (editing
+      ? html`<${ChangeCommand} key=${editing.id} command=${editing} onDone=${() => { setEditing(null); void load(); }} />`
+      : html`<${AddCommand} types=${types} onAdded=${load} />`)}
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <section class="card" aria-label="commands">
       <table>
         <thead><tr><th>Name</th><th>Type</th><th>State</th><th>Since</th>${clustered && html`<th>Running on</th>`}<th>Received</th><th>Published</th><th>Failed</th><th>Retries</th><th>Reconnects</th><th>Lag</th><th>Last error</th><th></th></tr></thead>
-        <tbody>${(list ?? []).map((c) => html`<${CommandRow} key=${c.id} c=${c} rt=${runtime[c.id]} clustered=${clustered} canWrite=${canWrite} onChanged=${load} />`)}</tbody>
+        <tbody>${(list ?? []).map((c) => html`<${CommandRow} key=${c.id} c=${c} rt=${runtime[c.id]} clustered=${clustered} canWrite=${canWrite} onChanged=${load} onEdit=${setEditing} />`)}</tbody>
       </table>
       ${list && list.length === 0 && html`<p class="muted">No commands.</p>`}
     </section>
@@ -91,7 +95,48 @@ function AddCommand({ types, onAdded }) {
   </form>`;
 }
 
-function CommandRow({ c, rt, clustered, canWrite, onChanged }) {
+/**
+ * What /command/update needs to turn the config shown into the one typed: the keys whose value
+ * changed, and null for a key taken out (the API merges; keys the list does not show, such as a
+ * password, are never sent, so they are kept).
+ */
+function configChange(shown, typed) {
+  const out = {};
+  for (const [k, v] of Object.entries(typed)) if (JSON.stringify(v) !== JSON.stringify(shown[k])) out[k] = v;
+  for (const k of Object.keys(shown)) if (!(k in typed)) out[k] = null;
+  return out;
+}
+
+function ChangeCommand({ command, onDone }) {
+  const [name, setName] = useState(command.name);
+  const [config, setConfig] = useState(pretty(command.config ?? {}));
+  const [error, setError] = useState(null);
+  async function save(e) {
+    e.preventDefault();
+    try {
+      const body = { id: command.id, config: configChange(command.config ?? {}, parseObject(config)) };
+      if (name.trim() !== command.name) body.name = name.trim();
+      await api('POST', '/command/update', body);
+      setError(null);
+      onDone();
+    } catch (err) {
+      setError(errText('save', err));
+    }
+  }
+  return html`<form class="card editor" onSubmit=${save} aria-label=${`change ${command.name}`}>
+    <p class="muted">Changing ${command.name} (${command.type}); a running command restarts with the new config. Only the
+      keys you change are sent: passwords, tokens and the password in a URL are not shown and are kept.
+      <button type="button" class="link" onClick=${onDone}>Cancel</button></p>
+    <div class="inline">
+      <label>Name <input name="name" required value=${name} onInput=${(e) => setName(e.target.value)} /></label>
+    </div>
+    <label>Config (JSON) <textarea name="config" rows="6" spellcheck=${false} value=${config} onInput=${(e) => setConfig(e.target.value)} /></label>
+    <div class="inline"><button type="submit">Save command</button></div>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
+}
+
+function CommandRow({ c, rt, clustered, canWrite, onChanged, onEdit }) {
   const [error, setError] = useState(null);
   async function call(path, what) {
     try {
@@ -113,6 +158,7 @@ function CommandRow({ c, rt, clustered, canWrite, onChanged }) {
     <td>${canWrite && html`
       ${(!enabled || rt?.state === 'failed') && html`<button onClick=${() => call('/command/start', 'start')}>${enabled ? 'Retry' : 'Start'}</button>`}
       ${enabled && html`<button onClick=${() => call('/command/stop', 'stop')}>Stop</button>`}
+      <button onClick=${() => onEdit(c)}>Edit</button>
       <button class="danger" onClick=${() => call('/command/delete', 'delete')}>Delete</button>`}
       ${error && html`<span class="error" role="alert">${error}</span>`}</td>
   </tr>`;
