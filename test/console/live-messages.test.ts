@@ -4,7 +4,7 @@
 // QoS 0 messages leaves the page responsive, its list bounded and the server's drops shown; the
 // socket (/api/watch) refuses other origins and callers not signed in, and its subscriptions end
 // when it closes. The Logs page shows a line the broker wrote (a log topic added from the page),
-// live and by query, and downloads it.
+// live and by query, and downloads it; old log files are deleted from it after a confirmation.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -261,6 +261,40 @@ test('logs: a log topic added from the page logs what mqtt.js publishes; the lin
   }
 });
 
+test('logs: old log files deleted from the page after a confirmation (a cancel keeps them); the query shows them gone', async () => {
+  const marker = 'old-line-to-delete';
+  const added = await b.api('POST', '/log/add', { body: { level: 'ERROR', message: marker } });
+  assert.equal(added.status, 200, added.text);
+  const markerCount = async (): Promise<number> => (await b.api('POST', '/log/query', { body: { text: marker } })).json.total as number;
+  await waitFor(async () => (await markerCount()) === 1, { message: 'the line stored' });
+  const page = await signedIn();
+  try {
+    await page.getByRole('link', { name: 'Logs', exact: true }).click();
+    const listed = page.getByRole('region', { name: 'log query' }).locator('tbody tr', { hasText: marker });
+    await listed.waitFor();
+    const form = page.getByRole('form', { name: 'delete old log files' });
+    // A minute from now in the browser's local time: every file is older.
+    const later = await page.evaluate(() => new Date(Date.now() + 60_000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 19));
+    await form.getByLabel('Older than').fill(later);
+    await form.getByRole('button', { name: 'Delete files' }).click();
+    // Cancelled: nothing deleted.
+    await form.getByRole('group', { name: 'confirm' }).getByRole('button', { name: 'Cancel' }).click();
+    await form.getByRole('button', { name: 'Delete files' }).waitFor();
+    assert.equal(await markerCount(), 1);
+    // Confirmed (the confirm button has the focus: Enter deletes).
+    await form.getByRole('button', { name: 'Delete files' }).click();
+    const yes = form.getByRole('button', { name: 'Yes, delete' });
+    await waitFor(() => yes.evaluate((el) => el === document.activeElement), { message: 'the confirm button focused' });
+    await page.keyboard.press('Enter');
+    await waitFor(async () => /^[1-9]\d* files? deleted or emptied$/.test(await form.getByTestId('log-delete-result').innerText()), { message: 'the result shown' });
+    assert.equal(await markerCount(), 0);
+    // The page's query ran again: the line is no longer listed.
+    await listed.waitFor({ state: 'detached' });
+  } finally {
+    await page.close();
+  }
+});
+
 test('logs and live messages: a viewer sees no buttons that change things, and can still watch', async () => {
   const page = await browser.newPage();
   try {
@@ -273,6 +307,7 @@ test('logs and live messages: a viewer sees no buttons that change things, and c
     await page.getByRole('region', { name: 'log topics' }).waitFor();
     assert.equal(await page.getByRole('form', { name: 'add a log topic' }).count(), 0);
     assert.equal(await page.getByRole('form', { name: 'trace a client' }).count(), 0);
+    assert.equal(await page.getByRole('form', { name: 'delete old log files' }).count(), 0);
     assert.equal(await page.getByRole('region', { name: 'log level' }).getByRole('combobox').count(), 0);
     await page.getByRole('link', { name: 'Watch', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'connected' }).waitFor();

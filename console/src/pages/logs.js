@@ -1,12 +1,14 @@
 // Logs (spec 4.8): query the log store (level and above, text, module, time range, paged, newest
 // first), download what the query matches (/log/download, NDJSON or gzip), follow new lines live
 // (the log tail of /api/watch: bounded by the server, the newest TAIL_SHOWN kept here), the log
-// level, and the log topics and client traces.
+// level, deleting old log files (admins, after a confirmation), and the log topics and client
+// traces.
 import { h } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { errText } from '../forms.js';
 import { Watch, perFrame } from '../watch.js';
 
 const html = htm.bind(h);
@@ -16,11 +18,14 @@ const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'];
 
 export function Logs({ user }) {
   const canWrite = user.role === 'admin';
+  // Bumped when files are deleted: the query runs again.
+  const [deleted, setDeleted] = useState(0);
   return html`<div>
     <h2>Logs</h2>
-    <${Query} />
+    <${Query} deleted=${deleted} />
     <${Tail} />
     <${Level} canWrite=${canWrite} />
+    ${canWrite && html`<${DeleteOld} onDeleted=${() => setDeleted((n) => n + 1)} />`}
     <${LogTopics} canWrite=${canWrite} />
     <${Traces} canWrite=${canWrite} />
   </div>`;
@@ -47,7 +52,7 @@ function LogRows({ rows }) {
   </table>`;
 }
 
-function Query() {
+function Query({ deleted }) {
   const [form, setForm] = useState({ level: '', text: '', module: '', from: '', to: '' });
   const [page, setPage] = useState(1);
   const [result, setResult] = useState(null);
@@ -66,7 +71,7 @@ function Query() {
   }
   useEffect(() => {
     void load();
-  }, []);
+  }, [deleted]);
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
   const download = `/log/download?${new URLSearchParams(filterOf(form)).toString()}`;
   const total = result?.total ?? 0;
@@ -129,6 +134,49 @@ function Tail() {
     ${error && html`<p class="error" role="alert">${error}</p>`}
     ${on && html`<p class="muted"><b data-testid="tail-lines">${view.lines}</b> new lines, <b data-testid="tail-dropped">${view.dropped}</b> dropped by the server's bound (50 lines a second), the newest ${TAIL_SHOWN} shown</p>
       <div class="scroll short"><${LogRows} rows=${view.rows} /></div>`}
+  </section>`;
+}
+
+/** /log/delete: the whole files whose entries are all older than a time, after a confirmation. */
+function DeleteOld({ onDeleted }) {
+  const [before, setBefore] = useState('');
+  const [confirming, setConfirming] = useState(false);
+  const [result, setResult] = useState(null);
+  const [error, setError] = useState(null);
+  const confirmRef = useRef(null);
+  useLayoutEffect(() => {
+    if (confirming) confirmRef.current?.focus();
+  }, [confirming]);
+  function ask(e) {
+    e.preventDefault();
+    setResult(null);
+    setError(null);
+    setConfirming(true);
+  }
+  async function remove() {
+    setConfirming(false);
+    try {
+      const r = await api('POST', '/log/delete', { before: new Date(before).toISOString() });
+      setResult(`${r.data.removedFiles} ${r.data.removedFiles === 1 ? 'file' : 'files'} deleted or emptied`);
+      onDeleted();
+    } catch (err) {
+      setError(errText('delete', err));
+    }
+  }
+  return html`<section class="card" aria-label="old log files">
+    <h3>Old log files</h3>
+    <p class="muted">Deletes whole files: those whose entries are all older than the time (the live file is emptied when its newest entry is). Entries are never removed one by one.</p>
+    <form class="inline" onSubmit=${ask} aria-label="delete old log files">
+      <label>Older than <input name="before" type="datetime-local" step="1" required value=${before}
+        onInput=${(e) => { setBefore(e.target.value); setConfirming(false); }} /></label>
+      ${confirming
+        ? html`<span role="group" aria-label="confirm">Delete the files older than ${new Date(before).toLocaleString()}?
+            <button type="button" class="danger" ref=${confirmRef} onClick=${remove}>Yes, delete</button>
+            <button type="button" onClick=${() => setConfirming(false)}>Cancel</button></span>`
+        : html`<button type="submit" class="danger">Delete files</button>`}
+      <output data-testid="log-delete-result">${result ?? ''}</output>
+    </form>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
   </section>`;
 }
 
