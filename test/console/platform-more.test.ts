@@ -4,9 +4,11 @@
 // enable, a delete refused while a rule uses it), an alert rule given that channel from the page
 // firing and the webhook receiving the alert, the rule changed from the page; an application's
 // secret rotated from the page (the old secret refused, the new one accepted by an mqtt.js
-// CONNECT); an organization and a project changed from the page; a licence granted from the page
+// CONNECT); an organization and a project changed from the page; an application's name,
+// description and namespace changed from the page (its client confined to the new namespace); a
+// channel's name and URL and an alert rule's signal and aggregation changed; a licence granted from the page
 // with its usage shown from real connections, changed and withdrawn; platform users added,
-// changed and deleted from the page; refusals shown on the forms; viewers shown nothing to change.
+// changed (role, e-mail, password) and deleted from the page; refusals shown on the forms; viewers shown nothing to change.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -97,7 +99,7 @@ test('viewers: the new pages say the platform is not theirs and offer nothing to
   }
 });
 
-test('channels and alert rules: a webhook added from the page, its test delivered (and a failing one shown as an error); a rule notifying it fires to the webhook; the rule changed from the page', async () => {
+test('channels and alert rules: a webhook added from the page, its test delivered (and a failing one shown as an error); a rule notifying it fires to the webhook; the rule (signal and aggregation too) and the channel\'s name and URL changed from the page', async () => {
   const page = await signedIn();
   let client: Awaited<ReturnType<typeof connect>> | undefined;
   try {
@@ -191,10 +193,45 @@ test('channels and alert rules: a webhook added from the page, its test delivere
     assert.equal(changed.window, 10);
     assert.equal(changed.severity, 'critical');
     assert.deepEqual(changed.channelIds, []);
-    // No rule uses the channel now: it is deleted from the page.
+    // Its signal and aggregation changed from the page (the organization is fixed).
+    await rule.getByRole('button', { name: 'Change' }).click();
+    const change2 = page.getByRole('form', { name: 'change alert rule hooked-busy' });
+    await change2.getByLabel('Signal').selectOption('messages.received');
+    await change2.getByLabel('Aggregation').selectOption('increase');
+    await change2.getByRole('button', { name: 'Save' }).click();
+    await change2.waitFor({ state: 'detached' });
+    await waitFor(async () => /messages\.received increase >= 1000 over 10 s/.test(await rule.innerText()), { message: 'the rule row shows the new signal' });
+    const changed2 = (await v1('GET', `/alert-rules/${stored2.id}`));
+    assert.equal(changed2.signal, 'messages.received');
+    assert.equal(changed2.aggregation, 'increase');
+    assert.equal(changed2.threshold, 1000);
+
+    // The channel's name and URL changed from the page (an ftp: URL refused on its form); the
+    // Authorization header, shown as ******, kept (same origin): its test reaches the new path with it.
     await nav(page, 'Channels');
-    await row.getByRole('button', { name: 'Delete' }).click();
-    await row.waitFor({ state: 'detached' });
+    await row.getByRole('button', { name: 'Change' }).click();
+    const changeChannel = page.getByRole('form', { name: 'change channel ops hook' });
+    assert.match(await changeChannel.getByLabel('Headers').inputValue(), /Authorization: \*{6}/);
+    await changeChannel.getByLabel('URL').fill('ftp://127.0.0.1/x');
+    await changeChannel.getByRole('button', { name: 'Save' }).click();
+    assert.match(await changeChannel.getByRole('alert').innerText(), /change ops hook: config\.url: /);
+    await changeChannel.getByLabel('Name').fill('ops pager');
+    await changeChannel.getByLabel('URL').fill(`${hook.url}/moved`);
+    await changeChannel.getByRole('button', { name: 'Save' }).click();
+    await changeChannel.waitFor({ state: 'detached' });
+    const moved = list.locator('tr[data-channel="ops pager"]');
+    await waitFor(async () => /\/moved/.test(await moved.innerText()), { message: 'the row shows the new URL' });
+    const storedMoved = await v1('GET', `/notification-channels/${stored.id}`);
+    assert.equal(storedMoved.name, 'ops pager');
+    assert.equal(storedMoved.config.url, `${hook.url}/moved`);
+    await moved.getByRole('button', { name: 'Test' }).click();
+    assert.match(await moved.getByRole('status').innerText(), /test: delivered \(HTTP 200/);
+    const movedTest = hook.bodies.find((x) => x.path === '/moved' && x.body?.kind === 'test');
+    assert.ok(movedTest, 'the test notice reached the new URL');
+    assert.equal(movedTest.headers.authorization, 'Bearer hook-token');
+    // No rule uses the channel now: it is deleted from the page.
+    await moved.getByRole('button', { name: 'Delete' }).click();
+    await moved.waitFor({ state: 'detached' });
     await nav(page, 'Alerts');
     await rule.getByRole('button', { name: 'Delete' }).click();
     await rule.waitFor({ state: 'detached' });
@@ -254,6 +291,46 @@ test('tenants: an application\'s secret rotated from the page (old refused, new 
   }
 });
 
+test('tenants: an application\'s name, description and namespace changed from the page (an overlapping namespace refused on its form); its client is confined to the new namespace', async () => {
+  const { project, app } = await tenant('ns-org');
+  await v1('POST', '/applications', { projectId: project.id, name: 'other', namespace: 'ns-org/p1/other' });
+  const page = await signedIn();
+  let device: Awaited<ReturnType<typeof connect>> | undefined;
+  try {
+    await nav(page, 'Tenants');
+    await page.locator('tr[data-org="ns-org"]').getByRole('button', { name: 'ns-org' }).click();
+    const org = page.getByRole('region', { name: 'organization ns-org' });
+    const row = org.locator('tr[data-app="devices"]');
+    await row.getByRole('button', { name: 'Change' }).click();
+    const change = org.getByRole('form', { name: 'change application devices' });
+    await change.getByLabel('Namespace').fill('ns-org/p1/other/#');
+    await change.getByRole('button', { name: 'Save' }).click();
+    assert.match(await change.getByRole('alert').innerText(), /change devices: namespace: .*overlaps the namespace of application other/);
+    await change.getByLabel('Application name').fill('meters');
+    await change.getByLabel('Description').fill('moved by the console');
+    await change.getByLabel('Namespace').fill('ns-org/meters/#');
+    await change.getByRole('button', { name: 'Save' }).click();
+    await change.waitFor({ state: 'detached' });
+    const moved = org.locator('tr[data-app="meters"]');
+    await waitFor(async () => /ns-org\/meters/.test(await moved.innerText()), { message: 'the row shows the new namespace' });
+    const stored = await v1('GET', `/applications/${app.id}`);
+    assert.equal(stored.name, 'meters');
+    assert.equal(stored.description, 'moved by the console');
+    assert.match(stored.namespace, /^ns-org\/meters(\/#)?$/);
+
+    // Its client: inside the new namespace accepted, the old one refused (PUBACK 0x87).
+    device = await connect(b.url, { clientId: 'ns-moved', username: app.appKey, password: app.appSecret, protocolVersion: 5 });
+    const reasonOf = (topic: string): Promise<number | undefined> => new Promise((resolve) => {
+      device!.publish(topic, 'x', { qos: 1 }, (err, packet) => resolve((err as { code?: number } | undefined)?.code ?? (packet as { reasonCode?: number } | undefined)?.reasonCode));
+    });
+    assert.ok([undefined, 0, 0x10].includes(await reasonOf('ns-org/meters/m1')), 'inside the new namespace');
+    assert.equal(await reasonOf('ns-org/p1/devices/m1'), 0x87, 'the old namespace: PUBACK 0x87');
+  } finally {
+    if (device) await end(device);
+    await page.close();
+  }
+});
+
 test('licences: granted from the page, shown with the usage of real connections, changed and withdrawn; a second licence for the same tenant refused on the form', async () => {
   const { org, app } = await tenant('licensed-org');
   const page = await signedIn();
@@ -309,7 +386,7 @@ test('licences: granted from the page, shown with the usage of real connections,
   }
 });
 
-test('platform users: added from the page (a refusal on the form), signing in to /api/v1, role changed and deleted from the page', async () => {
+test('platform users: added from the page (a refusal on the form), signing in to /api/v1, role, e-mail and password changed (the new password signing in) and deleted from the page', async () => {
   const { org, project } = await tenant('people-org');
   const page = await signedIn();
   try {
@@ -347,6 +424,24 @@ test('platform users: added from the page (a refusal on the form), signing in to
     assert.equal(u.role, 'ProjectAdmin');
     assert.equal(u.projectId, project.id);
 
+    // E-mail and password changed from the page (a short password refused on the row's form):
+    // the new password signs in, the old one no longer does.
+    await row.getByRole('button', { name: 'Change e-mail or password' }).click();
+    const account = page.getByRole('form', { name: 'change the e-mail or password of ops-lead' });
+    assert.equal(await account.getByLabel('E-mail').inputValue(), 'lead@people.test');
+    await account.getByLabel('E-mail').fill('pm@people.test');
+    await account.getByLabel('New password').fill('short');
+    await account.getByRole('button', { name: 'Save' }).click();
+    assert.match(await account.getByRole('alert').innerText(), /change: password: /);
+    await account.getByLabel('New password').fill('new-lead-password');
+    await account.getByRole('button', { name: 'Save' }).click();
+    await account.waitFor({ state: 'detached' });
+    await waitFor(async () => (await row.innerText()).includes('pm@people.test'), { message: 'the row shows the new e-mail' });
+    assert.equal((await v1('GET', '/users?username=ops-lead')).data[0].email, 'pm@people.test');
+    const relogin = await b.api('POST', '/api/v1/auth/login', { body: { username: 'ops-lead', password: 'new-lead-password' }, as: 'none' });
+    assert.equal(relogin.status, 200, relogin.text);
+    assert.equal((await b.api('POST', '/api/v1/auth/login', { body: { username: 'ops-lead', password: 'ops-lead-password' }, as: 'none' })).status, 401);
+
     // The signed-in admin cannot delete themself: the refusal in their row.
     const me = page.getByRole('region', { name: 'platform users' }).locator('tr[data-platform-user="admin"]');
     await me.getByRole('button', { name: 'Delete' }).click();
@@ -354,7 +449,7 @@ test('platform users: added from the page (a refusal on the form), signing in to
 
     await row.getByRole('button', { name: 'Delete' }).click();
     await row.waitFor({ state: 'detached' });
-    assert.equal((await b.api('POST', '/api/v1/auth/login', { body: { username: 'ops-lead', password: 'ops-lead-password' }, as: 'none' })).status, 401);
+    assert.equal((await b.api('POST', '/api/v1/auth/login', { body: { username: 'ops-lead', password: 'new-lead-password' }, as: 'none' })).status, 401);
   } finally {
     await page.close();
   }

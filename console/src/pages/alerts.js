@@ -1,6 +1,7 @@
 // Alerts of the control platform (/api/v1): the alerts with their state (firing, resolved) and
 // handling status (set here: unhandled, handled, ignored), and the alert rules (list, add with the
-// notification channels they notify, change, enable, disable, delete). Refreshed every 5 s while
+// notification channels they notify, change: name, signal, aggregation, condition, severity,
+// channels; enable, disable, delete). Refreshed every 5 s while
 // the page is open.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -94,7 +95,7 @@ export function Alerts({ user }) {
         </tr>`)}</tbody>
       </table>
       ${rules.length === 0 && html`<p class="muted">No alert rules.</p>`}
-      ${editRule && html`<${ChangeRule} key=${editRule.id} rule=${editRule} channels=${channels} onDone=${async (changed) => { setEditing(null); if (changed) await load(); }} />`}
+      ${editRule && html`<${ChangeRule} key=${editRule.id} rule=${editRule} org=${orgName(editRule.organizationId)} signals=${signals} channels=${channels} onDone=${async (changed) => { setEditing(null); if (changed) await load(); }} />`}
     </section>
   </div>`;
 }
@@ -110,13 +111,20 @@ function ChannelChoice({ channels, organizationId, chosen }) {
   </fieldset>`;
 }
 
-function ChangeRule({ rule, channels, onDone }) {
+function ChangeRule({ rule, org, signals, channels, onDone }) {
   const [error, setError] = useState(null);
+  const [signal, setSignal] = useState(rule.signal);
+  // As on the add form: broker signals are for platform-wide rules only.
+  const usable = signals.filter((s) => rule.organizationId === null || s.scope === 'tenant');
+  const kind = signals.find((s) => s.name === signal)?.kind;
+  const aggregations = AGGREGATIONS[kind] ?? [rule.aggregation];
   async function submit(e) {
     e.preventDefault();
     const f = new FormData(e.target);
     const body = {
       name: String(f.get('name')).trim(),
+      signal,
+      aggregation: f.get('aggregation'),
       operator: f.get('operator'),
       threshold: String(f.get('threshold')).trim() === '' ? null : Number(f.get('threshold')),
       window: Number(f.get('window')),
@@ -135,6 +143,11 @@ function ChangeRule({ rule, channels, onDone }) {
   return html`<form class="inline test" onSubmit=${submit} aria-label=${`change alert rule ${rule.name}`}>
     <b>Change ${rule.name}</b>
     <label>Name <input name="name" required autocomplete="off" defaultValue=${rule.name} /></label>
+    <span class="muted">Organization: ${org} (a rule does not move: add one in the other organization)</span>
+    <label>Signal <select name="signal" value=${signal} onChange=${(e) => setSignal(e.target.value)}>
+      ${(usable.some((s) => s.name === rule.signal) ? usable : [{ name: rule.signal }, ...usable]).map((s) => html`<option value=${s.name} title=${s.description ?? ''}>${s.name}</option>`)}</select></label>
+    <label>Aggregation <select name="aggregation" key=${kind ?? ''}>
+      ${aggregations.map((a) => html`<option selected=${a === rule.aggregation}>${a}</option>`)}</select></label>
     <label>Operator <select name="operator">${OPERATORS.map((o) => html`<option selected=${o === rule.operator}>${o}</option>`)}</select></label>
     <label>Threshold <input name="threshold" type="number" step="any" required defaultValue=${rule.threshold} /></label>
     <label>Window (s) <input name="window" type="number" min="1" max="86400" required defaultValue=${rule.window} /></label>

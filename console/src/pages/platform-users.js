@@ -1,6 +1,7 @@
 // Users of the control platform (/api/v1/users): SystemAdmins (the admin API's admins) and the
 // tenant users (OrganizationAdmin, ProjectAdmin, User) of an organization and, for some, a
-// project. List, add, change role (with organization and project), delete. The admin API's
+// project. List, add, change role (with organization and project), change e-mail or password,
+// delete. The admin API's
 // viewers have no platform role and are not listed here (the Users page has them).
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -118,23 +119,40 @@ function UserRow({ u, self, orgs, projects, org, project, onChanged }) {
       return false;
     }
   }
-  function open() {
+  function open(what) {
     setRole(u.role);
     setOrgId(u.organizationId ?? '');
     setProjectId(u.projectId ?? '');
     setError(null);
-    setChanging(!changing);
+    setChanging(changing === what ? false : what);
   }
   async function save(e) {
     e.preventDefault();
     if (await act('PUT', placementBody(role, orgId, projectId), 'change role')) setChanging(false);
   }
+  async function saveAccount(e) {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    const body = { email: String(f.get('email')).trim() };
+    const password = String(f.get('password'));
+    if (password !== '') body.password = password;
+    if (await act('PUT', body, 'change')) setChanging(false);
+  }
   return html`<tr data-platform-user=${u.username}>
     <td>${u.username}${self ? ' (you)' : ''}</td><td>${u.email}</td><td class="role">${u.role}</td><td>${org}</td><td>${project}</td><td>${when(u.createTime)}</td>
-    <td><button onClick=${open} aria-expanded=${changing ? 'true' : 'false'}>Change role</button>
+    <td><button onClick=${() => open('role')} aria-expanded=${changing === 'role' ? 'true' : 'false'}>Change role</button>
+      <button onClick=${() => open('account')} aria-expanded=${changing === 'account' ? 'true' : 'false'}>Change e-mail or password</button>
       <button class="danger" onClick=${() => act('DELETE', {}, `delete ${u.username}`)}>Delete</button>
       ${error && !changing && html`<span class="error" role="alert">${error}</span>`}</td>
-  </tr>${changing && html`<tr><td colspan="7">
+  </tr>${changing === 'account' && html`<tr><td colspan="7">
+    <form class="inline" onSubmit=${saveAccount} aria-label=${`change the e-mail or password of ${u.username}`}>
+      <label>E-mail <input name="email" type="email" autocomplete="off" defaultValue=${u.email ?? ''} /></label>
+      <label>New password <input name="password" type="password" autocomplete="new-password" placeholder="unchanged" /></label>
+      <button type="submit">Save</button>
+      <button type="button" onClick=${() => { setChanging(false); setError(null); }}>Cancel</button>
+      <span class="muted">A new password ends the user's sign-ins (their tokens).</span>
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+    </form></td></tr>`}${changing === 'role' && html`<tr><td colspan="7">
     <form class="inline" onSubmit=${save} aria-label=${`change the role of ${u.username}`}>
       <${Placement} orgs=${orgs} projects=${projects} role=${role} setRole=${setRole} org=${orgId} setOrg=${setOrgId} project=${projectId} setProject=${setProjectId} />
       <button type="submit">Save</button>

@@ -1,6 +1,6 @@
 // Tenants of the control platform (/api/v1): organizations (list, add, change, delete), and for
 // the organization picked, its projects (list, add, change, delete) and applications (list, add,
-// enable, disable, rotate the secret, delete). An application's appKey and appSecret (its MQTT
+// change its name, description or namespace, enable, disable, rotate the secret, delete). An application's appKey and appSecret (its MQTT
 // username and password) are shown once, when it is made or its secret rotated: the server keeps
 // only the secret's hash.
 import { h } from 'preact';
@@ -101,6 +101,7 @@ function OrganizationRow({ o, picked, onPick, onChanged }) {
 function Organization({ org, onChanged }) {
   const [projects, setProjects] = useState([]);
   const [changing, setChanging] = useState(null);
+  const [changingApp, setChangingApp] = useState(null);
   const [apps, setApps] = useState([]);
   const [error, setError] = useState(null);
   const [created, setCreated] = useState(null);
@@ -203,10 +204,12 @@ function Organization({ org, onChanged }) {
       <tbody>${apps.map((a) => html`<tr key=${a.id} data-app=${a.name}>
         <td>${a.name}</td><td>${projectName(a.projectId)}</td><td><code>${a.appKey}</code></td><td><code>${a.namespace}</code></td>
         <td>${a.enabled ? 'enabled' : 'disabled'}</td><td>${a.usage?.connections ?? 0}</td>
-        <td><button onClick=${() => act('PUT', `/applications/${encodeURIComponent(a.id)}`, { enabled: !a.enabled }, a.name)}>${a.enabled ? 'Disable' : 'Enable'}</button>
+        <td><button onClick=${() => setChangingApp(changingApp === a.id ? null : a.id)} aria-expanded=${changingApp === a.id ? 'true' : 'false'}>Change</button>
+          <button onClick=${() => act('PUT', `/applications/${encodeURIComponent(a.id)}`, { enabled: !a.enabled }, a.name)}>${a.enabled ? 'Disable' : 'Enable'}</button>
           <button onClick=${() => rotate(a)}>Rotate secret</button>
           <button class="danger" onClick=${() => act('DELETE', `/applications/${encodeURIComponent(a.id)}`, {}, `delete ${a.name}`)}>Delete</button></td>
-      </tr>`)}</tbody>
+      </tr>${changingApp === a.id && html`<tr key=${`${a.id}-change`}><td colspan="7">
+        <${ChangeApplication} app=${a} onDone=${async (saved) => { setChangingApp(null); if (saved) await load(); }} /></td></tr>`}`)}</tbody>
     </table>
     ${apps.length === 0 && html`<p class="muted">No applications.</p>`}
   </section>`;
@@ -234,6 +237,34 @@ function ChangeOrganization({ org, onChanged }) {
     <label>Description <input name="description" class="wide" autocomplete="off" defaultValue=${org.description ?? ''} /></label>
     <button type="submit">Save organization</button>
     <span role="status" class="muted">${saved ? 'saved' : ''}</span>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
+}
+
+/** An application's name, description and namespace (moving the namespace disconnects its clients). */
+function ChangeApplication({ app, onDone }) {
+  const [error, setError] = useState(null);
+  async function submit(e) {
+    e.preventDefault();
+    const f = new FormData(e.target);
+    const body = { name: String(f.get('name')).trim(), description: String(f.get('description')).trim() };
+    const ns = String(f.get('namespace')).trim();
+    if (ns !== app.namespace) body.namespace = ns;
+    try {
+      await v1Write('PUT', `/applications/${encodeURIComponent(app.id)}`, body);
+      setError(null);
+      await onDone(true);
+    } catch (err) {
+      setError(errText(`change ${app.name}`, err));
+    }
+  }
+  return html`<form class="inline" onSubmit=${submit} aria-label=${`change application ${app.name}`}>
+    <label>Application name <input name="name" required autocomplete="off" defaultValue=${app.name} /></label>
+    <label>Description <input name="description" class="wide" autocomplete="off" defaultValue=${app.description ?? ''} /></label>
+    <label>Namespace <input name="namespace" class="wide" required autocomplete="off" defaultValue=${app.namespace} /></label>
+    <button type="submit">Save</button>
+    <button type="button" onClick=${() => onDone(false)}>Cancel</button>
+    <span class="muted">A new namespace disconnects its clients: they connect again confined to it.</span>
     ${error && html`<p class="error" role="alert">${error}</p>`}
   </form>`;
 }
