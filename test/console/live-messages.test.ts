@@ -279,7 +279,8 @@ test('logs: old log files deleted from the page after a confirmation (a cancel k
     await form.getByRole('button', { name: 'Delete files' }).click();
     // Cancelled: nothing deleted.
     await form.getByRole('group', { name: 'confirm' }).getByRole('button', { name: 'Cancel' }).click();
-    await form.getByRole('button', { name: 'Delete files' }).waitFor();
+    const ask = form.getByRole('button', { name: 'Delete files' });
+    await waitFor(() => ask.evaluate((el) => el === document.activeElement), { message: 'the focus back on Delete files' });
     assert.equal(await markerCount(), 1);
     // Confirmed (the confirm button has the focus: Enter deletes).
     await form.getByRole('button', { name: 'Delete files' }).click();

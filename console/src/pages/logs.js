@@ -144,8 +144,13 @@ function DeleteOld({ onDeleted }) {
   const [result, setResult] = useState(null);
   const [error, setError] = useState(null);
   const confirmRef = useRef(null);
+  const askRef = useRef(null);
+  const cancelled = useRef(false);
+  // The focus follows the swap: to "Yes, delete" when asked, back to "Delete files" on Cancel.
   useLayoutEffect(() => {
     if (confirming) confirmRef.current?.focus();
+    else if (cancelled.current) askRef.current?.focus();
+    cancelled.current = false;
   }, [confirming]);
   function ask(e) {
     e.preventDefault();
@@ -172,8 +177,8 @@ function DeleteOld({ onDeleted }) {
       ${confirming
         ? html`<span role="group" aria-label="confirm">Delete the files older than ${new Date(before).toLocaleString()}?
             <button type="button" class="danger" ref=${confirmRef} onClick=${remove}>Yes, delete</button>
-            <button type="button" onClick=${() => setConfirming(false)}>Cancel</button></span>`
-        : html`<button type="submit" class="danger">Delete files</button>`}
+            <button type="button" onClick=${() => { cancelled.current = true; setConfirming(false); }}>Cancel</button></span>`
+        : html`<button type="submit" class="danger" ref=${askRef}>Delete files</button>`}
       <output data-testid="log-delete-result">${result ?? ''}</output>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
