@@ -1,5 +1,6 @@
-// Small pieces the module pages share: an API error as the text shown next to what the user did,
-// a JSON config typed in a textarea, and a list refreshed while its page is open.
+// Small pieces the pages share: an API error as the text shown next to what the user did, a write
+// that shows its refusal there, a JSON config typed in a textarea, and a list refreshed while its
+// page is open.
 import { useEffect, useRef } from 'preact/hooks';
 
 /** "what: field: message", without naming the field twice when the message starts with it. */
@@ -7,6 +8,21 @@ export function errText(what, err) {
   const msg = err?.message ?? String(err);
   const field = err?.field && !msg.startsWith(`${err.field}:`) && !msg.startsWith(`${err.field} `) ? `${err.field}: ` : '';
   return `${what ? `${what}: ` : ''}${field}${msg}`;
+}
+
+/** Runs an API write where the user acted: on success clears the error shown there and runs
+ * `after` (a reload), answering the write's answer (true when it had none); a refusal is shown
+ * there ("what: field: message") and answers null. */
+export async function attempt(what, setError, write, after) {
+  try {
+    const answer = await write();
+    setError(null);
+    await after?.();
+    return answer ?? true;
+  } catch (err) {
+    setError(errText(what, err));
+    return null;
+  }
 }
 
 /** The JSON object typed in a config editor; a mistake is an error naming the field. */

@@ -7,7 +7,7 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { errText } from '../forms.js';
+import { attempt, errText } from '../forms.js';
 import { NO_PLATFORM_ROLE, platformUser, v1All, v1Get, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
@@ -47,15 +47,7 @@ export function Alerts({ user }) {
   }, [state]);
   if (!platformUser(user)) return html`<div><h2>Alerts</h2><p class="muted">${NO_PLATFORM_ROLE}</p></div>`;
   const orgName = (id) => (id === null ? 'platform' : orgs.find((o) => o.id === id)?.name ?? id);
-  async function act(method, path, body, what) {
-    try {
-      await v1Write(method, path, body);
-      setError(null);
-      await load();
-    } catch (err) {
-      setError(errText(what, err));
-    }
-  }
+  const act = (method, path, body, what) => attempt(what, setError, () => v1Write(method, path, body), load);
   const list = alerts?.data ?? [];
   const channelName = (id) => channels.find((c) => c.id === id)?.name ?? id;
   const editRule = rules.find((r) => r.id === editing) ?? null;

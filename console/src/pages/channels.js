@@ -9,7 +9,7 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { errText } from '../forms.js';
+import { attempt, errText } from '../forms.js';
 import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
@@ -63,15 +63,7 @@ function ChannelRow({ ch, org, onChanged }) {
   const [result, setResult] = useState(null);
   const [testing, setTesting] = useState(false);
   const id = encodeURIComponent(ch.id);
-  async function act(method, path, body, what) {
-    try {
-      await v1Write(method, path, body);
-      setError(null);
-      await onChanged();
-    } catch (err) {
-      setError(errText(what, err));
-    }
-  }
+  const act = (method, path, body, what) => attempt(what, setError, () => v1Write(method, path, body), onChanged);
   async function test() {
     setTesting(true);
     setResult(null);

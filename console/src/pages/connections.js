@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { attempt } from '../forms.js';
 
 const html = htm.bind(h);
 const PAGE_SIZE = 50;
@@ -30,16 +31,10 @@ export function Connections({ user }) {
   useEffect(() => {
     void load();
   }, []);
-  async function act(path, clientId) {
-    try {
-      await api('POST', path, { clientId });
-      setError(null);
-      if (inspected?.clientId === clientId) setInspected(null);
-      await load();
-    } catch (err) {
-      setError(`${clientId}: ${err.message}`);
-    }
-  }
+  const act = (path, clientId) => attempt(clientId, setError, () => api('POST', path, { clientId }), async () => {
+    if (inspected?.clientId === clientId) setInspected(null);
+    await load();
+  });
   async function inspect(clientId) {
     try {
       const r = await api('POST', '/mqtt/connection/runtime', { clientId });

@@ -8,7 +8,7 @@ import { h } from 'preact';
 import { useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { errText, usePoll } from '../forms.js';
+import { attempt, errText, usePoll } from '../forms.js';
 import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
@@ -86,17 +86,7 @@ function LicenseRow({ l, org, app, onChanged }) {
   const [changing, setChanging] = useState(false);
   const u = l.usage ?? {};
   const id = encodeURIComponent(l.id);
-  async function act(method, body, what) {
-    try {
-      await v1Write(method, `/licenses/${id}`, body);
-      setError(null);
-      await onChanged();
-      return true;
-    } catch (err) {
-      setError(errText(what, err));
-      return false;
-    }
-  }
+  const act = (method, body, what) => attempt(what, setError, () => v1Write(method, `/licenses/${id}`, body), onChanged);
   async function change(e) {
     e.preventDefault();
     const f = new FormData(e.target);

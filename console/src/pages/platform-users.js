@@ -7,7 +7,7 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { errText } from '../forms.js';
+import { attempt, errText } from '../forms.js';
 import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
@@ -108,17 +108,7 @@ function UserRow({ u, self, orgs, projects, org, project, onChanged }) {
   const [orgId, setOrgId] = useState(u.organizationId ?? '');
   const [projectId, setProjectId] = useState(u.projectId ?? '');
   const id = encodeURIComponent(u.id);
-  async function act(method, body, what) {
-    try {
-      await v1Write(method, `/users/${id}`, body);
-      setError(null);
-      await onChanged();
-      return true;
-    } catch (err) {
-      setError(errText(what, err));
-      return false;
-    }
-  }
+  const act = (method, body, what) => attempt(what, setError, () => v1Write(method, `/users/${id}`, body), onChanged);
   function open(what) {
     setRole(u.role);
     setOrgId(u.organizationId ?? '');

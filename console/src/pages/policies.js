@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { errText, parseObject, pretty, usePoll } from '../forms.js';
+import { attempt, errText, parseObject, pretty, usePoll } from '../forms.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
@@ -59,15 +59,7 @@ function Chain({ kind, canWrite }) {
     }
   }
   usePoll(load, REFRESH_MS);
-  async function act(body, what) {
-    try {
-      await api('POST', `/${kind}/update`, body);
-      setError(null);
-      await load();
-    } catch (err) {
-      setError(errText(what, err));
-    }
-  }
+  const act = (body, what) => attempt(what, setError, () => api('POST', `/${kind}/update`, body), load);
   async function remove(p) {
     try {
       await api('POST', `/${kind}/delete`, { id: p.id });

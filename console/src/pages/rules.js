@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { errText, parseObject } from '../forms.js';
+import { attempt, errText, parseObject } from '../forms.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
@@ -34,14 +34,7 @@ export function Rules({ user }) {
     const t = setInterval(load, REFRESH_MS);
     return () => clearInterval(t);
   }, []);
-  async function act(path, body, what) {
-    try {
-      await api('POST', path, body);
-      await load();
-    } catch (err) {
-      setError(`${what}: ${err.message}`);
-    }
-  }
+  const act = (path, body, what) => attempt(what, setError, () => api('POST', path, body), load);
   return html`<div>
     <h2>Rules</h2>
     <${RuleEditor} canWrite=${canWrite} onCreated=${load} />

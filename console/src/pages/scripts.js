@@ -8,7 +8,7 @@ import { useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { errText, parseObject, usePoll } from '../forms.js';
+import { attempt, errText, parseObject, usePoll } from '../forms.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
@@ -129,15 +129,7 @@ function ScriptEditor({ canWrite, script, onDone }) {
 
 function ProcessorTable({ kind, list, canWrite, onEdit }) {
   const { items, runtime, error, setError, load, prefix } = list;
-  async function act(path, body, what) {
-    try {
-      await api('POST', path, body);
-      setError(null);
-      await load();
-    } catch (err) {
-      setError(errText(what, err));
-    }
-  }
+  const act = (path, body, what) => attempt(what, setError, () => api('POST', path, body), load);
   return html`<section class="card" aria-label=${kind === 'script' ? 'scripts' : 'extensions'}>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <table>

@@ -7,7 +7,7 @@ import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
-import { errText } from '../forms.js';
+import { attempt, errText } from '../forms.js';
 import { NO_PLATFORM_ROLE, platformUser, v1All, v1Write, when } from '../platform.js';
 
 const html = htm.bind(h);
@@ -118,17 +118,7 @@ function Organization({ org, onChanged }) {
   useEffect(() => {
     void load();
   }, []);
-  async function act(method, path, body, what) {
-    try {
-      const r = await v1Write(method, path, body);
-      setError(null);
-      await load();
-      return r;
-    } catch (err) {
-      setError(errText(what, err));
-      return null;
-    }
-  }
+  const act = (method, path, body, what) => attempt(what, setError, () => v1Write(method, path, body), load);
   async function addProject(e) {
     e.preventDefault();
     const form = e.target;

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { attempt } from '../forms.js';
 
 const html = htm.bind(h);
 
@@ -23,17 +24,7 @@ export function Users({ user }) {
   useEffect(() => {
     void load();
   }, []);
-  async function act(path, body, what) {
-    try {
-      await api('POST', path, body);
-      setError(null);
-      await load();
-      return true;
-    } catch (err) {
-      setError(`${what}: ${err.field ? `${err.field}: ` : ''}${err.message}`);
-      return false;
-    }
-  }
+  const act = (path, body, what) => attempt(what, setError, () => api('POST', path, body), load);
   async function add(e) {
     e.preventDefault();
     const form = e.target;
