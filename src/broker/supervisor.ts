@@ -512,18 +512,21 @@ export class Supervisor {
    * (0x8E) and gives the session up; answers, per client, the state of a session to resume there
    * (null: none, or it ends).
    */
-  async releaseClients(clients: readonly { clientId: string; resume: boolean }[]): Promise<(SessionState | null)[]> {
+  async releaseClients(clients: readonly { clientId: string; resume: boolean; worker?: number }[]): Promise<(SessionState | null)[]> {
     const out: (SessionState | null)[] = clients.map(() => null);
     const byWorker = new Map<number, number[]>();
     clients.forEach((c, i) => {
-      const w = this.registry.lookup(c.clientId)?.[1];
+      // Not in the registry yet, but just let claim by `c.worker` (its answer is on the way):
+      // asked after that answer, the worker finds the claim.
+      const held = this.registry.lookup(c.clientId)?.[1];
+      const w = held ?? (c.worker !== undefined && this.slots[c.worker]?.worker ? c.worker : undefined);
       if (w === undefined) return;
       let list = byWorker.get(w);
       if (!list) byWorker.set(w, (list = []));
       list.push(i);
     });
     await Promise.all([...byWorker].map(async ([w, idx]) => {
-      const states = await this.call<(SessionState | null)[]>(w, 'cluster.release', { clients: idx.map((i) => clients[i]) }, RELEASE_TIMEOUT_MS);
+      const states = await this.call<(SessionState | null)[]>(w, 'cluster.release', { clients: idx.map((i) => ({ clientId: clients[i].clientId, resume: clients[i].resume })) }, RELEASE_TIMEOUT_MS);
       idx.forEach((i, k) => (out[i] = states[k] ?? null));
     }));
     return out;

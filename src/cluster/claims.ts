@@ -45,7 +45,9 @@ interface WireClaim {
 export interface ClaimsHost {
   onNodeClaims(fn: (worker: number, claims: Claim[]) => void): void;
   answerNodeClaims(worker: number, replies: { id: number; state: unknown }[]): void;
-  releaseClients(clients: readonly { clientId: string; resume: boolean }[]): Promise<unknown[]>;
+  /** `worker`: the worker this node just let claim the client id, for one the registry does not
+   * show yet (the worker has not read that answer): the release goes to it, after the answer. */
+  releaseClients(clients: readonly { clientId: string; resume: boolean; worker?: number }[]): Promise<unknown[]>;
   /** Moves the stored sessions of these claims from node `from` (gone) to this node (those of
    * Clean Start claims end there): answers the client ids of the resumed ones moved (none without
    * a store the nodes share). */
@@ -68,6 +70,9 @@ const GONE_WAIT_MS = 5000;
 const delay = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms).unref());
 /** Answered in place of a session state: "my claim for this client id is earlier; ask again". */
 const LATER = 'spindle:claim-later';
+/** How long this node remembers which worker it let claim a client id: far longer than a worker
+ * takes to read the answer and enter the client id in the registry. */
+const ANSWERED_FOR_MS = 10_000;
 
 export interface ClaimCounters {
   /** Client ids this node asked the others for. */
@@ -97,6 +102,11 @@ export class NodeClaimsPart implements ClusterPart {
   /** This node's claims out now, by client id: when it made them, and whether another node's
    * earlier claim for the same client id came meanwhile (then this one is asked again). */
   private readonly out = new Map<string, { at: number; later: boolean }>();
+  /** The claims this node let its workers make lately, oldest first: client id -> worker and
+   * when. Another node's claim that comes before the worker has entered the client id in the
+   * registry is sent to that worker, after the answer, so it finds the claim (else both nodes
+   * would hold the client id). */
+  private readonly answered = new Map<string, { worker: number; at: number }>();
   /** Claims waiting for a node, told when it goes down. */
   private readonly downWaiters = new Map<string, Set<() => void>>();
   /** Sessions of nodes that went down being adopted here (claims wait for it). */
@@ -236,9 +246,20 @@ export class NodeClaimsPart implements ClusterPart {
         let list = byWorker.get(item.worker);
         if (!list) byWorker.set(item.worker, (list = []));
         list.push({ id: item.claim.id, state: states[i] });
+        this.answered.delete(item.claim.clientId); // re-inserted: the map stays oldest first
+        this.answered.set(item.claim.clientId, { worker: item.worker, at: Date.now() });
       });
+      this.forgetAnswered();
       for (const [worker, replies] of byWorker) this.host.answerNodeClaims(worker, replies);
       if (again.length > 0) setTimeout(() => this.enqueue(again), RETRY_MS).unref();
+    }
+  }
+
+  private forgetAnswered(): void {
+    const before = Date.now() - ANSWERED_FOR_MS;
+    for (const [clientId, a] of this.answered) {
+      if (a.at >= before) break;
+      this.answered.delete(clientId);
     }
   }
 
@@ -270,7 +291,8 @@ export class NodeClaimsPart implements ClusterPart {
     await this.adoption?.settled();
     let released: unknown[];
     try {
-      released = clients.length === 0 ? [] : await this.host.releaseClients(clients.map((c) => ({ clientId: c.clientId, resume: c.resume })));
+      this.forgetAnswered();
+      released = clients.length === 0 ? [] : await this.host.releaseClients(clients.map((c) => ({ clientId: c.clientId, resume: c.resume, worker: this.answered.get(c.clientId)?.worker })));
     } catch (err) {
       this.ctx!.log.error('cluster: sessions claimed by another node could not be given up', { err });
       released = clients.map(() => null);

@@ -133,7 +133,12 @@ test('one client id connecting on two nodes at once ends on one node: the later 
     return [open(a.url), open(b.url)];
   }));
   // Each pair settles with exactly one connection open; the other was taken over (0x8E).
-  await waitFor(() => pairs.every(([x, y]) => (x.connected || x.closed) && (y.connected || y.closed) && (x.closed !== y.closed)), { timeout: 20_000, message: 'every pair settled on one connection' });
+  const settled = ([x, y]: typeof pairs[number]) => (x.connected || x.closed) && (y.connected || y.closed) && x.closed !== y.closed;
+  const unsettled = () => JSON.stringify(pairs.flatMap((p, i) => (settled(p) ? [] : [{ id: ids[i], a: p[0], b: p[1] }].map(({ id, a: x, b: y }) => ({
+    id, a: { connected: x.connected, closed: x.closed, reason: x.reason }, b: { connected: y.connected, closed: y.closed, reason: y.reason },
+    heldBy: [a.supervisor.workerOf(id) !== undefined && 'a', b.supervisor.workerOf(id) !== undefined && 'b'].filter(Boolean),
+  })))));
+  await waitFor(() => pairs.every(settled), { timeout: 20_000, message: () => `every pair settled on one connection; not settled: ${unsettled()}` });
   for (const [x, y] of pairs) {
     const gone = x.closed ? x : y;
     if (gone.connected) assert.equal(gone.reason, 0x8e, 'the one taken over was told 0x8E');

@@ -40,8 +40,9 @@ export interface WaitForOptions {
   timeout?: number;
   /** Pause between checks in ms (default 20). */
   interval?: number;
-  /** What was waited for, for the error message. */
-  message?: string;
+  /** What was waited for, for the error message (a function: made when the wait fails, so it
+   * can say what the state was then). */
+  message?: string | (() => string);
 }
 
 export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions = {}): Promise<Exclude<Awaited<T>, false | 0 | '' | null | undefined>> {
@@ -62,7 +63,7 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
     if (Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, Math.min(interval, Math.max(0, deadline - Date.now()))));
   }
-  const what = options.message ?? `condition ${compact(condition.toString())}`;
+  const what = (typeof options.message === 'function' ? options.message() : options.message) ?? `condition ${compact(condition.toString())}`;
   const detail = 'error' in last
     ? `last check threw: ${last.error instanceof Error ? last.error.message : String(last.error)}`
     : `last value: ${describe(last.value)}`;
