@@ -8,7 +8,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { errText } from '../forms.js';
+import { attempt, errText } from '../forms.js';
 import { Watch, perFrame } from '../watch.js';
 
 const html = htm.bind(h);
@@ -222,27 +222,16 @@ function LogTopics({ canWrite }) {
   useEffect(() => {
     void load();
   }, []);
-  async function add(e) {
+  function add(e) {
     e.preventDefault();
-    const f = new FormData(e.target);
-    try {
-      await api('POST', '/api/log/topic/add', { topic: f.get('topic'), level: f.get('level') });
-      setError(null);
-      e.target.reset();
-      await load();
-    } catch (err) {
-      setError(err.field ? `${err.field}: ${err.message}` : err.message);
-    }
+    const form = e.target;
+    const f = new FormData(form);
+    return attempt('', setError, () => api('POST', '/api/log/topic/add', { topic: f.get('topic'), level: f.get('level') }), () => {
+      form.reset();
+      return load();
+    });
   }
-  async function remove(t) {
-    try {
-      await api('POST', '/api/log/topic/delete', { id: t.id });
-      setError(null);
-      await load();
-    } catch (err) {
-      setError(`${t.topic}: ${err.message}`);
-    }
-  }
+  const remove = (t) => attempt(t.topic, setError, () => api('POST', '/api/log/topic/delete', { id: t.id }), load);
   return html`<section class="card" aria-label="log topics">
     <h3>Log topics</h3>
     <p class="muted">Messages whose topic matches a log topic's filter are written to the log at its level (with the publisher, QoS, size and the payload's first 256 bytes).</p>
@@ -275,27 +264,16 @@ function Traces({ canWrite }) {
   useEffect(() => {
     void load();
   }, []);
-  async function add(e) {
+  function add(e) {
     e.preventDefault();
-    const f = new FormData(e.target);
-    try {
-      await api('POST', '/api/log/trace/add', { clientId: f.get('clientId'), duration: Number(f.get('duration')) });
-      setError(null);
-      e.target.reset();
-      await load();
-    } catch (err) {
-      setError(err.field ? `${err.field}: ${err.message}` : err.message);
-    }
+    const form = e.target;
+    const f = new FormData(form);
+    return attempt('', setError, () => api('POST', '/api/log/trace/add', { clientId: f.get('clientId'), duration: Number(f.get('duration')) }), () => {
+      form.reset();
+      return load();
+    });
   }
-  async function remove(clientId) {
-    try {
-      await api('POST', '/api/log/trace/delete', { clientId });
-      setError(null);
-      await load();
-    } catch (err) {
-      setError(`${clientId}: ${err.message}`);
-    }
-  }
+  const remove = (clientId) => attempt(clientId, setError, () => api('POST', '/api/log/trace/delete', { clientId }), load);
   return html`<section class="card" aria-label="client traces">
     <h3>Client traces</h3>
     <p class="muted">Every packet a traced client id's connection reads or writes is logged at info, for the duration.</p>
