@@ -1,7 +1,11 @@
 # The verbs a person types. Every target installs what it needs, so a fresh clone works with
 # `make run` or `make test` alone.
 SHELL := /bin/bash
-NODE_TEST := node --import tsx --test --test-concurrency=1
+# --test-force-exit: a test file's process ends once its tests did, even with a handle left open
+# by a failed test (a server it started is killed then: test/helpers/children.ts); --test-timeout:
+# a test that hangs fails after 10 minutes, and the run goes on. Either way a failure is reported,
+# never a run that waits until CI's time is up.
+NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --test-timeout=600000
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 

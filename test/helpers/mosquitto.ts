@@ -1,7 +1,8 @@
 // A real Mosquitto (Debian's /usr/sbin/mosquitto) as the remote broker of bridge tests: its own
 // temporary directory and config file, a free port on 127.0.0.1, persistence on (so a stop with
 // SIGTERM and a start keep the sessions and their queued messages), anonymous clients allowed.
-// stop() ends it gracefully and waits for its exit; start() again reuses the port and directory.
+// stop() ends it gracefully and waits for its exit; start() again reuses the port and directory
+// (and does nothing while it runs).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { waitFor } from './wait.ts';
+import { ownChild } from './children.ts';
 
 export const MOSQUITTO = '/usr/sbin/mosquitto';
 
@@ -72,7 +74,8 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     url: `mqtt://127.0.0.1:${port}`,
     dir,
     async start() {
-      const c = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+      if (child && child.exitCode === null && child.signalCode === null) return;
+      const c = ownChild(spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] }));
       let stderr = '';
       c.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       child = c;

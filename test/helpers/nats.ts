@@ -7,6 +7,7 @@ import path from 'node:path';
 
 import { findNatsServer, portOpen } from '../../src/cluster/nats-process.ts';
 import { waitFor } from './wait.ts';
+import { ownChild } from './children.ts';
 import { freePort } from './process-broker.ts';
 
 export { freePort };
@@ -30,7 +31,7 @@ export class TestNats {
   async restart(): Promise<void> {
     const args = ['-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir];
     if (this.jetstream) args.push('-js');
-    this.proc = spawn(findNatsServer(''), args, { stdio: 'ignore' });
+    this.proc = ownChild(spawn(findNatsServer(''), args, { stdio: 'ignore' }));
     await waitFor(() => portOpen(this.port), { message: 'nats-server listening' });
   }
 

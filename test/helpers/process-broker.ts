@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 
+import { ownChild } from './children.ts';
+
 const BIN = new URL('../../bin/spindle.mjs', import.meta.url).pathname;
 
 export interface ProcessBroker {
@@ -37,7 +39,7 @@ export function tempDir(prefix = 'spindle-proc-'): string {
 export async function startProcessBroker(config: Record<string, unknown> & { dataDir: string; mqtt: Record<string, unknown> & { tcp: { port: number } } }): Promise<ProcessBroker> {
   const file = path.join(config.dataDir, 'spindle.json');
   writeFileSync(file, JSON.stringify(config));
-  const child = spawn(process.execPath, [BIN, '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = ownChild(spawn(process.execPath, [BIN, '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] }));
   const output: string[] = [];
   const collect = (b: Buffer) => output.push(...b.toString().split('\n').filter(Boolean));
   child.stdout!.on('data', collect);
