@@ -119,7 +119,19 @@ async function mqttConnectAck(url: string, options: Parameters<typeof connect>[1
 
 test('one client id connecting on two nodes at once ends on one node: the later CONNECT takes the earlier over', async () => {
   const [a, b] = nodes;
-  const ids = Array.from({ length: 20 }, (_, i) => `dev-race-${i}`);
+  const conflicts = () => a.cluster!.claims!.counters.claimConflicts + b.cluster!.claims!.counters.claimConflicts;
+  const before = conflicts();
+  // Whether the two claims of a pair meet depends on timing (on a busy machine one node may have
+  // answered the other's claims before its own CONNECTs were read): rounds of 20 pairs, each
+  // checked, until the claims of one round met.
+  for (let round = 0; round < 5 && conflicts() === before; round++) await racePairs(round);
+  assert.ok(conflicts() > before, 'the claims met');
+});
+
+/** 20 client ids, each connecting on both nodes at once: each settles on one node. */
+async function racePairs(round: number): Promise<void> {
+  const [a, b] = nodes;
+  const ids = Array.from({ length: 20 }, (_, i) => `dev-race-${round}-${i}`);
   const pairs = await Promise.all(ids.map(async (id) => {
     const open = (url: string) => {
       const c = mqtt.connect(url, { reconnectPeriod: 0, connectTimeout: 10_000, ...persistent(id) });
@@ -150,7 +162,5 @@ test('one client id connecting on two nodes at once ends on one node: the later 
     assert.notEqual(holder.supervisor.workerOf(ids[i]), undefined, `${ids[i]} held by its node`);
     assert.equal(other.supervisor.workerOf(ids[i]), undefined, `${ids[i]} not held by the other`);
   }
-  const conflicts = a.cluster!.claims!.counters.claimConflicts + b.cluster!.claims!.counters.claimConflicts;
-  assert.ok(conflicts > 0, 'the claims met');
   await Promise.all(pairs.flat().map((s) => s.client.endAsync(true)));
-});
+}
