@@ -70,6 +70,13 @@ after(async () => {
 const signedIn = (username = 'admin', password = ADMIN_PASSWORD): Promise<Page> => signIn(browser, b.base, { username, password });
 const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'pages' }).getByRole('link', { name, exact: true }).click();
 
+/** Opens the Tenants page and an organization's panel on it; answers the panel. */
+async function openOrganization(page: Page, name: string) {
+  await nav(page, 'Tenants');
+  await page.locator(`tr[data-org="${name}"]`).getByRole('button', { name }).click();
+  return page.getByRole('region', { name: `organization ${name}` });
+}
+
 async function v1(method: string, path: string, body?: unknown): Promise<any> {
   const r = await b.api(method, `/api/v1${path}`, body === undefined ? {} : { body });
   assert.ok(r.status >= 200 && r.status < 300, `${method} ${path}: ${r.status} ${r.text}`);
@@ -245,9 +252,7 @@ test('tenants: an application\'s secret rotated from the page (old refused, new 
   const { app } = await tenant('rotate-org');
   const page = await signedIn();
   try {
-    await nav(page, 'Tenants');
-    await page.locator('tr[data-org="rotate-org"]').getByRole('button', { name: 'rotate-org' }).click();
-    const org = page.getByRole('region', { name: 'organization rotate-org' });
+    const org = await openOrganization(page, 'rotate-org');
     const row = org.locator('tr[data-app="devices"]');
     await row.getByRole('button', { name: 'Rotate secret' }).click();
     const creds = page.getByRole('status', { name: 'new application credentials' });
@@ -274,8 +279,7 @@ test('tenants: an application\'s secret rotated from the page (old refused, new 
     // A project renamed; a name another project has is refused.
     await v1('POST', '/projects', { organizationId: o.id, name: 'p2' });
     await nav(page, 'Overview');
-    await nav(page, 'Tenants');
-    await page.locator('tr[data-org="rotate-org"]').getByRole('button', { name: 'rotate-org' }).click();
+    await openOrganization(page, 'rotate-org');
     await org.locator('tr[data-project="p1"]').getByRole('button', { name: 'Change' }).click();
     const changeProject = org.getByRole('form', { name: 'change project p1' });
     await changeProject.getByLabel('Project name').fill('p2');
@@ -297,9 +301,7 @@ test('tenants: an application\'s name, description and namespace changed from th
   const page = await signedIn();
   let device: Awaited<ReturnType<typeof connect>> | undefined;
   try {
-    await nav(page, 'Tenants');
-    await page.locator('tr[data-org="ns-org"]').getByRole('button', { name: 'ns-org' }).click();
-    const org = page.getByRole('region', { name: 'organization ns-org' });
+    const org = await openOrganization(page, 'ns-org');
     const row = org.locator('tr[data-app="devices"]');
     await row.getByRole('button', { name: 'Change' }).click();
     const change = org.getByRole('form', { name: 'change application devices' });
