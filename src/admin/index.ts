@@ -207,7 +207,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   // The console's live picture, pushed over /api/live once a second while a console is open.
   const live = new LiveFeed({
     nodeName: config.nodeName,
-    metrics: () => supervisor.callAll<WorkerMetricsSnapshot>('metrics'),
+    metrics: () => supervisor.callAll('metrics'),
     subscriptions: () => supervisor.router.subscriptionCount,
     retained: () => supervisor.retained.size,
     // In a cluster, the other nodes' figures too (the admin queries across nodes).

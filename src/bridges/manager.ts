@@ -16,6 +16,7 @@ import { Bridge, readTlsFiles, type BridgeStatus } from './bridge.ts';
 import { BridgeCounters, type DropReason } from './counters.ts';
 import { BridgeConfigError, BridgeError } from './errors.ts';
 import type { BridgeOutput } from './worker-bridges.ts';
+import type { WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'bridge';
 
@@ -25,7 +26,7 @@ export interface BridgeHost {
   subscribeRule(handle: number, filters: readonly string[]): void;
   unsubscribeRule(handle: number): void;
   runningWorkers(): number[];
-  call<T>(worker: number, op: string, args: unknown): Promise<T>;
+  call: WorkerCall;
   onWorkerReady(fn: (worker: number) => void): void;
   onBridgeOutputs(fn: (items: BridgeOutput[]) => void): void;
   /** `orderKey`: every batch with the same key is routed by the same worker (their order kept). */

@@ -12,6 +12,7 @@ import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
 import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, EndpointFieldError, type EndpointConfig } from './endpoint-config.ts';
+import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'endpoint';
 
@@ -46,7 +47,7 @@ export interface EndpointDeps {
   log: Logger;
   /** Ids of the running workers. */
   workers(): number[];
-  call<T>(worker: number, op: string, args: unknown): Promise<T>;
+  call: WorkerCall;
 }
 
 export class EndpointManager {
@@ -103,7 +104,7 @@ export class EndpointManager {
   async status(id: string): Promise<EndpointStatus> {
     const entry = this.entries.get(id);
     if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
-    const runtimes = await this.everyWorker<EndpointRuntime[]>('endpoint-runtime', {});
+    const runtimes = await this.everyWorker('endpoints.runtime');
     const here = runtimes.map((list) => list.find((r) => r.id === id));
     return {
       id,
@@ -153,7 +154,7 @@ export class EndpointManager {
         await this.openEverywhere(nextEntry, entry);
         this.entries.set(id, nextEntry);
       } else {
-        await this.everyWorker('endpoint-update', { config: next });
+        await this.everyWorker('endpoints.update', { config: next });
         entry.config = next;
       }
       if (next.isDefault && !prev.isDefault) await this.makeOnlyDefault(id);
@@ -168,7 +169,7 @@ export class EndpointManager {
       const entry = this.entries.get(id);
       if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
       if (entry.config.isDefault && this.entries.size > 1) throw new EndpointError(409, 'isDefault', `endpoint ${id} is the default endpoint: make another one the default first`);
-      await this.everyWorker('endpoint-remove', { id });
+      await this.everyWorker('endpoints.remove', { id });
       this.entries.delete(id);
       if (this.deps.store) {
         if (entry.config.source === 'config') await this.deps.store.putAdmin(KIND, id, { id, removed: true } satisfies Stored);
@@ -190,7 +191,7 @@ export class EndpointManager {
       const entry = this.entries.get(id);
       if (doc === null || (typeof doc === 'object' && 'removed' in (doc as object))) {
         if (!entry) return;
-        await this.everyWorker('endpoint-remove', { id });
+        await this.everyWorker('endpoints.remove', { id });
         this.entries.delete(id);
         this.deps.log.info('endpoint removed on another node', { id, port: entry.config.port });
         return;
@@ -211,7 +212,7 @@ export class EndpointManager {
         await this.openEverywhere(changed, entry);
         this.entries.set(id, changed);
       } else {
-        await this.everyWorker('endpoint-update', { config });
+        await this.everyWorker('endpoints.update', { config });
         entry.config = config;
       }
       this.deps.log.info('endpoint changed on another node', { id, port: config.port, enabled: config.enabled });
@@ -272,7 +273,7 @@ export class EndpointManager {
       for (const w of workers) {
         const fd = this.fdFor(entry.config);
         try {
-          await this.deps.call(w, 'endpoint-open', { config: entry.config, slot: entry.slot, fd } satisfies OpenEndpoint);
+          await this.deps.call(w, 'endpoints.open', { config: entry.config, slot: entry.slot, fd } satisfies OpenEndpoint);
         } catch (err) {
           if (fd !== undefined) closeFd(fd);
           throw err;
@@ -281,9 +282,9 @@ export class EndpointManager {
       }
     } catch (err) {
       if (previous) {
-        await Promise.allSettled(workers.map((w) => this.deps.call(w, 'endpoint-open', { config: previous.config, slot: previous.slot, fd: this.fdFor(previous.config) } satisfies OpenEndpoint)));
+        await Promise.allSettled(workers.map((w) => this.deps.call(w, 'endpoints.open', { config: previous.config, slot: previous.slot, fd: this.fdFor(previous.config) } satisfies OpenEndpoint)));
       } else {
-        await Promise.allSettled(opened.map((w) => this.deps.call(w, 'endpoint-remove', { id: entry.config.id })));
+        await Promise.allSettled(opened.map((w) => this.deps.call(w, 'endpoints.remove', { id: entry.config.id })));
       }
       const message = (err as Error).message;
       throw new EndpointError(409, 'port', `endpoint ${entry.config.id} could not open: ${message}`);
@@ -299,7 +300,7 @@ export class EndpointManager {
     for (const e of this.entries.values()) {
       if (e.config.id === id || !e.config.isDefault) continue;
       e.config = { ...e.config, isDefault: false };
-      await this.everyWorker('endpoint-update', { config: e.config });
+      await this.everyWorker('endpoints.update', { config: e.config });
       await this.persist(e.config);
     }
   }
@@ -308,8 +309,8 @@ export class EndpointManager {
     await this.deps.store?.putAdmin(KIND, config.id, config);
   }
 
-  private everyWorker<T>(op: string, args: unknown): Promise<T[]> {
-    return Promise.all(this.deps.workers().map((w) => this.deps.call<T>(w, op, args)));
+  private everyWorker<K extends OpName>(op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
+    return Promise.all(this.deps.workers().map((w) => this.deps.call(w, op, ...tail)));
   }
 
   private takeSlot(): number {

@@ -15,6 +15,7 @@ import { LogStore } from '../log/log-store.ts';
 import { relayLines } from '../log/line-relay.ts';
 import { spawnTsWorker } from '../threads/spawn.ts';
 import type { BatchMessage, FromWorker, RpcError, ToWorker } from '../worker/messages.ts';
+import type { OpName, OpResult, OpTail } from '../worker/ops/index.ts';
 import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
 import type { SessionState } from '../engine/session/handover.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
@@ -159,7 +160,7 @@ export class Supervisor {
       store: this.store,
       log: this.log,
       workers: () => this.slots.filter((s) => s.worker && s.ready).map((s) => s.id),
-      call: (w, op, args) => this.call(w, op, args),
+      call: (w, op, ...tail) => this.call(w, op, ...tail),
     });
     await this.endpoints.restore(configEndpoints(this.config, this.ports));
     // The ports the endpoints really use (stored changes may have moved one).
@@ -227,7 +228,7 @@ export class Supervisor {
   async setLogLevel(level: LogLevel): Promise<void> {
     this.level = level;
     setLogLevel(this.log, level);
-    await this.callAll('log-level', { level });
+    await this.callAll('log.setLevel', { level });
   }
 
   /** Opens the store, puts the retained messages back into the shared retained store, starts
@@ -284,7 +285,7 @@ export class Supervisor {
     if (theirs.length === 0 || workers.length === 0) return 0;
     const shares = workers.map(() => [] as StoredSession[]);
     theirs.forEach((s, i) => shares[i % shares.length].push(s));
-    const counts = await Promise.all(workers.map((w, i) => this.call<number>(w, 'cluster.adopt', { sessions: shares[i] }, RELEASE_TIMEOUT_MS * 4)));
+    const counts = await Promise.all(workers.map((w, i) => this.call(w, 'cluster.adopt', { sessions: shares[i] }, RELEASE_TIMEOUT_MS * 4)));
     return counts.reduce((a, b) => a + b, 0);
   }
 
@@ -431,7 +432,7 @@ export class Supervisor {
     if (running.length === 0) throw new WorkerOpError({ code: 'WORKER_DOWN', message: 'no worker is running', status: 503 });
     // With an order key, the same worker routes every batch of it (its messages keep their order).
     const worker = orderKey === undefined ? running[this.nextPublishWorker++ % running.length] : running[hashKey(orderKey) % running.length];
-    return this.call<{ matched: number[]; sharesMissed: number }>(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
+    return this.call(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
   }
 
   /** Fresh counters from every running worker (each answers with a snapshot). */
@@ -455,23 +456,23 @@ export class Supervisor {
   }
 
   /** Runs a named operation (src/worker/ops) on one worker and answers its result. */
-  call<T>(worker: number, op: string, args: unknown = {}, timeoutMs = RPC_TIMEOUT_MS): Promise<T> {
+  call<K extends OpName>(worker: number, op: K, ...[args, timeoutMs = RPC_TIMEOUT_MS]: OpTail<K>): Promise<OpResult<K>> {
     const slot = this.slots[worker];
     if (!slot?.worker || !slot.ready) return Promise.reject(new WorkerOpError({ code: 'WORKER_DOWN', message: `worker ${worker} is not running`, status: 503 }));
     const id = ++this.rpcSeq;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<OpResult<K>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new WorkerOpError({ code: 'WORKER_TIMEOUT', message: `worker ${worker} did not answer ${op} within ${timeoutMs} ms`, status: 503 }));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-      post(slot, { t: 'rpc', id, op, args });
+      post(slot, { t: 'rpc', id, op, args: args ?? {} });
     });
   }
 
   /** Runs an operation on every running worker; answers the results in worker order. */
-  callAll<T>(op: string, args: unknown = {}, timeoutMs = RPC_TIMEOUT_MS): Promise<T[]> {
-    return Promise.all(this.slots.filter((s) => s.worker && s.ready).map((s) => this.call<T>(s.id, op, args, timeoutMs)));
+  callAll<K extends OpName>(op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
+    return Promise.all(this.slots.filter((s) => s.worker && s.ready).map((s) => this.call(s.id, op, ...tail)));
   }
 
   /** The ids of the workers running now. */
@@ -526,7 +527,7 @@ export class Supervisor {
       list.push(i);
     });
     await Promise.all([...byWorker].map(async ([w, idx]) => {
-      const states = await this.call<(SessionState | null)[]>(w, 'cluster.release', { clients: idx.map((i) => ({ clientId: clients[i].clientId, resume: clients[i].resume })) }, RELEASE_TIMEOUT_MS);
+      const states = await this.call(w, 'cluster.release', { clients: idx.map((i) => ({ clientId: clients[i].clientId, resume: clients[i].resume })) }, RELEASE_TIMEOUT_MS);
       idx.forEach((i, k) => (out[i] = states[k] ?? null));
     }));
     return out;

@@ -14,10 +14,11 @@ import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { nodeTotals } from '../metrics/endpoint-totals.ts';
 import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { token } from './names.ts';
+import type { OpName, OpTail, WorkerCallAll } from '../worker/ops/index.ts';
 
 /** What the admin operations need of the supervisor. */
 export interface AdminOpsHost extends OwnerHost {
-  callAll<T>(op: string, args?: unknown): Promise<T[]>;
+  callAll: WorkerCallAll;
 }
 
 /** How long the asking node waits for each other node. */
@@ -60,7 +61,7 @@ interface ConnectionPage {
 }
 
 /** The allow-list: the only worker operations another node may run here. */
-const OPS: Record<string, OpSpec> = {
+const OPS: Partial<Record<OpName, OpSpec>> = {
   'clients.list': {
     scope: 'all',
     check: fields(['clientId', 'username', 'port', 'limit'], (a) => (optionalString(a.clientId, MAX_CLIENT_ID) && optionalString(a.username, MAX_CLIENT_ID) ? null : 'clientId, username: expected strings'),
@@ -295,15 +296,17 @@ export class ClusterAdminOps implements ClusterPart {
   }
 
   private async run(m: Msg): Promise<Reply> {
-    let op: string;
+    let op: OpName;
+    let spec: OpSpec;
     let args: Record<string, unknown>;
     try {
       const req = m.json<{ op: unknown; args: unknown }>();
       if (typeof req?.op !== 'string' || !Object.hasOwn(OPS, req.op)) throw new Error(`op: not an operation other nodes may run (${String(req?.op).slice(0, 100)})`);
       if (typeof req.args !== 'object' || req.args === null || Array.isArray(req.args)) throw new Error('args: expected an object');
-      op = req.op;
+      op = req.op as OpName;
+      spec = OPS[op]!;
       args = req.args as Record<string, unknown>;
-      const problem = OPS[op].check(args);
+      const problem = spec.check(args);
       if (problem) throw new Error(problem);
     } catch (err) {
       this.counters.badRequests++;
@@ -311,13 +314,14 @@ export class ClusterAdminOps implements ClusterPart {
       return { ok: false, refusal: { status: 400, code: 'BAD_REQUEST', message: (err as Error).message } };
     }
     this.counters.served++;
-    const spec = OPS[op];
+    // The arguments passed the operation's check above: they are what its implementation takes.
+    const tail = [args] as OpTail<OpName>;
     try {
       if (spec.scope === 'all') {
-        const results = await this.host.callAll<unknown>(op, args);
+        const results: unknown[] = await this.host.callAll(op, ...tail);
         return { ok: true, results: spec.merge ? spec.merge(results, args) : results };
       }
-      const result = await callOwner<unknown>(this.host, args.clientId as string, op, args);
+      const result: unknown = await callOwner(this.host, args.clientId as string, op, tail[0] as never);
       return result === NOT_HELD ? { ok: true, held: false } : { ok: true, held: true, result };
     } catch (err) {
       const e = err as { status?: unknown; code?: unknown; message?: unknown; field?: unknown };

@@ -33,6 +33,7 @@ import type { ClusterAdminOps } from './admin-ops.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { QosStream } from './qos-stream.ts';
 import { Leases } from './leases.ts';
+import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
 
 export type { ClusterPart, ClusterPartContext } from './part.ts';
 
@@ -56,9 +57,9 @@ export interface ClusterHost {
   setHandleFilter(handle: number, filter: string, on: boolean, subscriptionId?: number): void;
   clearHandle(handle: number): void;
   publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }>;
-  callAll<T>(op: string, args?: unknown): Promise<T[]>;
+  callAll: WorkerCallAll;
   onWorkerReady(fn: (worker: number) => void): void;
-  call<T>(worker: number, op: string, args?: unknown): Promise<T>;
+  call: WorkerCall;
 }
 
 export interface ClusterOptions {

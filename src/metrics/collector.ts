@@ -67,7 +67,7 @@ export class MetricsCollector {
 
   /** Every running worker's snapshot, summed per endpoint, with the process usage. */
   async collect(): Promise<Collected> {
-    const workers = await this.supervisor.callAll<WorkerMetricsSnapshot>('metrics');
+    const workers = await this.supervisor.callAll('metrics');
     const at = Date.now();
     return { at, workers, endpoints: sumEndpoints(workers), process: this.processUsage(workers) };
   }

@@ -15,6 +15,7 @@ import type { RuleCounters, RuleSpec, RepublishConfig } from './worker-rules.ts'
 import { parseSql, validateActions, type RuleAction, type RuleDoc } from './rule.ts';
 import { RuleError } from './errors.ts';
 import { matches as topicMatches } from '../auth/topic-filter.ts';
+import type { WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'rule';
 /** Samples of the counters for the rate: one each SAMPLE_MS, over RATE_WINDOW_MS. */
@@ -27,7 +28,7 @@ export interface RuleHost {
   subscribeRule(handle: number, filters: readonly string[]): void;
   unsubscribeRule(handle: number): void;
   runningWorkers(): number[];
-  call<T>(worker: number, op: string, args: unknown): Promise<T>;
+  call: WorkerCall;
   onWorkerReady(fn: (worker: number) => void): void;
   onRuleOutputs(fn: (items: unknown[]) => void): void;
 }
@@ -257,7 +258,7 @@ export class RuleManager {
 
   /** The workers' counters, summed per rule. */
   private async counters(): Promise<Map<string, RuleCounters>> {
-    const per = await Promise.all(this.host.runningWorkers().map((w) => this.host.call<Record<string, RuleCounters>>(w, 'rules.runtime', {}).catch(() => ({}))));
+    const per = await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'rules.runtime', {}).catch(() => ({}))));
     const sum = new Map<string, RuleCounters>();
     for (const w of per) {
       for (const [id, c] of Object.entries(w)) {

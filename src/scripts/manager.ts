@@ -11,6 +11,7 @@ import { checkScript } from './check.ts';
 import { ProcessorError } from './errors.ts';
 import { checkExtension, resolveExtension } from './extension-module.ts';
 import { addCounters, emptyCounters, type ProcessorCounters, type ProcessorKind, type ProcessorSpec, type ProcessorState } from './types.ts';
+import type { WorkerCallAll } from '../worker/ops/index.ts';
 
 interface BaseDoc {
   id: string;
@@ -41,7 +42,7 @@ export type ProcessorDoc = ScriptDoc | ExtensionDoc;
 /** What the manager needs of the broker (the supervisor gives it). */
 export interface ProcessorHost {
   setProcessorState(state: ProcessorState): void;
-  callAll<T>(op: string, args?: unknown): Promise<T[]>;
+  callAll: WorkerCallAll;
 }
 
 export interface ProcessorRuntime extends ProcessorCounters {
@@ -156,12 +157,12 @@ export class ProcessorManager {
   /** Counters of one processor, summed over the running workers. */
   async runtime(kind: ProcessorKind, id: string): Promise<ProcessorRuntime> {
     const doc = this.get(kind, id);
-    return runtimeOf(kind, doc, await this.host.callAll<Record<string, ProcessorCounters>>('scripts.runtime'));
+    return runtimeOf(kind, doc, await this.host.callAll('scripts.runtime'));
   }
 
   /** Every processor's counters (one read of every worker), for the metrics. */
   async allRuntimes(): Promise<ProcessorRuntime[]> {
-    const all = await this.host.callAll<Record<string, ProcessorCounters>>('scripts.runtime');
+    const all = await this.host.callAll('scripts.runtime');
     return this.ordered().map(({ kind, doc }) => runtimeOf(kind, doc, all));
   }
 

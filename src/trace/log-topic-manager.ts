@@ -8,6 +8,7 @@ import { isLogLevel, type LogLevel } from '../log/levels.ts';
 import type { Store } from '../store/types.ts';
 import type { LogTopicSpec } from './worker-log-topics.ts';
 import { TraceError } from './errors.ts';
+import type { WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'log-topic';
 
@@ -24,7 +25,7 @@ export interface LogTopicHost {
   subscribeRule(handle: number, filters: readonly string[]): void;
   unsubscribeRule(handle: number): void;
   runningWorkers(): number[];
-  call<T>(worker: number, op: string, args: unknown): Promise<T>;
+  call: WorkerCall;
   onWorkerReady(fn: (worker: number) => void): void;
 }
 
@@ -40,7 +41,7 @@ export class LogTopicManager {
     private readonly filterProblem: (filter: string) => string | undefined,
   ) {
     host.onWorkerReady((worker) => {
-      host.call(worker, 'logtopics.install', { topics: [...this.topics.values()], only: true }).catch((err: unknown) => this.log.error('log topics not installed on a restarted worker', { worker, err }));
+      host.call(worker, 'logTopics.install', { topics: [...this.topics.values()], only: true }).catch((err: unknown) => this.log.error('log topics not installed on a restarted worker', { worker, err }));
     });
   }
 
@@ -56,7 +57,7 @@ export class LogTopicManager {
     if (old) {
       this.host.unsubscribeRule(old.handle);
       this.topics.delete(id);
-      await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logtopics.remove', { id }).catch(() => false)));
+      await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logTopics.remove', { id }).catch(() => false)));
     }
     if (doc !== null) await this.start(doc);
   }
@@ -82,7 +83,7 @@ export class LogTopicManager {
     if (!t) throw new TraceError(404, 'id', `log topic ${id} not found`);
     this.host.unsubscribeRule(t.handle);
     this.topics.delete(id);
-    await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logtopics.remove', { id }).catch(() => false)));
+    await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logTopics.remove', { id }).catch(() => false)));
     await this.store.deleteAdmin(KIND, id);
   }
 
@@ -90,7 +91,7 @@ export class LogTopicManager {
   private async start(doc: LogTopicDoc): Promise<void> {
     const spec = { id: doc.id, handle: this.host.newHandle(), topic: doc.topic, level: doc.level, createTime: doc.createTime };
     this.topics.set(doc.id, spec);
-    await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logtopics.install', { topics: [spec] })));
+    await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logTopics.install', { topics: [spec] })));
     this.host.subscribeRule(spec.handle, [doc.topic]);
   }
 }

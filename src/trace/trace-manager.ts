@@ -4,13 +4,14 @@
 import type { Logger } from '../log/index.ts';
 import type { TraceSpec } from './worker-traces.ts';
 import { TraceError } from './errors.ts';
+import type { WorkerCall } from '../worker/ops/index.ts';
 
 export const MAX_TRACES = 100;
 export const MAX_TRACE_SECONDS = 86_400;
 
 export interface TraceHost {
   runningWorkers(): number[];
-  call<T>(worker: number, op: string, args: unknown): Promise<T>;
+  call: WorkerCall;
   onWorkerReady(fn: (worker: number) => void): void;
 }
 

@@ -24,7 +24,7 @@ import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
 import type { StoredSession } from '../store/types.ts';
 import { OPS } from './ops/index.ts';
-import { OpError, type OpsEnv } from './ops/types.ts';
+import { OpError, type Op, type OpsEnv } from './ops/types.ts';
 import { createEngine } from './engine.ts';
 import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../trace/worker-log-topics.ts';
@@ -336,7 +336,7 @@ const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persist
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {
-  const fn = OPS[op];
+  const fn = Object.hasOwn(OPS, op) ? (OPS as Record<string, Op>)[op] : undefined;
   try {
     if (!fn) throw new OpError(500, 'UNKNOWN_OP', `worker has no operation ${op}`);
     post({ t: 'rpc-reply', id, value: await fn(args, opsEnv) });

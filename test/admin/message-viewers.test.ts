@@ -58,12 +58,12 @@ function fakeHost(): Fake {
       filters.set(handle, set);
     },
     clearHandle: (handle) => void filters.delete(handle),
-    callAll: async <T>(op: string, args?: unknown) => {
+    callAll: (async (op: string, args?: unknown) => {
       assert.equal(op, 'bridges.viewers');
       workerSets.push((args as { handles: number[] }).handles);
-      return [] as T[];
-    },
-    call: async <T>() => undefined as T,
+      return [];
+    }) as ViewerHost['callAll'],
+    call: (async () => undefined) as ViewerHost['call'],
     onWorkerReady: () => undefined,
     setViewers: (_handles, fn) => {
       outputs = fn;

@@ -119,7 +119,7 @@ for (const protocolVersion of [4, 5] as const) {
       await localPub.publishAsync(topic('b'), 'local', { qos: 1 });
       await waitFor(() => atRemote.some((m) => m.topic === topic('b')), { message: 'the local message arrived at the remote' });
       assert.deepEqual(atRemote.map((m) => m.topic), [topic('a'), topic('b')]);
-      const skipped = await b.supervisor.callAll<{ loopsSkipped: number }>('bridges.counters');
+      const skipped = await b.supervisor.callAll('bridges.counters');
       assert.ok(skipped.reduce((n, c) => n + c.loopsSkipped, 0) >= 1, 'the worker skipped the match of the message that came in over the bridge');
 
       if (protocolVersion === 5) {

@@ -1,6 +1,6 @@
 // Choosing the worker thread a test client lands on, instead of trusting how SO_REUSEPORT hashes
 // a connection: a test hook that opens a private listener on one worker alone, through the worker
-// operation the endpoint registry itself uses (endpoint-open). A client that connects to the URL
+// operation the endpoint registry itself uses (endpoints.open). A client that connects to the URL
 // of worker w is served by worker w.
 import { reuseportListener, listenerPort } from '../../src/native/index.ts';
 import { completeEndpoint } from '../../src/broker/endpoint-config.ts';
@@ -15,7 +15,7 @@ export async function workerUrls(broker: TestBroker): Promise<string[]> {
     const port = listenerPort(fd);
     const config = completeEndpoint({ id: `test-worker-${w}`, port, host: '127.0.0.1' }, { messageMaxSize: 1048576 }, 'api');
     // Slots at the top of the range: the registry takes its slots from the bottom.
-    await broker.supervisor.call(w, 'endpoint-open', { config, slot: MAX_ENDPOINT_SLOTS - 1 - w, fd });
+    await broker.supervisor.call(w, 'endpoints.open', { config, slot: MAX_ENDPOINT_SLOTS - 1 - w, fd });
     urls[w] = `mqtt://127.0.0.1:${port}`;
   }
   return urls;

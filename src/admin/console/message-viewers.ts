@@ -19,6 +19,7 @@ import type { BridgeOutput, ViewerSkips } from '../../bridges/worker-bridges.ts'
 import { topicFilterProblem } from '../../auth/topic-filter.ts';
 import type { AdminSocket } from '../server.ts';
 import { ViewerBudget, shownPayload, type ViewerRate } from './viewer-budget.ts';
+import type { WorkerCall, WorkerCallAll } from '../../worker/ops/index.ts';
 
 /** Per viewer: what it may be sent a second (one second's worth may come at once). */
 export const MESSAGE_RATE: ViewerRate = { messages: 100, bytes: 256 * 1024 };
@@ -41,8 +42,8 @@ export interface ViewerHost {
   newHandle(): number;
   setHandleFilter(handle: number, filter: string, on: boolean): void;
   clearHandle(handle: number): void;
-  callAll<T>(op: string, args?: unknown): Promise<T[]>;
-  call<T>(worker: number, op: string, args?: unknown): Promise<T>;
+  callAll: WorkerCallAll;
+  call: WorkerCall;
   onWorkerReady(fn: (worker: number) => void): void;
   setViewers(handles: ReadonlySet<number>, outputs: (items: BridgeOutput[], skipped: ViewerSkips | null) => void): void;
   readonly logs: LogStore | null;

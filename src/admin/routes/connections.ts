@@ -44,7 +44,7 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
       username: str(b, 'username') || undefined,
       port: withPort ? int(b, 'port', 1, 65535) : undefined,
     };
-    const { parts, missing } = await onAllNodes<{ total: number; items: ConnectionInfo[] }>(ctx, 'clients.list', { ...filter, limit: page * size });
+    const { parts, missing } = await onAllNodes(ctx, 'clients.list', { ...filter, limit: page * size });
     // In a cluster each connection says which node holds it.
     const all = parts.flatMap((p) => p.results.flatMap((r) => (ctx.cluster ? r.items.map((i) => ({ ...i, node: p.node })) : r.items)))
       .sort((a, c) => (a.connectTime < c.connectTime ? -1 : a.connectTime > c.connectTime ? 1 : a.clientId < c.clientId ? -1 : 1));
@@ -56,7 +56,7 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
     const b = object(body);
     onlyFields(b, ['clientId']);
     const clientId = clientIdField(b);
-    return withNode(await onOwnerNode<Record<string, unknown>>(ctx, clientId, 'clients.close', { clientId, mode }));
+    return withNode(await onOwnerNode(ctx, clientId, 'clients.close', { clientId, mode }));
   }
 
   /** A client's answer, with the node holding it in a cluster. */
@@ -121,7 +121,7 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['clientId']);
         const clientId = clientIdField(b);
-        return ok(withNode(await onOwnerNode<Record<string, unknown>>(ctx, clientId, 'clients.runtime', { clientId })));
+        return ok(withNode(await onOwnerNode(ctx, clientId, 'clients.runtime', { clientId })));
       },
     },
     {
@@ -135,7 +135,7 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['clientId']);
         const clientId = clientIdField(b);
-        const r = await onOwnerNode<Record<string, unknown>>(ctx, clientId, 'clients.check', { clientId });
+        const r = await onOwnerNode(ctx, clientId, 'clients.check', { clientId });
         return json({ code: 0, data: [{ ...withNode(r), nodeIp: r.node === ctx.config.nodeName ? nodeIp(ctx.config.mqtt.host) : peerIp(r.node) }] });
       },
     },

@@ -130,7 +130,7 @@ export function localRoutes(ctx: AdminContext): Route[] {
         const limit = int(q, 'limit', 1, 1000) ?? 100;
         const l = locals.get(topic);
         if (!l) throw notFound(`local subscription ${topic} not found`);
-        const r = await onWorker<Record<string, unknown>>(ctx, l.worker, 'local.messages', { handle: l.handle, limit });
+        const r = await onWorker(ctx, l.worker, 'local.messages', { handle: l.handle, limit });
         return ok({ ...view(l), ...r });
       },
     },

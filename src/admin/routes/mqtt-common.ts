@@ -8,23 +8,24 @@ import { badRequest, HttpError, notFound, refusal } from '../http.ts';
 import { callOwner, NOT_HELD } from '../../broker/owner-call.ts';
 import { runsAcrossNodes, type MissingNode } from '../../cluster/index.ts';
 import { bool, int, reqStr, str, type Body } from '../validate.ts';
+import type { OpArgs, OpName, OpResult, OpTail } from '../../worker/ops/index.ts';
 
 /** A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) as an HTTP error. */
 export function asHttpError(err: unknown): unknown {
   return err instanceof WorkerOpError ? refusal(err) : err;
 }
 
-export async function onWorker<T>(ctx: AdminContext, worker: number, op: string, args: unknown): Promise<T> {
+export async function onWorker<K extends OpName>(ctx: AdminContext, worker: number, op: K, ...tail: OpTail<K>): Promise<OpResult<K>> {
   try {
-    return await ctx.supervisor.call<T>(worker, op, args);
+    return await ctx.supervisor.call(worker, op, ...tail);
   } catch (err) {
     throw asHttpError(err);
   }
 }
 
-export async function onAllWorkers<T>(ctx: AdminContext, op: string, args: unknown = {}): Promise<T[]> {
+export async function onAllWorkers<K extends OpName>(ctx: AdminContext, op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
   try {
-    return await ctx.supervisor.callAll<T>(op, args);
+    return await ctx.supervisor.callAll(op, ...tail);
   } catch (err) {
     throw asHttpError(err);
   }
@@ -34,9 +35,10 @@ export async function onAllWorkers<T>(ctx: AdminContext, op: string, args: unkno
  * The workers' answers of every node: this node's and, in a cluster, every other running node's
  * (asked in parallel, ASK_TIMEOUT_MS at most); the running nodes that did not answer in `missing`.
  */
-export async function onAllNodes<T>(ctx: AdminContext, op: string, args: Record<string, unknown> = {}): Promise<{ parts: { node: string; results: T[] }[]; missing: MissingNode[] }> {
+export async function onAllNodes<K extends OpName>(ctx: AdminContext, op: K, args: OpArgs<K> & object = {} as OpArgs<K> & object): Promise<{ parts: { node: string; results: OpResult<K>[] }[]; missing: MissingNode[] }> {
   const ops = ctx.cluster?.adminOps;
-  const [local, remote] = await Promise.all([onAllWorkers<T>(ctx, op, args), ops ? ops.askAll<T>(op, args) : null]);
+  // Another node runs the same operation of the same table: its answers have the same type.
+  const [local, remote] = await Promise.all([onAllWorkers(ctx, op, ...([args] as OpTail<K>)), ops ? ops.askAll<OpResult<K>>(op, args as Record<string, unknown>) : null]);
   return { parts: [{ node: ctx.config.nodeName, results: local }, ...(remote?.answers ?? [])], missing: remote?.missing ?? [] };
 }
 
@@ -48,8 +50,8 @@ export function clusterFields(ctx: AdminContext, missing: MissingNode[]): { node
 
 /** Runs `op` on the worker that owns `clientId`'s session, on this node or (in a cluster) the
  * node that holds it: 404 when no node does. */
-export async function onOwner<T>(ctx: AdminContext, clientId: string, op: string, args: Record<string, unknown>): Promise<T> {
-  return (await onOwnerNode<T>(ctx, clientId, op, args)).result;
+export async function onOwner<K extends OpName>(ctx: AdminContext, clientId: string, op: K, args: OpArgs<K>): Promise<OpResult<K>> {
+  return (await onOwnerNode(ctx, clientId, op, args)).result;
 }
 
 /**
@@ -59,10 +61,10 @@ export async function onOwner<T>(ctx: AdminContext, clientId: string, op: string
  * An operation other nodes do not run for us (subscribing on a client's behalf) is 409 naming
  * the node that holds the client.
  */
-export async function onOwnerNode<T>(ctx: AdminContext, clientId: string, op: string, args: Record<string, unknown>): Promise<{ node: string; result: T }> {
-  let local: T | typeof NOT_HELD;
+export async function onOwnerNode<K extends OpName>(ctx: AdminContext, clientId: string, op: K, args: OpArgs<K>): Promise<{ node: string; result: OpResult<K> }> {
+  let local: OpResult<K> | typeof NOT_HELD;
   try {
-    local = await callOwner<T>(ctx.supervisor, clientId, op, args);
+    local = await callOwner(ctx.supervisor, clientId, op, args);
   } catch (err) {
     throw asHttpError(err);
   }
@@ -70,7 +72,8 @@ export async function onOwnerNode<T>(ctx: AdminContext, clientId: string, op: st
   const ops = ctx.cluster?.adminOps;
   if (!ops) throw notFound(`client ${clientId} not found`);
   const crosses = runsAcrossNodes(op);
-  const r = await ops.askOwner<T>(crosses ? op : 'clients.runtime', crosses ? { ...args, clientId } : { clientId });
+  // Another node runs the same operation of the same table: its answer has the same type.
+  const r = await ops.askOwner<OpResult<K>>(crosses ? op : 'clients.runtime', crosses ? { ...(args as object), clientId } : { clientId });
   if (r.node === null) {
     if (r.missing.length === 0) throw notFound(`client ${clientId} not found`);
     const names = r.missing.map((m) => `${m.node} (${m.reason})`).join(', ');

@@ -20,7 +20,7 @@ export function sessionRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['clientId', 'page', 'size']);
         const clientId = clientIdField(b);
         const { page, size } = paging(b);
-        const { node, result: r } = await onOwnerNode<{ total: number; items: unknown[] }>(ctx, clientId, 'clients.sessionMessages', { clientId, offset: (page - 1) * size, limit: size });
+        const { node, result: r } = await onOwnerNode(ctx, clientId, 'clients.sessionMessages', { clientId, offset: (page - 1) * size, limit: size });
         return json({ data: r.items, total: r.total, page, size, ...(ctx.cluster ? { node } : {}) });
       },
     },
@@ -35,7 +35,7 @@ export function sessionRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['clientId']);
         const clientId = clientIdField(b);
-        const { node, result } = await onOwnerNode<Record<string, unknown>>(ctx, clientId, 'clients.sessionClear', { clientId });
+        const { node, result } = await onOwnerNode(ctx, clientId, 'clients.sessionClear', { clientId });
         return ok(ctx.cluster ? { ...result, node } : result);
       },
     },

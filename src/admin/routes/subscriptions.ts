@@ -98,7 +98,7 @@ export function subscriptionRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', properties: {} },
       async handler() {
         await loaded;
-        const parts = await onAllWorkers<{ topic: string; applied: number; sessions: number }[]>(ctx, 'proxy.status');
+        const parts = await onAllWorkers(ctx, 'proxy.status');
         const data = [...proxies.values()].sort((a, c) => (a.createTime < c.createTime ? -1 : 1)).map((p) => {
           let applied = 0;
           let sessions = 0;

@@ -146,7 +146,7 @@ export function systemRoutes(ctx: AdminContext): Route[] {
         const workers = await Promise.all(ctx.supervisor.workerStates().map(async (w) => {
           if (!w.running) return { id: w.id, running: false };
           try {
-            return { id: w.id, running: true, ...(await ctx.supervisor.call<WorkerResources>(w.id, 'system-resources', {}, 2000)) };
+            return { id: w.id, running: true, ...(await ctx.supervisor.call(w.id, 'system.resources', {}, 2000)) };
           } catch (err) {
             return { id: w.id, running: true, error: (err as Error).message };
           }

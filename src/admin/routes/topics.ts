@@ -56,7 +56,7 @@ export function topicRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['page', 'size', 'topic']);
         const { page, size } = paging(b);
         const query = topicFilterField(ctx, b, 'topic', false);
-        const { parts, missing } = await onAllNodes<[string, number][]>(ctx, 'clients.topics');
+        const { parts, missing } = await onAllNodes(ctx, 'clients.topics');
         const counts = new Map<string, number>();
         for (const part of parts) for (const list of part.results) for (const [f, n] of list) counts.set(f, (counts.get(f) ?? 0) + n);
         const all = [...counts].filter(([f]) => wanted(query, f)).sort(([a], [c]) => (a < c ? -1 : a > c ? 1 : 0));
@@ -79,7 +79,7 @@ export function topicRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['page', 'size', 'topic']);
         const { page, size } = paging(b);
         const topic = topicFilterField(ctx, b)!;
-        const { parts, missing } = await onAllNodes<(SubscriptionInfo & { clientId: string; connected: boolean })[]>(ctx, 'clients.subscribers', { topic });
+        const { parts, missing } = await onAllNodes(ctx, 'clients.subscribers', { topic });
         // In a cluster each subscriber says which node holds its session.
         const all = parts.flatMap((p) => p.results.flatMap((list) => (ctx.cluster ? list.map((s) => ({ ...s, node: p.node })) : list)))
           .sort((a, c) => (a.clientId < c.clientId ? -1 : a.clientId > c.clientId ? 1 : 0));

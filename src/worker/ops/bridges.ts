@@ -2,7 +2,7 @@
 // routing-core entries; matches go to the main thread), replaced whole each time.
 import type { Op } from './types.ts';
 
-export const bridgeOps: Record<string, Op> = {
+export const bridgeOps = {
   'bridges.set'(args: { handles: number[] }, env): void {
     env.bridges.set(args.handles);
   },
@@ -14,4 +14,4 @@ export const bridgeOps: Record<string, Op> = {
   'bridges.counters'(_args: unknown, env): { loopsSkipped: number } {
     return { loopsSkipped: env.bridges.loopsSkipped };
   },
-};
+} satisfies Record<string, Op>;

@@ -112,7 +112,7 @@ function messageRecord(clientId: string, m: Message, d: { qos: number; retain: b
   };
 }
 
-export const clientOps: Record<string, Op> = {
+export const clientOps = {
   /** Connected clients matching the filter: the total and the first `limit` by connect time. */
   'clients.list'(args: ConnectionFilter & { limit: number }, env) {
     const items: ConnectionInfo[] = [];
@@ -376,4 +376,4 @@ export const clientOps: Record<string, Op> = {
     }
     return { clientId: args.clientId, removed };
   },
-};
+} satisfies Record<string, Op>;

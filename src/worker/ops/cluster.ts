@@ -5,7 +5,7 @@ import type { SessionState } from '../../engine/session/handover.ts';
 import { loadStoredParts, storedSession } from '../../engine/session/restore.ts';
 import type { StoredSession } from '../../store/types.ts';
 
-export const clusterOps: Record<string, Op> = {
+export const clusterOps = {
   /** The cluster's node handles and inbound handle (src/cluster), replaced whole each time. */
   'cluster.set'(args: { handles: number[]; inbound: number }, env): void {
     env.bridges.setCluster(args.handles, args.inbound);
@@ -38,4 +38,4 @@ export const clusterOps: Record<string, Op> = {
     if (count > 0) env.log.info('sessions of a node that went down adopted', { count });
     return count;
   },
-};
+} satisfies Record<string, Op>;

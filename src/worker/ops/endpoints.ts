@@ -23,8 +23,8 @@ function closeAll(id: string, connections: Iterable<EndpointConnection>): number
   return n;
 }
 
-export const endpointOps: Record<string, Op> = {
-  async 'endpoint-open'(args: OpenEndpoint, env: OpsEnv): Promise<EndpointRuntime> {
+export const endpointOps = {
+  async 'endpoints.open'(args: OpenEndpoint, env: OpsEnv): Promise<EndpointRuntime> {
     try {
       await env.listeners.open(args);
     } catch (err) {
@@ -36,20 +36,20 @@ export const endpointOps: Record<string, Op> = {
     return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
   },
 
-  'endpoint-update'(args: { config: EndpointConfig }, env: OpsEnv): EndpointRuntime {
+  'endpoints.update'(args: { config: EndpointConfig }, env: OpsEnv): EndpointRuntime {
     env.listeners.update(args.config);
     const ep = env.listeners.endpoints.get(args.config.id);
     if (!ep) throw new OpError(404, 'NOT_FOUND', `endpoint ${args.config.id} not open here`);
     return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
   },
 
-  'endpoint-remove'(args: { id: string }, env: OpsEnv): { closed: number } {
+  'endpoints.remove'(args: { id: string }, env: OpsEnv): { closed: number } {
     const ep = env.listeners.remove(args.id);
     if (!ep) return { closed: 0 };
     return { closed: closeAll(args.id, ep.connections) };
   },
 
-  'endpoint-runtime'(_args: unknown, env: OpsEnv): EndpointRuntime[] {
+  'endpoints.runtime'(_args: unknown, env: OpsEnv): EndpointRuntime[] {
     return [...env.listeners.endpoints.values()].map((ep) => ({ id: ep.config.id, running: ep.running, connections: ep.connections.size }));
   },
-};
+} satisfies Record<string, Op>;

@@ -3,11 +3,11 @@
 import type { LogTopicSpec } from '../../trace/worker-log-topics.ts';
 import type { Op } from './types.ts';
 
-export const logTopicOps: Record<string, Op> = {
-  'logtopics.install'(args: { topics: LogTopicSpec[]; only?: boolean }, env): void {
+export const logTopicOps = {
+  'logTopics.install'(args: { topics: LogTopicSpec[]; only?: boolean }, env): void {
     env.logTopics.install(args.topics, args.only ?? false);
   },
-  'logtopics.remove'(args: { id: string }, env): boolean {
+  'logTopics.remove'(args: { id: string }, env): boolean {
     return env.logTopics.remove(args.id);
   },
-};
+} satisfies Record<string, Op>;

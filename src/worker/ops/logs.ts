@@ -3,10 +3,10 @@
 import { isLogLevel, setLogLevel, type LogLevel } from '../../log/index.ts';
 import { OpError, type Op } from './types.ts';
 
-export const logOps: Record<string, Op> = {
-  'log-level'(args: { level: LogLevel }, env): { level: LogLevel } {
+export const logOps = {
+  'log.setLevel'(args: { level: LogLevel }, env): { level: LogLevel } {
     if (!isLogLevel(args.level)) throw new OpError(400, 'INVALID_PARAMETER', `level must be one of debug, info, warn, error`, 'level');
     setLogLevel(env.log, args.level);
     return { level: args.level };
   },
-};
+} satisfies Record<string, Op>;

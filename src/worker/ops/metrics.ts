@@ -101,6 +101,6 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
   };
 }
 
-export const metricsOps: Record<string, Op> = {
+export const metricsOps = {
   metrics: (_args: unknown, env: OpsEnv) => snapshot(env),
-};
+} satisfies Record<string, Op>;

@@ -3,7 +3,7 @@
 import type { RuleCounters, RuleSpec } from '../../rules/worker-rules.ts';
 import { OpError, type Op } from './types.ts';
 
-export const ruleOps: Record<string, Op> = {
+export const ruleOps = {
   'rules.install'(args: { rules: RuleSpec[]; only?: boolean }, env): void {
     if (args.only) env.rules.retain(new Set(args.rules.map((r) => r.id)));
     const errors = env.rules.install(args.rules);
@@ -16,4 +16,4 @@ export const ruleOps: Record<string, Op> = {
   'rules.runtime'(_args: unknown, env): Record<string, RuleCounters> {
     return env.rules.counters();
   },
-};
+} satisfies Record<string, Op>;

@@ -3,8 +3,8 @@
 import type { ProcessorCounters } from '../../scripts/types.ts';
 import type { Op } from './types.ts';
 
-export const scriptOps: Record<string, Op> = {
+export const scriptOps = {
   'scripts.runtime'(_args: unknown, env): Record<string, ProcessorCounters> {
     return env.processors.runtime();
   },
-};
+} satisfies Record<string, Op>;

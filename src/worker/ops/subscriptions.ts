@@ -51,7 +51,7 @@ class MessageRing {
 
 const locals = new Map<number, { session: Session; topic: string; qos: number; ring: MessageRing }>();
 
-export const subscriptionOps: Record<string, Op> = {
+export const subscriptionOps = {
   'proxy.set'(args: { list: ProxySubscription[] }, env) {
     setProxySubscriptions(env.proxies, args.list);
     return { count: args.list.length };
@@ -96,4 +96,4 @@ export const subscriptionOps: Record<string, Op> = {
       messages: l.ring.latest(args.limit).map((k) => ({ topic: k.topic, qos: k.qos, retain: k.retain, ...payloadText(k.payload), time: new Date(k.time).toISOString() })),
     };
   },
-};
+} satisfies Record<string, Op>;

@@ -18,8 +18,8 @@ export interface WorkerResources {
 // The previous sample of this thread (each worker has its own module instance).
 let lastElu: EventLoopUtilization | undefined;
 
-export const systemOps: Record<string, Op> = {
-  'system-resources'(_args: unknown, env): WorkerResources {
+export const systemOps = {
+  'system.resources'(_args: unknown, env): WorkerResources {
     const heap = getHeapStatistics();
     const now = performance.eventLoopUtilization();
     const elu = lastElu ? performance.eventLoopUtilization(now, lastElu) : now;
@@ -33,4 +33,4 @@ export const systemOps: Record<string, Op> = {
       connections: env.connections.size,
     };
   },
-};
+} satisfies Record<string, Op>;

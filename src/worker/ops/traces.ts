@@ -2,8 +2,8 @@
 import type { TraceSpec } from '../../trace/worker-traces.ts';
 import type { Op } from './types.ts';
 
-export const traceOps: Record<string, Op> = {
+export const traceOps = {
   'traces.set'(args: { traces: TraceSpec[] }, env): void {
     env.traces.set(args.traces, env.connections);
   },
-};
+} satisfies Record<string, Op>;

@@ -41,7 +41,8 @@ export interface OpsEnv {
   readonly sessionLimits: SessionLimits;
 }
 
-// Arguments arrive by structured clone from the supervisor, typed per op at the call site.
+// The shape every operation has. Each table keeps its operations' own argument and result types
+// (`satisfies`, not a declared Record), and index.ts derives the callers' types from them.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Op = (args: any, env: OpsEnv) => unknown | Promise<unknown>;
 
