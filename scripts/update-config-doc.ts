@@ -1,10 +1,11 @@
-// Rewrites the README's configuration table from the configuration code (test/config/readme.test.ts
-// fails until this has been run after a key changes): node --import tsx scripts/update-readme-config.ts
+// Rewrites the configuration table of docs/operating/configuration.md from the configuration code
+// (test/config/config-doc.test.ts fails until this has been run after a key changes):
+// node --import tsx scripts/update-config-doc.ts
 import { readFileSync, writeFileSync } from 'node:fs';
 
 import { describeConfig } from '../src/config/index.ts';
 
-const file = new URL('../README.md', import.meta.url);
-const readme = readFileSync(file, 'utf8');
-const next = readme.replace(/(<!-- config-table:start[^\n]*-->\n)[\s\S]*?(\n<!-- config-table:end -->)/, (_, a: string, b: string) => `${a}${describeConfig().trim()}${b}`);
+const file = new URL('../docs/operating/configuration.md', import.meta.url);
+const doc = readFileSync(file, 'utf8');
+const next = doc.replace(/(<!-- config-table:start[^\n]*-->\n)[\s\S]*?(\n<!-- config-table:end -->)/, (_, a: string, b: string) => `${a}${describeConfig().trim()}${b}`);
 writeFileSync(file, next);
