@@ -66,20 +66,20 @@ test-node: build system-packages databases services
 # *.nacos-test.ts, which the find above does not match): the Nacos server is published on no
 # registry a fresh machine reaches (only its client artifacts are on Maven Central), so
 # ensure-nacos.sh builds it from a Nacos source tree (NACOS_SRC) or uses a jar built before
-# (~/.cache/spindle/nacos-3.0.3/). See README, Commands, NACOS.
+# (~/.cache/spindle/nacos-3.0.3/). See docs/features/commands.md, NACOS.
 test-nacos: build
 	./scripts/ensure-nacos.sh
 	$(NODE_TEST) test/commands/nacos.nacos-test.ts
 
 # The type check, then the dependency rules of src/ (.dependency-cruiser.cjs: no import cycle,
-# type-only imports included; imports only along the layer order of the README's Layout).
+# type-only imports included; imports only along the layer order of docs/design/data-path.md).
 typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
 bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-platform bench-compare
 
-# The web console: bundle size, first render of the overview in Chromium, README screenshots.
+# The web console: bundle size, first render of the overview in Chromium, the screenshots of docs/features/console.md.
 bench-console: build system-packages
 	node --import tsx bench/console.ts
 
@@ -135,7 +135,7 @@ bench-persistence: build databases
 	node --import tsx bench/persistence.ts
 
 # Spindle against Mosquitto (installed from Debian when missing), Aedes (npm dev dependency) and
-# rumqttd (cargo install when missing), driven by bench/loadgen; writes bench/results/<date>/ and the README's table. COMPARE_ARGS
+# rumqttd (cargo install when missing), driven by bench/loadgen; writes bench/results/<date>/ and the summary table of docs/development/benchmarks.md. COMPARE_ARGS
 # passes options, e.g. make bench-compare COMPARE_ARGS="--quick".
 bench-compare: build
 	./scripts/ensure-bench-brokers.sh
@@ -155,7 +155,7 @@ run: build
 
 # Three nodes of a cluster on this machine (MQTT 1883..1885, admin 8080..8082, each with its own
 # nats-server: clients 4222..4224, routes 6222..6224), until Ctrl-C. See scripts/cluster-demo.sh
-# for the variables that move the ports; README, "Deploying on bare-metal hosts".
+# for the variables that move the ports; docs/operating/cluster.md.
 cluster-demo: build
 	./scripts/cluster-demo.sh
 

@@ -2,6 +2,7 @@
 // the partial run measured replace the complete run's; everything else is kept. For re-measuring
 // Spindle (and Mosquitto beside it) after a change without repeating the hour-long full run.
 //   node --import tsx bench/compare-merge.ts <full dir> <partial dir> <out dir> [--readme]
+// (--readme: also the summary table of docs/development/benchmarks.md)
 import { readFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -32,4 +33,4 @@ const merged: CompareResults = {
 };
 delete merged.summary;
 mkdirSync(outDir, { recursive: true });
-writeCompareReport(merged, outDir, flag === '--readme' ? path.resolve('README.md') : null);
+writeCompareReport(merged, outDir, flag === '--readme' ? path.resolve('docs/development/benchmarks.md') : null);

@@ -1,7 +1,8 @@
 // The comparison bench (issues 6 and 11): runs spindle-loadgen (bench/loadgen) against Spindle,
 // Debian's Mosquitto, Aedes and rumqttd on this machine, every scenario pinned (broker on core 0,
 // generator on core 1, Spindle with one worker) and unpinned (Spindle with its default workers),
-// and writes bench/results/<date>/compare.{json,md} with SVG charts and the README's table.
+// and writes bench/results/<date>/compare.{json,md} with SVG charts and the summary table of
+// docs/development/benchmarks.md (--no-readme: not that table).
 //
 //   node --import tsx bench/compare.ts [--quick] [--only fanin,latency-q0-v4] [--modes pinned]
 //        [--brokers spindle,mosquitto,aedes,rumqttd] [--runs 3] [--no-readme] [--date YYYY-MM-DD]
@@ -226,7 +227,7 @@ async function main(): Promise<void> {
   results.seconds = Math.round((Date.now() - started) / 1000);
   const dir = path.join(ROOT, 'bench/results', o.date);
   mkdirSync(dir, { recursive: true });
-  writeCompareReport(results, dir, o.readme ? path.join(ROOT, 'README.md') : null);
+  writeCompareReport(results, dir, o.readme ? path.join(ROOT, 'docs/development/benchmarks.md') : null);
   console.log(`compare: wrote ${path.relative(ROOT, dir)}/compare.{json,md} and charts in ${results.seconds} s`);
 }
 

@@ -3,7 +3,7 @@
 // overview with its first live sample, in Debian's Chromium (playwright-core), against a broker
 // process of this tree: target under 1 s. Median of ROUNDS page loads, each in a fresh page of
 // a signed-in browser (the session cookie set, the assets not cached: a new browser context).
-// Also takes the README's screenshots (docs/console/*.png). Needs: make build,
+// Also takes the web console's screenshots (docs/console/*.png, shown in docs/features/console.md). Needs: make build,
 // scripts/ensure-system-packages.sh (make bench-console does both).
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -71,7 +71,7 @@ try {
   rows.push({ figure: `first render of the overview with live data (median of ${ROUNDS})`, value: `${median(times)} ms` });
   rows.push({ figure: 'first render, slowest', value: `${Math.max(...times)} ms` });
 
-  // The README's screenshots, after a few seconds of live data.
+  // The screenshots of docs/features/console.md, after a few seconds of live data.
   mkdirSync(SHOTS, { recursive: true });
   const page = await context.newPage();
   await page.goto(`${broker.adminUrl}/#/overview`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the nats-server the cluster runs on (each Spindle node supervises its own, see
-# "Cluster" in the README): `go install` of a current 2.x from the Go module proxy into Go's bin
+# docs/operating/cluster.md): `go install` of a current 2.x from the Go module proxy into Go's bin
 # directory, when missing or of another version. Idempotent and quick when it is there.
 set -euo pipefail
 

@@ -1,6 +1,6 @@
 // Turns the comparison bench's runs into its files: compare.json (every run), compare.md (medians,
-// spreads, ratios against the issue's targets), SVG charts, and the README's table between the
-// bench:compare markers.
+// spreads, ratios against the issue's targets), SVG charts, and the summary table between the
+// bench:compare markers of docs/development/benchmarks.md.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -301,7 +301,7 @@ function markdown(results: CompareResults, sums: Summary[], chartList: Chart[], 
 const START = '<!-- bench:compare:start -->';
 const END = '<!-- bench:compare:end -->';
 
-/** Writes compare.json, compare.md and the charts into `dir`; replaces the README's table when `readme` is given. */
+/** Writes compare.json, compare.md and the charts into `dir`; replaces the table between the markers of the page `readme` names, when given. */
 export function writeCompareReport(results: CompareResults, dir: string, readme: string | null): void {
   const sums = summarise(results);
   results.summary = sums;
@@ -315,7 +315,7 @@ export function writeCompareReport(results: CompareResults, dir: string, readme:
     const text = readFileSync(readme, 'utf8');
     const a = text.indexOf(START);
     const b = text.indexOf(END);
-    if (a < 0 || b < a) throw new Error(`README has no ${START} ... ${END} markers`);
+    if (a < 0 || b < a) throw new Error(`${readme} has no ${START} ... ${END} markers`);
     const rel = path.relative(path.dirname(readme), dir) + '/';
     const body = markdown(results, sums, chartList, rel);
     writeFileSync(readme, text.slice(0, a + START.length) + '\n' + body + text.slice(b));

@@ -1,5 +1,8 @@
-// The admin API's request, reply and error types, and the envelope every route answers in
-// (see ../shared/spec/NOTES.md "Envelope and status codes"). No I/O here: server.ts owns that.
+// The admin API's request, reply and error types, and the envelope every route answers in:
+// success is HTTP 200 with {code: 200, message: "success", data}; an error carries its status in
+// the HTTP status and in the body, {code, message, error, field?}, where `error` is a stable string
+// code; a few routes answer other shapes (docs/api/README.md, "Requests, answers and errors").
+// No I/O here: server.ts owns that.
 
 /** Roles of the broker's admin API. */
 export type Role = 'admin' | 'viewer';

@@ -1,5 +1,5 @@
 // How the admin API shows a message payload in JSON: UTF-8 text when it is valid UTF-8, else
-// base64 with `payloadEncoding: "base64"` (../shared/spec/NOTES.md, retained and session records).
+// base64 with `payloadEncoding: "base64"` (retained and session records; docs/api/mqtt.md).
 import { isUtf8 } from 'node:buffer';
 
 export interface PayloadText {

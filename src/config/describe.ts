@@ -1,4 +1,4 @@
-// Owns the documentation of the configuration: the key list and the Markdown table in the README.
+// Owns the documentation of the configuration: the key list and the Markdown table in docs/operating/configuration.md.
 import { envName } from './env.ts';
 import { KEYS } from './keys.ts';
 

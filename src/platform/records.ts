@@ -42,7 +42,7 @@ export interface Application {
   updateTime: string;
 }
 
-/** Features a licence may list; recorded and reported (see the README: only the limits are enforced). */
+/** Features a licence may list; recorded and reported (see docs/features/platform.md: only the limits are enforced). */
 export interface License {
   id: string;
   organizationId: string;

@@ -129,7 +129,7 @@ test('a client reconnecting to another node right after its node was killed resu
     }, { message: 'c queues for its offline session' });
     for (let i = 0; i < 2; i++) await pub.publishAsync('fail/quick', `queued${i}`, { qos: 1 });
     // Both messages stored by c before it dies: what c took from the QoS stream and had not
-    // stored yet would wait in the stream for c (see README, Cluster, limits).
+    // stored yet would wait in the stream for c (see docs/design/cluster.md, client ids and sessions, limits).
     await waitFor(async () => {
       const stored = (await shared.loadDeliveries('dev-quick')).map((d) => Buffer.from(d.message.payload).toString());
       return stored.includes('queued0') && stored.includes('queued1');

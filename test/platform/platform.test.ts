@@ -1,4 +1,4 @@
-// The control platform end to end, as the README walks a new user through it: the system admin
+// The control platform end to end, as docs/api/platform.md walks a new user through it: the system admin
 // signs in to /api/v1, makes an organization, a project and an application; mosquitto_pub and
 // mqtt.js connect with the application's credentials inside its namespace and are refused outside
 // it (0x87, counted); the licence's connection quota refuses the next CONNECT (0x97) and its

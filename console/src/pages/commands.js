@@ -13,7 +13,7 @@ import { errText, parseObject, pretty, usePoll, when } from '../forms.js';
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
 
-/** A starting config per type (README, Commands). */
+/** A starting config per type (docs/api/commands.md). */
 const TEMPLATES = {
   KAFKA: { bootstrapServers: '127.0.0.1:9092', topic: 'telemetry', mqttTopic: 'kafka/${topic}/${key}', qos: 1 },
   RABBITMQ: { url: 'amqp://guest:guest@127.0.0.1:5672/', queue: 'to-mqtt', declare: true, mqttTopic: 'rabbit/${routingKey}', qos: 1 },

@@ -12,7 +12,7 @@ import { errText, parseObject, pretty, usePoll } from '../forms.js';
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
 
-/** A starting config per type (README, Rules and data sources). */
+/** A starting config per type (docs/api/sources.md). */
 export const SOURCE_TEMPLATES = {
   postgresql: { url: 'postgres://user:password@127.0.0.1:5432/plant', poolSize: 4 },
   mysql: { url: 'mysql://user:password@127.0.0.1:3306/plant' },

@@ -20,7 +20,7 @@ export type EngineEvent = keyof typeof EV;
 export interface EngineEvents {
   /** By EV index: whether any enabled rule listens to that event now. */
   readonly wants: Uint8Array;
-  /** An event with its fields (lower-case names; see the README's event table). */
+  /** An event with its fields (lower-case names; see the event table of docs/features/rules.md). */
   emit(event: EngineEvent, fields: Record<string, unknown>): void;
 }
 
