@@ -27,7 +27,7 @@ export interface BridgeHost {
   unsubscribeRule(handle: number): void;
   runningWorkers(): number[];
   call: WorkerCall;
-  onWorkerReady(fn: (worker: number) => void): void;
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
   onBridgeOutputs(fn: (items: BridgeOutput[]) => void): void;
   /** `orderKey`: every batch with the same key is routed by the same worker (their order kept). */
   publishBatch(messages: BatchMessage[], publisher: number, publisherHash: number, orderKey: string): Promise<number[]>;
@@ -77,8 +77,8 @@ export class BridgeManager {
     private readonly nodeName: string,
   ) {
     host.onBridgeOutputs((items) => this.outputs(items));
-    host.onWorkerReady((worker) => {
-      host.call(worker, 'bridges.set', { handles: [...this.byHandle.keys()] }).catch((err: unknown) => this.log.error('bridges not installed on a restarted worker', { worker, err }));
+    host.onWorkerStart((worker) => {
+      return host.call(worker, 'bridges.set', { handles: [...this.byHandle.keys()] }).catch((err: unknown) => this.log.error('bridges not installed on a restarted worker', { worker, err }));
     });
   }
 

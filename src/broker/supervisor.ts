@@ -45,10 +45,17 @@ export interface Ports {
   ws?: number;
 }
 
+/**
+ * Where a worker thread is in its start: 'starting' (restoring its sessions), 'loaded' (it answers
+ * operations and routes, and the features install their state on it, but it has no listener yet),
+ * 'open' (its listeners accept clients).
+ */
+type Phase = 'starting' | 'loaded' | 'open';
+
 interface Slot {
   id: number;
   worker: Worker | null;
-  ready: boolean;
+  phase: Phase;
   restarts: number;
   stats: WorkerStatsSnapshot | null;
   /** Settles when the worker's stdout has ended (its last lines are in the log store). */
@@ -70,6 +77,9 @@ export class WorkerOpError extends Error {
 }
 
 const RPC_TIMEOUT_MS = 5000;
+/** How long a started worker waits for the features' state before it opens its listeners
+ * anyway (a feature that failed to install is logged). */
+const INSTALL_TIMEOUT_MS = 10_000;
 /** How long a worker has to give up sessions another node claims (a hand-over between workers
  * may wait for a CONNECT in progress). */
 const RELEASE_TIMEOUT_MS = 8000;
@@ -89,10 +99,12 @@ export class Supervisor {
   /** The main thread's own store handle (restore at start, expiry sweeps); null with MEMORY. */
   private store: Store | null = null;
   private slotOfNode = 0;
+  /** The stored sessions open() read, until startWorkers() hands them to the workers. */
+  private stored: StoredSession[] = [];
   readonly startedAt = Date.now();
   private rpcSeq = 0;
   private nextPublishWorker = 0;
-  private readonly readyListeners: ((worker: number) => void)[] = [];
+  private readonly startListeners: ((worker: number) => void | Promise<unknown>)[] = [];
   /** The cluster's node handles (empty without a cluster) and where their matches go. */
   private clusterHandles = new Set<number>();
   private clusterOutputs: (items: BridgeOutput[], from: ClusterTicket | null) => void = () => {};
@@ -136,17 +148,29 @@ export class Supervisor {
     this.level = config.log.level;
   }
 
+  /** open(), then startWorkers(). */
   async start(): Promise<Ports> {
+    await this.open();
+    return this.startWorkers();
+  }
+
+  /**
+   * Opens the log store, the store (retained messages back in the routing core) and the
+   * endpoints, and checks their ports are free; no worker runs yet. The features load their
+   * state between this and startWorkers(), so the workers start with it.
+   */
+  async open(): Promise<Ports> {
     this.openLogStore();
     try {
-      return await this.startWorkers();
+      await this.openEndpoints();
     } catch (err) {
       this.closeLogStore();
       throw err;
     }
+    return this.ports;
   }
 
-  private async startWorkers(): Promise<Ports> {
+  private async openEndpoints(): Promise<void> {
     const c = this.config.mqtt;
     // Port 0 (tests): the first socket picks a free port, the others join it.
     if (c.tcp.enabled) this.ports.tcp = c.tcp.port || await freePort(c.host);
@@ -159,7 +183,7 @@ export class Supervisor {
       counters: new EndpointCounters(this.countersBuffer),
       store: this.store,
       log: this.log,
-      workers: () => this.slots.filter((s) => s.worker && s.ready).map((s) => s.id),
+      workers: () => this.slots.filter((s) => s.worker && s.phase === 'open').map((s) => s.id),
       call: (w, op, ...tail) => this.call(w, op, ...tail),
     });
     await this.endpoints.restore(configEndpoints(this.config, this.ports));
@@ -175,12 +199,20 @@ export class Supervisor {
       await this.store?.close();
       throw err;
     }
-    for (let id = 0; id < this.config.workers; id++) this.slots.push({ id, worker: null, ready: false, restarts: 0, stats: null, relayed: null });
+    this.stored = stored;
+  }
+
+  /** Starts the worker threads (each takes a share of the stored sessions, gets every feature's
+   * state, then opens its listeners); resolves once all accept clients. */
+  async startWorkers(): Promise<Ports> {
+    const stored = this.stored;
+    this.stored = [];
+    for (let id = 0; id < this.config.workers; id++) this.slots.push({ id, worker: null, phase: 'starting', restarts: 0, stats: null, relayed: null });
     // Stored sessions are spread over the workers; each restores its share before accepting.
     const shares = this.slots.map(() => [] as StoredSession[]);
     stored.forEach((s, i) => shares[i % shares.length].push(s));
     await Promise.all(this.slots.map((s, i) => this.spawn(s, shares[i])));
-    if (this.config.sys.enabled) this.sysTimer = setInterval(() => void this.publishSys(), this.config.sys.interval * 1000);
+    this.sysTimer = this.config.sys.enabled ? setInterval(() => void this.publishSys(), this.config.sys.interval * 1000) : null;
     return this.ports;
   }
 
@@ -316,7 +348,7 @@ export class Supervisor {
   private spawn(slot: Slot, restore: StoredSession[] = []): Promise<void> {
     const worker = spawnTsWorker(
       WORKER_ENTRY,
-      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, endpoints: this.endpoints.specsForWorker(), counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, nodeSlot: this.slotOfNode, restore, authFailures: this.authFailures, policies: this.policyState, processors: this.processorState },
+      { workerId: slot.id, config: { ...this.config, log: { ...this.config.log, level: this.level } }, counters: this.countersBuffer, routeShared: this.routeShared, routerName: this.routerName, nodeSlot: this.slotOfNode, restore, authFailures: this.authFailures, policies: this.policyState, processors: this.processorState },
       // A small nursery: message objects live and die in it, in the CPU caches (see the key).
       // With the log store on, the worker's stdout comes here (one writer for the files).
       { resourceLimits: { maxYoungGenerationSizeMb: this.config.workerYoungGeneration }, stdout: this.logStore !== null },
@@ -325,14 +357,17 @@ export class Supervisor {
     const module = `worker-${slot.id}`;
     slot.relayed = logs ? relayLines(worker.stdout, process.stdout, (line) => logs.append(line, module)) : null;
     slot.worker = worker;
-    slot.ready = false;
+    slot.phase = 'starting';
     return new Promise((resolve, reject) => {
       worker.on('message', (msg: FromWorker) => {
         switch (msg.t) {
-          case 'ready':
-            slot.ready = true;
+          case 'loaded':
+            slot.phase = 'loaded';
             this.connectPeers(slot);
-            for (const fn of this.readyListeners) fn(slot.id);
+            void this.install(slot, worker);
+            break;
+          case 'ready':
+            slot.phase = 'open';
             resolve();
             break;
           case 'failed':
@@ -376,7 +411,7 @@ export class Supervisor {
       worker.on('error', (err) => this.log.error('worker failed', { worker: slot.id, err }));
       worker.on('exit', (code) => {
         slot.worker = null;
-        slot.ready = false;
+        slot.phase = 'starting';
         for (const fn of this.exitListeners) fn(slot.id);
         slot.stats = null; // a dead worker's last counters are not reported as a live one's
         // The worker's listening sockets closed with its event loop; the fds are not ours to close.
@@ -397,10 +432,29 @@ export class Supervisor {
     });
   }
 
+  /**
+   * Every feature's state goes to a (re)started worker before it opens its listeners: the worker
+   * handles messages in order, so what a feature posts now is in place before the 'open' that
+   * follows, and a change made meanwhile reaches it too (it answers calls from now on). So the
+   * first client message the worker accepts already meets every rule, bridge, log topic, trace
+   * and viewer.
+   */
+  private async install(slot: Slot, worker: Worker): Promise<void> {
+    const installs = this.startListeners.map(async (fn) => fn(slot.id));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), INSTALL_TIMEOUT_MS)));
+    const settled = await Promise.race([Promise.allSettled(installs), timedOut]);
+    clearTimeout(timer);
+    if (settled === 'timeout') this.log.error('a worker opens its listeners before every feature installed its state', { worker: slot.id, timeoutMs: INSTALL_TIMEOUT_MS });
+    else for (const r of settled) if (r.status === 'rejected') this.log.error('a feature failed to install its state on a worker', { worker: slot.id, err: r.reason });
+    // The endpoints as they are now (one may have changed while the worker started).
+    if (slot.worker === worker) worker.postMessage({ t: 'open', endpoints: this.endpoints.specsForWorker() } satisfies ToWorker);
+  }
+
   /** A MessageChannel between a (re)started worker and every other running worker. */
   private connectPeers(slot: Slot): void {
     for (const other of this.slots) {
-      if (other === slot || !other.worker || !other.ready) continue;
+      if (other === slot || !other.worker || other.phase === 'starting') continue;
       const { port1, port2 } = new MessageChannel();
       slot.worker!.postMessage({ t: 'peer', worker: other.id, port: port1 } satisfies ToWorker, [port1]);
       other.worker.postMessage({ t: 'peer', worker: slot.id, port: port2 } satisfies ToWorker, [port2]);
@@ -409,7 +463,7 @@ export class Supervisor {
 
   /** Publishes a message through a running worker (it routes to every worker). */
   publish(topic: string, payload: Buffer, qos: 0 | 1 | 2 = 0, retain = false): boolean {
-    const slot = this.slots.find((s) => s.ready && s.worker);
+    const slot = this.slots.find((s) => s.worker && s.phase !== 'starting');
     if (!slot) return false;
     post(slot, { t: 'publish', message: { topic, payload, qos, retain, expiresAt: 0 } });
     return true;
@@ -437,7 +491,7 @@ export class Supervisor {
 
   /** Fresh counters from every running worker (each answers with a snapshot). */
   async collectStats(timeoutMs = 1000): Promise<WorkerStatsSnapshot[]> {
-    const running = this.slots.filter((s) => s.worker && s.ready);
+    const running = this.slots.filter((s) => s.worker && s.phase !== 'starting');
     await Promise.all(running.map((s) => new Promise<void>((resolve) => {
       const w = s.worker!;
       const timer = setTimeout(done, timeoutMs);
@@ -458,7 +512,7 @@ export class Supervisor {
   /** Runs a named operation (src/worker/ops) on one worker and answers its result. */
   call<K extends OpName>(worker: number, op: K, ...[args, timeoutMs = RPC_TIMEOUT_MS]: OpTail<K>): Promise<OpResult<K>> {
     const slot = this.slots[worker];
-    if (!slot?.worker || !slot.ready) return Promise.reject(new WorkerOpError({ code: 'WORKER_DOWN', message: `worker ${worker} is not running`, status: 503 }));
+    if (!slot?.worker || slot.phase === 'starting') return Promise.reject(new WorkerOpError({ code: 'WORKER_DOWN', message: `worker ${worker} is not running`, status: 503 }));
     const id = ++this.rpcSeq;
     return new Promise<OpResult<K>>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -472,18 +526,20 @@ export class Supervisor {
 
   /** Runs an operation on every running worker; answers the results in worker order. */
   callAll<K extends OpName>(op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
-    return Promise.all(this.slots.filter((s) => s.worker && s.ready).map((s) => this.call(s.id, op, ...tail)));
+    return Promise.all(this.slots.filter((s) => s.worker && s.phase !== 'starting').map((s) => this.call(s.id, op, ...tail)));
   }
 
-  /** The ids of the workers running now. */
+  /** The ids of the workers running now: those that answer operations (their listeners may not
+   * be open yet, and a change sent to them is in place before they are). */
   runningWorkers(): number[] {
-    return this.slots.filter((s) => s.worker && s.ready).map((s) => s.id);
+    return this.slots.filter((s) => s.worker && s.phase !== 'starting').map((s) => s.id);
   }
 
-  /** Calls `fn` each time a worker is ready, also after a restart (state the admin API pushed to
-   * workers, such as proxy subscriptions, is pushed again). */
-  onWorkerReady(fn: (worker: number) => void): void {
-    this.readyListeners.push(fn);
+  /** Calls `fn` each time a worker has started (also after a restart), before it opens its
+   * listeners: a feature sends its state to the worker there. The worker opens them once every
+   * promise `fn` returned settled (INSTALL_TIMEOUT_MS at most). */
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void {
+    this.startListeners.push(fn);
   }
 
   /** Calls `fn` each time a worker thread has exited (crashed, or at shutdown): what it held in
@@ -678,7 +734,7 @@ export class Supervisor {
 
   /** Each worker thread: running (started and ready) or not, and how often it was restarted. */
   workerStates(): { id: number; running: boolean; restarts: number }[] {
-    return this.slots.map((s) => ({ id: s.id, running: s.worker !== null && s.ready, restarts: s.restarts }));
+    return this.slots.map((s) => ({ id: s.id, running: s.worker !== null && s.phase === 'open', restarts: s.restarts }));
   }
 
   /** The worker threads (for operators' tooling and crash tests). */

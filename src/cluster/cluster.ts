@@ -58,7 +58,7 @@ export interface ClusterHost {
   clearHandle(handle: number): void;
   publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }>;
   callAll: WorkerCallAll;
-  onWorkerReady(fn: (worker: number) => void): void;
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
   call: WorkerCall;
 }
 
@@ -213,7 +213,7 @@ export class ClusterLink {
       return done.catch((err: unknown) => this.log.error('cluster handles not installed on a worker', { worker: w, err }));
     };
     await install();
-    this.host.onWorkerReady((w) => void install(w));
+    this.host.onWorkerStart((w) => install(w));
     this.timers.push(setInterval(() => this.heartbeat(), HEARTBEAT_MS), setInterval(() => this.sweep(), 250), setInterval(() => this.flushInterest(), INTEREST_MS));
     this.heartbeat();
     for (const part of this.parts) await part.start(this.partContext());

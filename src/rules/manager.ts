@@ -29,7 +29,7 @@ export interface RuleHost {
   unsubscribeRule(handle: number): void;
   runningWorkers(): number[];
   call: WorkerCall;
-  onWorkerReady(fn: (worker: number) => void): void;
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
   onRuleOutputs(fn: (items: unknown[]) => void): void;
 }
 
@@ -81,9 +81,9 @@ export class RuleManager {
     private readonly options: RuleOptions,
   ) {
     host.onRuleOutputs((items) => this.outputs(items));
-    host.onWorkerReady((worker) => {
+    host.onWorkerStart((worker) => {
       const all = [...this.rules.values()].filter((l) => l.doc.enabled).map((l) => this.spec(l));
-      host.call(worker, 'rules.install', { rules: all, only: true }).catch((err: unknown) => this.log.error('rules not installed on a restarted worker', { worker, err }));
+      return host.call(worker, 'rules.install', { rules: all, only: true }).catch((err: unknown) => this.log.error('rules not installed on a restarted worker', { worker, err }));
     });
     this.timer = setInterval(() => void this.sample(), SAMPLE_MS);
     this.timer.unref();

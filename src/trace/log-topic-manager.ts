@@ -26,7 +26,7 @@ export interface LogTopicHost {
   unsubscribeRule(handle: number): void;
   runningWorkers(): number[];
   call: WorkerCall;
-  onWorkerReady(fn: (worker: number) => void): void;
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
 }
 
 
@@ -40,8 +40,8 @@ export class LogTopicManager {
     /** Checks a topic filter; answers why it is not one, or undefined. */
     private readonly filterProblem: (filter: string) => string | undefined,
   ) {
-    host.onWorkerReady((worker) => {
-      host.call(worker, 'logTopics.install', { topics: [...this.topics.values()], only: true }).catch((err: unknown) => this.log.error('log topics not installed on a restarted worker', { worker, err }));
+    host.onWorkerStart((worker) => {
+      return host.call(worker, 'logTopics.install', { topics: [...this.topics.values()], only: true }).catch((err: unknown) => this.log.error('log topics not installed on a restarted worker', { worker, err }));
     });
   }
 

@@ -12,7 +12,7 @@ export const MAX_TRACE_SECONDS = 86_400;
 export interface TraceHost {
   runningWorkers(): number[];
   call: WorkerCall;
-  onWorkerReady(fn: (worker: number) => void): void;
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
 }
 
 export interface TraceView {
@@ -26,8 +26,8 @@ export class TraceManager {
   private readonly traces = new Map<string, { started: number; until: number; timer: NodeJS.Timeout }>();
 
   constructor(private readonly host: TraceHost, private readonly log: Logger) {
-    host.onWorkerReady((worker) => {
-      host.call(worker, 'traces.set', { traces: this.specs() }).catch((err: unknown) => this.log.error('traces not set on a restarted worker', { worker, err }));
+    host.onWorkerStart((worker) => {
+      return host.call(worker, 'traces.set', { traces: this.specs() }).catch((err: unknown) => this.log.error('traces not set on a restarted worker', { worker, err }));
     });
   }
 

@@ -10,6 +10,7 @@ import type { BridgeOutput, ViewerSkips } from '../bridges/worker-bridges.ts';
 import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../scripts/types.ts';
+import type { OpenEndpoint } from '../listener/listeners.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -50,9 +51,14 @@ export type ToWorker =
   | { t: 'policy-replies'; replies: PolicyReply[] }
   /** Answers to this worker's client-id claims across the cluster's nodes, one post per tick. */
   | { t: 'node-claim-replies'; replies: NodeClaimReply[] }
+  /** Every feature's state is in place: open these endpoints' listeners, then answer 'ready'. */
+  | { t: 'open'; endpoints: OpenEndpoint[] }
   | { t: 'shutdown' };
 
 export type FromWorker =
+  /** Sessions restored: the worker answers operations and routes; no listener is open yet. */
+  | { t: 'loaded' }
+  /** Listeners open: clients are accepted. */
   | { t: 'ready' }
   | { t: 'failed'; error: { code: string; message: string } }
   | { t: 'stats'; stats: WorkerStatsSnapshot }

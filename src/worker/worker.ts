@@ -43,8 +43,6 @@ import { EV } from '../engine/session/events.ts';
 interface WorkerData {
   workerId: number;
   config: BrokerConfig;
-  /** The endpoints to open, with this worker's listening socket for each TCP/TLS one. */
-  endpoints: OpenEndpoint[];
   /** Per-endpoint connection and session counts shared by every worker. */
   counters: SharedArrayBuffer;
   /** Shared by every worker: the subscription set's generation (match results are cached per
@@ -313,6 +311,15 @@ parentPort!.on('message', (msg: ToWorker) => {
     case 'node-claim-replies':
       nodeClaims.answer(msg.replies);
       break;
+    case 'open':
+      openEndpoints(msg.endpoints).then(
+        () => post({ t: 'ready' }),
+        (err: Error) => {
+          log.error('listeners failed to start', { err });
+          post({ t: 'failed', error: { code: (err as { code?: string }).code ?? 'LISTEN_FAILED', message: err.message } });
+        },
+      );
+      break;
     case 'shutdown':
       void shutdown();
       break;
@@ -361,10 +368,12 @@ async function openEndpoints(list: OpenEndpoint[]): Promise<void> {
   for (const e of list) await listeners.open(e);
 }
 
-restore(data.restore).then(() => openEndpoints(data.endpoints)).then(
-  () => post({ t: 'ready' }),
+// Restored, this worker answers operations; the supervisor sends every feature's state, then
+// 'open' with the endpoints, and only then are clients accepted.
+restore(data.restore).then(
+  () => post({ t: 'loaded' }),
   (err: Error) => {
-    log.error('listeners failed to start', { err });
-    post({ t: 'failed', error: { code: (err as { code?: string }).code ?? 'LISTEN_FAILED', message: err.message } });
+    log.error('sessions failed to restore', { err });
+    post({ t: 'failed', error: { code: (err as { code?: string }).code ?? 'RESTORE_FAILED', message: err.message } });
   },
 );

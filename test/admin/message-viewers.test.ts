@@ -64,7 +64,7 @@ function fakeHost(): Fake {
       return [];
     }) as ViewerHost['callAll'],
     call: (async () => undefined) as ViewerHost['call'],
-    onWorkerReady: () => undefined,
+    onWorkerStart: () => undefined,
     setViewers: (_handles, fn) => {
       outputs = fn;
     },

@@ -1,7 +1,7 @@
-// A real broker for end-to-end tests: the supervisor and its worker threads in this process,
+// A real broker for end-to-end tests: the node of `spindle` (src/node/node.ts) in this process,
 // listening on free ports, with a routing core of its own (so tests in one process never share
 // state). Configuration overrides are written to a JSON config file, as a user would.
-import { createCluster, type ClusterLink } from '../../src/cluster/index.ts';
+import type { ClusterLink } from '../../src/cluster/index.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,8 +11,10 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { Supervisor, type Ports } from '../../src/broker/supervisor.ts';
-import { startAdmin, type AdminHandle } from '../../src/admin/index.ts';
+import type { Supervisor, Ports } from '../../src/broker/supervisor.ts';
+import type { AdminHandle } from '../../src/admin/index.ts';
+import { startNode } from '../../src/node/node.ts';
+import type { Features } from '../../src/node/features.ts';
 import { WAIT_MS } from './wait.ts';
 
 export interface TestBroker {
@@ -24,6 +26,9 @@ export interface TestBroker {
   admin: AdminHandle | null;
   /** This node's part of the cluster, when the overrides enable it. */
   cluster: ClusterLink | null;
+  /** The main thread's features (rules, policies, scripts, bridges, commands ...), which run
+   * with or without the admin API. */
+  features: Features;
   stop(): Promise<void>;
 }
 
@@ -46,11 +51,8 @@ export async function startBroker(overrides: Record<string, unknown> = {}): Prom
   writeFileSync(file, JSON.stringify(deepMerge(base, overrides)));
   const config = loadConfig({ argv: ['--config', file], env: {} });
   const log = createLogger({ level: config.log.level, name: 'test-broker' });
-  const supervisor = new Supervisor(config, log, `test-${process.pid}-${counter++}`);
-  const cluster = createCluster(supervisor, config, log);
-  const ports = await supervisor.start();
-  await cluster?.start();
-  const admin = config.admin.enabled ? await startAdmin(supervisor, config, log, cluster) : null;
+  const node = await startNode(config, log, { routerName: `test-${process.pid}-${counter++}` });
+  const { ports, supervisor, admin, cluster, features } = node;
   return {
     ports,
     supervisor,
@@ -58,11 +60,8 @@ export async function startBroker(overrides: Record<string, unknown> = {}): Prom
     wsUrl: `ws://127.0.0.1:${ports.ws}/mqtt`,
     admin,
     cluster,
-    async stop() {
-      await admin?.close();
-      await cluster?.close();
-      await supervisor.shutdown();
-    },
+    features,
+    stop: () => node.close(),
   };
 }
 

@@ -44,7 +44,7 @@ export interface ViewerHost {
   clearHandle(handle: number): void;
   callAll: WorkerCallAll;
   call: WorkerCall;
-  onWorkerReady(fn: (worker: number) => void): void;
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
   setViewers(handles: ReadonlySet<number>, outputs: (items: BridgeOutput[], skipped: ViewerSkips | null) => void): void;
   readonly logs: LogStore | null;
 }
@@ -112,9 +112,9 @@ export class MessageViewers {
 
   constructor(private readonly host: ViewerHost, private readonly acl: ViewerAcl, private readonly log: Logger) {
     host.setViewers(this.handles, (items, skipped) => this.outputs(items, skipped));
-    host.onWorkerReady((worker) => {
+    host.onWorkerStart((worker) => {
       if (this.handles.size === 0) return;
-      host.call(worker, 'bridges.viewers', { handles: [...this.handles] }).catch((err: unknown) => this.log.error('console viewers not installed on a restarted worker', { worker, err }));
+      return host.call(worker, 'bridges.viewers', { handles: [...this.handles] }).catch((err: unknown) => this.log.error('console viewers not installed on a restarted worker', { worker, err }));
     });
   }
 

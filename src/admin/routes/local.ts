@@ -49,11 +49,8 @@ export function localRoutes(ctx: AdminContext): Route[] {
     }
   })();
   loaded.catch((err: unknown) => ctx.log.error('local subscriptions could not be restored', { err }));
-  sup.onWorkerReady((worker) => {
-    for (const l of locals.values()) {
-      if (l.worker === worker) open(l).catch((err: unknown) => ctx.log.error('local subscription not reopened on a restarted worker', { topic: l.topic, worker, err }));
-    }
-  });
+  sup.onWorkerStart((worker) => Promise.all([...locals.values()].filter((l) => l.worker === worker).map((l) =>
+    open(l).catch((err: unknown) => ctx.log.error('local subscription not reopened on a restarted worker', { topic: l.topic, worker, err })))));
 
   const view = (l: Local) => ({ id: l.id, topic: l.topic, qos: l.qos, worker: l.worker, createTime: l.createTime });
 

@@ -31,9 +31,9 @@ export function subscriptionRoutes(ctx: AdminContext): Route[] {
     if (proxies.size > 0) await onAllWorkers(ctx, 'proxy.set', { list: list() });
   })();
   loaded.catch((err: unknown) => ctx.log.error('proxy subscriptions could not be restored', { err }));
-  ctx.supervisor.onWorkerReady((worker) => {
+  ctx.supervisor.onWorkerStart((worker) => {
     if (proxies.size === 0) return;
-    onWorker(ctx, worker, 'proxy.set', { list: list() }).catch((err: unknown) => ctx.log.error('proxy subscriptions not pushed to a restarted worker', { worker, err }));
+    return onWorker(ctx, worker, 'proxy.set', { list: list() }).catch((err: unknown) => ctx.log.error('proxy subscriptions not pushed to a restarted worker', { worker, err }));
   });
 
   return [

@@ -1,0 +1,195 @@
+// The main thread's features, built from the store whatever serves HTTP: data sources, rules,
+// auth and ACL policies, scripts and extensions, log topics, traces, MQTT bridges, commands and
+// the control platform, with their metrics and (in a cluster) the replication of their
+// configuration. Built after the store opened and before the workers start: each feature sends
+// its state to every worker as it starts (Supervisor.onWorkerStart), before the worker opens its
+// listeners. The admin API, when enabled, serves routes over these; without it they all still run.
+import { Registry } from 'prom-client';
+
+import type { Supervisor } from '../broker/supervisor.ts';
+import type { BrokerConfig } from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { Store } from '../store/types.ts';
+import { MemoryStore } from '../store/memory/memory-store.ts';
+import { SOURCE_KIND, SourceRegistry } from '../sources/registry.ts';
+import { RuleManager } from '../rules/manager.ts';
+import { registerRuleMetrics } from '../rules/metrics.ts';
+import { POLICY_STORE_KIND, PolicyManager } from '../policies/manager.ts';
+import { registerPolicyMetrics } from '../policies/metrics.ts';
+import { setHashConcurrency } from '../auth/strategies/password-strategy.ts';
+import { ProcessorManager } from '../scripts/manager.ts';
+import { registerProcessorMetrics } from '../scripts/metrics.ts';
+import { LogTopicManager } from '../trace/log-topic-manager.ts';
+import { TraceManager } from '../trace/trace-manager.ts';
+import { topicFilterProblem } from '../auth/topic-filter.ts';
+import { BRIDGE_KIND, BridgeManager } from '../bridges/manager.ts';
+import { registerBridgeMetrics } from '../bridges/metrics.ts';
+import { COMMAND_KIND, CommandManager } from '../commands/manager.ts';
+import { registerCommandMetrics } from '../commands/metrics.ts';
+import type { BrokerInfo } from '../commands/types.ts';
+import { ControlPlatform } from '../platform/platform.ts';
+import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterLink } from '../cluster/index.ts';
+import { brokerSignals } from './broker-signals.ts';
+
+export interface Features {
+  /** The store the features write through (in a cluster, one that tells ConfigSync of each
+   * change); with MEMORY an in-process one (objects last until exit). */
+  readonly store: Store;
+  /** The main thread's Prometheus registry (the features' metrics). */
+  readonly registry: Registry;
+  /** Replicates the configuration across the cluster's nodes (null without a cluster). */
+  readonly sync: ConfigSync | null;
+  readonly sources: SourceRegistry;
+  readonly rules: RuleManager;
+  readonly policies: PolicyManager;
+  readonly processors: ProcessorManager;
+  readonly logTopics: LogTopicManager;
+  readonly traces: TraceManager;
+  readonly bridges: BridgeManager;
+  readonly commands: CommandManager;
+  readonly platform: ControlPlatform;
+  /** In a cluster, starts replicating the configuration (every kind registered by then is read
+   * from the other nodes first); nothing without one. */
+  replicate(): Promise<void>;
+  /** Runs `fn` when the features close (before them: closers run in reverse). */
+  onClose(fn: () => void | Promise<void>): void;
+  /** Stops every feature, in the reverse order of their start. */
+  close(): Promise<void>;
+}
+
+/** Builds and loads every feature; a failure closes what was built and is thrown. */
+export async function startFeatures(supervisor: Supervisor, config: BrokerConfig, log: Logger, cluster: ClusterLink | null): Promise<Features> {
+  const closers: (() => void | Promise<void>)[] = [];
+  const close = async () => {
+    for (const fn of closers.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.error('a feature failed to close', { err });
+      }
+    }
+  };
+  try {
+    return await build(supervisor, config, log, cluster, closers, close);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function build(
+  supervisor: Supervisor, config: BrokerConfig, log: Logger, cluster: ClusterLink | null,
+  closers: (() => void | Promise<void>)[], close: () => Promise<void>,
+): Promise<Features> {
+  let store = supervisor.openedStore;
+  if (!store) {
+    const own = new MemoryStore();
+    await own.open();
+    closers.push(() => own.close());
+    store = own;
+  }
+  const registry = new Registry();
+  // In a cluster the managers write through a store that tells ConfigSync of each change.
+  const sync = cluster ? new ConfigSync(log.named('cluster'), registry) : null;
+  if (sync) {
+    sync.attach(store);
+    store = replicatingStore(store, sync);
+    supervisor.endpoints.useStore(store);
+  }
+  // Data sources first (rules name them), then the rules, installed on every worker as it starts.
+  const sources = new SourceRegistry(store, log);
+  closers.push(() => sources.close());
+  await sources.load();
+  const lookup = { source: (id: string) => sources.get(id), typeOf: (id: string) => sources.record(id)?.type };
+  const rules = new RuleManager(supervisor, store, lookup, log, { queueLimit: config.rules.actionQueueLimit });
+  closers.push(() => rules.close());
+  await rules.load();
+  registerRuleMetrics(registry, rules);
+  // Auth and ACL policies read data sources too; their chains answer the workers' questions.
+  setHashConcurrency(config.auth.hashConcurrency);
+  const policies = new PolicyManager(supervisor, store, { ...lookup, log }, log);
+  closers.push(() => policies.close());
+  sources.setInUseCheck((id) => rules.usesSource(id).length > 0 || policies.usesSource(id).length > 0);
+  await policies.load();
+  registerPolicyMetrics(registry, policies);
+  // Scripts and extensions: run by the workers' pools, on the PUBLISHes their filters match.
+  const processors = new ProcessorManager(supervisor, store, config.extensions.dir, log);
+  await processors.load();
+  registerProcessorMetrics(registry, processors);
+  const logTopics = new LogTopicManager(supervisor, store, log, topicFilterProblem);
+  await logTopics.load();
+  const traces = new TraceManager(supervisor, log);
+  closers.push(() => traces.close());
+  // MQTT bridges: the configuration file's and the stored ones.
+  const bridges = new BridgeManager(supervisor, store, log, config.nodeName);
+  closers.push(() => bridges.close());
+  if (cluster) bridges.useLeases(cluster.leases);
+  await bridges.load(config.bridges);
+  registerBridgeMetrics(registry, bridges);
+  if (cluster) registerClusterMetrics(registry, cluster);
+  // Commands publish into the broker: stopped (closers run in reverse) before anything else
+  // closes. A registration (NACOS) announces the enabled endpoints, read again while it runs.
+  const brokerInfo: BrokerInfo = {
+    nodeName: config.nodeName,
+    endpoints: () => supervisor.endpoints.list().filter((e) => e.enabled).map((e) => ({
+      id: e.id,
+      port: e.port,
+      protocol: e.useWebsocket ? (e.sslConfig ? 'wss' : 'ws') : e.sslConfig ? 'mqtts' : 'mqtt',
+      ...(e.useWebsocket ? { path: e.path } : {}),
+    })),
+  };
+  const commands = new CommandManager(supervisor, store, log.named('commands'), { maxTopicLevels: config.limits.maxTopicLevels, maxPayload: config.limits.maxPacketSize }, brokerInfo);
+  closers.push(() => commands.close());
+  // In a cluster a command that brings records in runs on one node at a time (its lease's holder).
+  if (cluster) commands.useLeases(cluster.leases);
+  await commands.load();
+  registerCommandMetrics(registry, commands);
+  // The control platform: its applications answer first in the authentication chain.
+  const platform = new ControlPlatform({
+    setTenantPolicy: (policy, tenants) => policies.setTenantPolicy(policy, tenants),
+    kickTenants: async (applicationIds) => {
+      await supervisor.callAll('clients.kickTenant', { applicationIds });
+    },
+    brokerSignals: () => brokerSignals(supervisor, rules),
+    onWorkerExit: (fn) => supervisor.onWorkerExit(fn),
+  }, store, log.named('platform'), {
+    maxTenants: config.platform.maxTenants, workers: config.workers, maxTopicLevels: config.limits.maxTopicLevels, alertInterval: config.platform.alertInterval,
+    maxAlerts: config.platform.maxAlerts, nodeName: config.nodeName, registry,
+  });
+  closers.push(() => platform.close());
+  await platform.load();
+  if (sync) registerReplicatedKinds(sync, { sources, rules, policies, processors, logTopics, commands, bridges, platform, endpoints: supervisor.endpoints });
+  return {
+    store, registry, sync, sources, rules, policies, processors, logTopics, traces, bridges, commands, platform,
+    async replicate() {
+      if (!sync || !cluster) return;
+      // Caught up with the other nodes' changes once this resolves.
+      await cluster.addPart(sync);
+      // Closed first: no change from another node reaches a feature that is closing.
+      closers.push(() => sync.close());
+    },
+    onClose: (fn) => void closers.push(fn),
+    close,
+  };
+}
+
+/**
+ * The configuration objects replicated across the cluster's nodes, and the feature that applies
+ * each change made on another node (commands and bridges run on one node at a time: their
+ * leases). The admin API adds its own kinds (admin users, dashboards) when it runs. Not
+ * replicated: node-specific state (local and proxy subscriptions, alerts firing).
+ */
+function registerReplicatedKinds(sync: ConfigSync, m: {
+  sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager; logTopics: LogTopicManager;
+  commands: CommandManager; bridges: BridgeManager; platform: ControlPlatform; endpoints: Supervisor['endpoints'];
+}): void {
+  sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
+  sync.register({ kind: SOURCE_KIND, apply: (id, doc) => m.sources.applyStored(id, doc as never) });
+  sync.register({ kind: 'rule', apply: (id, doc) => m.rules.applyStored(id, doc as never) });
+  for (const kind of ['auth', 'acl'] as const) sync.register({ kind: POLICY_STORE_KIND[kind], apply: (id, doc) => m.policies.applyStored(kind, id, doc as never) });
+  for (const kind of ['script', 'extension'] as const) sync.register({ kind, apply: async (id, doc) => m.processors.applyStored(kind, id, doc as never) });
+  sync.register({ kind: 'log-topic', apply: (id, doc) => m.logTopics.applyStored(id, doc as never) });
+  sync.register({ kind: COMMAND_KIND, apply: (id, doc) => m.commands.applyStored(id, doc as never) });
+  sync.register({ kind: BRIDGE_KIND, apply: (id, doc) => m.bridges.applyStored(id, doc as never) });
+  for (const kind of ControlPlatform.KINDS) sync.register({ kind, apply: (id, doc) => m.platform.applyStored(kind, id, doc) });
+}
