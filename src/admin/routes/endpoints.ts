@@ -239,7 +239,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       },
     },
     {
-      method: 'POST', path: '/api/endpoints/validate', access: 'read', tag: 'endpoints',
+      method: 'POST', path: '/api/endpoints/validate', access: 'read', readOnly: true, tag: 'endpoints',
       summary: 'Check a new endpoint as /api/endpoints/add would (fields, ranges, id and port conflicts, port really free) without adding it: {valid: true, config} or the 400/409 add would answer',
       body: withRequired(['port']),
       async handler(req) {
@@ -249,7 +249,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       },
     },
     {
-      method: 'POST', path: '/api/endpoints/validate-config', access: 'read', tag: 'endpoints',
+      method: 'POST', path: '/api/endpoints/validate-config', access: 'read', readOnly: true, tag: 'endpoints',
       summary: 'Check an endpoint configuration alone (fields and ranges; not whether its id or port is free): {valid: true, config} or 400 naming the field',
       body: ENDPOINT_SCHEMA,
       async handler(req) {
