@@ -1,4 +1,6 @@
-// AuditLog: every write through the admin API and the control platform's /api/v1 (main thread):
+// AuditLog: every write through the admin API and the control platform's /api/v1 (main thread),
+// and every sign-in attempt; not reads (GETs, and POSTs marked readOnly such as queries, which the
+// console polls; AdminServer decides):
 // who (user and role), what (action), which resource (kind, id, organization, project), before
 // and after where small, when, from which address, and the status answered. Written to the store
 // in batches (one per tick); kept `retentionDays` (pruned hourly); never changed or deleted

@@ -73,6 +73,10 @@ export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   access: Access;
+  /** A POST that changes nothing (a query, a check, a test run): not a write, so the audit log
+   * leaves it out. Every other request but a GET is a write. (`access` says who may call a route,
+   * not whether it writes: a viewer may change their own password.) */
+  readOnly?: true;
   summary: string;
   /** OpenAPI tag (the module). */
   tag: string;

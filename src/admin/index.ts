@@ -18,6 +18,7 @@ import { userRoutes } from './routes/users.ts';
 import { loginRoutes } from './routes/login.ts';
 import { ConsoleAssets } from './console/assets.ts';
 import { LiveFeed, type LivePeers, type PeerTotals } from './console/live-feed.ts';
+import { clientRetainedCount } from '../broker/client-retained.ts';
 import { MAX_REQUEST, MessageViewers, registerViewerMetrics, type Viewer } from './console/message-viewers.ts';
 import { consoleViewerAcl } from './console/viewer-acl.ts';
 import { systemRoutes } from './routes/system.ts';
@@ -102,8 +103,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const live = new LiveFeed({
     nodeName: config.nodeName,
     metrics: () => supervisor.callAll('metrics'),
-    subscriptions: () => supervisor.router.subscriptionCount,
-    retained: () => supervisor.retained.size,
+    retained: () => clientRetainedCount(supervisor.retained),
     // In a cluster, the other nodes' figures too (the admin queries across nodes).
     ...(cluster?.adminOps ? { peers: peersOf(cluster.adminOps) } : {}),
   }, (message) => server.publish(LIVE_TOPIC, message), log.named('console'));

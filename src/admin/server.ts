@@ -18,8 +18,8 @@ export interface AdminServerOptions {
   maxBodySize: number;
   auth: AdminAuth;
   log: Logger;
-  /** Told of every answered write (a request other than GET, by a signed-in user or to a route
-   * that signs one in), for the audit log. */
+  /** Told of every answered write (a request other than GET to a route not marked readOnly, by
+   * a signed-in user or to a route that signs one in), for the audit log. */
   audit?: (req: AdminRequest, route: Route, status: number) => void;
   /** The web console's files (null: not built; `/` then says so). */
   console?: ConsoleAssets | null;
@@ -340,7 +340,7 @@ export class AdminServer {
   private answered(res: uWS.HttpResponse, state: { aborted: boolean }, req: AdminRequest, reply: Reply): void {
     this.send(res, state, reply);
     const route = routed.get(req);
-    if (route === undefined || req.method === 'GET' || !this.options.audit) return;
+    if (route === undefined || req.method === 'GET' || route.readOnly || !this.options.audit) return;
     if (req.user === null && req.audit?.username === undefined) return;
     try {
       this.options.audit(req, route, reply.status);

@@ -18,9 +18,14 @@ const KIND = 'endpoint';
 
 /** A refused change: `status` 400 (bad field), 404 (no such endpoint) or 409 (conflict). */
 export class EndpointError extends Error {
+  /** Stable code: a bad or missing field is INVALID_PARAMETER, as the admin API's own field checks
+   * answer; other refusals take the code of their status. */
+  readonly code: string | undefined;
+
   constructor(readonly status: 400 | 404 | 409, readonly field: string | undefined, message: string) {
     super(message);
     this.name = 'EndpointError';
+    this.code = status === 400 && field !== undefined ? 'INVALID_PARAMETER' : undefined;
   }
 }
 
@@ -238,7 +243,8 @@ export class EndpointManager {
 
   /** A new endpoint's fields checked and completed with defaults (no id, port or bind checks). */
   checkFields(input: unknown): EndpointConfig {
-    return completeEndpoint(checkedFields(input), { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api');
+    // Completing refuses a missing port: that refusal is a field error like the checks' own.
+    return asEndpointError(() => completeEndpoint(checkedFields(input), { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api'));
   }
 
   private merge(prev: EndpointConfig, input: unknown): EndpointConfig {
@@ -327,8 +333,13 @@ export class EndpointManager {
 
 /** The fields of `input` checked; a bad one is a 400 EndpointError naming it. */
 function checkedFields(input: unknown): Partial<EndpointConfig> {
+  return asEndpointError(() => checkEndpointFields(input));
+}
+
+/** `work`, with a field error it throws as the 400 refusal naming that field. */
+function asEndpointError<T>(work: () => T): T {
   try {
-    return checkEndpointFields(input);
+    return work();
   } catch (err) {
     if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
     throw err;

@@ -14,6 +14,7 @@ import { compileRule, explain, makeContext, type EventName } from './sql/index.t
 import type { RuleCounters, RuleSpec, RepublishConfig } from './worker-rules.ts';
 import { parseSql, validateActions, type RuleAction, type RuleDoc } from './rule.ts';
 import { RuleError } from './errors.ts';
+import { addActionStats, addRuleCounters, NO_COUNTS, type KeptCounters } from './kept-counters.ts';
 import { matches as topicMatches } from '../auth/topic-filter.ts';
 import type { WorkerCall } from '../worker/ops/index.ts';
 
@@ -50,6 +51,8 @@ interface Live {
   /** Its FROM topic filters (subscribed in the routing core while it is enabled). */
   filters: string[];
   pipelines: (ActionPipeline | null)[];
+  /** What it counted before its last stop (kept-counters.ts); null: never stopped. */
+  kept: KeptCounters | null;
 }
 
 export interface ActionRuntime extends ActionStats {
@@ -92,7 +95,7 @@ export class RuleManager {
   /** Loads and starts the stored rules (a rule whose SQL or actions no longer validate is kept
    * but disabled, and logged). */
   async load(): Promise<void> {
-    for (const { doc } of await this.store.listAdmin<RuleDoc>(KIND)) await this.install(doc, { doc, handle: this.host.newHandle(), filters: [], pipelines: [] });
+    for (const { doc } of await this.store.listAdmin<RuleDoc>(KIND)) await this.install(doc, { doc, handle: this.host.newHandle(), filters: [], pipelines: [], kept: null });
   }
 
   /** A rule changed on another node of the cluster, stored here once applied (null: deleted):
@@ -105,7 +108,7 @@ export class RuleManager {
       this.rules.delete(id);
       return;
     }
-    await this.install(doc, live ? { ...live, doc, filters: [] } : { doc, handle: this.host.newHandle(), filters: [], pipelines: [] });
+    await this.install(doc, live ? { ...live, doc, filters: [] } : { doc, handle: this.host.newHandle(), filters: [], pipelines: [], kept: null });
   }
 
   private async install(doc: RuleDoc, live: Live): Promise<void> {
@@ -125,7 +128,7 @@ export class RuleManager {
     for (const l of this.rules.values()) if (l.doc.name === input.name) throw new RuleError(409, 'name', `name: a rule named ${input.name} exists`);
     const doc: RuleDoc = { id, name: input.name, sql: input.sql, actions: input.actions, enabled: input.enabled ?? true, description: input.description ?? '', createTime: new Date().toISOString() };
     const filters = this.validate(doc);
-    const live: Live = { doc, handle: this.host.newHandle(), filters, pipelines: [] };
+    const live: Live = { doc, handle: this.host.newHandle(), filters, pipelines: [], kept: null };
     await this.store.putAdmin(KIND, id, doc);
     this.rules.set(id, live);
     if (doc.enabled) await this.start(live);
@@ -163,6 +166,7 @@ export class RuleManager {
     const doc: RuleDoc = { ...live.doc, actions: live.doc.actions.filter((_, i) => i !== index) };
     const running = live.doc.enabled;
     if (running) await this.stop(live);
+    if (live.kept) live.kept = { ...live.kept, actions: live.kept.actions.filter((_, i) => i !== index) };
     live.doc = doc;
     await this.store.putAdmin(KIND, id, doc);
     if (running) await this.start(live);
@@ -217,11 +221,16 @@ export class RuleManager {
     await Promise.all([...this.rules.values()].flatMap((l) => l.pipelines.map((p) => p?.close(2000))));
   }
 
+  /** The counts kept from before its last stop plus the workers' now (`c`). */
+  private totals(live: Live, c: RuleCounters | undefined): RuleCounters {
+    return addRuleCounters(live.kept?.rule ?? NO_COUNTS, c);
+  }
+
   private view(live: Live, c: RuleCounters | undefined): RuleRuntime {
-    const counters = c ?? { matched: 0, passed: 0, filtered: 0, failed: 0, republished: 0, republishFailed: 0, lastError: null, lastErrorAt: 0 };
+    const counters = this.totals(live, c);
     const actions: ActionRuntime[] = live.doc.actions.map((a, index) => {
-      const p = live.pipelines[index];
-      if (p) return { index, type: a.type, ...p.stats() };
+      const stats = addActionStats(live.kept?.actions[index], live.pipelines[index]?.stats());
+      if (stats) return { index, type: a.type, ...stats };
       // republish runs in the workers: its counts are the rule's.
       return { index, type: a.type, success: counters.republished, failed: counters.republishFailed, dropped: 0, queued: 0, retries: 0, batches: counters.republished, lastError: null, lastErrorAt: null };
     });
@@ -249,7 +258,7 @@ export class RuleManager {
     try {
       const counters = await this.counters();
       const now = Date.now();
-      this.samples.push({ at: now, matched: new Map([...counters].map(([id, c]) => [id, c.matched])) });
+      this.samples.push({ at: now, matched: new Map([...this.rules.values()].map((l) => [l.doc.id, this.totals(l, counters.get(l.doc.id)).matched])) });
       this.samples = this.samples.filter((s) => now - s.at <= RATE_WINDOW_MS);
     } catch (err) {
       this.log.debug('rule counters not sampled', { err });
@@ -319,14 +328,22 @@ export class RuleManager {
     if (live.filters.length) this.host.subscribeRule(live.handle, live.filters);
   }
 
-  /** The reverse: the routing core forgets it, the workers drop it, the pipelines drain. */
+  /** The reverse: the routing core forgets it, the workers drop it, the pipelines drain. What
+   * it counted is kept (the workers forget it with the rule), so enabling it again goes on. */
   private async stop(live: Live): Promise<void> {
     this.host.unsubscribeRule(live.handle);
+    // Nothing is matched once unsubscribed; what the workers counted until then is read before
+    // they drop the rule.
+    const counted = (await this.counters()).get(live.doc.id);
     await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'rules.remove', { id: live.doc.id }).catch(() => false)));
     this.byHandle.delete(live.handle);
     const pipelines = live.pipelines;
     live.pipelines = [];
     await Promise.all(pipelines.map((p) => p?.close(2000)));
+    live.kept = {
+      rule: this.totals(live, counted),
+      actions: live.doc.actions.map((_, i) => addActionStats(live.kept?.actions[i], pipelines[i]?.stats()) ?? null),
+    };
   }
 
   /** Outputs from a worker: pairs of rule handle and output, grouped per rule for the pipelines. */

@@ -240,7 +240,9 @@ function validateScript(doc: ScriptDoc): void {
   const problem = topicFilterProblem(doc.topic);
   if (problem) throw new ProcessorError(400, 'topic', `topic: ${problem}`);
   const check = checkScript(doc.content);
-  if (!check.valid) throw new ProcessorError(400, 'content', `content: line ${check.line}, column ${check.column}: ${check.message}`, { line: check.line, column: check.column });
+  if (check.valid) return;
+  if ('line' in check) throw new ProcessorError(400, 'content', `content: line ${check.line}, column ${check.column}: ${check.message}`, { line: check.line, column: check.column });
+  throw new ProcessorError(400, 'content', `content: ${check.message}`);
 }
 
 function stamps(): { createTime: string; updateTime: string } {

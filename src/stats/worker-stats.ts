@@ -51,6 +51,9 @@ export class WorkerStats {
   slowConsumerDisconnects = 0;
   sessions = 0;
   persistentSessions = 0;
+  /** Subscriptions of this worker's client sessions (online or not): not the broker's own
+   * handles in the router (rules, bridges, log topics, viewers, cluster). Counted when asked. */
+  subscriptions = 0;
 
   /** One first delivery written, `ms` after its message was received (Date.now() resolution). */
   recordDelivery(ms: number): void {

@@ -282,7 +282,11 @@ parentPort!.on('message', (msg: ToWorker) => {
     case 'stats':
       stats.sessions = sessions.size;
       stats.persistentSessions = 0;
-      for (const s of sessions.all()) if (s.expiryInterval > 0) stats.persistentSessions++;
+      stats.subscriptions = 0;
+      for (const s of sessions.all()) {
+        if (s.expiryInterval > 0) stats.persistentSessions++;
+        stats.subscriptions += s.subscriptionCount;
+      }
       post({ t: 'stats', stats: stats.snapshot() });
       break;
     case 'reload-tls':

@@ -13,9 +13,10 @@ import { createLogger } from '../../src/log/index.ts';
 
 const testLogger = () => createLogger({ level: 'error', name: 'test', stream: new Writable({ write: (_c, _e, cb) => cb() }) });
 
-function worker(id: number, endpoints: { id: string; port: number; connections: number; received: number; sent: number; dropped: number }[]): WorkerMetricsSnapshot {
+function worker(id: number, endpoints: { id: string; port: number; connections: number; received: number; sent: number; dropped: number }[], subscriptions = 0): WorkerMetricsSnapshot {
   return {
     worker: id,
+    stats: { subscriptions },
     endpoints: endpoints.map((e) => {
       const s = new EndpointStats();
       s.connectionsCurrent = e.connections;
@@ -28,9 +29,9 @@ function worker(id: number, endpoints: { id: string; port: number; connections: 
 }
 
 test('live samples: rates per second since the previous sample, summed over workers and endpoints', () => {
-  const feed = new LiveFeed({ nodeName: 'n1', metrics: async () => [], subscriptions: () => 7, retained: () => 3 }, () => {}, testLogger());
-  const first = feed.sample([worker(0, [{ id: 'tcp', port: 1883, connections: 2, received: 100, sent: 50, dropped: 0 }]), worker(1, [{ id: 'tcp', port: 1883, connections: 1, received: 10, sent: 5, dropped: 0 }])], 10_000);
-  assert.deepEqual([first.connections, first.in, first.out, first.subscriptions, first.retained, first.node], [3, 0, 0, 7, 3, 'n1'], 'no rate without a previous sample');
+  const feed = new LiveFeed({ nodeName: 'n1', metrics: async () => [], retained: () => 3 }, () => {}, testLogger());
+  const first = feed.sample([worker(0, [{ id: 'tcp', port: 1883, connections: 2, received: 100, sent: 50, dropped: 0 }], 5), worker(1, [{ id: 'tcp', port: 1883, connections: 1, received: 10, sent: 5, dropped: 0 }], 2)], 10_000);
+  assert.deepEqual([first.connections, first.in, first.out, first.subscriptions, first.retained, first.node], [3, 0, 0, 7, 3, 'n1'], 'no rate without a previous sample; subscriptions summed over the workers\' sessions');
   const second = feed.sample([
     worker(0, [{ id: 'tcp', port: 1883, connections: 2, received: 300, sent: 150, dropped: 4 }, { id: 'ws', port: 8083, connections: 1, received: 20, sent: 0, dropped: 0 }]),
     worker(1, [{ id: 'tcp', port: 1883, connections: 1, received: 10, sent: 5, dropped: 0 }]),
@@ -50,7 +51,7 @@ test('live samples in a cluster: every node\'s figures, each node asked on its o
   const asked: string[] = [];
   const answers: Record<string, ((a: Answer) => void)[]> = { n2: [], n3: [] };
   const feed = new LiveFeed({
-    nodeName: 'n1', metrics: async () => [], subscriptions: () => 0, retained: () => 0,
+    nodeName: 'n1', metrics: async () => [], retained: () => 0,
     peers: { running: () => running, ask: (node) => new Promise<Answer>((resolve) => { asked.push(node); answers[node].push(resolve); }) },
   }, () => {}, testLogger());
   const settle = () => new Promise((r) => setImmediate(r));
@@ -91,7 +92,7 @@ test('live samples in a cluster: every node\'s figures, each node asked on its o
 });
 
 test('live samples on a single node have no per-node part', () => {
-  const feed = new LiveFeed({ nodeName: 'n1', metrics: async () => [], subscriptions: () => 0, retained: () => 0 }, () => {}, testLogger());
+  const feed = new LiveFeed({ nodeName: 'n1', metrics: async () => [], retained: () => 0 }, () => {}, testLogger());
   const s = feed.sample([], 1000);
   assert.equal(s.nodes, undefined);
   assert.equal(s.nodesMissing, undefined);

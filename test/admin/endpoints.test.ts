@@ -155,6 +155,32 @@ test('validation: out-of-range limits, bad types, unknown fields are 400 naming 
   assert.deepEqual((await b.api('GET', '/endpoints/list')).json, before);
 });
 
+test('a missing required field is a 400 INVALID_PARAMETER naming it on every add and check route (variant A without port was a 500)', async () => {
+  const before = (await b.api('GET', '/endpoints/list')).json;
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['/endpoints/add', { id: 'no-port' }, 'port'],
+    ['/endpoints/add', {}, 'id'],
+    ['/endpoints/update', { port: 1 }, 'id'],
+    ['/endpoints/remove', {}, 'id'],
+    ['/api/endpoints/add', {}, 'port'],
+    ['/api/endpoints/update', {}, 'port'],
+    ['/api/endpoints/remove', {}, 'port'],
+    ['/api/endpoints/validate', { id: 'no-port' }, 'port'],
+    ['/api/endpoints/validate-config', { id: 'no-port' }, 'port'],
+    ['/api/endpoints/import', { endpoints: [{ id: 'no-port' }] }, 'endpoints[0].port'],
+    ['/api/endpoints/import', {}, 'endpoints'],
+  ];
+  for (const [path, body, field] of cases) {
+    const r = await b.api('POST', path, { body });
+    assert.equal(r.status, 400, `${path} ${JSON.stringify(body)}: ${r.text}`);
+    assert.equal(r.json.code, 400, `${path}: ${r.text}`);
+    assert.equal(r.json.error, 'INVALID_PARAMETER', `${path}: ${r.text}`);
+    assert.equal(r.json.field, field, `${path}: ${r.text}`);
+    assert.ok(r.json.message.includes(field.replace(/^endpoints\[0\]\./, '')) && r.json.message.includes('required'), `${path}: the message names the field: ${r.text}`);
+  }
+  assert.deepEqual((await b.api('GET', '/endpoints/list')).json, before);
+});
+
 test('conflicts: a duplicate id, a port of another endpoint, a port in use elsewhere: 409 naming the field', async () => {
   const port = await freePort();
   const dupId = await b.api('POST', '/endpoints/add', { body: { id: 'tcp', port } });

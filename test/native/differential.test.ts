@@ -282,7 +282,7 @@ const MALFORMED: { name: string; v: Version; hex: string; reason: number; mqttPa
   { name: 'CONNECT v3.1.1 with a password but no username [MQTT-3.1.2-22]', v: 4, hex: '1011 0004 4d515454 04 42 0000 0002 6964 0001 70', reason: 0x81, mqttPacketAccepts: 'MQTT-3.1.2-22: in 3.1.1, with no user name flag the password flag MUST be 0' },
   { name: 'PUBLISH QoS 3 [MQTT-3.3.1-4]', v: 4, hex: '3605 0001 61 0001', reason: 0x81 },
   { name: 'PUBLISH with a wildcard in the topic name [MQTT-3.3.2-2]', v: 4, hex: '3003 0001 2b', reason: 0x90, mqttPacketAccepts: 'MQTT-3.3.2-2: the Topic Name MUST NOT contain wildcard characters' },
-  { name: 'PUBLISH QoS 1 with packet id 0 [MQTT-2.2.1-3]', v: 4, hex: '3205 0001 61 0000', reason: 0x81, mqttPacketAccepts: 'MQTT-2.2.1-3: a QoS > 0 PUBLISH MUST carry a non-zero Packet Identifier' },
+  { name: 'PUBLISH QoS 1 with packet id 0 [MQTT-2.2.1-3]', v: 4, hex: '3205 0001 61 0000', reason: 0x82, mqttPacketAccepts: 'MQTT-2.2.1-3: a QoS > 0 PUBLISH MUST carry a non-zero Packet Identifier' },
   { name: 'PUBLISH topic with U+0000 [MQTT-1.5.4-2]', v: 4, hex: '3004 0002 6100', reason: 0x81, mqttPacketAccepts: 'MQTT-1.5.4-2: a UTF-8 string MUST NOT include U+0000' },
   { name: 'PUBLISH topic that is not UTF-8 [MQTT-1.5.4-1]', v: 4, hex: '3004 0002 c328', reason: 0x81, mqttPacketAccepts: 'MQTT-1.5.4-1: ill-formed UTF-8 makes the packet malformed' },
   { name: 'SUBSCRIBE with reserved flags 0 [MQTT-3.8.1-1]', v: 4, hex: '8006 0001 0001 61 00', reason: 0x81 },

@@ -78,6 +78,36 @@ test('a republish rule filters with WHERE and applies at once on both workers; d
   await end(sub, ...pubs);
 });
 
+test('disabling and enabling a rule keeps its counters and its last error', async () => {
+  const id = await addRule({ name: 'kept-counts', sql: 'SELECT payload.to AS to FROM "kept/in"', actions: [{ type: 'republish', config: { topic: 'kept/out/${to}', payload: 'x' } }] });
+  const pub = await connect(b.url, { clientId: 'kept-pub' });
+  const runtime = async () => (await b.api('POST', '/rule/runtime', { body: { id } })).json.data;
+  await pub.publishAsync('kept/in', JSON.stringify({ to: 'a' }), { qos: 1 });
+  await pub.publishAsync('kept/in', JSON.stringify({ to: '#' }), { qos: 1 }); // kept/out/# is no topic name
+  const before = await waitFor(async () => {
+    const r = await runtime();
+    return r.matched === 2 && r.republished === 1 && r.republishFailed === 1 && r.lastError !== null && r;
+  }, { message: 'the rule counted both messages and the failed republish' });
+
+  assert.equal((await b.api('POST', '/rule/state/set', { body: { id, enabled: false } })).status, 200);
+  const off = await runtime();
+  assert.equal(off.enabled, false);
+  assert.deepEqual([off.matched, off.passed, off.republished, off.republishFailed, off.lastError, off.lastErrorAt], [2, 2, 1, 1, before.lastError, before.lastErrorAt], 'disabled: the counts and the last error stay');
+  assert.deepEqual(off.actions[0], before.actions[0]);
+
+  assert.equal((await b.api('POST', '/rule/state/set', { body: { id, enabled: true } })).status, 200);
+  const on = await runtime();
+  assert.deepEqual([on.matched, on.republished, on.republishFailed, on.lastError], [2, 1, 1, before.lastError], 'enabled again: still there');
+  await pub.publishAsync('kept/in', JSON.stringify({ to: 'b' }), { qos: 1 });
+  const after = await waitFor(async () => {
+    const r = await runtime();
+    return r.matched === 3 && r;
+  }, { message: 'counting goes on from where it was' });
+  assert.deepEqual([after.passed, after.republished, after.republishFailed, after.lastError], [3, 2, 1, before.lastError]);
+  assert.equal((await b.api('POST', '/rule/delete', { body: { id } })).status, 200);
+  await end(pub);
+});
+
 test('/rule/sql answers the parsed form; a syntax error is a 400 with line, column and what was expected', async () => {
   const ok = await b.api('POST', '/rule/sql', { body: { sql: 'SELECT payload.a AS a FROM "x/#", "$EVENT.CONNECT" WHERE a > 1' } });
   assert.equal(ok.status, 200, ok.text);

@@ -54,6 +54,30 @@ test('/script/check compiles without running: valid, or the syntax error with li
   assert.equal((await b.api('POST', '/script/query', { body: {} })).json.total, 0, 'nothing was added');
 });
 
+test('a script that declares no convert function is invalid: /script/check says so, /script/add and /script/update refuse it', async () => {
+  for (const content of ['function transform(t, p) { return p; }', '// convert(topic, payload) is not here\nvar x = 1;']) {
+    const check = await b.api('POST', '/script/check', { body: { content } });
+    assert.equal(check.status, 200, check.text);
+    assert.equal(check.json.data.valid, false, `${content}: ${check.text}`);
+    assert.match(check.json.data.message, /convert\(topic, payload\)/);
+    const add = await b.api('POST', '/script/add', { body: { name: 'no-convert', content } });
+    assert.equal(add.status, 400, add.text);
+    assert.equal(add.json.error, 'INVALID_PARAMETER');
+    assert.equal(add.json.field, 'content');
+    assert.match(add.json.message, /convert\(topic, payload\)/);
+  }
+  // Every top-level declaration form is accepted; what only the word contains is not one.
+  for (const content of ['function convert(t, p) { return p; }', 'var convert = function (t, p) { return p; };', 'const convert = (t, p) => p;', 'let convert = (t, p) => p;']) {
+    assert.deepEqual((await b.api('POST', '/script/check', { body: { content } })).json.data, { valid: true }, content);
+  }
+  assert.equal((await b.api('POST', '/script/query', { body: {} })).json.total, 0, 'nothing was added');
+  const id = await addScript('has-convert', 'function convert(t, p) { return p; }', 'nc/#');
+  const update = await b.api('POST', '/script/update', { body: { id, content: 'function convertir(t, p) { return p; }' } });
+  assert.equal(update.status, 400, update.text);
+  assert.equal(update.json.field, 'content');
+  assert.equal((await b.api('POST', '/script/delete', { body: { id } })).status, 200);
+});
+
 test('a script converts, moves and drops messages before subscribers see them; other topics are untouched', async () => {
   const id = await addScript('shout', `
     function convert(topic, payload) {

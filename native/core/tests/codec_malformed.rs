@@ -50,7 +50,7 @@ const ROWS: &[Row] = &[
     row("PUBLISH topic with '#'", V5, &[0x30, 0x05, 0x00, 0x02, b'a', b'#', 0x00], "WILDCARD_IN_TOPIC_NAME", 0x90),
     row("PUBLISH empty topic in v3 [MQTT-4.7.3-1]", V31, &[0x30, 0x02, 0x00, 0x00], "EMPTY_TOPIC_NAME", 0x90),
     row("PUBLISH empty topic without alias in v5", V5, &[0x30, 0x03, 0x00, 0x00, 0x00], "TOPIC_ALIAS_MISSING", PROTOCOL),
-    row("PUBLISH QoS 1 packet id 0 [MQTT-2.2.1-3]", V311, &[0x32, 0x05, 0x00, 0x01, b't', 0x00, 0x00], "PACKET_ID_ZERO", MALFORMED),
+    row("PUBLISH QoS 1 packet id 0 [MQTT-2.2.1-3]", V311, &[0x32, 0x05, 0x00, 0x01, b't', 0x00, 0x00], "PACKET_ID_ZERO", PROTOCOL),
     row("PUBLISH topic not UTF-8 [MQTT-1.5.4-1]", V311, &[0x30, 0x04, 0x00, 0x02, 0xC3, 0x28], "INVALID_UTF8", MALFORMED),
     row("PUBLISH topic with U+0000 [MQTT-1.5.4-2]", V311, &[0x30, 0x04, 0x00, 0x02, b'a', 0x00], "NULL_CHARACTER", MALFORMED),
     row("PUBLISH topic alias 0 [MQTT-3.3.2-8]", V5, &[0x30, 0x07, 0x00, 0x01, b't', 0x03, 0x23, 0x00, 0x00], "TOPIC_ALIAS_ZERO", 0x94),
@@ -101,6 +101,22 @@ const ROWS: &[Row] = &[
         via: Via::FromClient,
         bytes: &[0x30, 0x06, 0x00, 0x01, b't', 0x02, 0x0B, 0x01],
         code: "SUBSCRIPTION_ID_FROM_CLIENT",
+        reason: PROTOCOL,
+    },
+    Row {
+        name: "SUBACK v5 sent by a client",
+        version: V5,
+        via: Via::FromClient,
+        bytes: &[0x90, 0x04, 0x00, 0x01, 0x00, 0x00],
+        code: "UNEXPECTED_PACKET_TYPE",
+        reason: PROTOCOL,
+    },
+    Row {
+        name: "PINGRESP v5 sent by a client",
+        version: V5,
+        via: Via::FromClient,
+        bytes: &[0xD0, 0x00],
+        code: "UNEXPECTED_PACKET_TYPE",
         reason: PROTOCOL,
     },
     Row {
@@ -293,11 +309,11 @@ const ROWS: &[Row] = &[
     ),
     // CONNACK.
     row("CONNACK reserved flags [MQTT-3.2.2-1]", V311, &[0x20, 0x02, 0x02, 0x00], "CONNACK_RESERVED_FLAGS", MALFORMED),
-    row("CONNACK v3 return code 6", V311, &[0x20, 0x02, 0x00, 0x06], "INVALID_REASON_CODE", MALFORMED),
+    row("CONNACK v3 return code 6", V311, &[0x20, 0x02, 0x00, 0x06], "INVALID_REASON_CODE", PROTOCOL),
     row("CONNACK v5 maximum QoS 2", V5, &[0x20, 0x05, 0x00, 0x00, 0x02, 0x24, 0x02], "INVALID_PROPERTY_VALUE", PROTOCOL),
     // SUBSCRIBE / UNSUBSCRIBE.
     row("SUBSCRIBE without subscriptions [MQTT-3.8.3-3]", V311, &[0x82, 0x02, 0x00, 0x01], "EMPTY_SUBSCRIBE", PROTOCOL),
-    row("SUBSCRIBE packet id 0", V311, &[0x82, 0x06, 0x00, 0x00, 0x00, 0x01, b'a', 0x00], "PACKET_ID_ZERO", MALFORMED),
+    row("SUBSCRIBE packet id 0", V311, &[0x82, 0x06, 0x00, 0x00, 0x00, 0x01, b'a', 0x00], "PACKET_ID_ZERO", PROTOCOL),
     row("SUBSCRIBE v3 options bit 2", V311, &[0x82, 0x06, 0x00, 0x01, 0x00, 0x01, b'a', 0x04], "SUBSCRIPTION_OPTIONS_RESERVED", MALFORMED),
     row(
         "SUBSCRIBE v5 options bit 6 [MQTT-3.8.3-5]",
@@ -359,7 +375,7 @@ const ROWS: &[Row] = &[
     row("SUBSCRIBE v3.1.1 DUP set [MQTT-3.8.1-1]", V311, &[0x8A, 0x06, 0x00, 0x01, 0x00, 0x01, b'a', 0x00], "RESERVED_FLAGS", MALFORMED),
     row("SUBSCRIBE missing options byte", V311, &[0x82, 0x05, 0x00, 0x01, 0x00, 0x01, b'a'], "TRUNCATED", MALFORMED),
     row("UNSUBSCRIBE without filters [MQTT-3.10.3-2]", V311, &[0xA2, 0x02, 0x00, 0x01], "EMPTY_UNSUBSCRIBE", PROTOCOL),
-    row("UNSUBSCRIBE packet id 0", V311, &[0xA2, 0x05, 0x00, 0x00, 0x00, 0x01, b'a'], "PACKET_ID_ZERO", MALFORMED),
+    row("UNSUBSCRIBE packet id 0", V311, &[0xA2, 0x05, 0x00, 0x00, 0x00, 0x01, b'a'], "PACKET_ID_ZERO", PROTOCOL),
     row(
         "UNSUBSCRIBE v5 subscription id (MQTT 5.0 2.2.2.2)",
         V5,
@@ -374,10 +390,16 @@ const ROWS: &[Row] = &[
     ),
     row("SUBACK without reason codes", V5, &[0x90, 0x03, 0x00, 0x01, 0x00], "EMPTY_ACK_REASON_CODES", PROTOCOL),
     // Acks, DISCONNECT, AUTH.
-    row("PUBACK packet id 0", V311, &[0x40, 0x02, 0x00, 0x00], "PACKET_ID_ZERO", MALFORMED),
+    row("PUBACK packet id 0", V311, &[0x40, 0x02, 0x00, 0x00], "PACKET_ID_ZERO", PROTOCOL),
     row("PUBACK v3 with 3 bytes", V311, &[0x40, 0x03, 0x00, 0x01, 0x00], "TRAILING_BYTES", MALFORMED),
     row("PUBACK with 1 byte", V5, &[0x40, 0x01, 0x00], "TRUNCATED", MALFORMED),
-    row("PUBACK v5 reason 0x92", V5, &[0x40, 0x03, 0x00, 0x01, 0x92], "INVALID_REASON_CODE", MALFORMED),
+    row("PUBACK v5 reason 0x92", V5, &[0x40, 0x03, 0x00, 0x01, 0x92], "INVALID_REASON_CODE", PROTOCOL),
+    // A reason code the packet type does not have parses: it is a Protocol Error (4.13.1), not Malformed.
+    row("PUBREC v5 reason 0x92 (PUBREL's)", V5, &[0x50, 0x03, 0x00, 0x01, 0x92], "INVALID_REASON_CODE", PROTOCOL),
+    row("PUBREL v5 reason 0x80", V5, &[0x62, 0x03, 0x00, 0x01, 0x80], "INVALID_REASON_CODE", PROTOCOL),
+    row("PUBCOMP v5 reason 0x80", V5, &[0x70, 0x03, 0x00, 0x01, 0x80], "INVALID_REASON_CODE", PROTOCOL),
+    row("PUBREL v5 packet id 0", V5, &[0x62, 0x02, 0x00, 0x00], "PACKET_ID_ZERO", PROTOCOL),
+    row("PUBLISH v5 QoS 2 packet id 0 [MQTT-2.2.1-3]", V5, &[0x34, 0x06, 0x00, 0x01, b't', 0x00, 0x00, 0x00], "PACKET_ID_ZERO", PROTOCOL),
     row("DISCONNECT v3 with a byte", V31, &[0xE0, 0x01, 0x00], "TRAILING_BYTES", MALFORMED),
     row(
         "PUBACK v5 topic alias (MQTT 5.0 2.2.2.2)",
@@ -398,7 +420,7 @@ const ROWS: &[Row] = &[
         "PROPERTY_NOT_ALLOWED",
         MALFORMED,
     ),
-    row("AUTH v5 reason 0x01", V5, &[0xF0, 0x01, 0x01], "INVALID_REASON_CODE", MALFORMED),
+    row("AUTH v5 reason 0x01", V5, &[0xF0, 0x01, 0x01], "INVALID_REASON_CODE", PROTOCOL),
     row(
         "AUTH v5 session expiry (MQTT 5.0 2.2.2.2)",
         V5,

@@ -34,7 +34,7 @@ export interface LivePeers {
 export interface LiveSource {
   readonly nodeName: string;
   metrics(): Promise<WorkerMetricsSnapshot[]>;
-  subscriptions(): number;
+  /** Retained messages of clients, as the Messages page lists them (no $SYS). */
   retained(): number;
   /** In a cluster: the other nodes (absent on a single node). */
   readonly peers?: LivePeers;
@@ -57,7 +57,9 @@ export interface LiveSample {
   node: string;
   connections: number;
   sessions: number;
+  /** Subscriptions of client sessions (not the broker's internal ones), as the Topics page counts. */
   subscriptions: number;
+  /** Retained messages of clients (not $SYS), as the Messages page lists them. */
   retained: number;
   /** Per second since the previous sample. */
   in: number;
@@ -138,7 +140,10 @@ export class LiveFeed {
     const prev = this.previous;
     const seconds = prev ? Math.max(0.001, (now - prev.at) / 1000) : 1;
     const totals: Totals = { at: now, byEndpoint: new Map() };
-    const out: LiveSample = { t: now, node: this.source.nodeName, connections: 0, sessions: 0, subscriptions: this.source.subscriptions(), retained: this.source.retained(), in: 0, out: 0, dropped: 0, endpoints: [] };
+    // Client subscriptions, summed over the workers' sessions as the Topics page finds them: the
+    // router's count would include the broker's own handles (rules, bridges, log topics, viewers).
+    const subscriptions = workers.reduce((n, w) => n + (w.stats?.subscriptions ?? 0), 0);
+    const out: LiveSample = { t: now, node: this.source.nodeName, connections: 0, sessions: 0, subscriptions, retained: this.source.retained(), in: 0, out: 0, dropped: 0, endpoints: [] };
     for (const e of endpoints.values()) {
       const s = e.stats;
       const dropped = Object.values(s.dropped).reduce((a, b) => a + b, 0);

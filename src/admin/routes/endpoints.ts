@@ -2,7 +2,7 @@
 // variant B addressed by port (under /api), over one registry (src/broker/endpoints.ts). Changes
 // apply to every worker at once, persist in the store, and are restored at start.
 import type { AdminContext } from '../context.ts';
-import { HttpError, json, ok, type Route, type Schema } from '../http.ts';
+import { badRequest, HttpError, json, ok, type Route, type Schema } from '../http.ts';
 import { EndpointError, EndpointManager } from '../../broker/endpoints.ts';
 import type { EndpointConfig } from '../../broker/endpoint-config.ts';
 import { object, queryBody, int, reqStr, type Body } from '../validate.ts';
@@ -187,8 +187,9 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         const mode = b.mode ?? 'merge';
-        if (mode !== 'merge' && mode !== 'replace') throw new HttpError(400, 'mode: must be merge or replace', { field: 'mode' });
-        if (!Array.isArray(b.endpoints)) throw new HttpError(400, 'endpoints: expected an array', { field: 'endpoints' });
+        if (mode !== 'merge' && mode !== 'replace') throw badRequest('mode', 'must be merge or replace');
+        if (b.endpoints === undefined || b.endpoints === null) throw badRequest('endpoints', 'is required');
+        if (!Array.isArray(b.endpoints)) throw badRequest('endpoints', 'expected an array');
         const items = b.endpoints.map((e, i) => {
           const o = object(e, `endpoints[${i}]`);
           // Exported configurations carry createTime: it is kept, not an input.
@@ -210,7 +211,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
             if (m.get(id)) await m.validateChange(id, fields);
             else await checkNew(m, fields, mode === 'replace');
           } catch (err) {
-            if (err instanceof EndpointError) throw new HttpError(err.status, `${field(undefined)}: ${err.message}`, { field: field(err.field) });
+            if (err instanceof EndpointError) throw new HttpError(err.status, `${field(undefined)}: ${err.message}`, { field: field(err.field), error: err.code });
             throw err;
           }
         }
@@ -238,7 +239,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       },
     },
     {
-      method: 'POST', path: '/api/endpoints/validate', access: 'read', tag: 'endpoints',
+      method: 'POST', path: '/api/endpoints/validate', access: 'read', readOnly: true, tag: 'endpoints',
       summary: 'Check a new endpoint as /api/endpoints/add would (fields, ranges, id and port conflicts, port really free) without adding it: {valid: true, config} or the 400/409 add would answer',
       body: withRequired(['port']),
       async handler(req) {
@@ -248,7 +249,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       },
     },
     {
-      method: 'POST', path: '/api/endpoints/validate-config', access: 'read', tag: 'endpoints',
+      method: 'POST', path: '/api/endpoints/validate-config', access: 'read', readOnly: true, tag: 'endpoints',
       summary: 'Check an endpoint configuration alone (fields and ranges; not whether its id or port is free): {valid: true, config} or 400 naming the field',
       body: ENDPOINT_SCHEMA,
       async handler(req) {

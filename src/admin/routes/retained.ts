@@ -38,6 +38,7 @@ export function retainedRoutes(ctx: AdminContext): Route[] {
       method: 'POST',
       path: '/mqtt/retain/query',
       access: 'read',
+      readOnly: true,
       tag: 'retained',
       summary: 'Retained messages whose topic the filter matches (all without one), by topic, paged: {topic, qos, payload, payloadEncoding?, time, expiresAt}',
       body: { type: 'object', properties: { topic: { type: 'string', description: 'a topic filter' }, page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } } },

@@ -12,6 +12,7 @@ export function sessionRoutes(ctx: AdminContext): Route[] {
       method: 'POST',
       path: '/mqtt/session/query',
       access: 'read',
+      readOnly: true,
       tag: 'sessions',
       summary: "A session's in-flight then queued messages, paged: {id, clientId, topic, qos, retain, payload (UTF-8 text, or base64 with payloadEncoding), time, state, packetId}",
       body: { type: 'object', required: ['clientId'], properties: { clientId: { type: 'string' }, page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } } },

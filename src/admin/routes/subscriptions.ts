@@ -93,6 +93,7 @@ export function subscriptionRoutes(ctx: AdminContext): Route[] {
       method: 'POST',
       path: '/mqtt/proxy/subscribe/status',
       access: 'read',
+      readOnly: true,
       tag: 'subscriptions',
       summary: 'The proxy subscriptions, each with how many times it was added to a session (since start) and how many sessions hold it now',
       body: { type: 'object', properties: {} },

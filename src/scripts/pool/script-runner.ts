@@ -16,7 +16,7 @@
 import { types } from 'node:util';
 import vm from 'node:vm';
 
-import { SCRIPT_FILENAME } from '../check.ts';
+import { NO_CONVERT, SCRIPT_FILENAME } from '../check.ts';
 import { output } from './output.ts';
 import { KIND, PRELUDE } from './script-prelude.ts';
 import type { Failure, Item, Outcome, RunContext, Runner } from './runner.ts';
@@ -60,7 +60,7 @@ export class ScriptRunner implements Runner {
     try {
       new vm.Script(content, { filename: SCRIPT_FILENAME }).runInContext(this.context, { timeout: timeoutMs });
       if (TYPEOF_CONVERT.runInContext(this.context, { timeout: timeoutMs }) !== 'function') {
-        this.loadError = { reason: 'error', message: 'the script defines no function convert(topic, payload)' };
+        this.loadError = { reason: 'error', message: NO_CONVERT };
       }
     } catch (err) {
       this.loadError = { reason: isTimeout(err) ? 'timeout' : 'error', message: `the script failed to load: ${isTimeout(err) ? `it ran longer than ${timeoutMs} ms` : this.describe(err)}` };

@@ -62,8 +62,10 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
   // Sessions and subscriptions are counted here, once per request, not on the hot path.
   const perSlot = new Map<number, { current: number; persistent: number; subscriptions: number }>();
   let persistent = 0;
+  let subscriptions = 0;
   for (const s of sessions.all()) {
     if (s.expiryInterval > 0) persistent++;
+    subscriptions += s.subscriptionCount;
     // The endpoint the session is counted on (maxSessionSize), else its connection's.
     const slot = s.endpointSlot >= 0 ? s.endpointSlot : s.connection?.endpointSlot ?? -1;
     if (slot < 0) continue;
@@ -75,6 +77,7 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
   }
   env.stats.sessions = sessions.size;
   env.stats.persistentSessions = persistent;
+  env.stats.subscriptions = subscriptions;
   const endpoints: EndpointSnapshot[] = [];
   for (const ep of listeners.endpoints.values()) {
     registerEndpointStats(ep.slot, ep.stats);

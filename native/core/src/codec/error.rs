@@ -74,8 +74,10 @@ codec_errors! {
     // Field values.
     INVALID_QOS = MALFORMED_PACKET, "QoS 3 is not a valid QoS";
     DUP_ON_QOS0 = MALFORMED_PACKET, "DUP flag set on a QoS 0 PUBLISH";
-    PACKET_ID_ZERO = MALFORMED_PACKET, "packet identifier 0 is not allowed";
-    INVALID_REASON_CODE = MALFORMED_PACKET, "reason code not allowed in this packet";
+    // These parse: the value is well-formed, only not allowed here, which MQTT 5.0 section 4.13.1
+    // calls a Protocol Error (0x82); Malformed (0x81) is for what cannot be parsed.
+    PACKET_ID_ZERO = PROTOCOL_ERROR, "packet identifier 0 is not allowed"; // [MQTT-2.2.1-3]
+    INVALID_REASON_CODE = PROTOCOL_ERROR, "reason code not allowed in this packet";
     // Strings and topics.
     INVALID_UTF8 = MALFORMED_PACKET, "string is not well-formed UTF-8";
     NULL_CHARACTER = MALFORMED_PACKET, "string contains U+0000";
