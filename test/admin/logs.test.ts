@@ -2,6 +2,7 @@
 // store; query by level, module, text and time, newest first and paged; operator entries; the log
 // level changed at run time in every worker; download as NDJSON and gzip; rotation bounds the
 // files and queries still read across them; deleting old files; 400s name the field.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // must list every section of the spec once, and agree with the routes: a section marked built has
 // every path its spec table lists, one marked "partly" some but not all, one marked "not yet"
 // none of them.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

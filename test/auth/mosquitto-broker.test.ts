@@ -2,6 +2,7 @@
 // ACL file: right and wrong passwords, publishes and subscriptions granted and denied, then both
 // files rewritten and reloaded (Supervisor.reloadAuth, what SIGHUP calls) without a restart; a file
 // that no longer parses is refused on reload and the old contents stay.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

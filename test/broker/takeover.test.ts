@@ -1,6 +1,7 @@
 // Session takeover end to end: a second connection with a client id in use closes the first
 // (v5: DISCONNECT 0x8E) and continues or discards the session, also when the two connections
 // are on different workers (the session is handed over between threads).
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

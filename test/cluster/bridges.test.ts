@@ -3,6 +3,7 @@
 // each message from it comes in once, to subscribers on every node; a message published on a node
 // that does not run the bridge still goes out, once (the bridge's filters are its node's interest);
 // when the node running it stops, another takes it over. Against a real Mosquitto.
+// needs: broker, nats, mosquitto
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -4,6 +4,7 @@
 // its plain subscribers and for groups crosses once, `$queue/` is a group too, a pick for a node
 // whose last member just left is counted, and a node that stops leaves its groups to the members
 // on the others.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';

@@ -5,6 +5,7 @@
 // connections and messages in and out per second (node b's gathered through the admin queries
 // across nodes), with a chart per figure; a node that leaves drops out. A broker without
 // clustering shows no per-node part (single-node behaviour unchanged).
+// needs: broker, nats, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

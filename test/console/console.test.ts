@@ -3,6 +3,7 @@
 // the page or a URL), the live charts move while mqtt.js clients publish, an endpoint added from
 // the page takes connections, a client closed from the page is gone, and an API error is shown
 // where the user acted. The live feed refuses other origins and callers that are not signed in.
+// needs: broker, nats, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
