@@ -103,7 +103,7 @@ test('v5: one publisher\'s messages keep their order while its subscriber\'s ses
     const pending: Promise<unknown>[] = [];
     for (let n = 0; n < total; n++) {
       pending.push(pub.publishAsync('to-order/m', String(n), { qos: 1 }));
-      if (n % 5 === 4) await new Promise((r) => setTimeout(r, 5));
+      if (n % 5 === 4) await new Promise((r) => setTimeout(r, 5)); // pacing, not a wait: the publishes go on while the session moves
     }
     await Promise.all(pending);
     publishing = false;

@@ -66,6 +66,7 @@ async function exactlyOnce(members: Member[], run: string, n: number): Promise<v
   await waitFor(() => total(members, run) >= n, { message: `${n} messages of ${run} received by the group` });
   // Nothing more comes: no duplicate on its way (the messages crossed before the last one came).
   const settled = total(members, run);
+  // A window on purpose: a duplicate would come from another node, so no marker can order it.
   await new Promise((r) => setTimeout(r, 300));
   const all = members.flatMap((m) => ofRun(m, run));
   assert.equal(all.length, settled);

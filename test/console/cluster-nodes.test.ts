@@ -77,7 +77,7 @@ test('the overview on node a shows both nodes\' connections and messages per sec
     const flow = (async () => {
       while (publishing) {
         for (let i = 0; i < 50; i++) pub.publish('cn/x', 'm');
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 20)); // pacing: a steady rate for the charts
       }
     })();
     const perNode = page.getByRole('region', { name: 'per node' });

@@ -68,7 +68,7 @@ test('overview: the live figures and charts move while mqtt.js clients publish',
     const flow = (async () => {
       while (publishing) {
         for (let i = 0; i < 50; i++) pub.publish('console/x', 'm');
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 20)); // pacing: a steady rate for the charts
       }
     })();
     await waitFor(async () => Number((await page.getByTestId('stat-connections').innerText()).replace(/\D/g, '')) >= 2, { message: 'two connections shown' });
