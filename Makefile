@@ -36,6 +36,8 @@ $(ADDON): $(NATIVE_SRC) node_modules/.installed
 system-packages:
 	./scripts/ensure-system-packages.sh
 
+# Every server at once, for the benchmarks and by hand; make test-services starts only those its
+# files declare (test/helpers/tiers.ts).
 # PostgreSQL and MariaDB for the store tests (installed, started, test user and database created).
 databases:
 	./scripts/ensure-databases.sh
