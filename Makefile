@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-node test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-console fuzz run cluster-demo clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-console fuzz run cluster-demo clean typecheck
 
 setup: node_modules/.installed
 
@@ -36,6 +36,8 @@ $(ADDON): $(NATIVE_SRC) node_modules/.installed
 system-packages:
 	./scripts/ensure-system-packages.sh
 
+# Every server at once, for the benchmarks and by hand; make test-services starts only those its
+# files declare (test/helpers/tiers.ts).
 # PostgreSQL and MariaDB for the store tests (installed, started, test user and database created).
 databases:
 	./scripts/ensure-databases.sh
@@ -54,16 +56,36 @@ services:
 	./scripts/ensure-mailpit.sh
 	./scripts/ensure-nats.sh
 
-test: build system-packages typecheck test-rust test-node
+test: build system-packages typecheck test-rust test-unit test-e2e test-services
 
 test-rust:
 	cargo test -p spindle-core --release
 
-test-node: build system-packages databases services
-	$(NODE_TEST) $$(find test -name '*.test.ts' | sort)
+# The test files in three tiers, by the "// needs:" line of each file's first comment block (none:
+# unit; broker, nats, mosquitto, chromium: e2e; a shared server such as postgresql or kafka:
+# services). scripts/test-tier.ts runs the ensure scripts of what the tier's files declare, then
+# NODE_TEST on them; test/helpers/tiers.test.ts fails when a declaration and the file's imports
+# disagree. FILES runs some files of the tier, e.g. make test-services FILES=test/store/postgres.test.ts
+TEST_TIER := node --import tsx scripts/test-tier.ts
+
+# No broker and no server to start: the engine in memory, codecs, config, stores on files (a test's
+# own HTTP stub on 127.0.0.1 counts as neither). system-packages: mosquitto_passwd for the
+# password file tests.
+test-unit: build system-packages
+	$(TEST_TIER) unit $(FILES) -- $(NODE_TEST)
+
+# Brokers with sockets (in this process or as `spindle` processes), and the nats-server,
+# Mosquitto and Chromium the tests start themselves on free ports.
+test-e2e: build system-packages
+	$(TEST_TIER) e2e $(FILES) -- $(NODE_TEST)
+
+# Files that need shared servers (PostgreSQL, MariaDB, Redis, Kafka, ...): only the declared ones
+# are installed and started.
+test-services: build system-packages
+	$(TEST_TIER) services $(FILES) -- $(NODE_TEST)
 
 # The NACOS command against a real Nacos 3 server. Not part of `make test` (its file is named
-# *.nacos-test.ts, which the find above does not match): the Nacos server is published on no
+# *.nacos-test.ts, which no tier picks up): the Nacos server is published on no
 # registry a fresh machine reaches (only its client artifacts are on Maven Central), so
 # ensure-nacos.sh builds it from a Nacos source tree (NACOS_SRC) or uses a jar built before
 # (~/.cache/spindle/nacos-3.0.3/). See docs/features/commands.md, NACOS.

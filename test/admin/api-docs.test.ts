@@ -1,3 +1,4 @@
+// needs: broker
 // The admin API pages against the spec's routes (test/admin/spec-routes.ts) and the server's. The
 // table in docs/api/README.md must list every spec section once, say whether it is built, and link
 // the pages that document it: those pages together must name every path of the section, and a

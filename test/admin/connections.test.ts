@@ -1,6 +1,7 @@
 // Connections: the paged list across workers with its filters, close (the session ends, v5 gets
 // DISCONNECT 0x98, the will goes out), down (the session stays, the will goes out), runtime,
 // /api/check and /api/close, with real MQTT clients.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,5 +1,6 @@
 // Saved dashboards: GET and POST /monitor/dashboard (save by name), delete, and every refusal
 // (401, 403 for a viewer, 400 naming the field, 404), which must leave the saved ones unchanged.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,6 +1,7 @@
 // Endpoints at run time (spec 4.1, both variants): add, update, remove over HTTP take effect on
 // every worker at once, are validated (400/409 naming the field, nothing changes), enforced
 // (connection, session, rate and packet limits; auth and ACL switches), persisted and restored.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';

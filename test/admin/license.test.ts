@@ -2,6 +2,7 @@
 // format, a bad signature (another key, a tampered payload) and an expired licence, refresh of a
 // stored licence that has expired or no longer verifies (reported, nothing disabled), the
 // verification key from admin.licensePublicKey, and the signing script.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';

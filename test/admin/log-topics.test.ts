@@ -1,6 +1,7 @@
 // Log topics (spec 4.8): add, list, delete; a message on a matching topic is written to the log
 // at the log topic's level by the publishing worker, with the publisher, QoS, retain, size and a
 // payload preview; other topics write nothing; a deleted log topic stops at once.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

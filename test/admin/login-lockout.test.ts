@@ -3,6 +3,7 @@
 // answered 429 with Retry-After, even with the right password; other addresses are unaffected; a
 // success resets no other address's counter; a parallel burst gets no more guesses; each lockout
 // is logged (address and username, never the password) and counted in /prometheus.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -2,6 +2,7 @@
 // store; query by level, module, text and time, newest first and paged; operator entries; the log
 // level changed at run time in every worker; download as NDJSON and gzip; rotation bounds the
 // files and queries still read across them; deleting old files; 400s name the field.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -59,6 +60,8 @@ test('lines of the main thread reach the store, in <dataDir>/logs', async () => 
 test('the level changes at run time in the workers: a worker debug line appears only after it', async () => {
   assert.deepEqual((await b.api('GET', '/log/level')).json.data, { level: 'INFO' });
   await sendMalformed();
+  // A window on purpose: at INFO the worker's debug line must NOT reach the store; 200 ms is
+  // ample for a line the worker wrote before it closed the connection to cross the log relay.
   await new Promise((r) => setTimeout(r, 200));
   assert.equal((await query({ text: 'malformed packet' })).total, 0);
   const set = await b.api('POST', '/log/level', { body: { level: 'Debug' } });
@@ -73,6 +76,7 @@ test('the level changes at run time in the workers: a worker debug line appears 
   assert.equal((await query({ text: 'malformed packet', level: 'info' })).total, 0);
   await b.api('POST', '/log/level', { body: { level: 'INFO' } });
   await sendMalformed();
+  // A window on purpose, as above: back at INFO, no second line may arrive.
   await new Promise((r) => setTimeout(r, 200));
   assert.equal((await query({ text: 'malformed packet' })).total, 1);
 });
@@ -147,6 +151,7 @@ test('download of many MiB: streamed with backpressure to a slow reader; a clien
     const parts = text.split('\n');
     tail = parts.pop()!;
     count += parts.length;
+    // The slow reader under test (a pause per chunk at first), not a wait for anything.
     if (count < 200) await new Promise((r) => setTimeout(r, 5));
   }
   assert.equal(count, N);
@@ -158,6 +163,8 @@ test('download of many MiB: streamed with backpressure to a slow reader; a clien
     await r.body!.getReader().read();
     ac.abort();
   }
+  // A window on purpose: the server gets 500 ms to trip over the gone clients (its next writes to
+  // their aborted responses), and must still answer after it.
   await new Promise((r) => setTimeout(r, 500));
   assert.equal((await b.api('GET', '/log/level')).status, 200);
   assert.equal((await query({ module: 'bulk', size: 1 })).total, N);

@@ -1,6 +1,7 @@
 // Metrics: /prometheus and the per-endpoint metrics, health and performance routes, with real
 // MQTT clients moving the counters (exact increases), the text exposition parsed line by line,
 // the JSON form's shape, 400/401/404, and the Grafana dashboard querying only exported names.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

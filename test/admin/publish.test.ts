@@ -1,6 +1,7 @@
 // HTTP publish (/api/publish): plain and base64 payloads reach real subscribers on either worker,
 // retain is kept, MQTT 5 properties are forwarded, No Local is honoured for a clientId, and every
 // bad field is a 400 that publishes nothing.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,5 +1,6 @@
 // Retained messages: query by filter (paged, payload text or base64, receive time) and delete,
 // also from the store (a restart does not bring a deleted one back).
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

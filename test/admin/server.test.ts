@@ -1,6 +1,7 @@
 // The admin server itself: authentication (Basic, Bearer, 401, 403), authentication before
 // routing (401 on any non-public path without credentials), the envelope, unknown routes, JSON
 // bodies only (415), bad JSON, oversized bodies, and the OpenAPI document.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

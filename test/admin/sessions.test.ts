@@ -1,5 +1,6 @@
 // Session messages: the queued messages of an offline persistent session are listed (paged,
 // payload text or base64) and cleared, in memory and in the store (a restart brings none back).
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

@@ -1,6 +1,7 @@
 // Subscriptions made through the admin API: subscribe/unsubscribe on a client's behalf, proxy
 // subscriptions (added to every client; kept in the store across a restart), and local
 // subscriptions (the broker collects messages itself).
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // not answer or no worker runs), the single-node cluster views, health details and resources, and
 // the config export and import (every part checked before anything is applied; a refused import
 // changes no endpoint and no dashboard; restart-only keys reported, not applied).
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';

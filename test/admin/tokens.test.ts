@@ -2,6 +2,7 @@
 // (`ver`). A password change, a role change and a deletion end a user's tokens, and a user
 // re-created under the same name does not inherit them. HS256 only. Users stored before records
 // had ids keep working and get an id and a version at start.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';

@@ -1,5 +1,6 @@
 // Topics: subscribed filters across sessions (online and offline persistent) with subscriber
 // counts and lastMessage from retained messages; the subscribers of one filter.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -2,6 +2,7 @@
 // ACL file: right and wrong passwords, publishes and subscriptions granted and denied, then both
 // files rewritten and reloaded (Supervisor.reloadAuth, what SIGHUP calls) without a restart; a file
 // that no longer parses is refused on reload and the old contents stay.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,8 @@ import path from 'node:path';
 
 import { startBroker, connect, nextMessages, noMessage, end, type TestBroker } from '../helpers/broker.ts';
 import { rawConnect } from '../helpers/raw.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { workerUrls } from '../helpers/worker-ports.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'spindle-mosq-'));
 const passwordFile = path.join(dir, 'passwd');
@@ -87,11 +90,11 @@ test('reloadAuth: rewritten files take effect on new connections and on existing
   const before = await rawConnect(broker.ports.tcp!, { clientId: 'alice-before', username: 'alice', password: 'alice-pw' });
   assert.equal(code(before.connack, 5), 0);
   broker.supervisor.reloadAuth();
-  await eventually(async () => {
+  await waitFor(async () => {
     const c = await rawConnect(broker.ports.tcp!, { clientId: 'carol-1', username: 'carol', password: 'carol-pw' });
     c.end();
     return code(c.connack, 5) === 0;
-  });
+  }, { message: 'carol, added to the password file, connects' });
   // Every worker has reloaded when several connections in a row (spread over the workers) see it.
   for (let i = 0; i < 6; i++) {
     const ok = await rawConnect(broker.ports.tcp!, { clientId: `alice-new-${i}`, username: 'alice', password: 'alice-new' });
@@ -108,19 +111,23 @@ test('reloadAuth: rewritten files take effect on new connections and on existing
   assert.ok(((await before.next('puback') as unknown as { reasonCode?: number }).reasonCode ?? 0) < 0x80, 'success (0x10: no subscribers)');
   before.end();
 
-  // A password file that no longer parses: logged, the old users stay.
+  // A password file that no longer parses: logged, the old users stay. The ACL file is rewritten
+  // with it (carol may now write carol/#): a worker reloads the password file before the ACL
+  // file, so once each worker applies the new ACL, it has tried the bad password file.
   writeFileSync(passwordFile, 'alice:not-a-hash\n');
+  writeFileSync(aclFile, 'user alice\ntopic write news/#\nuser bob\ntopic read news/#\nuser carol\ntopic write carol/#\n');
   broker.supervisor.reloadAuth();
-  await new Promise((r) => setTimeout(r, 300));
-  const still = await rawConnect(broker.ports.tcp!, { clientId: 'carol-2', username: 'carol', password: 'carol-pw' });
-  assert.equal(code(still.connack, 5), 0);
-  still.end();
+  for (const [w, url] of (await workerUrls(broker)).entries()) {
+    await waitFor(async () => {
+      const still = await rawConnect(Number(new URL(url).port), { clientId: `carol-2-${w}`, username: 'carol', password: 'carol-pw' });
+      try {
+        assert.equal(code(still.connack, 5), 0, `worker ${w}: carol is still a user`);
+        still.send({ cmd: 'publish', topic: 'carol/x', payload: Buffer.from('x'), qos: 1, messageId: 1, retain: false, dup: false });
+        return ((await still.next('puback') as unknown as { reasonCode?: number }).reasonCode ?? 0) < 0x80;
+      } finally {
+        still.end();
+      }
+    }, { message: `worker ${w} applies the new ACL file and keeps the old password file` });
+  }
 });
 
-async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -1,6 +1,7 @@
 // MQTT bridges over TLS (a test CA, a client certificate the remote requires) and WebSocket, with
 // credentials, against a real Mosquitto that refuses anonymous clients; wrong credentials show in
 // the runtime as the last error while the bridge keeps trying.
+// needs: broker, mosquitto
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

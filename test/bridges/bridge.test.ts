@@ -3,6 +3,7 @@
 // filters, the remote stopped and started mid-stream with nothing acknowledged lost, messages
 // published on the remote while the bridge was stopped (its persistent session there), and the
 // admin API (bad config named by field, passwords never answered, file bridges read-only).
+// needs: broker, mosquitto
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

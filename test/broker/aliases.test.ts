@@ -1,6 +1,7 @@
 // Topic aliases in both directions (MQTT 5.0 section 3.3.2.3.4): what a client sets is resolved
 // per connection and bounded by the broker's Topic Alias Maximum; what the broker sets is bounded
 // by the client's, and starts afresh on every connection.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

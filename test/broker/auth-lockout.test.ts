@@ -1,6 +1,7 @@
 // Failed MQTT authentications are limited per source address across every worker: past
 // limits.authMaxFailures within the window the address is locked out (CONNACK 0x8A in v5, 5 in
 // 3.1.1) before any password is checked, even with the right one, until the lockout ends; counted.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

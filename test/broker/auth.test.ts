@@ -1,6 +1,7 @@
 // Authentication and authorization end to end: static users with argon2 and bcrypt hashes,
 // anonymous clients refused, the ordered ACL with %c and %u, and an unsupported enhanced
 // authentication method.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

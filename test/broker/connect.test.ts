@@ -1,6 +1,7 @@
 // CONNECT and CONNACK end to end: return codes for MQTT 3.1, 3.1.1 and 5.0, unsupported protocol
 // levels, a second CONNECT, a first packet that is not CONNECT, client identifiers, and the
 // limits a v5 CONNACK advertises.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

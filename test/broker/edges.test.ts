@@ -2,6 +2,7 @@
 // is bounded in time, WebSocket text frames, the client's Maximum Packet Size for CONNACK, what a
 // connection published before its SUBSCRIBE, anonymous access with a username, `$` topics that
 // are not the broker's, MQTT 3.1's PUBREL with DUP, Authentication Data without a method.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';

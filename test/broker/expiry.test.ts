@@ -1,5 +1,6 @@
 // Message Expiry Interval (MQTT 5.0 section 3.3.2.3.3): an expired message is not delivered,
 // queued or retained; a forwarded one carries the time it has left.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';

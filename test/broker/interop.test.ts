@@ -1,6 +1,7 @@
 // Interoperability with Eclipse Mosquitto's command line clients (Debian's mosquitto-clients):
 // mosquitto_sub and mosquitto_pub against the broker, MQTT 3.1.1 and 5.0, QoS 0-2, retained,
 // and messages crossing between them and mqtt.js.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';

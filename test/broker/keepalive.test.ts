@@ -1,6 +1,7 @@
 // Keep alive end to end: a silent client is closed after one and a half keep alive periods
 // (v5: DISCONNECT 0x8D), PINGREQ keeps it open, and limits.maxKeepalive caps the client's keep
 // alive (v5: Server Keep Alive in CONNACK).
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,6 +1,7 @@
 // Regression tests for each worker's remembered match results (src/router/worker-router.ts):
 // a subscription made, removed or moved on any worker is seen by the very next publish on every
 // worker; No Local and shared subscriptions are never served from memory.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

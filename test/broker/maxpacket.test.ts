@@ -1,5 +1,6 @@
 // Maximum Packet Size in both directions: the client's (v5 CONNECT property) bounds what the
 // broker sends it; the broker's (limits.maxPacketSize) bounds what it accepts.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

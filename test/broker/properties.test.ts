@@ -1,6 +1,7 @@
 // PUBLISH properties a broker forwards unchanged (MQTT 5.0 section 3.3.2.3): Payload Format
 // Indicator, Content Type, Response Topic, Correlation Data and User Properties; and the same
 // message to a v3.1.1 subscriber, which has no properties.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

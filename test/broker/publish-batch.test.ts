@@ -1,6 +1,7 @@
 // Supervisor.publishBatch: the path inbound bridges publish through. Messages arrive in order to
 // subscribers on every worker, a persistent session offline gets its QoS 1 copies from the store,
 // and retained messages are kept; the answer counts the subscriptions each went to.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,5 +1,6 @@
 // Publish and subscribe end to end with mqtt.js, MQTT 3.1.1 and 5.0, at every QoS, with the
 // publisher and subscriber on different workers.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,6 +1,7 @@
 // QoS flows end to end with a raw client: QoS 2 exactly once across a resent PUBLISH, a repeated
 // PUBREL, the broker's Receive Maximum towards a client that exceeds it, and the client's Receive
 // Maximum bounding what the broker has in flight.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

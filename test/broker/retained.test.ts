@@ -1,5 +1,6 @@
 // Retained messages end to end: store, replace, clear; RETAIN on delivery; Retain As Published;
 // Retain Handling; and the retained store seen from both workers.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,6 +1,7 @@
 // Sessions end to end: Clean Start / Clean Session and Session Present, persistent sessions
 // keeping subscriptions and queueing while the client is away, session expiry, the bound on
 // the offline queue, and redelivery of unacknowledged messages with DUP after a reconnect.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,5 +1,6 @@
 // Shared subscriptions (MQTT 5.0 section 4.8.2): "$share/<group>/<filter>" and "$queue/<filter>"
 // spread the matching messages over the group's members, each message to one member.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

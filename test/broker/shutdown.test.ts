@@ -1,5 +1,6 @@
 // Graceful shutdown end to end: supervisor.shutdown() sends v5 clients DISCONNECT 0x8B (Server
 // shutting down) and closes v3 clients' connections, on every worker.
+// needs: broker
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 

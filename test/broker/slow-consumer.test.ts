@@ -2,6 +2,7 @@
 // limits.maxOutboundBytes (socket and WebSocket buffers both count); past it QoS 0 is dropped
 // and counted as slow_consumer (not as sent), QoS 1 waits in the session queue, and a client that
 // stays over the limit for limits.slowConsumerTimeout is closed.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

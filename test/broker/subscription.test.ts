@@ -1,5 +1,6 @@
 // SUBSCRIBE and UNSUBSCRIBE end to end: subscription identifiers, No Local, overlapping
 // subscriptions, UNSUBACK codes, invalid filters, and $SYS topics against wildcards.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -4,6 +4,7 @@
 // sends numbered QoS 1 messages to the session's subscription. Takeover must be linearizable per
 // client id: every connection answered with CONNACK before anything else, resumed sessions present,
 // every acknowledged message delivered, one session and one subscription left at the end.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';

@@ -1,6 +1,7 @@
 // Session takeover end to end: a second connection with a client id in use closes the first
 // (v5: DISCONNECT 0x8E) and continues or discards the session, also when the two connections
 // are on different workers (the session is handed over between threads).
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -102,7 +103,7 @@ test('v5: one publisher\'s messages keep their order while its subscriber\'s ses
     const pending: Promise<unknown>[] = [];
     for (let n = 0; n < total; n++) {
       pending.push(pub.publishAsync('to-order/m', String(n), { qos: 1 }));
-      if (n % 5 === 4) await new Promise((r) => setTimeout(r, 5));
+      if (n % 5 === 4) await new Promise((r) => setTimeout(r, 5)); // pacing, not a wait: the publishes go on while the session moves
     }
     await Promise.all(pending);
     publishing = false;

@@ -1,6 +1,7 @@
 // MQTT over TLS (MQTT 5.0 section 6.1 context): a server certificate from a test CA, client
 // certificates with the CN as username, clients without a certificate refused, and certificates
 // reloaded for new connections while open ones carry on.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -1,4 +1,5 @@
 // limits.maxTopicLevels: a topic name or filter with more levels is refused.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,6 +1,7 @@
 // Will messages end to end: published when the connection drops without DISCONNECT, not after
 // a normal DISCONNECT, published after v5 DISCONNECT 0x04, the v5 Will Delay Interval (and the
 // session ending before it), and the will's RETAIN flag.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

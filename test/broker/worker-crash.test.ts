@@ -1,5 +1,6 @@
 // A worker thread that dies is restarted by the supervisor: new clients connect and pub/sub
 // works across both workers again, and the clients of the dead worker can reconnect.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -4,6 +4,7 @@
 // answers 404 for a client no node holds, 409 for subscribing on behalf of a client of another
 // node; a node that is running but does not answer is reported (nodesMissing) after the timeout,
 // not waited for without end.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -2,6 +2,7 @@
 // node receives what a client on another publishes, only where there is interest (local-only
 // traffic never leaves its node), interest follows subscribes and unsubscribes, and a node that
 // stops is marked down on the others within a few seconds.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startBroker, connect, end, nextMessages, noMessage, type TestBroker } from '../helpers/broker.ts';

@@ -3,6 +3,7 @@
 // record comes in once; its messages reach subscribers on every node; when the node running it
 // stops, another takes it over and the records sent meanwhile arrive; removed on any node, it
 // stops everywhere. Against a real RabbitMQ (scripts/ensure-rabbitmq.sh).
+// needs: broker, nats, rabbitmq
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

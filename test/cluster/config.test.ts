@@ -4,6 +4,7 @@
 // SO_REUSEPORT); a rule added on one node fires once for a message published on another; a user
 // added on one node signs in on another; a node started after the changes catches up; a document
 // no node can apply is counted and skipped; a change made while NATS is away arrives once it is back.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

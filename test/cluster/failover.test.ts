@@ -2,6 +2,7 @@
 // share (POSTGRESQL): another node marks it down within seconds and adopts its sessions, so
 // their subscriptions keep receiving while the clients are away, and the clients reconnecting
 // there find their sessions with the messages queued before and after the crash.
+// needs: broker, nats, postgresql
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,6 +1,7 @@
 // NATS stopped under a running cluster: every node goes on serving its own clients (a CONNECT does
 // not wait for the others), counts the loss, marks the others down; when NATS is back the nodes
 // find each other again and messages cross as before.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,6 +1,7 @@
 // A node's own nats-server lives as long as the node: killed with it when the node's process is
 // killed hard (SIGKILL), and one left over from an earlier run (its pidfile in <dataDir>/nats) is
 // stopped when the node starts again, so a restart never finds its NATS port taken.
+// needs: broker, nats
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -2,6 +2,7 @@
 // licence and alert rule made through one node's /api/v1 are on the other node; the application's
 // MQTT credentials work there, inside its namespace; a licence changed on one node limits the
 // other's clients; an application deleted on one node has its clients on the other disconnected.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -2,6 +2,7 @@
 // publishers are acknowledged once NATS has stored them, and a node takes them from the stream
 // when it can route them. So messages acknowledged for a node that was killed right then reach
 // its persistent sessions when it is back; QoS 0 keeps to core NATS.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -3,6 +3,7 @@
 // other node gets (payload, QoS, RETAIN, MQTT 5 properties and expiry), sent in batches; a node
 // that starts late, or comes back, catches up (and a clear made while it was away is not undone);
 // a node with a store keeps what it received over a restart.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

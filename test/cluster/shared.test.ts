@@ -4,6 +4,7 @@
 // its plain subscribers and for groups crosses once, `$queue/` is a group too, a pick for a node
 // whose last member just left is counted, and a node that stops leaves its groups to the members
 // on the others.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MqttClient } from 'mqtt';
@@ -65,6 +66,7 @@ async function exactlyOnce(members: Member[], run: string, n: number): Promise<v
   await waitFor(() => total(members, run) >= n, { message: `${n} messages of ${run} received by the group` });
   // Nothing more comes: no duplicate on its way (the messages crossed before the last one came).
   const settled = total(members, run);
+  // A window on purpose: a duplicate would come from another node, so no marker can order it.
   await new Promise((r) => setTimeout(r, 300));
   const all = members.flatMap((m) => ofRun(m, run));
   assert.equal(all.length, settled);

@@ -2,6 +2,7 @@
 // connection over (the old one gets DISCONNECT 0x8E), and with Clean Start 0 the session moves
 // whole (subscriptions, messages queued while the client was away) and continues there, stored
 // in that node's own store.
+// needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

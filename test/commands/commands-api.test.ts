@@ -3,6 +3,7 @@
 // it with nothing stored, passwords never answered (add, query, update, runtime), update merges
 // the config (the password kept), name conflicts 409, unknown ids 404, a viewer reads but does
 // not write, and a command on a closed port is reconnecting until deleted.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -4,6 +4,7 @@
 // mid-stream, or with its broker's only worker killed mid-stream, every record arrives at least
 // once (offsets are committed only after the broker has the records); lag comes back to 0; a
 // server that is not there gives state reconnecting, counted.
+// needs: broker, kafka
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

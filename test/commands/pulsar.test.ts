@@ -5,6 +5,7 @@
 // again mid-stream, every message arrives at least once (acknowledged only once published); bad
 // config is a 400 naming the field; the token is never answered; a broker that is not there
 // gives state reconnecting; a namespace that does not exist fails the command.
+// needs: broker, pulsar
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

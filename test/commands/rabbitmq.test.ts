@@ -4,6 +4,7 @@
 // once (acknowledged only once the broker has it); RabbitMQ stopped and started: state
 // reconnecting, then running again with nothing lost; a queue that does not exist fails the
 // command until it is started again; a command survives a broker restart.
+// needs: broker, rabbitmq
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

@@ -6,6 +6,7 @@
 // once (acknowledged only once published: the unacknowledged come back after invisibleDuration);
 // bad config is a 400 naming the field; the secretKey is never answered; a proxy that is not
 // there gives state reconnecting; a consumer group that does not exist fails the command.
+// needs: broker, rocketmq
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 

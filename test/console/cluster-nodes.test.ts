@@ -5,6 +5,7 @@
 // connections and messages in and out per second (node b's gathered through the admin queries
 // across nodes), with a chart per figure; a node that leaves drops out. A broker without
 // clustering shows no per-node part (single-node behaviour unchanged).
+// needs: broker, nats, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -76,7 +77,7 @@ test('the overview on node a shows both nodes\' connections and messages per sec
     const flow = (async () => {
       while (publishing) {
         for (let i = 0; i < 50; i++) pub.publish('cn/x', 'm');
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 20)); // pacing: a steady rate for the charts
       }
     })();
     const perNode = page.getByRole('region', { name: 'per node' });

@@ -3,6 +3,7 @@
 // the page or a URL), the live charts move while mqtt.js clients publish, an endpoint added from
 // the page takes connections, a client closed from the page is gone, and an API error is shown
 // where the user acted. The live feed refuses other origins and callers that are not signed in.
+// needs: broker, nats, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -67,7 +68,7 @@ test('overview: the live figures and charts move while mqtt.js clients publish',
     const flow = (async () => {
       while (publishing) {
         for (let i = 0; i < 50; i++) pub.publish('console/x', 'm');
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 20)); // pacing: a steady rate for the charts
       }
     })();
     await waitFor(async () => Number((await page.getByTestId('stat-connections').innerText()).replace(/\D/g, '')) >= 2, { message: 'two connections shown' });

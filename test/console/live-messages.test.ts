@@ -5,6 +5,7 @@
 // socket (/api/watch) refuses other origins and callers not signed in, and its subscriptions end
 // when it closes. The Logs page shows a line the broker wrote (a log topic added from the page),
 // live and by query, and downloads it; old log files are deleted from it after a confirmation.
+// needs: broker, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';

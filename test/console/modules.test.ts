@@ -5,6 +5,7 @@
 // converting what mqtt.js publishes; an HTTP authentication policy added from the page deciding
 // mqtt.js CONNECTs; a command listed with its state; API errors shown on the forms; and a viewer
 // seeing the pages without the buttons that change things.
+// needs: broker, chromium
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import { after, before, test } from 'node:test';

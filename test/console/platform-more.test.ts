@@ -9,6 +9,7 @@
 // channel's name and URL and an alert rule's signal and aggregation changed; a licence granted from the page
 // with its usage shown from real connections, changed and withdrawn; platform users added,
 // changed (role, e-mail, password) and deleted from the page; refusals shown on the forms; viewers shown nothing to change.
+// needs: broker, chromium
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';

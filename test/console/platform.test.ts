@@ -5,6 +5,7 @@
 // (shown once) connecting an mqtt.js client confined to its namespace; an API refusal shown on
 // the form; an alert rule added from the page firing on real connections, its alert handled and
 // the rule disabled from the page; the audit log page listing those actions, filtered.
+// needs: broker, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 

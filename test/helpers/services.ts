@@ -4,7 +4,9 @@
 // ensureRabbitMq() (127.0.0.1:5672, the command tests; stopRabbitMq() stops it), ensureRocketMq()
 // and ensurePulsar() (the ROCKETMQ and PULSAR command tests), ensureMailpit() (SMTP 127.0.0.1:1025,
 // its HTTP API 127.0.0.1:8025: the email notification tests). Each
-// script runs at most once per test process, and is quick when `make services` already ran.
+// script runs at most once per test process, and is quick when the file's "// needs:" line had
+// make test-services run it before (test/helpers/tiers.ts; importing one of these implies that
+// need, which test/helpers/tiers.test.ts checks).
 // Also: a port on this machine where nothing listens, for the "refused" cases.
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';

@@ -1,6 +1,7 @@
 // Nothing acknowledged is lost: a persistent subscriber is offline, a publisher sends QoS 1
 // messages, the broker is killed with SIGKILL in the middle, restarted on the same data, and the
 // subscriber gets every message the broker had acknowledged, in the publisher's order.
+// needs: broker, postgresql
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,5 +1,6 @@
 // A restart (SIGTERM, start again on the same data) brings back retained messages, persistent
 // sessions with their subscriptions and queued messages, and forgets sessions that expired.
+// needs: broker
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 

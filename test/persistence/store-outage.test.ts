@@ -2,6 +2,7 @@
 // publishing connection is closed instead (v5: DISCONNECT 0x80), the client sends again after it
 // reconnects, and every acknowledged message reaches the persistent subscriber. Traffic that
 // needs no storage keeps flowing meanwhile.
+// needs: broker, postgresql
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 

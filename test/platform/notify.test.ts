@@ -3,6 +3,7 @@
 // server in the test for webhook and Slack (bodies, headers, retries on 5xx and 429, none on 4xx,
 // timeouts, refused connections), Mailpit (scripts/ensure-mailpit.sh) for email, read back through
 // its HTTP API; the in-flight bound and close().
+// needs: mailpit
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';

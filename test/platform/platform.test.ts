@@ -4,6 +4,7 @@
 // it (0x87, counted); the licence's connection quota refuses the next CONNECT (0x97) and its
 // message rate throttles without losing anything; an alert rule fires to a real webhook receiver
 // and to Mailpit's mailbox and resolves; every step is in the audit log. Then every role's scope.
+// needs: broker, postgresql, mariadb, mailpit
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

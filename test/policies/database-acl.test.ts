@@ -4,6 +4,7 @@
 // unreadable row skipped and logged, ${topic}/${action} as query parameters, no applying row
 // ignored; a missing or unreachable source is ignored with an error, and the dry run names the
 // missing column, the unknown table, or the server.
+// needs: postgresql, mariadb, redis, ferretdb
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 

@@ -5,6 +5,7 @@
 // and a source that is down are ignored with an error (logged once, not per call) and a source
 // back up allows again; the dry run refuses a syntax error, a missing column, an unknown table and
 // an unreachable server, naming the field to fix.
+// needs: postgresql, mariadb, redis, ferretdb
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 

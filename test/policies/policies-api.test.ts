@@ -4,6 +4,7 @@
 // that goes down answered as ignore (counted, never an allow), superusers, ACL rows with %u/%c,
 // denied PUBLISH and SUBSCRIBE with their reason codes, the dry run at add time, and policies
 // kept across a restart.
+// needs: broker, postgresql, mariadb
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // once on every worker, on add, state change and delete; WHERE filters; republish templates;
 // events; loops refused or bounded; the SQL errors with their position; test without side
 // effects; runtime counters and their Prometheus form; rules survive a restart.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';

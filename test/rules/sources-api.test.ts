@@ -4,6 +4,7 @@
 // Passwords are never answered; a check really connects and says what failed; a source a rule
 // uses cannot be deleted; rows written by save_postgresql / save_mysql arrive; a webhook gets its
 // JSON.
+// needs: broker, postgresql, mariadb, redis, kafka, ferretdb
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

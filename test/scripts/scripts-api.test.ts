@@ -3,6 +3,7 @@
 // before subscribers see them (and not touching other topics), applied at once on add, disable,
 // update and delete; an endless loop and an out-of-memory cut off with the message passed on;
 // kept across a restart; the example extension splitting a message, confined to extensions.dir.
+// needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // their field, check() classifies ok/refused/dns, send writes messages a kafkajs consumer reads
 // back, a broker's refusal of the data is non-transient, and a source whose broker is unreachable
 // goes down and fails fast. (No SASL listener on the test broker: the auth case is not covered.)
+// needs: kafka
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/log/index.ts';

@@ -3,6 +3,7 @@
 // writes documents a separate client finds, a duplicate key is non-transient, and a source whose
 // server is unreachable goes down and fails fast. (FerretDB's SQLite backend does not check
 // credentials: the auth case is not covered.)
+// needs: ferretdb
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MongoClient } from 'mongodb';

@@ -1,5 +1,6 @@
 // The mysql source against the real MariaDB (scripts/ensure-databases.sh): its config, and the SQL
 // source behaviour every SQL driver shares (sql-suite.ts).
+// needs: mariadb
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -1,5 +1,6 @@
 // The postgresql source against the real PostgreSQL (scripts/ensure-databases.sh): its config, and
 // the SQL source behaviour every SQL driver shares (sql-suite.ts).
+// needs: postgresql
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 

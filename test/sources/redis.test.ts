@@ -2,6 +2,7 @@
 // check() classifies ok/refused/dns/auth, pipeline writes read back by a separate client, a
 // data-level error is non-transient, and a source whose server is unreachable goes down and fails
 // fast.
+// needs: redis
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';

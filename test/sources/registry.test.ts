@@ -1,6 +1,7 @@
 // The source registry over a MemoryStore with real PostgreSQL/MariaDB behind its sources: add,
 // list, redaction, persistence and reload, name conflicts, deletion guarded by the in-use check,
 // and checks that name why a connection failed (refused, dns, auth).
+// needs: postgresql, mariadb
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 

@@ -2,6 +2,7 @@
 // plus recovery after the server kills the store's connection, byte-exact keys and limits, and
 // upgrades of an older schema (also after an interrupted migration). The throughput of concurrent
 // addMessage calls is measured by bench/store-sql.ts.
+// needs: mariadb
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';

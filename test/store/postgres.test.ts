@@ -1,5 +1,6 @@
 // The store suite against PostgreSQL (each test in its own schema, dropped afterwards), plus
 // recovery after the server drops every connection and upgrades of an older schema.
+// needs: postgresql
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import postgres from 'postgres';

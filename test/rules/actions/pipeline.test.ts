@@ -2,6 +2,7 @@
 // closed port (retries, drops past the bound, close gives up), a refused batch (missing column)
 // counted failed while later batches go on, a server that goes away and comes back (nothing
 // lost), save_mysql into MariaDB, and webhook to a real node:http receiver.
+// needs: postgresql, mariadb
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
