@@ -1,3 +1,4 @@
+// needs: broker
 // The audit log records writes and sign-in attempts, not reads: the console's polls (GETs, and
 // POSTs that only query such as /mqtt/connection or /rule/runtime) wrote a third of the entries.
 import { test, before, after } from 'node:test';

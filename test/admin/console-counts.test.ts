@@ -1,3 +1,4 @@
+// needs: broker
 // The console overview counts what the Messages and Topics pages list: clients' retained messages
 // (not the broker's $SYS ones) and clients' subscriptions (not the broker's own handles for rules
 // and log topics). It showed "Retained 12" beside an empty Messages page.

@@ -1,3 +1,4 @@
+// needs: broker
 // Packets that parse but are not allowed from a client are a Protocol Error (MQTT 5.0 section
 // 4.13.1: DISCONNECT 0x82), not a Malformed Packet (0x81, kept for what does not parse, such as a
 // property not valid for its packet type, 2.2.2.2): a packet only a server sends, a packet
