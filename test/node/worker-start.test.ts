@@ -129,7 +129,7 @@ test('after a worker dies, the first message its replacement accepts meets the r
     const ruled = nextMessages(sub, 1, WAIT_MS * 2);
     const bridged = nextMessages(remoteSub, 1, WAIT_MS * 2);
     await b.supervisor.workers[0]!.terminate();
-    await Promise.all([reconnected, subBack]);
+    await waitFor(() => Promise.race([Promise.all([reconnected, subBack]).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 200))]), { message: () => `the clients did not reconnect: ${JSON.stringify(b.supervisor.workerStates())}` });
     assert.equal((await bridged)[0].topic, 'site/in/again', 'the bridge forwarded it');
     assert.equal((await ruled)[0].payload, 'first on the new worker', 'the rule republished it');
     await waitFor(() => lines.join('').includes('in/again'), { message: 'no log topic line for the first message on the new worker' });
