@@ -34,6 +34,13 @@ module.exports = {
     },
     ...against,
     {
+      name: 'features-not-into-the-root',
+      comment: "src/node/ is the main thread's root: it builds the features and the supervisor. A feature knows the supervisor only through the host interface it declares; nothing but main.ts and the admin API (over the root's Supervisor and Features types) imports the root.",
+      severity: 'error',
+      from: { path: '^src/(?!node/|main\\.ts|admin/)' },
+      to: { path: '^src/node/' },
+    },
+    {
       name: 'engine-not-into-worker',
       comment: 'The worker thread wires the engine; the engine, router, store and listeners never import it.',
       severity: 'error',
@@ -59,14 +66,14 @@ module.exports = {
       comment: 'Data sources are drivers: they know the store and the log, never the rules, the admin API or the engine.',
       severity: 'error',
       from: { path: '^src/sources/' },
-      to: { path: '^src/(rules|admin|engine|router|worker|listener|broker)/' },
+      to: { path: '^src/(rules|admin|engine|router|worker|listener|broker|node)/' },
     },
     {
       name: 'commands-through-the-supervisor',
       comment: 'Commands (inbound bridges) are main-thread code: they publish through the supervisor (an interface they declare), never reaching the engine, the router, a worker or the admin API.',
       severity: 'error',
       from: { path: '^src/commands/' },
-      to: { path: '^src/(engine|router|worker|listener|admin|broker)/' },
+      to: { path: '^src/(engine|router|worker|listener|admin|broker|node)/' },
     },
     {
       name: 'cluster-below-the-admin-api',
@@ -108,7 +115,7 @@ module.exports = {
       comment: 'The notification channels (main thread) deliver what they are given: the admin routes and the alert engine call them; they never import the admin API, the engine, the router or a worker.',
       severity: 'error',
       from: { path: '^src/platform/notify/' },
-      to: { path: '^src/(admin|engine|worker|router|listener|broker)/' },
+      to: { path: '^src/(admin|engine|worker|router|listener|broker|node)/' },
     },
     {
       name: 'rule-sql-is-pure',

@@ -3,7 +3,7 @@
 // admin users, the logger, and the main thread's metrics registry. One per admin server, in the main thread.
 import type { Registry } from 'prom-client';
 
-import type { Supervisor } from '../broker/supervisor.ts';
+import type { Supervisor } from '../node/supervisor.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';

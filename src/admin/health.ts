@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 
 import type { AdminContext } from './context.ts';
 import { round2 } from './samplers.ts';
-import type { Supervisor } from '../broker/supervisor.ts';
+import type { Supervisor } from '../node/supervisor.ts';
 
 /** How long the health checks wait for the store before calling it unreachable. */
 export const STORE_PROBE_MS = 2000;

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
-import type { Supervisor } from '../broker/supervisor.ts';
+import type { Supervisor } from '../node/supervisor.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Features } from '../node/features.ts';

@@ -6,7 +6,7 @@ import uWS from 'uWebSockets.js';
 
 import type { Logger } from '../log/index.ts';
 import type { AdminAuth } from './auth.ts';
-import { WorkerOpError } from '../broker/supervisor.ts';
+import { WorkerOpError } from '../node/supervisor.ts';
 import { EndpointError } from '../broker/endpoints.ts';
 import { HttpError, errorReply, refusal, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
 import { ConsoleAssets } from './console/assets.ts';

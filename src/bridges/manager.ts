@@ -23,8 +23,8 @@ const KIND = 'bridge';
 /** What the manager needs of the broker (the supervisor gives it). */
 export interface BridgeHost {
   newHandle(): number;
-  subscribeRule(handle: number, filters: readonly string[]): void;
-  unsubscribeRule(handle: number): void;
+  setTap(handle: number, filters: readonly string[]): void;
+  removeTap(handle: number): void;
   runningWorkers(): number[];
   call: WorkerCall;
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
@@ -240,7 +240,7 @@ export class BridgeManager {
     // Workers know the handle before the routing core can match it.
     await this.installHandles();
     const filters = bridge.localFilters();
-    if (filters.length > 0) this.host.subscribeRule(bridge.handle, filters);
+    if (filters.length > 0) this.host.setTap(bridge.handle, filters);
   }
 
   /** Stops a bridge here, and gives its lease up (after it stopped) in a cluster. */
@@ -254,7 +254,7 @@ export class BridgeManager {
     const bridge = e.running;
     if (!bridge) return;
     e.running = null;
-    this.host.unsubscribeRule(bridge.handle);
+    this.host.removeTap(bridge.handle);
     this.byHandle.delete(bridge.handle);
     await this.installHandles();
     await bridge.stop();

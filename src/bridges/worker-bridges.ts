@@ -1,6 +1,6 @@
 // WorkerBridges: the outbound half of the MQTT bridges inside one worker thread. A bridge's local
 // filters are subscribed in the routing core under its handle (like a rule's, see
-// Supervisor.subscribeRule), so a PUBLISH routed on this thread finds it; the message is copied
+// Supervisor.setTap), so a PUBLISH routed on this thread finds it; the message is copied
 // and posted to the main thread (which holds the bridge's connection to the remote broker) in one
 // message per tick, never one per message. A message that came in over a bridge (its publisher is
 // the bridge's handle) is not sent back out over it: no loops. The cluster's node handles are
@@ -145,7 +145,7 @@ export class WorkerBridges {
     return this.handles.has(handle) || this.clusterHandles.has(handle) || this.viewers.has(handle);
   }
 
-  /** RouterHost.ruleMatched for a bridge's or a node's handle: `m` matched its local filters
+  /** RouterHost.tapMatched for a bridge's or a node's handle: `m` matched its local filters
    * (`share` 0), or the node was picked as the member of the shared group numbered `share`. */
   matched(handle: number, m: Message, publisher: number, share = 0, publisherHash = 0): void {
     if (publisher === handle || (publisher === this.clusterInbound && this.clusterHandles.has(handle))) {

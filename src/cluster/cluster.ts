@@ -54,8 +54,8 @@ export interface ClusterHost {
   clusterAcked(from: Ticket, ok: boolean): void;
   takeInterestChanges(): string[];
   interestSnapshot(): string[];
-  setHandleFilter(handle: number, filter: string, on: boolean, subscriptionId?: number): void;
-  clearHandle(handle: number): void;
+  setTapFilter(handle: number, filter: string, on: boolean, subscriptionId?: number): void;
+  removeTap(handle: number): void;
   publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }>;
   callAll: WorkerCallAll;
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
@@ -377,7 +377,7 @@ export class ClusterLink {
       if (on === p.filters.has(filter)) continue;
       const shared = filter.startsWith('$share/');
       try {
-        this.host.setHandleFilter(p.handle, filter, on, shared && on ? this.shareId(filter) : 0);
+        this.host.setTapFilter(p.handle, filter, on, shared && on ? this.shareId(filter) : 0);
         if (on) {
           p.filters.add(filter);
         } else {
@@ -414,7 +414,7 @@ export class ClusterLink {
   }
 
   private dropInterest(p: Peer): void {
-    if (p.filters.size > 0) this.host.clearHandle(p.handle);
+    if (p.filters.size > 0) this.host.removeTap(p.handle);
     for (const f of p.filters) if (f.startsWith('$share/')) this.releaseShare(f);
     p.filters.clear();
     p.pending = [];

@@ -6,10 +6,18 @@
 // JSON, health and performance forms of the admin API. One per admin server.
 import { AggregatorRegistry, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
-import type { Supervisor } from '../broker/supervisor.ts';
+import type { Router, RetainedStore } from '../native/index.ts';
+import type { WorkerCallAll } from '../worker/ops/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { SIZE_BUCKETS } from '../stats/endpoint-stats.ts';
+
+/** What the collector reads of the node: the workers' counters and the shared routing core. */
+export interface MetricsHost {
+  callAll: WorkerCallAll;
+  readonly router: InstanceType<typeof Router>;
+  readonly retained: InstanceType<typeof RetainedStore>;
+}
 import { MetricSet, type MetricJson } from './metric-json.ts';
 import { brokerMetrics, endpointLabels, endpointWorkerMetrics, type EndpointFilter } from './worker-metrics.ts';
 import { OPERATIONS, RateWindow, rateCounters, sumEndpoints, type EndpointTotals, type Rates } from './endpoint-totals.ts';
@@ -53,7 +61,7 @@ export class MetricsCollector {
 
   /** `labels`: added to every sample (in a cluster, `node`: the series of every node can then be
    * told apart when one Prometheus scrapes them all). */
-  constructor(private readonly supervisor: Supervisor, private readonly log: Logger, main = new Registry(), private readonly labels: Record<string, string> = {}) {
+  constructor(private readonly supervisor: MetricsHost, private readonly log: Logger, main = new Registry(), private readonly labels: Record<string, string> = {}) {
     this.main = main;
     collectDefaultMetrics({ register: this.main, prefix: 'spindle_' });
     this.timer = setInterval(() => void this.sample(), SAMPLE_INTERVAL_MS);

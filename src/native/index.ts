@@ -53,10 +53,11 @@ export const DESC_EXPIRY = 1 << 9;
 export const DELIVERY_RAP = 1 << 18;
 export const DELIVERY_SHARED = 1 << 19;
 export const NO_PUBLISHER = 0xffffffff;
-/** The worker number of rule subscribers: a rule's FROM filters are subscribed in the routing
- * core under its own handle with this worker, so the match a PUBLISH does anyway finds its rules;
- * the publishing thread evaluates them (RouterHost.ruleMatched). */
-export const RULE_WORKER = 0xffff;
+/** The worker number of taps (node/taps.ts): a main-thread feature's filters (a rule's FROM, a
+ * log topic, a bridge's forwards, a viewer, a remote node's interest) are subscribed in the routing
+ * core under its own handle with this worker, so the match a PUBLISH does anyway finds them; the
+ * publishing thread acts on the match or posts it to the main thread (RouterHost.tapMatched). */
+export const TAP_WORKER = 0xffff;
 
 /** Error base class with a stable string `code` and, where one applies, the MQTT 5 reason code. */
 export class SpindleError extends Error {

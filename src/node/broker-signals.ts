@@ -1,7 +1,7 @@
 // The broker's own values for the control platform's alert rules (main thread): the workers'
 // statistics summed, the rule engine's failed action outputs, and the worker threads not running.
 // A single node has no other node to be down (the cluster is not built: node.down is 0).
-import type { Supervisor } from '../broker/supervisor.ts';
+import type { Supervisor } from './supervisor.ts';
 import type { RuleManager } from '../rules/manager.ts';
 
 export async function brokerSignals(supervisor: Supervisor, rules: RuleManager): Promise<Record<string, number>> {

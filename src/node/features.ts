@@ -6,7 +6,7 @@
 // listeners. The admin API, when enabled, serves routes over these; without it they all still run.
 import { Registry } from 'prom-client';
 
-import type { Supervisor } from '../broker/supervisor.ts';
+import type { Supervisor } from './supervisor.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';

@@ -4,7 +4,7 @@
 // admin API when it is enabled. Stops in the reverse order.
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
-import { Supervisor, type Ports } from '../broker/supervisor.ts';
+import { Supervisor, type Ports } from './supervisor.ts';
 import { createCluster, type ClusterLink } from '../cluster/index.ts';
 import { startAdmin, type AdminHandle } from '../admin/index.ts';
 import { startFeatures, type Features } from './features.ts';

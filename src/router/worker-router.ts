@@ -3,7 +3,7 @@
 // workers into one batch per worker per tick. It also owns the retained-message side of a
 // publish and the retained messages sent on subscribe. One per thread; state is that thread's.
 // It sees the sessions only through RouterHost, by handle: the session layer is its caller.
-import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, RULE_WORKER, TopicError, native } from '../native/index.ts';
+import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, TAP_WORKER, TopicError, native } from '../native/index.ts';
 import { toRecord, records, type Message } from '../broker/message.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
 import { RetainedChanges, type PostRetained } from './retained-changes.ts';
@@ -28,14 +28,14 @@ export interface RouterHost {
   movedTo(handle: number): number | undefined;
   sendBatch(worker: number, buffer: ArrayBuffer, length: number): void;
   dropped(reason: 'noSession'): void;
-  /** The rule `rule` (subscribed under RULE_WORKER) matched `m`, published by the session
+  /** The rule `rule` (subscribed under TAP_WORKER) matched `m`, published by the session
    * `publisher` of this thread (NO_PUBLISHER: the broker). Called while routing: it must not
    * route (a republish waits for the end of the routing). `share` is not 0 when `rule` was
    * picked as the member of a shared group (a cluster's node handle): the subscription id of
    * that membership, which names the group. A handle picked for several groups and matching
    * plain filters too is told once for each, one after the other for the same routing.
    * `publisherHash` is the publisher's client-id hash the routing picked members with. */
-  ruleMatched(rule: number, m: Message, publisher: number, share: number, publisherHash: number): void;
+  tapMatched(tap: number, m: Message, publisher: number, share: number, publisherHash: number): void;
   /** Posts a tick's retained changes to the main thread (the cluster sends them to the other
    * nodes); absent where there is no main thread to post to. */
   postRetained?: PostRetained;
@@ -135,8 +135,8 @@ export class WorkerRouter {
       const session = out[i];
       const word = out[i + 1];
       const worker = word & 0xffff;
-      if (worker === RULE_WORKER) {
-        this.host.ruleMatched(session, m, publisher, shareOf(out, i), publisherHash);
+      if (worker === TAP_WORKER) {
+        this.host.tapMatched(session, m, publisher, shareOf(out, i), publisherHash);
         i += 3 + out[i + 2];
         count--;
         continue;
@@ -193,10 +193,10 @@ export class WorkerRouter {
    * groups that got no delivery are counted in `sharesMissed`. */
   private matchScoped(m: Message, publisher: number, publisherHash: number, scope: NodeScope): number {
     const shares = scope.shares as string[];
-    let words = this.router.matchScoped(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, scope.plain, shares, RULE_WORKER, this.out);
+    let words = this.router.matchScoped(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, scope.plain, shares, TAP_WORKER, this.out);
     if (words < 0) {
       this.out = new Uint32Array(-words * 2);
-      words = this.router.matchScoped(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, scope.plain, shares, RULE_WORKER, this.out);
+      words = this.router.matchScoped(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, scope.plain, shares, TAP_WORKER, this.out);
     }
     this.view = this.out;
     if (shares.length > 0) {
@@ -229,8 +229,8 @@ export class WorkerRouter {
     for (let i = 0; i < words;) {
       const word = out[i + 1];
       const n = out[i + 2];
-      if ((word & 0xffff) === RULE_WORKER) {
-        this.host.ruleMatched(out[i], m, publisher, shareOf(out, i), publisherHash);
+      if ((word & 0xffff) === TAP_WORKER) {
+        this.host.tapMatched(out[i], m, publisher, shareOf(out, i), publisherHash);
         i += 3 + n;
         continue;
       }
@@ -395,7 +395,7 @@ export class WorkerRouter {
   };
 }
 
-/** The share a RULE_WORKER delivery at `i` was picked for: its subscription id (a cluster's node
+/** The share a TAP_WORKER delivery at `i` was picked for: its subscription id (a cluster's node
  * handle is subscribed to each group with the group's number as id); 0 for a plain match. */
 function shareOf(out: Uint32Array, i: number): number {
   return (out[i + 1] & DELIVERY_SHARED) !== 0 && out[i + 2] > 0 ? out[i + 3] : 0;

@@ -26,8 +26,8 @@ const RATE_WINDOW_MS = 60_000;
 /** What the manager needs of the broker (the supervisor gives it). */
 export interface RuleHost {
   newHandle(): number;
-  subscribeRule(handle: number, filters: readonly string[]): void;
-  unsubscribeRule(handle: number): void;
+  setTap(handle: number, filters: readonly string[]): void;
+  removeTap(handle: number): void;
   runningWorkers(): number[];
   call: WorkerCall;
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
@@ -325,13 +325,13 @@ export class RuleManager {
     this.byHandle.set(live.handle, live);
     const spec = this.spec(live);
     await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'rules.install', { rules: [spec] })));
-    if (live.filters.length) this.host.subscribeRule(live.handle, live.filters);
+    if (live.filters.length) this.host.setTap(live.handle, live.filters);
   }
 
   /** The reverse: the routing core forgets it, the workers drop it, the pipelines drain. What
    * it counted is kept (the workers forget it with the rule), so enabling it again goes on. */
   private async stop(live: Live): Promise<void> {
-    this.host.unsubscribeRule(live.handle);
+    this.host.removeTap(live.handle);
     // Nothing is matched once unsubscribed; what the workers counted until then is read before
     // they drop the rule.
     const counted = (await this.counters()).get(live.doc.id);

@@ -1,6 +1,6 @@
 // WorkerRules: the rule engine inside one worker thread. Rules are compiled here once (the SQL to
 // a function, the republish templates); a PUBLISH finds its rules through the routing core (each
-// rule's FROM filters are subscribed under its handle with RULE_WORKER, see Supervisor.subscribeRule),
+// rule's FROM filters are subscribed under its handle with TAP_WORKER, see Supervisor.setTap),
 // events come from the engine (EngineEvents). A rule's output goes to its republish actions,
 // which run here after the routing that produced them, and, when it has actions that write to
 // data sources, to the main thread in one message per tick (the action pipelines run there:
@@ -161,8 +161,8 @@ export class WorkerRules implements EngineEvents {
     for (const ev of ENGINE_EVENTS) this.wants[EV[ev]] = this.byEvent.has(ev) ? 1 : 0;
   }
 
-  /** RouterHost.ruleMatched: a publish matched the rule `handle`'s FROM filters. */
-  ruleMatched(handle: number, m: Message, publisher: number): void {
+  /** A publish matched the rule `handle`'s FROM filters. */
+  matched(handle: number, m: Message, publisher: number): void {
     const entry = this.byHandle.get(handle);
     if (entry === undefined) return; // removed meanwhile, or not yet installed here
     let ctx = this.lastContext;

@@ -22,8 +22,8 @@ export interface LogTopicDoc {
 /** What the manager needs of the broker (the supervisor gives it). */
 export interface LogTopicHost {
   newHandle(): number;
-  subscribeRule(handle: number, filters: readonly string[]): void;
-  unsubscribeRule(handle: number): void;
+  setTap(handle: number, filters: readonly string[]): void;
+  removeTap(handle: number): void;
   runningWorkers(): number[];
   call: WorkerCall;
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
@@ -55,7 +55,7 @@ export class LogTopicManager {
     if (doc !== null && (typeof doc !== 'object' || doc.id !== id || typeof doc.topic !== 'string' || this.filterProblem(doc.topic))) throw new TraceError(400, 'topic', `log topic ${id} from another node is not a log topic`);
     const old = this.topics.get(id);
     if (old) {
-      this.host.unsubscribeRule(old.handle);
+      this.host.removeTap(old.handle);
       this.topics.delete(id);
       await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logTopics.remove', { id }).catch(() => false)));
     }
@@ -81,7 +81,7 @@ export class LogTopicManager {
   async delete(id: string): Promise<void> {
     const t = this.topics.get(id);
     if (!t) throw new TraceError(404, 'id', `log topic ${id} not found`);
-    this.host.unsubscribeRule(t.handle);
+    this.host.removeTap(t.handle);
     this.topics.delete(id);
     await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logTopics.remove', { id }).catch(() => false)));
     await this.store.deleteAdmin(KIND, id);
@@ -92,7 +92,7 @@ export class LogTopicManager {
     const spec = { id: doc.id, handle: this.host.newHandle(), topic: doc.topic, level: doc.level, createTime: doc.createTime };
     this.topics.set(doc.id, spec);
     await Promise.all(this.host.runningWorkers().map((w) => this.host.call(w, 'logTopics.install', { topics: [spec] })));
-    this.host.subscribeRule(spec.handle, [doc.topic]);
+    this.host.setTap(spec.handle, [doc.topic]);
   }
 }
 

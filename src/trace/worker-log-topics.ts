@@ -1,7 +1,7 @@
 // Log topics in one worker thread: messages whose topic matches a log topic's filter are written
 // to the log at that log topic's level, with the publisher, QoS, retain, size and a payload
 // preview. Like rules, a log topic's filter is an entry of the routing core under its own handle
-// (RULE_WORKER), so messages no log topic matches cost nothing; the publishing thread writes the
+// (TAP_WORKER), so messages no log topic matches cost nothing; the publishing thread writes the
 // line. The main thread (manager.ts) installs and removes them on every worker.
 import type { Message } from '../broker/message.ts';
 import type { Logger } from '../log/index.ts';
@@ -47,7 +47,7 @@ export class WorkerLogTopics {
     return true;
   }
 
-  /** RouterHost.ruleMatched for a log topic's handle. */
+  /** RouterHost.tapMatched for a log topic's handle. */
   matched(handle: number, m: Message, publisher: number): void {
     const s = this.byHandle.get(handle);
     if (s === undefined || !this.log.isLevelEnabled(s.level)) return;

@@ -50,7 +50,7 @@ export interface EngineDeps {
   /** The rule engine: client and message events, and the rules a publish matched (none when
    * not given). */
   readonly events?: EngineEvents;
-  ruleMatched?(rule: number, m: Message, publisher: number, share: number, publisherHash: number): void;
+  tapMatched?(rule: number, m: Message, publisher: number, share: number, publisherHash: number): void;
   /** Where the router's retained changes go when the cluster is on (see RetainedChanges). */
   postRetained?: PostRetained;
   /** Failed authentications per source address, shared by every worker (none when not given). */
@@ -91,7 +91,7 @@ export function createEngine(deps: EngineDeps): Engine {
         if (!deps.sendBatch(worker, buffer, length)) stats.dropped.noSession++;
       },
       dropped: () => stats.dropped.noSession++,
-      ruleMatched: deps.ruleMatched ?? (() => {}),
+      tapMatched: deps.tapMatched ?? (() => {}),
       postRetained: deps.postRetained,
     },
     Router.open(deps.routerName),

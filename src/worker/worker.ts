@@ -151,7 +151,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   transforms: processors,
   authFailures: limits.authMaxFailures > 0 ? new AuthFailureLimiter(data.authFailures, { maxFailures: limits.authMaxFailures, windowSeconds: limits.authFailureWindow, lockoutSeconds: limits.authLockout }) : null,
   events: rules,
-  ruleMatched(handle, m, publisher, share, publisherHash) {
+  tapMatched(handle, m, publisher, share, publisherHash) {
     // Bridges (and the cluster's node handles) run on one node of a cluster: they take messages
     // from every node.
     if (bridges.has(handle)) bridges.matched(handle, m, publisher, share, publisherHash);
@@ -159,7 +159,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
     // same everywhere: the configuration is replicated), so they fire once.
     else if (bridges.fromOtherNode(publisher)) return;
     else if (logTopics.has(handle)) logTopics.matched(handle, m, publisher);
-    else rules.ruleMatched(handle, m, publisher);
+    else rules.matched(handle, m, publisher);
   },
   workerId,
   config,

@@ -51,13 +51,13 @@ function fakeHost(): Fake {
   let outputs: (items: BridgeOutput[], skipped: ViewerSkips | null) => void = () => {};
   const host: ViewerHost = {
     newHandle: () => next++,
-    setHandleFilter(handle, filter, on) {
+    setTapFilter(handle, filter, on) {
       const set = filters.get(handle) ?? new Set();
       if (on) set.add(filter);
       else set.delete(filter);
       filters.set(handle, set);
     },
-    clearHandle: (handle) => void filters.delete(handle),
+    removeTap: (handle) => void filters.delete(handle),
     callAll: (async (op: string, args?: unknown) => {
       assert.equal(op, 'bridges.viewers');
       workerSets.push((args as { handles: number[] }).handles);

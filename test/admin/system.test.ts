@@ -88,13 +88,14 @@ test('/health is DOWN (503) when the store fails or does not answer, and UP agai
 
 test('/health is DOWN when no worker thread runs', async () => {
   const sup = b.supervisor as unknown as Record<string, unknown>;
+  const real = sup.workerStates;
   sup.workerStates = () => [{ id: 0, running: false, restarts: 2 }, { id: 1, running: false, restarts: 1 }];
   try {
     const r = await b.api('GET', '/health', { as: 'none' });
     assert.equal(r.status, 503);
     assert.match(r.json.reason, /no worker thread is running/);
   } finally {
-    delete sup.workerStates;
+    sup.workerStates = real;
   }
 });
 

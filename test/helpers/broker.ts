@@ -11,7 +11,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
-import type { Supervisor, Ports } from '../../src/broker/supervisor.ts';
+import type { Supervisor, Ports } from '../../src/node/supervisor.ts';
 import type { AdminHandle } from '../../src/admin/index.ts';
 import { startNode } from '../../src/node/node.ts';
 import type { Features } from '../../src/node/features.ts';

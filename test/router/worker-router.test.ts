@@ -6,7 +6,7 @@ import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 
-import { Router, RetainedStore, NO_PUBLISHER, RULE_WORKER } from '../../src/native/index.ts';
+import { Router, RetainedStore, NO_PUBLISHER, TAP_WORKER } from '../../src/native/index.ts';
 import { WorkerRouter, type RouterHost } from '../../src/router/worker-router.ts';
 import type { Delivery } from '../../src/router/delivery.ts';
 import { readBatch } from '../../src/router/batch.ts';
@@ -41,7 +41,7 @@ function setup(workerId = 0, shared = new SharedArrayBuffer(8), name = `wr-${ran
     noLocal: new Set(),
     drops: 0,
     rules: [],
-    ruleMatched(rule: number, m: Message, publisher: number) { this.rules.push({ rule, topic: m.topic, publisher }); },
+    tapMatched(rule: number, m: Message, publisher: number) { this.rules.push({ rule, topic: m.topic, publisher }); },
     deliverLocal(handle: number, d: Delivery) {
       if (!this.owned.has(handle)) return false;
       this.delivered.push({ handle, topic: d.message.topic, qos: d.qos, retain: d.retain, ids: d.subscriptionIds });
@@ -186,13 +186,13 @@ test('the routing clock orders routings on every worker, and travels with batche
   assert.deepEqual(a.host.batches[0].deliveries.map((d) => d.seq), [m1.seq, m2.seq]);
 });
 
-test('rule subscribers (RULE_WORKER) are told of the publishes their filters match, on the publishing thread, and are not counted as deliveries', () => {
+test('rule subscribers (TAP_WORKER) are told of the publishes their filters match, on the publishing thread, and are not counted as deliveries', () => {
   const { router, host } = setup(0);
   host.owned.add(1);
   router.subscribe('plant/+/temp', 1, 1, 0);
-  router.router.subscribe('plant/#', 900, RULE_WORKER, 0, null);
-  router.router.subscribe('plant/+/temp', 900, RULE_WORKER, 0, null); // overlapping filters: told once
-  router.router.subscribe('other/#', 901, RULE_WORKER, 0, null);
+  router.router.subscribe('plant/#', 900, TAP_WORKER, 0, null);
+  router.router.subscribe('plant/+/temp', 900, TAP_WORKER, 0, null); // overlapping filters: told once
+  router.router.subscribe('other/#', 901, TAP_WORKER, 0, null);
   assert.equal(router.publish(message('plant/a/temp', 1), 7, 0), 1);
   assert.deepEqual(host.rules, [{ rule: 900, topic: 'plant/a/temp', publisher: 7 }]);
   assert.equal(host.batches.length, 0, 'nothing is batched for the rule worker number');

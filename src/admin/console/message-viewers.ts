@@ -40,8 +40,8 @@ export const MAX_REQUEST = 4096;
 /** What the viewers need of the broker (the supervisor). */
 export interface ViewerHost {
   newHandle(): number;
-  setHandleFilter(handle: number, filter: string, on: boolean): void;
-  clearHandle(handle: number): void;
+  setTapFilter(handle: number, filter: string, on: boolean): void;
+  removeTap(handle: number): void;
   callAll: WorkerCallAll;
   call: WorkerCall;
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
@@ -213,21 +213,21 @@ export class MessageViewers {
       await this.host.callAll('bridges.viewers', { handles: [...this.handles] });
       if (v.closed) return;
     }
-    this.host.setHandleFilter(v.handle, filter, true);
+    this.host.setTapFilter(v.handle, filter, true);
     v.filters.add(filter);
     this.send(v, { t: 'subscribed', filter });
   }
 
   private async unsubscribe(v: Viewer, filter: string): Promise<void> {
     if (v.closed) return;
-    if (v.filters.delete(filter)) this.host.setHandleFilter(v.handle, filter, false);
+    if (v.filters.delete(filter)) this.host.setTapFilter(v.handle, filter, false);
     this.send(v, { t: 'unsubscribed', filter });
     await Promise.resolve();
   }
 
   private async release(v: Viewer): Promise<void> {
     if (v.handle === 0) return;
-    this.host.clearHandle(v.handle);
+    this.host.removeTap(v.handle);
     v.filters.clear();
     this.handles.delete(v.handle);
     this.byHandle.delete(v.handle);

@@ -1,7 +1,7 @@
 // What the MQTT-facing admin routes share: calling a worker (its refusals become HTTP errors),
 // finding the worker (and in a cluster the node) that owns a client, asking every node, and the
 // checks of topic names, filters and client ids.
-import { WorkerOpError } from '../../broker/supervisor.ts';
+import { WorkerOpError } from '../../node/supervisor.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 import type { AdminContext } from '../context.ts';
 import { badRequest, HttpError, notFound, refusal } from '../http.ts';

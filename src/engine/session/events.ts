@@ -3,7 +3,7 @@
 // one array read. The worker wires the rule engine's implementation; tests may give NO_EVENTS.
 
 /** Event indexes into `EngineEvents.wants` (PUBLISH is not here: rules find publishes through
- * the routing core, see RouterHost.ruleMatched). */
+ * the routing core, see RouterHost.tapMatched). */
 export const EV = {
   CONNECT: 0,
   DISCONNECT: 1,
