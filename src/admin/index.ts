@@ -123,6 +123,8 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   });
   closers.push(() => viewers.close());
   for (const module of MODULES) server.add(module(context));
+  // The routes of the features of the FEATURES list.
+  for (const f of features.listed.values()) if (f.routes) server.add(f.routes());
   server.add([{
     method: 'GET',
     path: '/public/openapi.json',

@@ -64,6 +64,9 @@ interface Ticket {
 export class WorkerBridges {
   private handles = new Set<number>();
   private viewers = new Set<number>();
+  /** Taps of other main-thread features (node/taps.ts Taps.open): their matches take the same
+   * per-tick post as a bridge's. */
+  private taps = new Set<number>();
   /** Per viewer handle: the start of its current second and the matches copied in it. */
   private viewerWindows = new Map<number, { start: number; copied: number }>();
   /** Per viewer handle: matches over its bound since the last post, counted only. */
@@ -96,6 +99,11 @@ export class WorkerBridges {
   /** The handles of the running bridges (the main thread sends the whole set). */
   set(handles: readonly number[]): void {
     this.handles = new Set(handles);
+  }
+
+  /** The handles of the features' taps whose matches go to the main thread (the whole set). */
+  setTaps(handles: readonly number[]): void {
+    this.taps = new Set(handles);
   }
 
   /** The cluster's node handles and its inbound handle (the main thread sends the whole set). */
@@ -142,7 +150,7 @@ export class WorkerBridges {
   }
 
   has(handle: number): boolean {
-    return this.handles.has(handle) || this.clusterHandles.has(handle) || this.viewers.has(handle);
+    return this.handles.has(handle) || this.clusterHandles.has(handle) || this.viewers.has(handle) || this.taps.has(handle);
   }
 
   /** RouterHost.tapMatched for a bridge's or a node's handle: `m` matched its local filters

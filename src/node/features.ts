@@ -30,6 +30,8 @@ import type { BrokerInfo } from '../commands/types.ts';
 import { ControlPlatform } from '../platform/platform.ts';
 import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterLink } from '../cluster/index.ts';
 import { brokerSignals } from './broker-signals.ts';
+import type { FeatureContext, Started, TapMatch } from '../features/feature.ts';
+import { FEATURES } from './feature-list.ts';
 
 export interface Features {
   /** The store the features write through (in a cluster, one that tells ConfigSync of each
@@ -48,6 +50,8 @@ export interface Features {
   readonly bridges: BridgeManager;
   readonly commands: CommandManager;
   readonly platform: ControlPlatform;
+  /** The features of the FEATURES list (feature-list.ts), started, by name. */
+  readonly listed: ReadonlyMap<string, Started<unknown>>;
   /** In a cluster, starts replicating the configuration (every kind registered by then is read
    * from the other nodes first); nothing without one. */
   replicate(): Promise<void>;
@@ -159,8 +163,12 @@ async function build(
   closers.push(() => platform.close());
   await platform.load();
   if (sync) registerReplicatedKinds(sync, { sources, rules, policies, processors, logTopics, commands, bridges, platform, endpoints: supervisor.endpoints });
+  const listed = await startListed({
+    config, log, store, registry,
+    tap: async (filters, sink) => supervisor.taps.open(filters, (items) => sink(items as TapMatch[])),
+  }, closers);
   return {
-    store, registry, sync, sources, rules, policies, processors, logTopics, traces, bridges, commands, platform,
+    store, registry, sync, sources, rules, policies, processors, logTopics, traces, bridges, commands, platform, listed,
     async replicate() {
       if (!sync || !cluster) return;
       // Caught up with the other nodes' changes once this resolves.
@@ -171,6 +179,19 @@ async function build(
     onClose: (fn) => void closers.push(fn),
     close,
   };
+}
+
+/** Starts the features of the FEATURES list in order; each one's close runs before those
+ * started before it. */
+async function startListed(base: Omit<FeatureContext, 'log'> & { log: Logger }, closers: (() => void | Promise<void>)[]): Promise<Map<string, Started<unknown>>> {
+  const started = new Map<string, Started<unknown>>();
+  for (const feature of FEATURES) {
+    if (started.has(feature.name)) throw new Error(`two features are named ${feature.name}`);
+    const s = await feature.start({ ...base, log: base.log.named(feature.name) });
+    started.set(feature.name, s);
+    if (s.close) closers.push(() => s.close!());
+  }
+  return started;
 }
 
 /**

@@ -86,6 +86,7 @@ export class Supervisor {
       onMessage: (w, msg) => this.fromWorker(w, msg),
       shutdownTimeoutMs: config.shutdownTimeout,
     });
+    this.taps.attach(this.pool);
   }
 
   private fromWorker(worker: number, msg: FromWorker): void {

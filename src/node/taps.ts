@@ -14,7 +14,26 @@ export interface ClusterTicket {
   ticket: number;
 }
 
+/** A tap of a feature (open()): its handle in the routing core, and close(). */
+export interface Tap {
+  readonly handle: number;
+  /** Replaces its filters. */
+  setFilters(filters: readonly string[]): void;
+  close(): Promise<void>;
+}
+
+/** What a tap needs of the workers: telling every running one, and each that starts, the set of
+ * handles whose matches it posts here. */
+export interface TapWorkers {
+  callAll(op: 'taps.set', args: { handles: number[] }): Promise<unknown>;
+  call(worker: number, op: 'taps.set', args: { handles: number[] }): Promise<unknown>;
+  onWorkerStart(fn: (worker: number) => Promise<unknown>): void;
+}
+
 export class Taps {
+  /** The features' taps whose matches are posted here, and where each goes. */
+  private readonly forwarded = new Map<number, (items: BridgeOutput[]) => void>();
+  private workers: TapWorkers | null = null;
   /** The cluster's node handles (empty without a cluster) and where their matches go. */
   private clusterHandles = new Set<number>();
   private clusterOutputs: (items: BridgeOutput[], from: ClusterTicket | null) => void = () => {};
@@ -27,6 +46,37 @@ export class Taps {
 
   /** `generation`: the shared counter the workers' match caches watch (bumped on each change). */
   constructor(private readonly router: InstanceType<typeof Router>, private readonly generation: Int32Array, private readonly newHandle: () => number) {}
+
+  /** The workers the forwarded taps are installed on (each that starts gets them first). */
+  attach(workers: TapWorkers): void {
+    this.workers = workers;
+    workers.onWorkerStart((w) => workers.call(w, 'taps.set', { handles: [...this.forwarded.keys()] }));
+  }
+
+  /**
+   * Opens a tap for a feature: `filters` in the routing core under a new handle, and the
+   * messages any worker routes to them posted to `sink` once per tick (copies: a tap costs a copy
+   * of each matching message to the main thread, so a feature taps what it needs, not `#`).
+   */
+  async open(filters: readonly string[], sink: (items: BridgeOutput[]) => void): Promise<Tap> {
+    const handle = this.newHandle();
+    this.forwarded.set(handle, sink);
+    await this.tellWorkers();
+    this.set(handle, filters);
+    return {
+      handle,
+      setFilters: (next) => this.set(handle, next),
+      close: async () => {
+        this.remove(handle);
+        this.forwarded.delete(handle);
+        await this.tellWorkers();
+      },
+    };
+  }
+
+  private async tellWorkers(): Promise<void> {
+    await this.workers?.callAll('taps.set', { handles: [...this.forwarded.keys()] });
+  }
 
   /** Gives tap `handle` these filters in the routing core (replacing what it had). */
   set(handle: number, filters: readonly string[]): void {
@@ -99,7 +149,8 @@ export class Taps {
 
   /** A worker's matches of one tick for the bridges, the viewers and the cluster's nodes. */
   matchesPosted(items: BridgeOutput[], worker: number, ticket: number, skipped: ViewerSkips | null): void {
-    const rest = this.viewerHandles.size === 0 ? items : this.takeViewerOutputs(items, skipped);
+    let rest = this.viewerHandles.size === 0 ? items : this.takeViewerOutputs(items, skipped);
+    if (this.forwarded.size > 0) rest = this.takeForwarded(rest);
     if (this.clusterHandles.size === 0) {
       if (rest.length > 0) this.bridgeOutputs(rest);
       return;
@@ -114,6 +165,23 @@ export class Taps {
   /** A worker's retained sets and clears of one tick (for the cluster). */
   retainedPosted(items: RetainedChange[]): void {
     this.retainedChanges(items);
+  }
+
+  /** The items of a post that are for the features' taps, given to each; answers the others. */
+  private takeForwarded(items: BridgeOutput[]): BridgeOutput[] {
+    const rest: BridgeOutput[] = [];
+    const bySink = new Map<(items: BridgeOutput[]) => void, BridgeOutput[]>();
+    for (const item of items) {
+      const sink = this.forwarded.get(item.handle);
+      if (sink === undefined) rest.push(item);
+      else {
+        let list = bySink.get(sink);
+        if (!list) bySink.set(sink, (list = []));
+        list.push(item);
+      }
+    }
+    for (const [sink, list] of bySink) sink(list);
+    return rest;
   }
 
   /** The items of a post that are for the viewers, given to them; answers the others. */

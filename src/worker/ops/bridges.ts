@@ -10,6 +10,10 @@ export const bridgeOps = {
   'bridges.viewers'(args: { handles: number[] }, env): void {
     env.bridges.setViewers(args.handles);
   },
+  /** The features' taps whose matches go to the main thread (node/taps.ts). */
+  'taps.set'(args: { handles: number[] }, env): void {
+    env.bridges.setTaps(args.handles);
+  },
   /** Matches not forwarded because the message came in over the same bridge. */
   'bridges.counters'(_args: unknown, env): { loopsSkipped: number } {
     return { loopsSkipped: env.bridges.loopsSkipped };

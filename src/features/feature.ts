@@ -1,0 +1,57 @@
+// The contract of a feature: what src/node/features.ts needs to build one from the FEATURES list,
+// and all a feature may use of the node. A feature is a folder under src/features/ with this
+// file's shape in its `feature.ts` (its name, its start from the store, its routes), and is added
+// to the broker by one line in the FEATURES list. Types only.
+import type { Registry } from 'prom-client';
+
+import type { BrokerConfig } from '../config/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { Store } from '../store/types.ts';
+import type { Route } from '../admin/http.ts';
+
+/** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
+export interface TapMatch {
+  topic: string;
+  payload: Uint8Array;
+  qos: 0 | 1 | 2;
+  retain: boolean;
+}
+
+/** A tap: filters in the routing core whose matches every worker posts to the feature. */
+export interface FeatureTap {
+  setFilters(filters: readonly string[]): void;
+  close(): Promise<void>;
+}
+
+/** What a feature gets from the node when it starts. */
+export interface FeatureContext {
+  readonly config: BrokerConfig;
+  readonly log: Logger;
+  /** The store for the feature's own objects (kinds of admin records); in a cluster, writes
+   * reach the other nodes when the feature's kinds are replicated. */
+  readonly store: Store;
+  /** The main thread's Prometheus registry: /api/prometheus renders it. */
+  readonly registry: Registry;
+  /**
+   * Opens a tap: `filters` enter the routing core, and the messages any worker routes to them
+   * are posted to `sink` once per tick. Each match is a copy sent to the main thread: tap what
+   * the feature needs. Installed on every worker before it opens its listeners.
+   */
+  tap(filters: readonly string[], sink: (matches: TapMatch[]) => void): Promise<FeatureTap>;
+}
+
+/** A started feature: what it offers the others and the admin API, and how it stops. */
+export interface Started<API> {
+  readonly api: API;
+  /** The admin API's routes of this feature (served only when the admin API runs). */
+  routes?(): Route[];
+  close?(): void | Promise<void>;
+}
+
+export interface Feature<API = unknown> {
+  /** Unique among the features: the name in logs and errors. */
+  readonly name: string;
+  /** Builds the feature and loads its state; its taps are on every worker before any client
+   * connects. */
+  start(ctx: FeatureContext): Promise<Started<API>>;
+}
