@@ -30,7 +30,7 @@ export interface FeatureContext {
   /** The store for the feature's own objects (kinds of admin records); in a cluster, writes
    * reach the other nodes when the feature's kinds are replicated. */
   readonly store: Store;
-  /** The main thread's Prometheus registry: /api/prometheus renders it. */
+  /** The main thread's Prometheus registry: /prometheus renders it. */
   readonly registry: Registry;
   /**
    * Opens a tap: `filters` enter the routing core, and the messages any worker routes to them
