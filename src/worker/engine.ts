@@ -9,7 +9,8 @@ import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../a
 import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 import { WorkerRouter } from '../router/worker-router.ts';
 import type { PostRetained } from '../router/retained-changes.ts';
-import { SessionTable, type NodeClaims } from '../engine/session/session-table.ts';
+import { SessionTable } from '../engine/session/session-table.ts';
+import type { NodeClaims } from '../engine/session/node-handover.ts';
 import { Outbox } from '../engine/session/outbox.ts';
 import { Wills } from '../engine/session/wills.ts';
 import type { Persistence } from '../engine/session/persistence.ts';

@@ -2,7 +2,7 @@
 // answers them in the main thread): a CONNECT asks, before claiming its client id here, that any
 // other node holding it give it up; the claims of one tick go to the main thread in one post,
 // and their answers come back the same way. Off (and free) until the cluster turns it on.
-import type { NodeClaims } from '../engine/session/session-table.ts';
+import type { NodeClaims } from '../engine/session/node-handover.ts';
 import type { LOAD_FROM_STORE, SessionState } from '../engine/session/handover.ts';
 
 export { LOAD_FROM_STORE } from '../engine/session/handover.ts';

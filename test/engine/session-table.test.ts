@@ -1,6 +1,6 @@
 // SessionTable unit tests on the in-memory engine (no sockets, no sleeps): claims of one client
 // id chained across workers, the session handed over whole, takeover before CONNACK, Clean Start,
-// wills and the QoS 0 / resume race.
+// wills, the QoS 0 / resume race, and when `open` answers at once or waits (OpenResult).
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -160,4 +160,27 @@ test('a session with expiry 0 ends with its connection: released from the regist
   c.close('normal');
   assert.equal(e.workers[0].sessions.known('brief'), false);
   assert.equal(e.workers[0].sessions.size, 0);
+});
+
+test('open answers an Opening at once for a client id nobody holds, and a PendingOpening when a claim holds it', async () => {
+  const e = (engine = startEngine({ workers: 2 }));
+  const sessions = e.workers[0].sessions;
+  const first = e.client(0);
+  const opening = sessions.open(first, 'fast', undefined, false, 300);
+  assert.equal(opening instanceof Promise, false, 'the common CONNECT stays synchronous');
+  if (opening instanceof Promise) return;
+  assert.equal(opening.present, false);
+  opening.attach();
+  const pending = e.workers[1].sessions.open(e.client(1), 'fast', undefined, false, 300);
+  assert.equal(pending instanceof Promise, true);
+  const taken = await pending;
+  assert.equal(taken?.present, true);
+  assert.equal(taken?.session.handle, opening.session.handle);
+});
+
+test('open waits (a PendingOpening) whenever the nodes of a cluster are asked first', async () => {
+  const e = (engine = startEngine({ nodes: () => ({ enabled: true, claim: async () => null }) }));
+  const pending = e.workers[0].sessions.open(e.client(0), 'clustered', undefined, true, 0);
+  assert.equal(pending instanceof Promise, true);
+  assert.equal((await pending)?.present, false);
 });

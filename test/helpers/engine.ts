@@ -22,6 +22,7 @@ import type { WorkerRouter } from '../../src/router/worker-router.ts';
 import { Persistence } from '../../src/engine/session/persistence.ts';
 import type { Session } from '../../src/engine/session/session.ts';
 import type { HandoverMessage } from '../../src/engine/session/handover.ts';
+import type { NodeClaims } from '../../src/engine/session/node-handover.ts';
 import type { Client, ClientEndpoint, ClientState, Dispatcher, HandlerHost } from '../../src/engine/handlers/client.ts';
 import { WorkerStats } from '../../src/stats/worker-stats.ts';
 import { createEngine } from '../../src/worker/engine.ts';
@@ -63,7 +64,18 @@ function flatten(o: Record<string, unknown>, prefix = ''): Record<string, unknow
   return out;
 }
 
-export function startEngine(options: { workers?: number; config?: BrokerConfig; store?: Store } = {}): Engine {
+export interface EngineOptions {
+  workers?: number;
+  config?: BrokerConfig;
+  store?: Store;
+  /** The other nodes of a cluster, as worker `worker` asks them (none unless given). */
+  nodes?: (worker: number) => NodeClaims;
+  /** Loads a stored session (a dead worker's, or one another node left in the shared store);
+   * none unless given. */
+  loadStored?: (clientId: string, handle: number) => Promise<Session | null>;
+}
+
+export function startEngine(options: EngineOptions = {}): Engine {
   const config = options.config ?? engineConfig();
   const name = `engine-${randomUUID()}`;
   const registry = ClientRegistry.open(name);
@@ -107,7 +119,8 @@ export function startEngine(options: { workers?: number; config?: BrokerConfig; 
       },
       sendControl: (worker: number, msg: HandoverMessage) => post(() => workers[worker].sessions.onControl(msg, id)),
       peers: () => workers.map((w) => w.id).filter((w) => w !== id),
-      loadStored: async () => null,
+      loadStored: options.loadStored ?? (async () => null),
+      nodes: options.nodes?.(id),
     });
     workers.push({ id, host: engine.host, router: engine.router, sessions: engine.sessions, stats, dispatch: engine.dispatcher });
   }

@@ -11,7 +11,7 @@ import { hashString } from '../../protocol/client-hash.ts';
 import * as send from '../../protocol/send.ts';
 import { NEVER_EXPIRES } from '../../store/types.ts';
 import type { Will } from '../session/session.ts';
-import type { Opening } from '../session/session-table.ts';
+import type { Opening } from '../session/session-lifecycle.ts';
 import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
 import { EV } from '../session/events.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';

@@ -19,12 +19,14 @@ export interface SessionState {
   endpointSlot: number;
 }
 
-/** Between workers: the next claim of a client id asks the worker of the claim before it for the
- * session (`generation` is that earlier claim); the answer names the asking claim. */
-export type HandoverMessage =
+/** Between workers: the hand-over of sessions (claims) and the fences after it. */
+export type HandoverMessage = ClaimMessage | FenceMessage;
+
+/** The next claim of a client id asks the worker of the claim before it for the session
+ * (`generation` is that earlier claim); the answer names the asking claim (see claim-chain.ts). */
+export type ClaimMessage =
   | { t: 'handover'; clientId: string; generation: number; resume: boolean; from: number; forGeneration: number }
-  | { t: 'handover-reply'; forGeneration: number; state: SessionState | null }
-  | FenceMessage;
+  | { t: 'handover-reply'; forGeneration: number; state: SessionState | null };
 
 /** The fence after a session moved between workers (see fences.ts): `to` is the session's new
  * worker, `via` its old one, `worker` the worker whose deliveries the fence is about. */
