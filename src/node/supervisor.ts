@@ -16,8 +16,9 @@ import type { EndpointManager } from '../broker/endpoints.ts';
 import { createCounters, EndpointCounters } from '../broker/endpoint-counters.ts';
 import { sysTopics } from '../broker/sys-topics.ts';
 import { createFailureTable } from '../auth/failure-limiter.ts';
-import { NO_PROCESSORS, type ProcessorState } from '../scripts/types.ts';
-import { NO_POLICIES, type PolicyQuestion, type PolicyReply, type PolicyState } from '../policies/channel.ts';
+import type { ProcessorState } from '../scripts/types.ts';
+import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
+import { ReplicatedState } from './worker-state.ts';
 import { WorkerPool } from './worker-pool.ts';
 import { WorkerOpError } from './worker-channel.ts';
 import { NodeStore } from './node-store.ts';
@@ -58,9 +59,8 @@ export class Supervisor {
   private readonly authFailures = createFailureTable();
   /** The log level and the log files (node-log.ts). */
   private readonly nodeLog: NodeLog;
-  /** State every worker holds a copy of: sent with a worker's start, and to all on each change. */
-  private policyState: PolicyState = NO_POLICIES;
-  private processorState: ProcessorState = NO_PROCESSORS;
+  /** State every worker holds a copy of: sent at a worker's start, and to all on each change. */
+  readonly state: ReplicatedState;
   /** Without a policy manager nothing asks: there are no policies. */
   private policyQuestions: (worker: number, questions: PolicyQuestion[]) => void = () => {};
   /** Where the workers' client-id claims for the cluster's other nodes go (src/cluster/claims.ts). */
@@ -78,7 +78,7 @@ export class Supervisor {
       logStore: () => this.nodeLog.store,
       workerData: (workerId, restore) => ({
         workerId, config: { ...config, log: { ...config.log, level: this.nodeLog.level } }, counters: this.countersBuffer, routeShared: this.routeShared, routerName,
-        nodeSlot: this.nodeStore.nodeSlot, restore, authFailures: this.authFailures, policies: this.policyState, processors: this.processorState,
+        nodeSlot: this.nodeStore.nodeSlot, restore, authFailures: this.authFailures,
       }),
       youngGenerationMb: config.workerYoungGeneration,
       endpoints: () => this.endpoints.specsForWorker(),
@@ -86,6 +86,7 @@ export class Supervisor {
       onMessage: (w, msg) => this.fromWorker(w, msg),
       shutdownTimeoutMs: config.shutdownTimeout,
     });
+    this.state = new ReplicatedState(this.pool);
     this.taps.attach(this.pool);
   }
 
@@ -227,13 +228,11 @@ export class Supervisor {
   }
   /** The policy chains changed: every worker is told now, a worker that starts later at start. */
   setPolicyState(state: PolicyState): void {
-    this.policyState = state;
-    this.pool.postAll({ t: 'policies', state });
+    this.state.set('policies', state);
   }
   /** The scripts and extensions changed: every worker is told now, a worker that starts later at start. */
   setProcessorState(state: ProcessorState): void {
-    this.processorState = state;
-    this.pool.postAll({ t: 'processors', state });
+    this.state.set('processors', state);
   }
 
   /** This node's slot in a store the cluster's nodes share (0: a store of its own). */

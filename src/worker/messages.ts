@@ -32,6 +32,14 @@ export interface BatchMessage extends PlainMessage {
   publisherHash?: number;
 }
 
+/** The state every worker holds a copy of, by key (the main thread's ReplicatedState). */
+export interface WorkerStates {
+  /** The auth and ACL policy chains (src/policies). */
+  policies: PolicyState;
+  /** The scripts and extensions (src/scripts). */
+  processors: ProcessorState;
+}
+
 export type ToWorker =
   | { t: 'peer'; worker: number; port: MessagePort }
   | { t: 'peer-gone'; worker: number }
@@ -43,10 +51,9 @@ export type ToWorker =
   /** Read auth.passwordFile and auth.aclFile again (SIGHUP). */
   | { t: 'reload-auth' }
   | { t: 'rpc'; id: number; op: string; args: unknown }
-  /** The auth and ACL policy chains changed (or this worker just started). */
-  | { t: 'policies'; state: PolicyState }
-  /** The scripts and extensions changed. */
-  | { t: 'processors'; state: ProcessorState }
+  /** A piece of state every worker holds a copy of: sent when the worker starts (before it opens
+   * its listeners) and again on each change. */
+  | { [K in keyof WorkerStates]: { t: 'state'; key: K; value: WorkerStates[K] } }[keyof WorkerStates]
   /** Answers to this worker's policy questions, one post per tick. */
   | { t: 'policy-replies'; replies: PolicyReply[] }
   /** Answers to this worker's client-id claims across the cluster's nodes, one post per tick. */

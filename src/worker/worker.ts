@@ -35,9 +35,7 @@ import { WorkerPolicies } from '../policies/worker/worker-policies.ts';
 import { PolicyAuthenticator } from '../policies/worker/policy-authenticator.ts';
 import { PolicyAuthorizer, SUPERUSER } from '../policies/worker/policy-authorizer.ts';
 import { AnswerCache } from '../policies/worker/answer-cache.ts';
-import type { PolicyState } from '../policies/channel.ts';
 import { ProcessorStage } from '../scripts/worker/stage.ts';
-import type { ProcessorState } from '../scripts/types.ts';
 import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {
@@ -55,10 +53,6 @@ interface WorkerData {
   restore: StoredSession[];
   /** Failed authentications per source address, shared by every worker. */
   authFailures: SharedArrayBuffer;
-  /** The policy chains' state when this worker was started. */
-  policies: PolicyState;
-  /** The scripts and extensions when this worker was started. */
-  processors: ProcessorState;
 }
 
 const data = workerData as WorkerData;
@@ -95,7 +89,6 @@ const policies = new WorkerPolicies({
   maxPending: config.auth.policyMaxPending,
   counters: stats.policies,
 });
-policies.setState(data.policies);
 const authenticator = new PolicyAuthenticator(
   policies,
   new AnswerCache(config.auth.policyCacheSize, config.auth.policyCacheTtl * 1000),
@@ -139,7 +132,6 @@ const processors = new ProcessorStage({
   onError: config.scripts.onError,
   maxTopicLevels: limits.maxTopicLevels,
 });
-processors.setState(data.processors);
 
 // Client ids across the cluster's nodes (turned on by the cluster's 'cluster.set').
 const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', claims }));
@@ -303,11 +295,10 @@ parentPort!.on('message', (msg: ToWorker) => {
     case 'rpc':
       void runOp(msg.id, msg.op, msg.args);
       break;
-    case 'processors':
-      processors.setState(msg.state);
-      break;
-    case 'policies':
-      policies.setState(msg.state);
+    case 'state':
+      // Before 'open': the supervisor sends every piece of state first.
+      if (msg.key === 'policies') policies.setState(msg.value);
+      else processors.setState(msg.value);
       break;
     case 'policy-replies':
       policies.answer(msg.replies);
