@@ -41,6 +41,13 @@ module.exports = {
       to: { path: '^src/node/' },
     },
     {
+      name: 'features-through-their-index',
+      comment: 'A feature of src/features/ uses another only through that feature\'s index.ts (what it offers others), never its inner files.',
+      severity: 'error',
+      from: { path: '^src/features/([^/]+)/' },
+      to: { path: '^src/features/[^/]+/', pathNot: ['^src/features/$1/', '^src/features/[^/]+/index\\.ts$'] },
+    },
+    {
       name: 'engine-not-into-worker',
       comment: 'The worker thread wires the engine; the engine, router, store and listeners never import it.',
       severity: 'error',
