@@ -4,4 +4,5 @@ export { getPath, setPath } from './paths.ts';
 export { configKeys, describeConfig, type ConfigKeyDoc } from './describe.ts';
 export { envName, unknownEnvVars } from './env.ts';
 export { ConfigError, type ConfigErrorCode } from './errors.ts';
-export type { AclEntry, BrokerConfig, UserEntry } from './types.ts';
+export type { BrokerConfig } from './types.ts';
+export type { AclEntry, UserEntry } from './validators.ts';

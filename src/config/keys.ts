@@ -1,5 +1,6 @@
 // Owns the list of configuration keys: path, accepted values, default and meaning. Everything
-// else (defaults, file merging, environment overrides, documentation) is derived from it.
+// else (defaults, file merging, environment overrides, documentation, and the BrokerConfig type
+// in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
 import { aclRules, addresses, boolean, bridges, integer, oneOf, port, string, users, type Checker } from './validators.ts';
 
@@ -8,11 +9,12 @@ export interface DefaultContext {
   hostname: string;
 }
 
-export interface KeySpec {
+/** A key `K` whose values are of type `T`: KeySpec<'mqtt.ws.port', number>. */
+export interface KeySpec<K extends string = string, T = unknown> {
   /** Dotted path, e.g. "mqtt.ws.port". */
-  key: string;
-  checker: Checker;
-  defaultValue(ctx: DefaultContext): unknown;
+  key: K;
+  checker: Checker<T>;
+  defaultValue(ctx: DefaultContext): T;
   /** The default as written in the documentation. */
   defaultText: string;
   description: string;
@@ -20,25 +22,21 @@ export interface KeySpec {
 
 const MAX_WORKERS = 256;
 
-function fixed(key: string, checker: Checker, value: unknown, description: string): KeySpec {
-  return { key, checker, defaultValue: () => structuredClone(value), defaultText: JSON.stringify(value), description };
+// The helpers keep each key's literal path (K) and read its type (T) from the checker alone:
+// NoInfer makes a default of another type an error here rather than a wider type in BrokerConfig.
+
+/** A key whose default depends on the machine. */
+function computed<K extends string, T>(key: K, checker: Checker<T>, defaultValue: (ctx: DefaultContext) => NoInfer<T>, defaultText: string, description: string): KeySpec<K, T> {
+  return { key, checker, defaultValue, defaultText, description };
 }
 
-export const KEYS: readonly KeySpec[] = Object.freeze([
-  {
-    key: 'nodeName',
-    checker: string({ nonEmpty: true }),
-    defaultValue: (ctx: DefaultContext) => `spindle@${ctx.hostname}`,
-    defaultText: '"spindle@" + host name',
-    description: 'Name of this broker node, reported in $SYS topics and logs.',
-  },
-  {
-    key: 'workers',
-    checker: integer(1, MAX_WORKERS),
-    defaultValue: (ctx: DefaultContext) => Math.min(Math.max(ctx.cpus, 1), MAX_WORKERS),
-    defaultText: 'number of CPUs',
-    description: `Worker threads accepting connections, 1..${MAX_WORKERS}.`,
-  },
+function fixed<K extends string, T>(key: K, checker: Checker<T>, value: NoInfer<T>, description: string): KeySpec<K, T> {
+  return computed(key, checker, () => structuredClone(value), JSON.stringify(value), description);
+}
+
+export const KEYS = Object.freeze([
+  computed('nodeName', string({ nonEmpty: true }), (ctx) => `spindle@${ctx.hostname}`, '"spindle@" + host name', 'Name of this broker node, reported in $SYS topics and logs.'),
+  computed('workers', integer(1, MAX_WORKERS), (ctx) => Math.min(Math.max(ctx.cpus, 1), MAX_WORKERS), 'number of CPUs', `Worker threads accepting connections, 1..${MAX_WORKERS}.`),
   fixed('workerYoungGeneration', integer(1, 1024), 6, 'Size in MB of the V8 young generation of each worker thread (1..1024). Small keeps the nursery where most message objects live and die in the CPU caches: faster than V8\'s default of up to 48 MB, and idle connections cost less memory.'),
   fixed('dataDir', string({ nonEmpty: true }), './data', 'Directory for persistent state, relative to the working directory.'),
   fixed('log.level', oneOf(LOG_LEVELS), 'info', 'Lowest level written: debug, info, warn or error.'),

@@ -1,114 +1,34 @@
-// Owns the shape of the broker configuration.
-import type { LogLevel } from '../log/levels.ts';
-import type { BridgeConfig } from '../bridges/bridge-config.ts';
+// Owns the shape of the broker configuration: BrokerConfig is read from the key table (keys.ts),
+// one field per key, nested along its dotted path, of the type its checker accepts. A key added
+// to KEYS is a field here with nothing else to edit.
+import type { KEYS } from './keys.ts';
+import type { CheckedBy, Checker } from './validators.ts';
 
-export interface UserEntry {
-  username: string;
-  /** An argon2 or bcrypt hash. */
-  password: string;
-}
+/** Each key of a table as its path and value type: { path: 'mqtt.ws.port'; value: number } | ... */
+type Leaves<Spec> = Spec extends { key: infer K extends string; checker: infer C } ? { path: K; value: CheckedBy<C> } : never;
 
-export interface AclEntry {
-  permission: 'allow' | 'deny';
-  action: 'publish' | 'subscribe' | 'pubsub';
-  /** A topic filter; %c and %u inside a level stand for the client id and the username. */
-  topic: string;
-  username?: string;
-  clientId?: string;
-}
+/** The first segment of a dotted path ('mqtt.ws.port' -> 'mqtt'), for each path of a union. */
+type Head<P extends string> = P extends `${infer H}.${string}` ? H : P;
 
-export interface BrokerConfig {
-  nodeName: string;
-  workers: number;
-  workerYoungGeneration: number;
-  dataDir: string;
-  log: {
-    level: LogLevel;
-    /** The log store: rotating NDJSON files in <dataDir>/logs (src/log/log-store.ts). */
-    file: { enabled: boolean; maxSize: number; maxFiles: number };
-  };
-  mqtt: {
-    host: string;
-    tcp: { enabled: boolean; port: number };
-    ws: { enabled: boolean; port: number; path: string };
-    tls: {
-      enabled: boolean;
-      port: number;
-      cert: string;
-      key: string;
-      ca: string;
-      requestCert: boolean;
-      rejectUnauthorized: boolean;
-      cnAsUsername: boolean;
-    };
-  };
-  limits: {
-    maxPacketSize: number;
-    receiveMaximum: number;
-    maxInflight: number;
-    maxKeepalive: number;
-    topicAliasMaximum: number;
-    maxQueuedMessages: number;
-    queueDropPolicy: 'drop-oldest' | 'drop-newest';
-    queueQos0: boolean;
-    maxSessionExpiry: number;
-    maxClientIdLength: number;
-    maxTopicLevels: number;
-    authMaxFailures: number;
-    authFailureWindow: number;
-    authLockout: number;
-    maxOutboundBytes: number;
-    slowConsumerTimeout: number;
-    partialPacketTimeout: number;
-  };
-  auth: {
-    allowAnonymous: boolean;
-    users: UserEntry[];
-    acl: AclEntry[];
-    aclDefault: 'allow' | 'deny';
-    /** A Mosquitto password file path; '' for none. */
-    passwordFile: string;
-    /** A Mosquitto ACL file path; '' for none. */
-    aclFile: string;
-    cacheSize: number;
-    /** Seconds; 0: authentication policy answers are not cached. */
-    policyCacheTtl: number;
-    policyCacheSize: number;
-    /** Milliseconds. */
-    policyTimeout: number;
-    policyMaxPending: number;
-    /** 0: half the CPUs. */
-    hashConcurrency: number;
-  };
-  store: {
-    storeType: 'LOCAL' | 'MEMORY' | 'POSTGRESQL' | 'MYSQL';
-    datasource: { url: string; username: string; password: string };
-  };
-  admin: {
-    enabled: boolean;
-    host: string;
-    port: number;
-    maxBodySize: number;
-    tokenLifetime: number;
-    loginMaxFailures: number;
-    loginWindow: number;
-    loginLockout: number;
-    username: string;
-    password: string;
-    licensePublicKey: string;
-  };
-  rules: { actionQueueLimit: number };
-  scripts: { threads: number; timeout: number; memoryLimit: number; onError: 'pass' | 'drop' };
-  extensions: { dir: string };
-  platform: { maxTenants: number; alertInterval: number; maxAlerts: number };
-  audit: { retentionDays: number };
-  cluster: {
-    enabled: boolean; natsUrl: string; localAddress: string; addresses: string[]; clientPort: number; natsServer: string;
-    discovery: { service: string; namespace: string }; maxNodes: number;
-  };
-  /** MQTT bridges to remote brokers (src/bridges/bridge-config.ts), every default filled in. */
-  bridges: BridgeConfig[];
-  sys: { enabled: boolean; interval: number };
-  shutdownTimeout: number;
-}
+/** The leaves inside section `S`, their paths made relative to it ('mqtt.ws.port' in 'mqtt' -> 'ws.port'). */
+type Inside<L, S extends string> = L extends { path: `${S}.${infer Rest}`; value: infer V } ? { path: Rest; value: V } : never;
 
+/**
+ * Leaves nested by path: each first segment is a leaf's value or the section of the leaves inside
+ * it. (`& {}` drops out of the type; it only makes editors show a section as a plain object rather
+ * than as `Nest<...>`.)
+ */
+type Nest<L extends { path: string; value: unknown }> = {
+  [S in Head<L['path']>]: [Extract<L, { path: S }>] extends [never] ? Nest<Inside<L, S>> : Extract<L, { path: S }>['value'];
+} & {};
+
+/** The configuration a table of keys describes: ConfigOf<[KeySpec<'mqtt.ws.port', number>]> is { mqtt: { ws: { port: number } } }. */
+export type ConfigOf<Keys extends readonly { key: string; checker: Checker }[]> = Nest<Leaves<Keys[number]>>;
+
+/**
+ * The loaded configuration. Every field is a key: loadConfig computes nothing beside them (the
+ * cross-key rules only turn mqtt.tls.enabled on). A value computed at load time that is not a
+ * key would be added here as `ConfigOf<typeof KEYS> & { ... }`, with a comment saying where it
+ * is set.
+ */
+export type BrokerConfig = ConfigOf<typeof KEYS>;

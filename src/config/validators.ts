@@ -1,9 +1,10 @@
 // Owns the value checks of configuration keys: each checker says how an environment variable is
 // coerced (its kind), describes the accepted values, and returns the problem with a value, or
-// the cleaned value when it is acceptable.
+// the cleaned value when it is acceptable. A checker's type parameter is the type of that cleaned
+// value: the type of its key in BrokerConfig (types.ts) is read from it.
 import { aclPatternProblem } from '../auth/acl-pattern.ts';
 import { passwordHashProblem } from '../auth/password.ts';
-import { parseBridgeConfig } from '../bridges/bridge-config.ts';
+import { parseBridgeConfig, type BridgeConfig } from '../bridges/bridge-config.ts';
 import { BridgeConfigError } from '../bridges/errors.ts';
 
 /** How an environment variable's text becomes a value. */
@@ -15,18 +16,42 @@ export interface Problem {
   message: string;
 }
 
-export type CheckResult = { ok: true; value: unknown } | { ok: false; problem: Problem };
-
-export interface Checker {
-  kind: EnvKind;
-  check(value: unknown): CheckResult;
+export interface Rejected {
+  ok: false;
+  problem: Problem;
 }
 
-function accept(value: unknown): CheckResult {
+export type CheckResult<T = unknown> = { ok: true; value: T } | Rejected;
+
+/** Checks a value of unknown type; accepted, it is a T. */
+export interface Checker<T = unknown> {
+  kind: EnvKind;
+  check(value: unknown): CheckResult<T>;
+}
+
+/** The type of the values `C` accepts: CheckedBy<Checker<number>> is number. */
+export type CheckedBy<C> = C extends Checker<infer T> ? T : never;
+
+export interface UserEntry {
+  username: string;
+  /** An argon2 or bcrypt hash. */
+  password: string;
+}
+
+export interface AclEntry {
+  permission: 'allow' | 'deny';
+  action: 'publish' | 'subscribe' | 'pubsub';
+  /** A topic filter; %c and %u inside a level stand for the client id and the username. */
+  topic: string;
+  username?: string;
+  clientId?: string;
+}
+
+function accept<T>(value: T): CheckResult<T> {
   return { ok: true, value };
 }
 
-function reject(message: string, at = ''): CheckResult {
+function reject(message: string, at = ''): Rejected {
   return { ok: false, problem: { at, message } };
 }
 
@@ -36,7 +61,7 @@ export function shown(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-export function integer(min: number, max: number): Checker {
+export function integer(min: number, max: number): Checker<number> {
   return {
     kind: 'number',
     check(value) {
@@ -48,11 +73,11 @@ export function integer(min: number, max: number): Checker {
 }
 
 /** A TCP port; 0 asks the system for any free port (tests). */
-export function port(): Checker {
+export function port(): Checker<number> {
   return integer(0, 65535);
 }
 
-export function boolean(): Checker {
+export function boolean(): Checker<boolean> {
   return {
     kind: 'boolean',
     check(value) {
@@ -61,7 +86,7 @@ export function boolean(): Checker {
   };
 }
 
-export function string(options: { nonEmpty?: boolean; pattern?: RegExp; patternText?: string } = {}): Checker {
+export function string(options: { nonEmpty?: boolean; pattern?: RegExp; patternText?: string } = {}): Checker<string> {
   return {
     kind: 'string',
     check(value) {
@@ -74,7 +99,7 @@ export function string(options: { nonEmpty?: boolean; pattern?: RegExp; patternT
 }
 
 /** host:port addresses (cluster routes). Environment: JSON. */
-export function addresses(): Checker {
+export function addresses(): Checker<string[]> {
   return {
     kind: 'json',
     check(value) {
@@ -83,23 +108,30 @@ export function addresses(): Checker {
         const v = value[i];
         if (typeof v !== 'string' || !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(v) || Number(v.slice(v.lastIndexOf(':') + 1)) > 65535) return reject(`expected "host:port", got ${shown(v)}`, `[${i}]`);
       }
-      return accept([...value]);
+      return accept([...(value as string[])]);
     },
   };
 }
 
-export function oneOf(choices: readonly string[]): Checker {
+/** One of `choices`; its type is their union: oneOf(['pass', 'drop']) is a Checker<'pass' | 'drop'>. */
+export function oneOf<const C extends readonly string[]>(choices: C): Checker<C[number]> {
+  const isChoice = (value: unknown): value is C[number] => typeof value === 'string' && choices.includes(value);
   return {
     kind: 'string',
     check(value) {
-      if (typeof value === 'string' && choices.includes(value)) return accept(value);
+      if (isChoice(value)) return accept(value);
       return reject(`expected one of ${choices.join(', ')}, got ${shown(value)}`);
     },
   };
 }
 
+type Checkers = Record<string, Checker>;
+
+/** The object `record` answers for these field checkers: the optional fields may be absent. */
+type Fields<R extends Checkers, O extends Checkers> = { [F in keyof R]: CheckedBy<R[F]> } & { [F in keyof O]?: CheckedBy<O[F]> };
+
 /** Checks a plain object's fields: `required` and `optional` map names to checkers; others are refused. */
-function record(value: unknown, at: string, required: Record<string, Checker>, optional: Record<string, Checker>): CheckResult {
+function record<R extends Checkers, O extends Checkers>(value: unknown, at: string, required: R, optional: O): CheckResult<Fields<R, O>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return reject(`expected an object, got ${shown(value)}`, at);
   const input = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -118,15 +150,16 @@ function record(value: unknown, at: string, required: Record<string, Checker>, o
     if (!result.ok) return reject(result.problem.message, `${at}.${field}${result.problem.at}`);
     out[field] = result.value;
   }
-  return accept(out);
+  // Every required field was checked and set above, and every optional one that was given.
+  return accept(out as Fields<R, O>);
 }
 
-function list(item: (value: unknown, at: string) => CheckResult): Checker {
+function list<T>(item: (value: unknown, at: string) => CheckResult<T>): Checker<T[]> {
   return {
     kind: 'json',
     check(value) {
       if (!Array.isArray(value)) return reject(`expected a list, got ${shown(value)}`);
-      const out: unknown[] = [];
+      const out: T[] = [];
       for (let i = 0; i < value.length; i++) {
         const result = item(value[i], `[${i}]`);
         if (!result.ok) return result;
@@ -137,7 +170,7 @@ function list(item: (value: unknown, at: string) => CheckResult): Checker {
   };
 }
 
-function passwordHash(): Checker {
+function passwordHash(): Checker<string> {
   return {
     kind: 'string',
     check(value) {
@@ -148,7 +181,7 @@ function passwordHash(): Checker {
   };
 }
 
-function aclPattern(): Checker {
+function aclPattern(): Checker<string> {
   return {
     kind: 'string',
     check(value) {
@@ -160,7 +193,7 @@ function aclPattern(): Checker {
 }
 
 /** auth.users: [{username, password}] with unique usernames and hashed passwords. */
-export function users(): Checker {
+export function users(): Checker<UserEntry[]> {
   const entries = list((value, at) => record(value, at, { username: string({ nonEmpty: true }), password: passwordHash() }, {}));
   return {
     kind: 'json',
@@ -168,7 +201,7 @@ export function users(): Checker {
       const result = entries.check(value);
       if (!result.ok) return result;
       const seen = new Set<string>();
-      const all = result.value as { username: string }[];
+      const all = result.value;
       for (let i = 0; i < all.length; i++) {
         if (seen.has(all[i].username)) return reject(`${shown(all[i].username)} is listed twice`, `[${i}].username`);
         seen.add(all[i].username);
@@ -179,7 +212,7 @@ export function users(): Checker {
 }
 
 /** auth.acl: [{permission, action, topic, username?, clientId?}]. */
-export function aclRules(): Checker {
+export function aclRules(): Checker<AclEntry[]> {
   return list((value, at) =>
     record(
       value,
@@ -191,12 +224,12 @@ export function aclRules(): Checker {
 }
 
 /** bridges: a list of MQTT bridges (src/bridges/bridge-config.ts) with unique names. */
-export function bridges(): Checker {
+export function bridges(): Checker<BridgeConfig[]> {
   return {
     kind: 'json',
     check(value) {
       if (!Array.isArray(value)) return reject(`expected a list of bridges, got ${shown(value)}`);
-      const out = [];
+      const out: BridgeConfig[] = [];
       const names = new Set<string>();
       for (let i = 0; i < value.length; i++) {
         try {
