@@ -48,6 +48,13 @@ module.exports = {
       to: { path: '^src/(?!protocol/|stats/|native/)' },
     },
     {
+      name: 'errors-is-a-leaf',
+      comment: 'errors/ (the one domain error and its codes) imports nothing, so every layer, the worker included, may import it.',
+      severity: 'error',
+      from: { path: '^src/errors/' },
+      to: { path: '^src/(?!errors/)' },
+    },
+    {
       name: 'engine-not-into-rules',
       comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router (rules, log topics, bridges) through RouterHost.ruleMatched, and tracing through ConnectionTracer; it never imports them.',
       severity: 'error',

@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 
 import type { BrokerConfig } from '../config/index.ts';
+import { DomainError } from '../errors/domain-error.ts';
 
 export interface SslConfig {
   /** PEM file paths. */
@@ -59,10 +60,11 @@ export interface EndpointConfig {
   source: 'config' | 'api';
 }
 
-/** A field's problem, for a 400 naming it. */
-export class EndpointFieldError extends Error {
-  constructor(readonly field: string, message: string) {
-    super(`${field}: ${message}`);
+/** A field's problem: a domain error, 400 INVALID_PARAMETER naming it. */
+export class EndpointFieldError extends DomainError {
+  declare readonly field: string;
+  constructor(field: string, message: string) {
+    super('INVALID_PARAMETER', `${field}: ${message}`, { field });
     this.name = 'EndpointFieldError';
   }
 }

@@ -5,6 +5,8 @@
 // them (a removed configuration endpoint is stored as removed). Changes run one at a time.
 import net from 'node:net';
 
+import { DomainError, codeOfStatus } from '../errors/domain-error.ts';
+
 import { reuseportListener, closeFd } from '../native/index.ts';
 import type { Store } from '../store/types.ts';
 import type { Logger } from '../log/index.ts';
@@ -16,16 +18,11 @@ import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.t
 
 const KIND = 'endpoint';
 
-/** A refused change: `status` 400 (bad field), 404 (no such endpoint) or 409 (conflict). */
-export class EndpointError extends Error {
-  /** Stable code: a bad or missing field is INVALID_PARAMETER, as the admin API's own field checks
-   * answer; other refusals take the code of their status. */
-  readonly code: string | undefined;
-
-  constructor(readonly status: 400 | 404 | 409, readonly field: string | undefined, message: string) {
-    super(message);
+/** A refused change, a domain error: 400 (bad field), 404 (no such endpoint) or 409 (conflict). */
+export class EndpointError extends DomainError {
+  constructor(status: 400 | 404 | 409, field: string | undefined, message: string) {
+    super(codeOfStatus(status), message, { field });
     this.name = 'EndpointError';
-    this.code = status === 400 && field !== undefined ? 'INVALID_PARAMETER' : undefined;
   }
 }
 

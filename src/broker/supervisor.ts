@@ -8,6 +8,7 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { DomainError, codeOfStatus, isErrorCode } from '../errors/domain-error.ts';
 import { reuseportListener, listenerPort, closeFd, Router, RetainedStore, ClientRegistry, RULE_WORKER, NO_PUBLISHER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { addLogSink, setLogLevel, type Logger, type LogLevel } from '../log/index.ts';
@@ -62,17 +63,12 @@ interface Slot {
   relayed: Promise<void> | null;
 }
 
-/** A worker operation's refusal or failure, as the worker reported it. */
-export class WorkerOpError extends Error {
-  readonly code: string;
-  readonly status: number;
-  readonly field: string | undefined;
+/** A worker operation's refusal or failure, as the worker reported it, rebuilt as a domain error
+ * (an unknown code takes the code of its status; a failure is INTERNAL_ERROR). */
+export class WorkerOpError extends DomainError {
   constructor(e: RpcError) {
-    super(e.message);
+    super(isErrorCode(e.code) ? e.code : codeOfStatus(e.status ?? 500), e.message, { field: e.field, details: e.details });
     this.name = 'WorkerOpError';
-    this.code = e.code;
-    this.status = e.status ?? 500;
-    this.field = e.field;
   }
 }
 
@@ -472,7 +468,7 @@ export class Supervisor {
   /**
    * Publishes `messages` in order through one running worker (round robin over batches), as
    * client PUBLISHes from `publisher` (a handle from newHandle(), or NO_PUBLISHER): resolves once
-   * each is routed and, where it must be kept, stored; rejects (WORKER_DOWN, WORKER_TIMEOUT) when
+   * each is routed and, where it must be kept, stored; rejects (UNAVAILABLE) when
    * that cannot be known, and the caller sends the batch again (at least once).
    */
   async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<number[]> {
@@ -483,7 +479,7 @@ export class Supervisor {
    * (published with the cluster's inbound handle) had no member here. */
   async publishBatchCounted(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }> {
     const running = this.runningWorkers();
-    if (running.length === 0) throw new WorkerOpError({ code: 'WORKER_DOWN', message: 'no worker is running', status: 503 });
+    if (running.length === 0) throw new WorkerOpError({ code: 'UNAVAILABLE', message: 'no worker is running', status: 503 });
     // With an order key, the same worker routes every batch of it (its messages keep their order).
     const worker = orderKey === undefined ? running[this.nextPublishWorker++ % running.length] : running[hashKey(orderKey) % running.length];
     return this.call(worker, 'clients.publishBatch', { messages, publisher, publisherHash });
@@ -512,12 +508,12 @@ export class Supervisor {
   /** Runs a named operation (src/worker/ops) on one worker and answers its result. */
   call<K extends OpName>(worker: number, op: K, ...[args, timeoutMs = RPC_TIMEOUT_MS]: OpTail<K>): Promise<OpResult<K>> {
     const slot = this.slots[worker];
-    if (!slot?.worker || slot.phase === 'starting') return Promise.reject(new WorkerOpError({ code: 'WORKER_DOWN', message: `worker ${worker} is not running`, status: 503 }));
+    if (!slot?.worker || slot.phase === 'starting') return Promise.reject(new WorkerOpError({ code: 'UNAVAILABLE', message: `worker ${worker} is not running`, status: 503 }));
     const id = ++this.rpcSeq;
     return new Promise<OpResult<K>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new WorkerOpError({ code: 'WORKER_TIMEOUT', message: `worker ${worker} did not answer ${op} within ${timeoutMs} ms`, status: 503 }));
+        reject(new WorkerOpError({ code: 'UNAVAILABLE', message: `worker ${worker} did not answer ${op} within ${timeoutMs} ms`, status: 503 }));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       post(slot, { t: 'rpc', id, op, args: args ?? {} });

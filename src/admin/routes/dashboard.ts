@@ -1,8 +1,9 @@
 // Saved monitoring dashboards (spec 4.10): a dashboard is {name, panels: [{title, type, metric}]},
 // kept in the store (kind 'dashboard', keyed by name) and saved by name (a save replaces the
 // dashboard of that name). The config export and import (system.ts) use the same checks.
+import { invalid, notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, notFound, ok, type Route, type Schema } from '../http.ts';
+import { ok, type Route, type Schema } from '../http.ts';
 import { object, onlyFields, reqStr } from '../validate.ts';
 import type { Store } from '../../store/types.ts';
 
@@ -55,19 +56,19 @@ export function checkDashboard(input: unknown, prefix = ''): { name: string; pan
   const b = object(input, prefix ? prefix.replace(/\.$/, '') : 'body');
   for (const k of Object.keys(b)) {
     // Records read back from GET (or an export) may be saved as they are.
-    if (!['name', 'panels', 'id', 'createTime', 'updateTime'].includes(k)) throw badRequest(`${prefix}${k}`, 'unknown field');
+    if (!['name', 'panels', 'id', 'createTime', 'updateTime'].includes(k)) throw invalid(`${prefix}${k}`, 'unknown field');
   }
   const name = text(b.name, `${prefix}name`, MAX_NAME);
-  if (!Array.isArray(b.panels)) throw badRequest(`${prefix}panels`, b.panels === undefined ? 'is required' : 'expected an array');
-  if (b.panels.length > MAX_PANELS) throw badRequest(`${prefix}panels`, `at most ${MAX_PANELS} panels`);
+  if (!Array.isArray(b.panels)) throw invalid(`${prefix}panels`, b.panels === undefined ? 'is required' : 'expected an array');
+  if (b.panels.length > MAX_PANELS) throw invalid(`${prefix}panels`, `at most ${MAX_PANELS} panels`);
   const panels = b.panels.map((p: unknown, i: number): Panel => {
     const at = `${prefix}panels[${i}]`;
-    if (typeof p !== 'object' || p === null || Array.isArray(p)) throw badRequest(at, 'expected an object {title, type, metric}');
+    if (typeof p !== 'object' || p === null || Array.isArray(p)) throw invalid(at, 'expected an object {title, type, metric}');
     const panel = p as Record<string, unknown>;
-    for (const k of Object.keys(panel)) if (!['title', 'type', 'metric'].includes(k)) throw badRequest(`${at}.${k}`, 'unknown field');
+    for (const k of Object.keys(panel)) if (!['title', 'type', 'metric'].includes(k)) throw invalid(`${at}.${k}`, 'unknown field');
     const title = text(panel.title, `${at}.title`, MAX_TEXT);
     const type = text(panel.type, `${at}.type`, MAX_TEXT);
-    if (!(PANEL_TYPES as readonly string[]).includes(type)) throw badRequest(`${at}.type`, `must be one of ${PANEL_TYPES.join(', ')}, got ${JSON.stringify(type)}`);
+    if (!(PANEL_TYPES as readonly string[]).includes(type)) throw invalid(`${at}.type`, `must be one of ${PANEL_TYPES.join(', ')}, got ${JSON.stringify(type)}`);
     const metric = text(panel.metric, `${at}.metric`, MAX_TEXT);
     return { title, type: type as PanelType, metric };
   });
@@ -75,10 +76,10 @@ export function checkDashboard(input: unknown, prefix = ''): { name: string; pan
 }
 
 function text(v: unknown, field: string, max: number): string {
-  if (v === undefined || v === null) throw badRequest(field, 'is required');
-  if (typeof v !== 'string') throw badRequest(field, 'expected a string');
-  if (v.trim().length === 0) throw badRequest(field, 'must not be empty');
-  if (v.length > max) throw badRequest(field, `longer than ${max} characters`);
+  if (v === undefined || v === null) throw invalid(field, 'is required');
+  if (typeof v !== 'string') throw invalid(field, 'expected a string');
+  if (v.trim().length === 0) throw invalid(field, 'must not be empty');
+  if (v.length > max) throw invalid(field, `longer than ${max} characters`);
   return v;
 }
 

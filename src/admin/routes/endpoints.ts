@@ -1,8 +1,9 @@
 // Endpoint (listener) management, spec section 4.1: variant A addressed by id (no prefix) and
 // variant B addressed by port (under /api), over one registry (src/broker/endpoints.ts). Changes
 // apply to every worker at once, persist in the store, and are restored at start.
+import { DomainError, invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, HttpError, json, ok, type Route, type Schema } from '../http.ts';
+import { json, ok, type Route, type Schema } from '../http.ts';
 import { EndpointError, EndpointManager } from '../../broker/endpoints.ts';
 import type { EndpointConfig } from '../../broker/endpoint-config.ts';
 import { object, queryBody, int, reqStr, type Body } from '../validate.ts';
@@ -50,7 +51,7 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
   const byPort = (b: Body, field = 'port'): EndpointConfig => {
     const port = int(b, field, 1, 65535, { required: true })!;
     const e = manager().byPort(port);
-    if (!e) throw new HttpError(404, `no endpoint on port ${port}`);
+    if (!e) throw new DomainError('NOT_FOUND', `no endpoint on port ${port}`);
     return e;
   };
   const portQuery = (q: URLSearchParams): Body => queryBody(q, ['port']);
@@ -187,9 +188,9 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         const mode = b.mode ?? 'merge';
-        if (mode !== 'merge' && mode !== 'replace') throw badRequest('mode', 'must be merge or replace');
-        if (b.endpoints === undefined || b.endpoints === null) throw badRequest('endpoints', 'is required');
-        if (!Array.isArray(b.endpoints)) throw badRequest('endpoints', 'expected an array');
+        if (mode !== 'merge' && mode !== 'replace') throw invalid('mode', 'must be merge or replace');
+        if (b.endpoints === undefined || b.endpoints === null) throw invalid('endpoints', 'is required');
+        if (!Array.isArray(b.endpoints)) throw invalid('endpoints', 'expected an array');
         const items = b.endpoints.map((e, i) => {
           const o = object(e, `endpoints[${i}]`);
           // Exported configurations carry createTime: it is kept, not an input.
@@ -203,15 +204,15 @@ export function endpointRoutes(ctx: AdminContext): Route[] {
         for (const [i, fields] of items.entries()) {
           const id = typeof fields.id === 'string' ? fields.id : `endpoint-${String(fields.port)}`;
           const field = (f: string | undefined) => `endpoints[${i}]${f ? `.${f}` : ''}`;
-          if (ids.has(id)) throw new HttpError(409, `${field('id')}: ${id} appears twice`, { field: field('id') });
-          if (typeof fields.port === 'number' && ports.has(fields.port)) throw new HttpError(409, `${field('port')}: ${fields.port} appears twice`, { field: field('port') });
+          if (ids.has(id)) throw new DomainError('CONFLICT', `${field('id')}: ${id} appears twice`, { field: field('id') });
+          if (typeof fields.port === 'number' && ports.has(fields.port)) throw new DomainError('CONFLICT', `${field('port')}: ${fields.port} appears twice`, { field: field('port') });
           ids.add(id);
           if (typeof fields.port === 'number') ports.add(fields.port);
           try {
             if (m.get(id)) await m.validateChange(id, fields);
             else await checkNew(m, fields, mode === 'replace');
           } catch (err) {
-            if (err instanceof EndpointError) throw new HttpError(err.status, `${field(undefined)}: ${err.message}`, { field: field(err.field), error: err.code });
+            if (err instanceof EndpointError) throw new DomainError(err.code, `${field(undefined)}: ${err.message}`, { field: field(err.field), cause: err });
             throw err;
           }
         }

@@ -1,7 +1,8 @@
 // Licence routes (spec 4.11): the licence in force, import of a signed licence, and a refresh
 // that reads the stored licence again and re-verifies it. See ../license.ts for the format.
+import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, ok, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { LicenseError, Licenses, loadLicensePublicKey } from '../license.ts';
 import { object, onlyFields, reqStr } from '../validate.ts';
 
@@ -31,7 +32,7 @@ export function licenseRoutes(ctx: AdminContext): Route[] {
         try {
           return ok(await licenses.import(token));
         } catch (err) {
-          if (err instanceof LicenseError) throw badRequest('license', `${reasonText(err)}: ${err.message}`);
+          if (err instanceof LicenseError) throw invalid('license', `${reasonText(err)}: ${err.message}`);
           throw err;
         }
       },

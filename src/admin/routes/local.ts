@@ -4,8 +4,9 @@
 // one worker (not a client: no MQTT client can reach or take it over). The filters are kept in the
 // store (admin kind 'local-subscription') and subscribed again at start and when their worker
 // restarts; the kept messages live in memory only.
+import { DomainError, conflict, notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, conflict, notFound, ok, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { int, object, onlyFields, qos as qosField, queryBody, reqStr } from '../validate.ts';
 import { onWorker, topicFilterField } from './mqtt-common.ts';
 import { topicId } from './subscriptions.ts';
@@ -31,7 +32,7 @@ export function localRoutes(ctx: AdminContext): Route[] {
 
   function pickWorker(): number {
     const running = sup.runningWorkers();
-    if (running.length === 0) throw new HttpError(503, 'no worker is running');
+    if (running.length === 0) throw new DomainError('UNAVAILABLE', 'no worker is running');
     const load = new Map(running.map((w) => [w, 0]));
     for (const l of locals.values()) if (load.has(l.worker)) load.set(l.worker, load.get(l.worker)! + 1);
     return [...load].sort((a, b) => a[1] - b[1] || a[0] - b[0])[0][0];

@@ -1,12 +1,8 @@
 // Log topics (spec 4.8): messages on topics matching a log topic's filter are written to the log
 // at its level. List, add, delete; applied at once on every worker (LogTopicManager).
 import type { AdminContext } from '../context.ts';
-import { answering, ok, refusal, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { object, onlyFields, reqStr } from '../validate.ts';
-import { TraceError } from '../../trace/errors.ts';
-
-/** A log topic's or trace's refusal as the admin API's error. */
-const asHttp = (err: unknown): unknown => (err instanceof TraceError ? refusal(err) : err);
 
 export function logTopicRoutes(ctx: AdminContext): Route[] {
   const topics = ctx.logTopics;
@@ -31,7 +27,7 @@ export function logTopicRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['topic', 'level']);
         const topic = reqStr(b, 'topic', { max: 65535 });
         const level = reqStr(b, 'level');
-        return ok(await answering(() => topics.add(topic, level), asHttp));
+        return ok(await topics.add(topic, level));
       },
     },
     {
@@ -43,7 +39,7 @@ export function logTopicRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        await answering(() => topics.delete(id), asHttp);
+        await topics.delete(id);
         return ok({ id });
       },
     },

@@ -1,6 +1,7 @@
 // POST /public/login: a signed token for a user's name and password (spec 4.11).
+import { DomainError } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, json, ok, type Route } from '../http.ts';
+import { json, ok, type Route } from '../http.ts';
 import { bool, object, reqStr } from '../validate.ts';
 import { clearedCookie, sessionCookie } from '../console/session-cookie.ts';
 
@@ -20,7 +21,7 @@ export function loginRoutes(ctx: AdminContext): Route[] {
       // The audit log records sign-ins, failed ones too.
       req.audit = { action: 'login_failed', resource: 'session', resourceId: username.slice(0, 256), username: username.slice(0, 256), role: 'unknown' };
       const user = await ctx.auth.login(username, password, req.remoteAddress);
-      if (!user) throw new HttpError(401, 'wrong username or password');
+      if (!user) throw new DomainError('UNAUTHORIZED', 'wrong username or password');
       req.audit = { ...req.audit, action: 'login', role: user.role, organizationId: user.organizationId ?? null };
       const { token, expires } = await ctx.auth.issue(user);
       const reply = json({ token, expires });

@@ -5,8 +5,9 @@
 import { Readable, pipeline } from 'node:stream';
 import { createGzip } from 'node:zlib';
 
+import { DomainError, invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, badRequest, json, ok, type Reply, type Route } from '../http.ts';
+import { json, ok, type Reply, type Route } from '../http.ts';
 import { object, onlyFields, paging, reqStr, str, bool, type Body } from '../validate.ts';
 import { LOG_LEVELS, isLogLevel, type LogLevel } from '../../log/index.ts';
 import type { LogStore } from '../../log/log-store.ts';
@@ -31,7 +32,7 @@ const QUERY_SCHEMA = { type: 'object', properties: { page: { type: 'integer', mi
 export function logRoutes(ctx: AdminContext): Route[] {
   const store = (): LogStore => {
     const s = ctx.supervisor.logs;
-    if (!s) throw new HttpError(503, 'the log store is off (log.file.enabled is false)');
+    if (!s) throw new DomainError('UNAVAILABLE', 'the log store is off (log.file.enabled is false)');
     return s;
   };
   const query = async (b: Body): Promise<Reply> => {
@@ -67,7 +68,7 @@ export function logRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['node', ...QUERY_FIELDS]);
         const node = str(b, 'node', { nonEmpty: true });
         if (node !== undefined && node !== ctx.config.nodeName) {
-          throw new HttpError(404, `node: no node ${JSON.stringify(node)} (this node is ${JSON.stringify(ctx.config.nodeName)} and there is no cluster)`, { field: 'node' });
+          throw new DomainError('NOT_FOUND', `node: no node ${JSON.stringify(node)} (this node is ${JSON.stringify(ctx.config.nodeName)} and there is no cluster)`, { field: 'node' });
         }
         const { node: _node, ...rest } = b;
         return query(rest);
@@ -103,8 +104,8 @@ export function logRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['before', 'id']);
         const before = timeOf(b, 'before');
         const id = b.id;
-        if (id !== undefined && (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)) throw badRequest('id', 'expected a log entry id (a positive integer)');
-        if ((before === undefined) === (id === undefined)) throw badRequest('before', 'give either before (ISO 8601 time) or id');
+        if (id !== undefined && (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)) throw invalid('id', 'expected a log entry id (a positive integer)');
+        if ((before === undefined) === (id === undefined)) throw invalid('before', 'give either before (ISO 8601 time) or id');
         const removedFiles = await store().deleteOld(before !== undefined
           ? (e) => Date.parse(e.time) < before
           : (e) => e.id <= (id as number));
@@ -136,7 +137,7 @@ export function logRoutes(ctx: AdminContext): Route[] {
         const b: Body = Object.fromEntries(req.query);
         onlyFields(b, DOWNLOAD_FIELDS);
         const gzip = b.gzip;
-        if (gzip !== undefined && gzip !== 'true' && gzip !== 'false') throw badRequest('gzip', 'expected true or false');
+        if (gzip !== undefined && gzip !== 'true' && gzip !== 'false') throw invalid('gzip', 'expected true or false');
         return download(store(), filterOf(b), gzip === 'true');
       },
     },
@@ -191,7 +192,7 @@ function filterOf(b: Body): LogFilter {
   const endTime = timeOf(b, 'endTime');
   if (startTime !== undefined) f.startTime = startTime;
   if (endTime !== undefined) f.endTime = endTime;
-  if (startTime !== undefined && endTime !== undefined && endTime < startTime) throw badRequest('endTime', 'is before startTime');
+  if (startTime !== undefined && endTime !== undefined && endTime < startTime) throw invalid('endTime', 'is before startTime');
   const module = str(b, 'module', { nonEmpty: true });
   if (module !== undefined) f.module = module;
   const text = str(b, 'text', { nonEmpty: true });
@@ -203,7 +204,7 @@ function levelOf(b: Body, required: boolean): LogLevel | undefined {
   const v = str(b, 'level', { required });
   if (v === undefined) return undefined;
   const level = v.toLowerCase();
-  if (!isLogLevel(level)) throw badRequest('level', `must be one of ${LEVELS_UPPER.join(', ')}, got ${JSON.stringify(v)}`);
+  if (!isLogLevel(level)) throw invalid('level', `must be one of ${LEVELS_UPPER.join(', ')}, got ${JSON.stringify(v)}`);
   return level;
 }
 
@@ -211,6 +212,6 @@ function timeOf(b: Body, field: string): number | undefined {
   const v = str(b, field, { nonEmpty: true });
   if (v === undefined) return undefined;
   const t = Date.parse(v);
-  if (!ISO_TIME.test(v) || Number.isNaN(t)) throw badRequest(field, `expected an ISO 8601 time, got ${JSON.stringify(v)}`);
+  if (!ISO_TIME.test(v) || Number.isNaN(t)) throw invalid(field, `expected an ISO 8601 time, got ${JSON.stringify(v)}`);
   return t;
 }

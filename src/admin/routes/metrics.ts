@@ -1,8 +1,9 @@
 // Monitoring: /prometheus (every broker-wide spindle_* metric and every endpoint's svc_endpoint_*
 // metrics, text exposition) and the per-endpoint metrics, health and performance of variant B
 // (by port). The numbers come from src/metrics (aggregated across the worker threads).
+import { notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { notFound, ok, text, type Route } from '../http.ts';
+import { ok, text, type Route } from '../http.ts';
 import { int, onlyFields, oneOf, queryBody, type Body } from '../validate.ts';
 import { CONTENT_TYPE, HEALTH_ERROR_RATE_LIMIT, HEALTH_USAGE_LIMIT, MetricsCollector, RATE_WINDOW_MS, SAMPLE_INTERVAL_MS } from '../../metrics/collector.ts';
 

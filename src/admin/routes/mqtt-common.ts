@@ -1,34 +1,22 @@
-// What the MQTT-facing admin routes share: calling a worker (its refusals become HTTP errors),
+// What the MQTT-facing admin routes share: calling a worker (its refusals are domain errors),
 // finding the worker (and in a cluster the node) that owns a client, asking every node, and the
 // checks of topic names, filters and client ids.
-import { WorkerOpError } from '../../broker/supervisor.ts';
+import { DomainError, fromPlain, invalid, notFound } from '../../errors/domain-error.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, HttpError, notFound, refusal } from '../http.ts';
 import { callOwner, NOT_HELD } from '../../broker/owner-call.ts';
 import { runsAcrossNodes, type MissingNode } from '../../cluster/index.ts';
 import { bool, int, reqStr, str, type Body } from '../validate.ts';
 import type { OpArgs, OpName, OpResult, OpTail } from '../../worker/ops/index.ts';
 
-/** A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) as an HTTP error. */
-export function asHttpError(err: unknown): unknown {
-  return err instanceof WorkerOpError ? refusal(err) : err;
+// A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) arrives as a
+// WorkerOpError, a domain error: the server answers it as it is.
+export function onWorker<K extends OpName>(ctx: AdminContext, worker: number, op: K, ...tail: OpTail<K>): Promise<OpResult<K>> {
+  return ctx.supervisor.call(worker, op, ...tail);
 }
 
-export async function onWorker<K extends OpName>(ctx: AdminContext, worker: number, op: K, ...tail: OpTail<K>): Promise<OpResult<K>> {
-  try {
-    return await ctx.supervisor.call(worker, op, ...tail);
-  } catch (err) {
-    throw asHttpError(err);
-  }
-}
-
-export async function onAllWorkers<K extends OpName>(ctx: AdminContext, op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
-  try {
-    return await ctx.supervisor.callAll(op, ...tail);
-  } catch (err) {
-    throw asHttpError(err);
-  }
+export function onAllWorkers<K extends OpName>(ctx: AdminContext, op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
+  return ctx.supervisor.callAll(op, ...tail);
 }
 
 /**
@@ -62,12 +50,7 @@ export async function onOwner<K extends OpName>(ctx: AdminContext, clientId: str
  * the node that holds the client.
  */
 export async function onOwnerNode<K extends OpName>(ctx: AdminContext, clientId: string, op: K, args: OpArgs<K>): Promise<{ node: string; result: OpResult<K> }> {
-  let local: OpResult<K> | typeof NOT_HELD;
-  try {
-    local = await callOwner(ctx.supervisor, clientId, op, args);
-  } catch (err) {
-    throw asHttpError(err);
-  }
+  const local = await callOwner(ctx.supervisor, clientId, op, args);
   if (local !== NOT_HELD) return { node: ctx.config.nodeName, result: local };
   const ops = ctx.cluster?.adminOps;
   if (!ops) throw notFound(`client ${clientId} not found`);
@@ -77,10 +60,10 @@ export async function onOwnerNode<K extends OpName>(ctx: AdminContext, clientId:
   if (r.node === null) {
     if (r.missing.length === 0) throw notFound(`client ${clientId} not found`);
     const names = r.missing.map((m) => `${m.node} (${m.reason})`).join(', ');
-    throw new HttpError(503, `client ${clientId} not found on the nodes that answered; no answer from ${names}`, { details: { nodesMissing: r.missing } });
+    throw new DomainError('UNAVAILABLE', `client ${clientId} not found on the nodes that answered; no answer from ${names}`, { details: { nodesMissing: r.missing } });
   }
-  if (!crosses) throw new HttpError(409, `client ${clientId} is held by node ${r.node}: this operation runs on that node's admin API only`, { error: 'ON_OTHER_NODE', details: { node: r.node } });
-  if ('refusal' in r) throw refusal(r.refusal);
+  if (!crosses) throw new DomainError('ON_OTHER_NODE', `client ${clientId} is held by node ${r.node}: this operation runs on that node's admin API only`, { details: { node: r.node } });
+  if ('refusal' in r) throw fromPlain(r.refusal);
   return { node: r.node, result: r.result };
 }
 
@@ -93,7 +76,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 function wellFormed(field: string, value: string): void {
   // A JSON string may hold a lone surrogate, which has no UTF-8 form [MQTT-1.5.4-1].
-  if (LONE_SURROGATE.test(value)) throw badRequest(field, 'is not valid UTF-8 (lone surrogate)');
+  if (LONE_SURROGATE.test(value)) throw invalid(field, 'is not valid UTF-8 (lone surrogate)');
 }
 
 /** A topic name: not empty, no wildcards, valid UTF-8, no U+0000, at most limits.maxTopicLevels
@@ -102,8 +85,8 @@ export function topicNameField(ctx: AdminContext, b: Body, field = 'topic', allo
   const topic = reqStr(b, field);
   wellFormed(field, topic);
   const problem = topicNameProblem(topic);
-  if (problem) throw badRequest(field, problem);
-  if (!allowReserved && topic.startsWith('$')) throw badRequest(field, 'topics starting with $ are reserved for the broker');
+  if (problem) throw invalid(field, problem);
+  if (!allowReserved && topic.startsWith('$')) throw invalid(field, 'topics starting with $ are reserved for the broker');
   levels(ctx, field, topic);
   return topic;
 }
@@ -114,11 +97,11 @@ export function topicFilterField(ctx: AdminContext, b: Body, field = 'topic', re
   if (filter === undefined || (!required && filter === '')) return undefined;
   wellFormed(field, filter);
   const problem = topicFilterProblem(filter);
-  if (problem) throw badRequest(field, problem);
+  if (problem) throw invalid(field, problem);
   const shared = /^\$(share|queue)\//.exec(filter);
   if (shared) {
     const inner = sharedInner(filter);
-    if (inner === undefined || inner === '') throw badRequest(field, 'a shared subscription is $share/<group>/<filter>');
+    if (inner === undefined || inner === '') throw invalid(field, 'a shared subscription is $share/<group>/<filter>');
   }
   levels(ctx, field, filter);
   return filter;
@@ -138,7 +121,7 @@ function levels(ctx: AdminContext, field: string, topic: string): void {
   const max = ctx.config.limits.maxTopicLevels;
   let n = 1;
   for (let i = topic.indexOf('/'); i !== -1 && n <= max; i = topic.indexOf('/', i + 1)) n++;
-  if (n > max) throw badRequest(field, `more than ${max} levels (limits.maxTopicLevels)`);
+  if (n > max) throw invalid(field, `more than ${max} levels (limits.maxTopicLevels)`);
 }
 
 /** The v5 subscription options byte from `qos` and the optional noLocal, retainAsPublished and

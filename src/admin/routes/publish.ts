@@ -1,11 +1,12 @@
 // HTTP publish (spec 4.3, /api/publish): a message the operator sends to the broker's
 // subscribers, routed, retained and stored exactly like a client's PUBLISH. Answers {code: 0}
 // once the message is routed (and stored, where it must be).
+import { DomainError, invalid } from '../../errors/domain-error.ts';
 import { hashString } from '../../protocol/client-hash.ts';
 import { forwardedProperties } from '../../protocol/send.ts';
 import { NO_PUBLISHER } from '../../native/index.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, badRequest, json, type Route } from '../http.ts';
+import { json, type Route } from '../http.ts';
 import { bool, object, oneOf, onlyFields, qos as qosField, str, type Body } from '../validate.ts';
 import { onWorker, topicNameField } from './mqtt-common.ts';
 
@@ -22,23 +23,23 @@ function properties(ctx: AdminContext, b: Body): { props: Buffer | null; expires
   if (p.userProperties !== undefined && p.userProperties !== null) {
     const u = object(p.userProperties, 'properties.userProperties');
     for (const [k, v] of Object.entries(u)) {
-      if (typeof v !== 'string') throw badRequest(`properties.userProperties.${k}`, 'expected a string');
+      if (typeof v !== 'string') throw invalid(`properties.userProperties.${k}`, 'expected a string');
       user.push([k, v]);
     }
   }
   const sub = (field: string) => {
     const v = p[field];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string') throw badRequest(`properties.${field}`, 'expected a string');
+    if (typeof v !== 'string') throw invalid(`properties.${field}`, 'expected a string');
     return v;
   };
   const responseTopic = sub('responseTopic');
   if (responseTopic !== undefined) topicNameField(ctx, { 'properties.responseTopic': responseTopic }, 'properties.responseTopic');
   const pfi = p.payloadFormatIndicator ?? undefined;
-  if (pfi !== undefined && typeof pfi !== 'boolean') throw badRequest('properties.payloadFormatIndicator', 'expected true or false');
+  if (pfi !== undefined && typeof pfi !== 'boolean') throw invalid('properties.payloadFormatIndicator', 'expected true or false');
   const expiry = p.messageExpiryInterval ?? undefined;
   if (expiry !== undefined && (typeof expiry !== 'number' || !Number.isInteger(expiry) || expiry < 1 || expiry > 0xffffffff)) {
-    throw badRequest('properties.messageExpiryInterval', 'expected an integer from 1 to 4294967295 (seconds)');
+    throw invalid('properties.messageExpiryInterval', 'expected an integer from 1 to 4294967295 (seconds)');
   }
   const correlation = sub('correlationData');
   const props = forwardedProperties({
@@ -88,11 +89,11 @@ export function publishRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['topic', 'payload', 'payload_encoding', 'qos', 'retain', 'clientId', 'properties']);
         const topic = topicNameField(ctx, b);
         const text = str(b, 'payload');
-        if (text === undefined) throw badRequest('payload', 'is required');
+        if (text === undefined) throw invalid('payload', 'is required');
         const encoding = oneOf(b, 'payload_encoding', ['plain', 'base64'] as const) ?? 'plain';
-        if (encoding === 'base64' && !BASE64.test(text)) throw badRequest('payload', 'is not valid base64');
+        if (encoding === 'base64' && !BASE64.test(text)) throw invalid('payload', 'is not valid base64');
         const payload = Buffer.from(text, encoding === 'base64' ? 'base64' : 'utf8');
-        if (payload.length > ctx.config.limits.maxPacketSize) throw badRequest('payload', `larger than limits.maxPacketSize (${ctx.config.limits.maxPacketSize} bytes)`);
+        if (payload.length > ctx.config.limits.maxPacketSize) throw invalid('payload', `larger than limits.maxPacketSize (${ctx.config.limits.maxPacketSize} bytes)`);
         const qos = qosField(b);
         const retain = bool(b, 'retain') ?? false;
         const clientId = str(b, 'clientId') || undefined;
@@ -103,7 +104,7 @@ export function publishRoutes(ctx: AdminContext): Route[] {
         if (owner) worker = owner[1];
         else {
           const running = ctx.supervisor.runningWorkers();
-          if (running.length === 0) throw new HttpError(503, 'no worker is running');
+          if (running.length === 0) throw new DomainError('UNAVAILABLE', 'no worker is running');
           worker = running[nextWorker++ % running.length];
         }
         await onWorker(ctx, worker, 'clients.publish', {

@@ -1,10 +1,11 @@
 // Retained messages (spec 4.10): query them by topic filter from the shared retained store, and
 // delete one (from the store too). Payloads are UTF-8 text when valid, else base64 with
 // payloadEncoding "base64"; time is when the broker received the message (to the second).
+import { notFound } from '../../errors/domain-error.ts';
 import { readRecord, recordReceivedAt, isExpired } from '../../broker/message.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
 import type { AdminContext } from '../context.ts';
-import { json, notFound, ok, type Route } from '../http.ts';
+import { json, ok, type Route } from '../http.ts';
 import { object, onlyFields, paging } from '../validate.ts';
 import { topicFilterField, topicNameField } from './mqtt-common.ts';
 

@@ -1,9 +1,9 @@
 // The rule engine (spec 4.5): add, query, delete, enable/disable, test on sample data, runtime
 // counters, parse, and the action types. Rules apply at once on every worker (RuleManager).
+import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, answering, json, ok, paged, badRequest, type Route } from '../http.ts';
+import { json, ok, paged, type Route } from '../http.ts';
 import { bool, object, onlyFields, oneOf, paging, reqStr, str, type Body } from '../validate.ts';
-import { RuleError } from '../../rules/errors.ts';
 import { parseSql, type RuleAction } from '../../rules/rule.ts';
 import { ACTION_SPECS } from '../../rules/actions/index.ts';
 import { EVENT_NAMES, type EventName } from '../../rules/sql/index.ts';
@@ -11,28 +11,18 @@ import { EVENT_NAMES, type EventName } from '../../rules/sql/index.ts';
 const NAME_MAX = 200;
 const SQL_MAX = 64 * 1024;
 
-/** A RuleError as the admin API's error (a syntax error keeps its position in the body). */
-export function ruleAsHttp(err: unknown): unknown {
-  if (!(err instanceof RuleError)) return err;
-  return new HttpError(err.status, err.message, {
-    field: err.field,
-    error: err.status === 400 ? (err.position ? 'SQL_SYNTAX_ERROR' : 'INVALID_PARAMETER') : undefined,
-    details: err.position,
-  });
-}
-
 function actionsField(b: Body): RuleAction[] {
   const v = b.actions;
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw badRequest('actions', 'expected an array of {type, config}');
+  if (!Array.isArray(v)) throw invalid('actions', 'expected an array of {type, config}');
   return v.map((a, i) => {
-    if (a === null || typeof a !== 'object' || Array.isArray(a)) throw badRequest(`actions[${i}]`, 'expected an object {type, config}');
+    if (a === null || typeof a !== 'object' || Array.isArray(a)) throw invalid(`actions[${i}]`, 'expected an object {type, config}');
     const o = a as Body;
     onlyFields(o, ['type', 'config']);
     const type = o.type;
-    if (typeof type !== 'string' || type.length === 0) throw badRequest(`actions[${i}].type`, 'is required (a string)');
+    if (typeof type !== 'string' || type.length === 0) throw invalid(`actions[${i}].type`, 'is required (a string)');
     const config = o.config ?? {};
-    if (typeof config !== 'object' || config === null || Array.isArray(config)) throw badRequest(`actions[${i}].config`, 'expected an object');
+    if (typeof config !== 'object' || config === null || Array.isArray(config)) throw invalid(`actions[${i}].config`, 'expected an object');
     return { type, config: config as Record<string, unknown> };
   });
 }
@@ -51,13 +41,13 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['id', 'name', 'sql', 'actions', 'enabled', 'description']);
         const id = str(b, 'id', { nonEmpty: true, max: 64 });
-        if (id !== undefined && !/^[A-Za-z0-9._-]+$/.test(id)) throw badRequest('id', 'letters, digits, . _ - only');
+        if (id !== undefined && !/^[A-Za-z0-9._-]+$/.test(id)) throw invalid('id', 'letters, digits, . _ - only');
         const name = reqStr(b, 'name', { max: NAME_MAX });
         const sql = reqStr(b, 'sql', { max: SQL_MAX });
         const actions = actionsField(b);
         const enabled = bool(b, 'enabled');
         const description = str(b, 'description', { max: 1000 });
-        await answering(() => rules.add({ id, name, sql, actions, enabled, description }), ruleAsHttp);
+        await rules.add({ id, name, sql, actions, enabled, description });
         return json('success');
       },
     },
@@ -88,7 +78,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const b = object(req.body);
         const id = reqStr(b, 'id');
-        await answering(() => rules.delete(id), ruleAsHttp);
+        await rules.delete(id);
         return ok({ id });
       },
     },
@@ -104,7 +94,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['id', 'enabled']);
         const id = reqStr(b, 'id');
         const enabled = bool(b, 'enabled', { required: true })!;
-        return ok(await answering(() => rules.setEnabled(id, enabled), ruleAsHttp));
+        return ok(await rules.setEnabled(id, enabled));
       },
     },
     {
@@ -123,10 +113,10 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
         const data = object(b.testData ?? {}, 'testData');
         if (data.payload !== undefined && typeof data.payload !== 'string') {
           if (typeof data.payload === 'object') data.payload = JSON.stringify(data.payload);
-          else throw badRequest('testData.payload', 'expected a string (or a JSON object)');
+          else throw invalid('testData.payload', 'expected a string (or a JSON object)');
         }
-        if ((event ?? 'PUBLISH') === 'PUBLISH' && typeof data.topic !== 'string') throw badRequest('testData.topic', 'is required (a string)');
-        return ok(await answering(() => rules.test(sql, event, data), ruleAsHttp));
+        if ((event ?? 'PUBLISH') === 'PUBLISH' && typeof data.topic !== 'string') throw invalid('testData.topic', 'is required (a string)');
+        return ok(await rules.test(sql, event, data));
       },
     },
     {
@@ -139,7 +129,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        return ok(await answering(() => rules.runtime(id), ruleAsHttp));
+        return ok(await rules.runtime(id));
       },
     },
     {
@@ -152,7 +142,7 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['sql'], properties: { sql: { type: 'string' } } },
       async handler(req) {
         const sql = reqStr(object(req.body), 'sql', { max: SQL_MAX });
-        const p = await answering(() => parseSql(sql), ruleAsHttp);
+        const p = await parseSql(sql);
         return ok({ fields: p.fields, sources: p.sources, where: p.where, events: p.events, filters: p.filters });
       },
     },

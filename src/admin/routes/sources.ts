@@ -3,21 +3,12 @@
 // A source's "queries" are what runs against it: the rule actions that write to it, each with
 // the id `<ruleId>:<action index>`; /source/query/info lists them with their counters and
 // /source/query/delete removes one (the action leaves its rule).
+import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, answering, json, ok, paged, badRequest, type Route } from '../http.ts';
+import { json, ok, paged, type Route } from '../http.ts';
 import { int, object, onlyFields, paging, reqStr, str } from '../validate.ts';
-import { SOURCE_TYPES, SourceConfigError, type SourceType } from '../../sources/types.ts';
-import { SourceRegistryError } from '../../sources/errors.ts';
-import { ruleAsHttp } from './rules.ts';
+import { SOURCE_TYPES, type SourceType } from '../../sources/types.ts';
 
-const STATUS = { SOURCE_NOT_FOUND: 404, SOURCE_NAME_CONFLICT: 409, SOURCE_IN_USE: 409 } as const;
-
-function asHttp(err: unknown): unknown {
-  // Its field is already the request's: name, type, config or config.<field>.
-  if (err instanceof SourceConfigError) return badRequest(err.field, err.message.replace(/^[^:]*: /, ''));
-  if (err instanceof SourceRegistryError) return new HttpError(STATUS[err.code], err.message, { error: err.code, field: err.code === 'SOURCE_NAME_CONFLICT' ? 'name' : 'id' });
-  return ruleAsHttp(err);
-}
 
 export function sourceRoutes(ctx: AdminContext): Route[] {
   const sources = ctx.sources;
@@ -36,7 +27,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
         reqStr(b, 'name', { max: 128 });
         reqStr(b, 'type');
         object(b.config ?? {}, 'config');
-        return ok(await answering(() => sources.add({ name: b.name, type: b.type, config: b.config ?? {} }), asHttp));
+        return ok(await sources.add({ name: b.name, type: b.type, config: b.config ?? {} }));
       },
     },
     {
@@ -52,7 +43,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['page', 'size', 'type', 'name']);
         const { page, size } = paging(b);
         const type = str(b, 'type');
-        if (type !== undefined && !(SOURCE_TYPES as readonly string[]).includes(type)) throw badRequest('type', `must be one of ${SOURCE_TYPES.join(', ')}`);
+        if (type !== undefined && !(SOURCE_TYPES as readonly string[]).includes(type)) throw invalid('type', `must be one of ${SOURCE_TYPES.join(', ')}`);
         const name = str(b, 'name');
         const all = sources.list({ type: type as SourceType | undefined, page: 1, size: Number.MAX_SAFE_INTEGER }).data.filter((r) => !name || r.name.includes(name));
         return paged(all.map((r) => ({ ...r, health: sources.get(r.id)?.health().state ?? 'closed' })), page, size);
@@ -67,7 +58,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        await answering(() => sources.delete(id), asHttp);
+        await sources.delete(id);
         return ok({ id });
       },
     },
@@ -92,9 +83,9 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['id', 'type', 'config', 'timeout']);
         const timeout = int(b, 'timeout', 100, 60_000) ?? 5000;
         const id = str(b, 'id');
-        if (id !== undefined) return ok(await answering(() => sources.check(id, timeout), asHttp));
-        if (b.type === undefined) throw badRequest('id', 'is required (or type and config of a source to try)');
-        return ok(await answering(() => sources.checkConfig(b.type, b.config ?? {}, timeout), asHttp));
+        if (id !== undefined) return ok(await sources.check(id, timeout));
+        if (b.type === undefined) throw invalid('id', 'is required (or type and config of a source to try)');
+        return ok(await sources.checkConfig(b.type, b.config ?? {}, timeout));
       },
     },
     {
@@ -107,7 +98,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        const info = await answering(() => sources.queryInfo(id), asHttp);
+        const info = await sources.queryInfo(id);
         const queries: unknown[] = [];
         for (const ruleId of rules.usesSource(id)) {
           const rt = await rules.runtime(ruleId).catch(() => null);
@@ -130,8 +121,8 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
         const m = /^(.+):(\d+)$/.exec(id);
-        if (!m) throw badRequest('id', 'expected <ruleId>:<action index>');
-        await answering(() => rules.removeAction(m[1], Number(m[2])), asHttp);
+        if (!m) throw invalid('id', 'expected <ruleId>:<action index>');
+        await rules.removeAction(m[1], Number(m[2]));
         return ok({ id });
       },
     },

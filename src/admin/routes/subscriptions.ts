@@ -5,8 +5,9 @@
 // worker that restarts. Deleting one stops it being added; sessions that have it keep it.
 import { createHash } from 'node:crypto';
 
+import { conflict, notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { conflict, notFound, ok, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { object, onlyFields, qos as qosField } from '../validate.ts';
 import type { ProxySubscription } from '../../engine/session/proxy-subscriptions.ts';
 import { SUBSCRIPTION_OPTION_SCHEMA, clientIdField, onAllWorkers, onOwner, onWorker, subscriptionOptions, topicFilterField } from './mqtt-common.ts';

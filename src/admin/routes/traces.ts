@@ -1,13 +1,9 @@
 // Client tracing (EMQX's trace; an addition to spec 4.8): every packet of one client logged for
 // a bounded time. Start, list, stop; applied at once on every worker (TraceManager).
 import type { AdminContext } from '../context.ts';
-import { answering, ok, refusal, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { int, object, onlyFields, reqStr } from '../validate.ts';
 import { MAX_TRACE_SECONDS } from '../../trace/trace-manager.ts';
-import { TraceError } from '../../trace/errors.ts';
-
-/** A log topic's or trace's refusal as the admin API's error. */
-const asHttp = (err: unknown): unknown => (err instanceof TraceError ? refusal(err) : err);
 
 export function traceRoutes(ctx: AdminContext): Route[] {
   const traces = ctx.traces;
@@ -32,7 +28,7 @@ export function traceRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['clientId', 'duration']);
         const clientId = reqStr(b, 'clientId', { max: 65535 });
         const duration = int(b, 'duration', 1, MAX_TRACE_SECONDS) ?? 600;
-        return ok(await answering(() => traces.add(clientId, duration), asHttp));
+        return ok(await traces.add(clientId, duration));
       },
     },
     {
@@ -44,7 +40,7 @@ export function traceRoutes(ctx: AdminContext): Route[] {
       body: { type: 'object', required: ['clientId'], properties: { clientId: { type: 'string' } } },
       async handler(req) {
         const clientId = reqStr(object(req.body), 'clientId');
-        await answering(() => traces.delete(clientId), asHttp);
+        await traces.delete(clientId);
         return ok({ clientId });
       },
     },

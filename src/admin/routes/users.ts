@@ -1,8 +1,9 @@
 // Admin users: list, add, change the password or the role of, and delete the users who may call
 // the admin API. Roles: admin (everything) and viewer (read-only routes). A password or role
 // change, and a deletion, end the user's tokens.
+import { DomainError, conflict, notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, conflict, notFound, ok, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { ROLES } from '../auth.ts';
 import { object, oneOf, reqStr, onlyFields } from '../validate.ts';
 
@@ -29,9 +30,9 @@ export function userRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['username', 'password', 'role']);
         const username = reqStr(b, 'username');
-        if (!USERNAME.test(username)) throw new HttpError(400, 'username: 1 to 64 of A-Z a-z 0-9 . _ @ -', { field: 'username', error: 'INVALID_PARAMETER' });
+        if (!USERNAME.test(username)) throw new DomainError('INVALID_PARAMETER', 'username: 1 to 64 of A-Z a-z 0-9 . _ @ -', { field: 'username' });
         const password = reqStr(b, 'password');
-        if (password.length < 8) throw new HttpError(400, 'password: at least 8 characters', { field: 'password', error: 'INVALID_PARAMETER' });
+        if (password.length < 8) throw new DomainError('INVALID_PARAMETER', 'password: at least 8 characters', { field: 'password' });
         const role = oneOf(b, 'role', ROLES) ?? 'viewer';
         if (ctx.auth.has(username)) throw conflict('username', `user ${username} exists`);
         await ctx.auth.addUser(username, password, role);
@@ -50,8 +51,8 @@ export function userRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['username', 'password']);
         const username = reqStr(b, 'username');
         const password = reqStr(b, 'password');
-        if (password.length < 8) throw new HttpError(400, 'password: at least 8 characters', { field: 'password', error: 'INVALID_PARAMETER' });
-        if (req.user!.role !== 'admin' && req.user!.username !== username) throw new HttpError(403, 'a viewer may change only their own password');
+        if (password.length < 8) throw new DomainError('INVALID_PARAMETER', 'password: at least 8 characters', { field: 'password' });
+        if (req.user!.role !== 'admin' && req.user!.username !== username) throw new DomainError('FORBIDDEN', 'a viewer may change only their own password');
         if (!ctx.auth.has(username)) throw notFound(`user ${username} not found`);
         await ctx.auth.setPassword(username, password);
         return ok();
