@@ -9,7 +9,7 @@ import { ConfigError, getPath, setPath, type BrokerConfig } from '../config/inde
 import { applyCrossChecks } from '../config/cross-checks.ts';
 import { fileValues } from '../config/file-values.ts';
 import { KEYS, keySpec } from '../config/keys.ts';
-import { checkEndpointFields, completeEndpoint, EndpointFieldError, type EndpointConfig } from '../broker/endpoint-config.ts';
+import { checkEndpointFields, completeEndpoint, type EndpointConfig } from '../broker/endpoint-config.ts';
 import { EndpointError, EndpointManager } from '../broker/endpoints.ts';
 import { exportedValues } from './config-export.ts';
 import { checkDashboard, deleteDashboard, listDashboards, saveDashboard, type Panel } from './routes/dashboard.ts';
@@ -123,7 +123,7 @@ function planEndpoints(ctx: AdminContext, input: unknown): EndpointPlan {
     try {
       config = completeEndpoint(checkEndpointFields(fields), defaults, 'api');
     } catch (err) {
-      if (err instanceof EndpointFieldError) throw invalid(`${at}.${err.field}`, err.message.slice(err.field.length + 2));
+      if (err instanceof DomainError) throw err.under(at);
       throw err;
     }
     if (ids.has(config.id)) throw invalid(`${at}.id`, `endpoint id ${config.id} is listed twice`);

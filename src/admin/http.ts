@@ -4,6 +4,8 @@
 // code; a few routes answer other shapes (docs/api/README.md, "Requests, answers and errors").
 // No I/O here: server.ts owns that. Every refusal is a DomainError (src/errors/domain-error.ts);
 // errorReply is the one place it becomes the envelope.
+import type { TObject, TSchema } from '@sinclair/typebox';
+
 import { DomainError, type DomainErrorOptions, type ErrorCode } from '../errors/domain-error.ts';
 
 /** Roles of the broker's admin API. */
@@ -34,6 +36,9 @@ export interface AdminRequest {
   remoteAddress: string;
   /** Values of a route path's `:name` segments. */
   params: Record<string, string>;
+  /** The query string as an object, checked against the route's `query` schema (integers and
+   * booleans as such); empty when the route has none. */
+  queryValues: Record<string, unknown>;
   /** What a write did, for the audit log (set by the route; defaults come from the request). */
   audit?: AuditNote;
 }
@@ -68,7 +73,7 @@ export interface Reply {
  */
 export type Access = 'public' | 'read' | 'write';
 
-/** A tiny JSON-schema subset, enough for the OpenAPI document. */
+/** A plain JSON schema: documents a route not yet converted to TypeBox (not checked). */
 export type Schema = Record<string, unknown>;
 
 export interface Route {
@@ -82,9 +87,12 @@ export interface Route {
   summary: string;
   /** OpenAPI tag (the module). */
   tag: string;
-  /** Request body schema (POST) or query parameters (GET), for the OpenAPI document. */
-  body?: Schema;
-  query?: Record<string, Schema & { required?: boolean }>;
+  /** The request body's schema. A TypeBox schema is checked before the handler runs (schema.ts)
+   * and documents the route; a plain one only documents it. */
+  body?: TSchema | Schema;
+  /** The query string's schema: a TypeBox object (checked, its values in req.queryValues), or
+   * plain schemas per parameter (documentation only). */
+  query?: TObject | Record<string, Schema & { required?: boolean }>;
   handler(req: AdminRequest): Promise<Reply> | Reply;
 }
 

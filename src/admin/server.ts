@@ -8,6 +8,7 @@ import { DomainError } from '../errors/domain-error.ts';
 import type { Logger } from '../log/index.ts';
 import type { AdminAuth } from './auth.ts';
 import { HttpError, errorReply, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
+import { checkRequest, compileRoute, type RouteChecks } from './schema.ts';
 import { ConsoleAssets } from './console/assets.ts';
 import { bearerFromCookie } from './console/session-cookie.ts';
 
@@ -75,6 +76,8 @@ export class AdminServer {
   private readonly routes = new Map<string, Route>();
   private readonly methodsByPath = new Map<string, string[]>();
   private readonly patterns: PatternRoute[] = [];
+  /** Each route's compiled schemas (compiled once, when the route is added). */
+  private readonly checks = new Map<Route, RouteChecks>();
   port = 0;
 
   constructor(private readonly options: AdminServerOptions) {
@@ -187,6 +190,7 @@ export class AdminServer {
       const key = `${r.method} ${r.path}`;
       if (this.routes.has(key)) throw new Error(`admin route registered twice: ${key}`);
       this.routes.set(key, r);
+      this.checks.set(r, compileRoute(r));
       if (r.path.includes('/:')) this.patterns.push({ route: r, segments: r.path.split('/') });
       const methods = this.methodsByPath.get(r.path) ?? [];
       methods.push(r.method);
@@ -259,7 +263,7 @@ export class AdminServer {
       // uWS reuses the chunk's memory after this callback.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress, params: {} };
+      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress, params: {}, queryValues: {} };
       this.handle(request, Buffer.concat(chunks)).then(
         (reply) => this.answered(res, state, request, reply),
         (err: unknown) => this.answered(res, state, request, this.failure(request, err)),
@@ -270,7 +274,8 @@ export class AdminServer {
   /**
    * Authenticates before routing: a caller without valid credentials gets 401 on any path that
    * is not a public route, so 404 and 405 are answered only to signed-in callers. Then 403 for a
-   * viewer on a write route, 415 for a body that is not JSON, 400 for bad JSON.
+   * viewer on a write route, 415 for a body that is not JSON, 400 for bad JSON, then 400 naming
+   * the first field the route's schemas refuse (schema.ts).
    */
   private async handle(req: AdminRequest, raw: Buffer): Promise<Reply> {
     const { route, methods } = this.find(req);
@@ -311,6 +316,7 @@ export class AdminServer {
         throw new DomainError('INVALID_JSON', `body is not valid JSON: ${(err as Error).message}`, { field: 'body' });
       }
     }
+    checkRequest(this.checks.get(route)!, req);
     return route.handler(req);
   }
 

@@ -13,7 +13,7 @@ import type { Logger } from '../log/index.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
-import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, EndpointFieldError, type EndpointConfig } from './endpoint-config.ts';
+import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
 import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'endpoint';
@@ -240,12 +240,11 @@ export class EndpointManager {
 
   /** A new endpoint's fields checked and completed with defaults (no id, port or bind checks). */
   checkFields(input: unknown): EndpointConfig {
-    // Completing refuses a missing port: that refusal is a field error like the checks' own.
-    return asEndpointError(() => completeEndpoint(checkedFields(input), { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api'));
+    return completeEndpoint(checkEndpointFields(input), { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api');
   }
 
   private merge(prev: EndpointConfig, input: unknown): EndpointConfig {
-    const fields = checkedFields(input);
+    const fields = checkEndpointFields(input);
     if (fields.id !== undefined && fields.id !== prev.id) throw new EndpointError(400, 'id', 'an endpoint id cannot change');
     const next: EndpointConfig = { ...prev, ...fields, id: prev.id, createTime: prev.createTime, source: prev.source };
     // null clears a limit (unlimited) or TLS.
@@ -328,20 +327,6 @@ export class EndpointManager {
   }
 }
 
-/** The fields of `input` checked; a bad one is a 400 EndpointError naming it. */
-function checkedFields(input: unknown): Partial<EndpointConfig> {
-  return asEndpointError(() => checkEndpointFields(input));
-}
-
-/** `work`, with a field error it throws as the 400 refusal naming that field. */
-function asEndpointError<T>(work: () => T): T {
-  try {
-    return work();
-  } catch (err) {
-    if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
-    throw err;
-  }
-}
 
 /** Whether a change needs the listener re-opened (rather than new limits only). */
 function listenerChanged(a: EndpointConfig, b: EndpointConfig): boolean {

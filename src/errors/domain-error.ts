@@ -66,6 +66,14 @@ export class DomainError extends Error {
     this.field = options.field;
     this.details = options.details;
   }
+
+  /** The same refusal of a value found at `at` in a larger request (the item of a list, a section
+   * of an import): `port` becomes `endpoints[1].port`, in the field and in the message. */
+  under(at: string): DomainError {
+    const field = this.field === undefined || this.field === 'body' ? at : `${at}${this.field.startsWith('[') ? '' : '.'}${this.field}`;
+    const message = this.field !== undefined && this.message.startsWith(`${this.field}: `) ? `${field}: ${this.message.slice(this.field.length + 2)}` : `${at}: ${this.message}`;
+    return new DomainError(this.code, message, { field, details: this.details, cause: this });
+  }
 }
 
 /** A bad or missing field: 400 INVALID_PARAMETER, the message led by the field. */
