@@ -3,7 +3,7 @@
 // check.ts: 400 INVALID_PARAMETER naming the first bad field); the same schemas are the OpenAPI
 // document (openapi.ts). Handlers keep only the checks a schema cannot express (topic filters, one
 // field against another, the state of the broker).
-import { Kind, type Static, type TSchema } from '@sinclair/typebox';
+import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox';
 
 import { compileSchema } from '../schema/check.ts';
 import type { AdminRequest, Reply, Route } from './http.ts';
@@ -57,3 +57,31 @@ export function route<B extends TSchema | undefined = undefined, Q extends TSche
 ): Route {
   return r as Route;
 }
+
+// ---- schema parts many routes share ----
+
+const PAGE_DEFAULT = 1;
+const SIZE_DEFAULT = 20;
+
+/** `page` (1-based, default 1) and `size` (default 20, at most 1000), in a body or a query. */
+export const PAGING = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: PAGE_DEFAULT })),
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: SIZE_DEFAULT })),
+};
+
+/** The page asked for (the schema filled in the defaults; these are for a caller that did not check). */
+export function pageOf(b: { page?: number; size?: number }): { page: number; size: number } {
+  return { page: b.page ?? PAGE_DEFAULT, size: b.size ?? SIZE_DEFAULT };
+}
+
+/** An id the API makes or takes: letters, digits, . _ - (at most 64). */
+export const ID = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$', 'x-message': 'letters, digits, . _ - only' });
+
+/** A body of one required, non-empty id (more fields are ignored, as before the schemas). */
+export const BY_ID = Type.Object({ id: Type.String({ minLength: 1 }) });
+
+/** An object of free fields (a config checked by its module, sample data). */
+export const FREE_OBJECT = Type.Record(Type.String(), Type.Unknown());
+
+/** Strict: a field the route does not know is refused (a typo must not be silently ignored). */
+export const strict = { additionalProperties: false } as const;
