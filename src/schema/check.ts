@@ -88,7 +88,7 @@ function explain(e: ErrorObject): string {
     case 'exclusiveMinimum':
       return `must be more than ${String(p.limit)}, got ${String(e.data)}`;
     case 'minLength':
-      return p.limit === 1 ? 'must not be empty' : `shorter than ${String(p.limit)} characters`;
+      return p.limit === 1 ? 'must not be empty' : `at least ${String(p.limit)} characters`;
     case 'maxLength':
       return `longer than ${String(p.limit)} characters`;
     case 'pattern':
