@@ -1,12 +1,14 @@
 // What the MQTT-facing admin routes share: calling a worker (its refusals are domain errors),
 // finding the worker (and in a cluster the node) that owns a client, asking every node, and the
-// checks of topic names, filters and client ids.
+// schemas of client ids, topics and subscription options, and the checks of topic names and
+// filters a schema cannot make.
+import { Type } from '@sinclair/typebox';
+
 import { DomainError, fromPlain, invalid, notFound } from '../../errors/domain-error.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 import type { AdminContext } from '../context.ts';
 import { callOwner, NOT_HELD } from '../../broker/owner-call.ts';
 import { runsAcrossNodes, type MissingNode } from '../../cluster/index.ts';
-import { bool, int, reqStr, str, type Body } from '../validate.ts';
 import type { OpArgs, OpName, OpResult, OpTail } from '../../worker/ops/index.ts';
 
 // A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) arrives as a
@@ -67,10 +69,18 @@ export async function onOwnerNode<K extends OpName>(ctx: AdminContext, clientId:
   return { node: r.node, result: r.result };
 }
 
-/** A required client id (non-empty string). */
-export function clientIdField(b: Body, field = 'clientId'): string {
-  return reqStr(b, field, { max: 65535 });
-}
+/** A client id: a non-empty string (what MQTT allows, at most 65535 bytes). */
+export const CLIENT_ID = Type.String({ minLength: 1, maxLength: 65535 });
+export const TOPIC_NAME = Type.String({ minLength: 1, description: 'a topic name: no wildcards' });
+export const TOPIC_FILTER = Type.String({ minLength: 1, description: 'a topic filter' });
+export const QOS = Type.Integer({ minimum: 0, maximum: 2, default: 0 });
+
+/** The MQTT 5 subscription options a subscribe route takes besides qos. */
+export const SUBSCRIPTION_OPTIONS = {
+  noLocal: Type.Optional(Type.Boolean({ description: 'MQTT 5 No Local: messages the client publishes are not sent back to it' })),
+  retainAsPublished: Type.Optional(Type.Boolean({ description: 'MQTT 5 Retain As Published' })),
+  retainHandling: Type.Optional(Type.Integer({ minimum: 0, maximum: 2, description: 'MQTT 5 Retain Handling: 0 send retained messages, 1 only for a new subscription, 2 never' })),
+};
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -79,10 +89,11 @@ function wellFormed(field: string, value: string): void {
   if (LONE_SURROGATE.test(value)) throw invalid(field, 'is not valid UTF-8 (lone surrogate)');
 }
 
-/** A topic name: not empty, no wildcards, valid UTF-8, no U+0000, at most limits.maxTopicLevels
- * levels, and (unless `allowReserved`) not a $ topic. */
-export function topicNameField(ctx: AdminContext, b: Body, field = 'topic', allowReserved = false): string {
-  const topic = reqStr(b, field);
+// What the schemas cannot say of a topic (the routes' schemas have made it a non-empty string).
+
+/** A topic name: no wildcards, valid UTF-8, no U+0000, at most limits.maxTopicLevels levels, and
+ * (unless `allowReserved`) not a $ topic. */
+export function topicName(ctx: AdminContext, topic: string, field = 'topic', allowReserved = false): string {
   wellFormed(field, topic);
   const problem = topicNameProblem(topic);
   if (problem) throw invalid(field, problem);
@@ -91,10 +102,8 @@ export function topicNameField(ctx: AdminContext, b: Body, field = 'topic', allo
   return topic;
 }
 
-/** A topic filter (wildcards allowed); `required` false: undefined when absent or empty. */
-export function topicFilterField(ctx: AdminContext, b: Body, field = 'topic', required = true): string | undefined {
-  const filter = required ? reqStr(b, field) : str(b, field);
-  if (filter === undefined || (!required && filter === '')) return undefined;
+/** A topic filter (wildcards allowed, $share/<group>/<filter> and $queue/<filter> too). */
+export function topicFilter(ctx: AdminContext, filter: string, field = 'topic'): string {
   wellFormed(field, filter);
   const problem = topicFilterProblem(filter);
   if (problem) throw invalid(field, problem);
@@ -126,15 +135,6 @@ function levels(ctx: AdminContext, field: string, topic: string): void {
 
 /** The v5 subscription options byte from `qos` and the optional noLocal, retainAsPublished and
  * retainHandling fields. */
-export function subscriptionOptions(qos: number, b: Body): number {
-  const nl = bool(b, 'noLocal') ? 4 : 0;
-  const rap = bool(b, 'retainAsPublished') ? 8 : 0;
-  const rh = int(b, 'retainHandling', 0, 2) ?? 0;
-  return qos | nl | rap | (rh << 4);
+export function subscriptionOptions(qos: number, o: { noLocal?: boolean; retainAsPublished?: boolean; retainHandling?: number }): number {
+  return qos | (o.noLocal ? 4 : 0) | (o.retainAsPublished ? 8 : 0) | ((o.retainHandling ?? 0) << 4);
 }
-
-export const SUBSCRIPTION_OPTION_SCHEMA = {
-  noLocal: { type: 'boolean', description: 'MQTT 5 No Local: messages the client publishes are not sent back to it' },
-  retainAsPublished: { type: 'boolean', description: 'MQTT 5 Retain As Published' },
-  retainHandling: { type: 'integer', minimum: 0, maximum: 2, description: 'MQTT 5 Retain Handling: 0 send retained messages, 1 only for a new subscription, 2 never' },
-} as const;

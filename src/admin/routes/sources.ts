@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
 import { json, ok, paged, type Route } from '../http.ts';
-import { BY_ID, FREE_OBJECT, PAGING, pageOf, route, strict } from '../schema.ts';
+import { BY_ID, PAGING, pageOf, route, strict } from '../schema.ts';
 import { choice } from '../../schema/check.ts';
 import { SOURCE_TYPES } from '../../sources/types.ts';
 
