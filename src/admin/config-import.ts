@@ -96,7 +96,7 @@ function planImport(ctx: AdminContext, text: string): ImportPlan {
     if (!Array.isArray(dashboards)) throw invalid('config.dashboards', 'expected an array of dashboards');
     const names = new Set<string>();
     const save = dashboards.map((d: unknown, i: number) => {
-      const checked = checkDashboard(d, `config.dashboards[${i}].`);
+      const checked = checkDashboard(d, `config.dashboards[${i}]`);
       if (names.has(checked.name)) throw invalid(`config.dashboards[${i}].name`, `dashboard ${JSON.stringify(checked.name)} is listed twice`);
       names.add(checked.name);
       return checked;
