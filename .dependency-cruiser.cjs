@@ -62,6 +62,20 @@ module.exports = {
       to: { path: '^src/(?!protocol/|stats/|native/)' },
     },
     {
+      name: 'errors-is-a-leaf',
+      comment: 'errors/ (the one domain error and its codes) imports nothing, so every layer, the worker included, may import it.',
+      severity: 'error',
+      from: { path: '^src/errors/' },
+      to: { path: '^src/(?!errors/)' },
+    },
+    {
+      name: 'schema-is-a-leaf',
+      comment: 'schema/ (checking a value against a TypeBox schema, the refusal naming the field) knows only the domain error, so any module may check its input with it.',
+      severity: 'error',
+      from: { path: '^src/schema/' },
+      to: { path: '^src/(?!schema/|errors/)' },
+    },
+    {
       name: 'engine-not-into-rules',
       comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router (rules, log topics, bridges) through RouterHost.ruleMatched, and tracing through ConnectionTracer; it never imports them.',
       severity: 'error',

@@ -7,6 +7,7 @@
 // thread.
 import { randomBytes, randomUUID, createHash } from 'node:crypto';
 
+import { DomainError } from '../errors/domain-error.ts';
 import { hashPassword, verifyPassword } from '../auth/password.ts';
 import type { Store } from '../store/types.ts';
 import type { Logger } from '../log/index.ts';
@@ -108,7 +109,7 @@ export class AdminAuth {
   async updateUser(username: string, changes: { email?: string; organizationId?: string | null; projectId?: string | null; role?: AnyRole; password?: string }): Promise<StoredAdminUser> {
     const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);
     const user = this.users.get(username);
-    if (!user) throw new HttpError(404, `user ${username} not found`);
+    if (!user) throw new DomainError('NOT_FOUND', `user ${username} not found`);
     const credentials = passwordHash !== undefined || (changes.role !== undefined && changes.role !== user.role);
     const next: StoredAdminUser = {
       ...user,
@@ -156,7 +157,7 @@ export class AdminAuth {
       this.users.delete(username);
       return;
     }
-    if (typeof doc !== 'object' || doc.username !== username || typeof doc.passwordHash !== 'string' || typeof doc.tokenVersion !== 'number') throw new HttpError(400, `user ${username} from another node is not a user record`);
+    if (typeof doc !== 'object' || doc.username !== username || typeof doc.passwordHash !== 'string' || typeof doc.tokenVersion !== 'number') throw new DomainError('INVALID_PARAMETER', `user ${username} from another node is not a user record`);
     this.users.set(username, doc);
   }
 
@@ -184,7 +185,7 @@ export class AdminAuth {
   /** A signed token for `user`, valid for the configured lifetime. */
   async issue(user: AdminUser, now = Date.now()): Promise<{ token: string; expires: string; expiresIn: number }> {
     const stored = this.users.get(user.username);
-    if (!stored) throw new HttpError(404, `user ${user.username} not found`);
+    if (!stored) throw new DomainError('NOT_FOUND', `user ${user.username} not found`);
     const iat = Math.floor(now / 1000);
     const exp = iat + this.options.tokenLifetime;
     const token = await signToken({ sub: stored.id, ver: stored.tokenVersion, iat, exp }, this.secret);
@@ -241,7 +242,7 @@ export class AdminAuth {
 
   private async change(username: string, next: (user: StoredAdminUser) => StoredAdminUser): Promise<void> {
     const user = this.users.get(username);
-    if (!user) throw new HttpError(404, `user ${username} not found`);
+    if (!user) throw new DomainError('NOT_FOUND', `user ${username} not found`);
     const changed: StoredAdminUser = { ...next(user), id: user.id, tokenVersion: user.tokenVersion + 1 };
     await this.store.putAdmin(USER_KIND, username, changed);
     this.users.set(username, changed);
@@ -258,7 +259,7 @@ export class AdminAuth {
     const lock = this.limiter.begin(address, username);
     if (lock) {
       const seconds = Math.max(1, Math.ceil((lock.until - Date.now()) / 1000));
-      throw new HttpError(429, `too many failed sign-ins for this ${lock.kind}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+      throw new HttpError('TOO_MANY_REQUESTS', `too many failed sign-ins for this ${lock.kind}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
     }
     let user: AdminUser | null = null;
     try {

@@ -3,13 +3,13 @@
 // checkPortsFree: 409 for a port in use), and only then applied (applyImport): the endpoints and
 // dashboards are made to match it; configuration keys that differ are reported as needing a
 // restart, never applied. Runs in the main thread.
+import { DomainError, conflict, invalid } from '../errors/domain-error.ts';
 import type { AdminContext } from './context.ts';
-import { HttpError, badRequest, conflict } from './http.ts';
 import { ConfigError, getPath, setPath, type BrokerConfig } from '../config/index.ts';
 import { applyCrossChecks } from '../config/cross-checks.ts';
 import { fileValues } from '../config/file-values.ts';
 import { KEYS, keySpec } from '../config/keys.ts';
-import { checkEndpointFields, completeEndpoint, EndpointFieldError, type EndpointConfig } from '../broker/endpoint-config.ts';
+import { checkEndpointFields, completeEndpoint, type EndpointConfig } from '../broker/endpoint-config.ts';
 import { EndpointError, EndpointManager } from '../broker/endpoints.ts';
 import { exportedValues } from './config-export.ts';
 import { checkDashboard, deleteDashboard, listDashboards, saveDashboard, type Panel } from './routes/dashboard.ts';
@@ -54,18 +54,18 @@ function planImport(ctx: AdminContext, text: string): ImportPlan {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw badRequest('config', `not valid JSON: ${(err as Error).message}`);
+    throw invalid('config', `not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw badRequest('config', 'expected a JSON object (the document /system/config/export answers)');
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw invalid('config', 'expected a JSON object (the document /system/config/export answers)');
   const { endpoints, dashboards, omitted, ...brokerPart } = doc as Record<string, unknown>;
-  if (omitted !== undefined && !(Array.isArray(omitted) && omitted.every((k) => typeof k === 'string'))) throw badRequest('config.omitted', 'expected an array of key names');
+  if (omitted !== undefined && !(Array.isArray(omitted) && omitted.every((k) => typeof k === 'string'))) throw invalid('config.omitted', 'expected an array of key names');
 
   // The broker configuration: the checks loadConfig applies to a config file.
   let values: Map<string, unknown>;
   try {
     values = fileValues(brokerPart, 'import');
   } catch (err) {
-    if (err instanceof ConfigError && err.key) throw badRequest(`config.${err.key}`, cleanMessage(err.message, err.key));
+    if (err instanceof ConfigError && err.key) throw invalid(`config.${err.key}`, cleanMessage(err.message, err.key));
     throw err;
   }
   const merged = structuredClone(ctx.config) as BrokerConfig;
@@ -73,14 +73,14 @@ function planImport(ctx: AdminContext, text: string): ImportPlan {
   for (const spec of KEYS) sources.set(spec.key, 'default');
   for (const [key, value] of values) {
     const result = keySpec(key)!.checker.check(value);
-    if (!result.ok) throw badRequest(`config.${key}${result.problem.at}`, result.problem.message);
+    if (!result.ok) throw invalid(`config.${key}${result.problem.at}`, result.problem.message);
     setPath(merged as unknown as Record<string, unknown>, key, result.value);
     sources.set(key, 'import');
   }
   try {
     applyCrossChecks(merged, sources);
   } catch (err) {
-    if (err instanceof ConfigError && err.key) throw badRequest(`config.${err.key}`, cleanMessage(err.message, err.key));
+    if (err instanceof ConfigError && err.key) throw invalid(`config.${err.key}`, cleanMessage(err.message, err.key));
     throw err;
   }
   const current = exportedValues(ctx.config);
@@ -93,11 +93,11 @@ function planImport(ctx: AdminContext, text: string): ImportPlan {
   const endpointPlan = endpoints === undefined ? null : planEndpoints(ctx, endpoints);
   let dashboardPlan: ImportPlan['dashboards'] = null;
   if (dashboards !== undefined) {
-    if (!Array.isArray(dashboards)) throw badRequest('config.dashboards', 'expected an array of dashboards');
+    if (!Array.isArray(dashboards)) throw invalid('config.dashboards', 'expected an array of dashboards');
     const names = new Set<string>();
     const save = dashboards.map((d: unknown, i: number) => {
-      const checked = checkDashboard(d, `config.dashboards[${i}].`);
-      if (names.has(checked.name)) throw badRequest(`config.dashboards[${i}].name`, `dashboard ${JSON.stringify(checked.name)} is listed twice`);
+      const checked = checkDashboard(d, `config.dashboards[${i}]`);
+      if (names.has(checked.name)) throw invalid(`config.dashboards[${i}].name`, `dashboard ${JSON.stringify(checked.name)} is listed twice`);
       names.add(checked.name);
       return checked;
     });
@@ -107,7 +107,7 @@ function planImport(ctx: AdminContext, text: string): ImportPlan {
 }
 
 function planEndpoints(ctx: AdminContext, input: unknown): EndpointPlan {
-  if (!Array.isArray(input)) throw badRequest('config.endpoints', 'expected an array of endpoints');
+  if (!Array.isArray(input)) throw invalid('config.endpoints', 'expected an array of endpoints');
   const manager = ctx.supervisor.endpoints;
   const defaults = { messageMaxSize: ctx.config.limits.maxPacketSize };
   const wanted: { config: EndpointConfig; fields: Record<string, unknown> }[] = [];
@@ -116,28 +116,28 @@ function planEndpoints(ctx: AdminContext, input: unknown): EndpointPlan {
   let defaultAt = -1;
   input.forEach((raw: unknown, i: number) => {
     const at = `config.endpoints[${i}]`;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw badRequest(at, 'expected an endpoint object');
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(at, 'expected an endpoint object');
     // What a listed endpoint carries besides its configuration (bookkeeping) is not part of it.
     const { createTime: _createTime, source: _source, ...fields } = raw as Record<string, unknown>;
     let config: EndpointConfig;
     try {
       config = completeEndpoint(checkEndpointFields(fields), defaults, 'api');
     } catch (err) {
-      if (err instanceof EndpointFieldError) throw badRequest(`${at}.${err.field}`, err.message.slice(err.field.length + 2));
+      if (err instanceof DomainError) throw err.under(at);
       throw err;
     }
-    if (ids.has(config.id)) throw badRequest(`${at}.id`, `endpoint id ${config.id} is listed twice`);
-    if (ports.has(config.port)) throw badRequest(`${at}.port`, `port ${config.port} is listed twice`);
+    if (ids.has(config.id)) throw invalid(`${at}.id`, `endpoint id ${config.id} is listed twice`);
+    if (ports.has(config.port)) throw invalid(`${at}.port`, `port ${config.port} is listed twice`);
     if (config.port === ctx.http.port) throw conflict(`${at}.port`, `port ${config.port} is the admin API's`);
     if (config.isDefault) {
-      if (defaultAt >= 0) throw badRequest(`${at}.isDefault`, `only one endpoint can be the default (config.endpoints[${defaultAt}] is)`);
+      if (defaultAt >= 0) throw invalid(`${at}.isDefault`, `only one endpoint can be the default (config.endpoints[${defaultAt}] is)`);
       defaultAt = i;
     }
     ids.add(config.id);
     ports.add(config.port);
     wanted.push({ config, fields });
   });
-  if (wanted.length > 0 && defaultAt < 0) throw badRequest('config.endpoints', 'one endpoint must be the default (isDefault: true)');
+  if (wanted.length > 0 && defaultAt < 0) throw invalid('config.endpoints', 'one endpoint must be the default (isDefault: true)');
 
   const current = new Map(manager.list().map((e) => [e.id, e]));
   const first: EndpointStep[] = [];
@@ -238,9 +238,9 @@ async function applyImport(ctx: AdminContext, plan: ImportPlan): Promise<ImportR
     // Checked input can still fail to apply (a port taken meanwhile, the store gone): say what
     // was applied before the failure.
     ctx.log.error('config import failed part-way', { applied, err });
-    const status = err instanceof HttpError || err instanceof EndpointError ? err.status : 500;
-    const field = err instanceof EndpointError && err.field ? { field: `config.endpoints.${err.field}` } : {};
-    throw new HttpError(status, `import failed part-way: ${(err as Error).message}; applied before the failure: ${JSON.stringify(applied)}`, field);
+    const code = err instanceof DomainError ? err.code : 'INTERNAL_ERROR';
+    const field = err instanceof EndpointError && err.field ? `config.endpoints.${err.field}` : undefined;
+    throw new DomainError(code, `import failed part-way: ${(err as Error).message}; applied before the failure: ${JSON.stringify(applied)}`, { field, cause: err });
   }
   ctx.log.info('config imported', { ...applied, restartRequired: plan.restartRequired });
   return {

@@ -2,7 +2,11 @@
 // success is HTTP 200 with {code: 200, message: "success", data}; an error carries its status in
 // the HTTP status and in the body, {code, message, error, field?}, where `error` is a stable string
 // code; a few routes answer other shapes (docs/api/README.md, "Requests, answers and errors").
-// No I/O here: server.ts owns that.
+// No I/O here: server.ts owns that. Every refusal is a DomainError (src/errors/domain-error.ts);
+// errorReply is the one place it becomes the envelope.
+import type { TObject, TSchema } from '@sinclair/typebox';
+
+import { DomainError, type DomainErrorOptions, type ErrorCode } from '../errors/domain-error.ts';
 
 /** Roles of the broker's admin API. */
 export type Role = 'admin' | 'viewer';
@@ -32,6 +36,9 @@ export interface AdminRequest {
   remoteAddress: string;
   /** Values of a route path's `:name` segments. */
   params: Record<string, string>;
+  /** The query string as an object, checked against the route's `query` schema (integers and
+   * booleans as such); empty when the route has none. */
+  queryValues: Record<string, unknown>;
   /** What a write did, for the audit log (set by the route; defaults come from the request). */
   audit?: AuditNote;
 }
@@ -66,7 +73,7 @@ export interface Reply {
  */
 export type Access = 'public' | 'read' | 'write';
 
-/** A tiny JSON-schema subset, enough for the OpenAPI document. */
+/** A plain JSON schema: documents a route not yet converted to TypeBox (not checked). */
 export type Schema = Record<string, unknown>;
 
 export interface Route {
@@ -80,9 +87,12 @@ export interface Route {
   summary: string;
   /** OpenAPI tag (the module). */
   tag: string;
-  /** Request body schema (POST) or query parameters (GET), for the OpenAPI document. */
-  body?: Schema;
-  query?: Record<string, Schema & { required?: boolean }>;
+  /** The request body's schema. A TypeBox schema is checked before the handler runs (schema.ts)
+   * and documents the route; a plain one only documents it. */
+  body?: TSchema | Schema;
+  /** The query string's schema: a TypeBox object (checked, its values in req.queryValues), or
+   * plain schemas per parameter (documentation only). */
+  query?: TObject | Record<string, Schema & { required?: boolean }>;
   handler(req: AdminRequest): Promise<Reply> | Reply;
 }
 
@@ -105,67 +115,15 @@ export function statusLine(status: number): string {
   return STATUS_TEXT[status] ?? `${status} Status`;
 }
 
-const ERROR_CODES: Record<number, string> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_ERROR',
-  503: 'UNAVAILABLE',
-};
-
-/** An error a route answers with: the status goes in the HTTP status line and in the body. */
-export class HttpError extends Error {
-  readonly status: number;
-  readonly error: string;
-  /** The request field at fault (400). */
-  readonly field: string | undefined;
-  /** Headers the answer carries (retry-after of a 429, allow of a 405). */
+/** A domain error that carries headers of its answer (the retry-after of a 429, the allow of a
+ * 405, the challenge of a 401): the transport's own refusals. */
+export class HttpError extends DomainError {
   readonly headers: Record<string, string> | undefined;
-  /** More about the error, in the body beside `field` (an SQL error's line and column). */
-  readonly details: Record<string, unknown> | undefined;
 
-  constructor(status: number, message: string, options: { error?: string; field?: string; headers?: Record<string, string>; details?: Record<string, unknown> } = {}) {
-    super(message);
+  constructor(code: ErrorCode, message: string, options: DomainErrorOptions & { headers?: Record<string, string> } = {}) {
+    super(code, message, options);
     this.name = 'HttpError';
-    this.status = status;
-    this.error = options.error ?? ERROR_CODES[status] ?? 'ERROR';
-    this.field = options.field;
     this.headers = options.headers;
-    this.details = options.details;
-  }
-}
-
-export function badRequest(field: string, message: string): HttpError {
-  return new HttpError(400, `${field}: ${message}`, { field, error: 'INVALID_PARAMETER' });
-}
-
-export function notFound(message: string): HttpError {
-  return new HttpError(404, message);
-}
-
-export function conflict(field: string, message: string): HttpError {
-  return new HttpError(409, `${field}: ${message}`, { field });
-}
-
-/** A refusal from elsewhere in the broker (a worker op, the endpoint registry) that carries its
- * HTTP status, as the admin API's error. */
-export function refusal(err: { status: number; message: string; code?: string; field?: string }): HttpError {
-  return new HttpError(err.status, err.message, { error: err.code, field: err.field });
-}
-
-/** Runs a route's work; what it throws goes through `toHttp` (a module's own refusals become
- * their HttpError, anything else passes unchanged). */
-export async function answering<T>(work: () => T | Promise<T>, toHttp: (err: unknown) => unknown): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw toHttp(err);
   }
 }
 
@@ -187,11 +145,13 @@ export function text(body: string, contentType = 'text/plain; charset=utf-8'): R
   return { status: 200, contentType, body };
 }
 
-export function errorReply(err: HttpError): Reply {
-  const body: Record<string, unknown> = { code: err.status, message: err.message, error: err.error };
+/** The one place a domain error becomes the error envelope: {code, message, error, field?,
+ * ...details}, the status also in the HTTP status line. */
+export function errorReply(err: DomainError): Reply {
+  const body: Record<string, unknown> = { code: err.status, message: err.message, error: err.code };
   if (err.field) body.field = err.field;
   if (err.details) Object.assign(body, err.details);
   const reply = json(body, err.status);
-  if (err.headers) reply.headers = { ...err.headers };
+  if (err instanceof HttpError && err.headers) reply.headers = { ...err.headers };
   return reply;
 }

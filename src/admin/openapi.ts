@@ -1,6 +1,21 @@
 // The OpenAPI 3.1 document of the admin API, generated from the route table itself (so it can
 // never list a route that does not exist, or miss one that does).
-import type { Route } from './http.ts';
+import type { Route, Schema } from './http.ts';
+import { isTypeBox } from './schema.ts';
+
+/** A route's query parameters: from its TypeBox object, or its plain per-parameter schemas. */
+function queryParameters(query: NonNullable<Route['query']>): unknown[] {
+  if (isTypeBox(query)) {
+    const required = new Set(query.required ?? []);
+    return Object.entries(query.properties).map(([name, schema]) => ({ name, in: 'query', required: required.has(name), schema: plain(schema) }));
+  }
+  return Object.entries(query as Record<string, Schema & { required?: boolean }>).map(([name, { required, ...schema }]) => ({ name, in: 'query', required: required ?? false, schema }));
+}
+
+/** A schema as JSON (TypeBox marks its schemas with symbols, which JSON leaves out anyway). */
+function plain(schema: unknown): unknown {
+  return JSON.parse(JSON.stringify(schema));
+}
 
 export function openApiDocument(routes: readonly Route[], version: string, title = 'Spindle admin API'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -20,9 +35,9 @@ export function openApiDocument(routes: readonly Route[], version: string, title
     };
     if (r.access === 'public') op.security = [];
     if (r.query) {
-      op.parameters = Object.entries(r.query).map(([name, { required, ...schema }]) => ({ name, in: 'query', required: required ?? false, schema }));
+      op.parameters = queryParameters(r.query);
     }
-    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: r.body } } };
+    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: plain(r.body) } } };
     // OpenAPI writes path parameters {id}; the routes :id.
     const params = [...r.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     if (params.length > 0) op.parameters = [...params, ...((op.parameters as unknown[] | undefined) ?? [])];

@@ -4,11 +4,11 @@
 // http.ts. Owns its listen socket.
 import uWS from 'uWebSockets.js';
 
+import { DomainError } from '../errors/domain-error.ts';
 import type { Logger } from '../log/index.ts';
 import type { AdminAuth } from './auth.ts';
-import { WorkerOpError } from '../node/supervisor.ts';
-import { EndpointError } from '../broker/endpoints.ts';
-import { HttpError, errorReply, refusal, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
+import { HttpError, errorReply, statusLine, type AdminRequest, type Reply, type Route } from './http.ts';
+import { checkRequest, compileRoute, type RouteChecks } from './schema.ts';
 import { ConsoleAssets } from './console/assets.ts';
 import { bearerFromCookie } from './console/session-cookie.ts';
 
@@ -76,6 +76,8 @@ export class AdminServer {
   private readonly routes = new Map<string, Route>();
   private readonly methodsByPath = new Map<string, string[]>();
   private readonly patterns: PatternRoute[] = [];
+  /** Each route's compiled schemas (compiled once, when the route is added). */
+  private readonly checks = new Map<Route, RouteChecks>();
   port = 0;
 
   constructor(private readonly options: AdminServerOptions) {
@@ -188,6 +190,7 @@ export class AdminServer {
       const key = `${r.method} ${r.path}`;
       if (this.routes.has(key)) throw new Error(`admin route registered twice: ${key}`);
       this.routes.set(key, r);
+      this.checks.set(r, compileRoute(r));
       if (r.path.includes('/:')) this.patterns.push({ route: r, segments: r.path.split('/') });
       const methods = this.methodsByPath.get(r.path) ?? [];
       methods.push(r.method);
@@ -243,7 +246,7 @@ export class AdminServer {
     // The same for every path, known or not, so it tells a stranger nothing about the routes.
     const declared = Number(headers['content-length'] ?? 0);
     if (declared > this.options.maxBodySize) {
-      this.send(res, state, errorReply(new HttpError(413, `request body of ${declared} bytes is larger than admin.maxBodySize (${this.options.maxBodySize})`)), { connection: 'close' });
+      this.send(res, state, errorReply(new DomainError('PAYLOAD_TOO_LARGE', `request body of ${declared} bytes is larger than admin.maxBodySize (${this.options.maxBodySize})`)), { connection: 'close' });
       return;
     }
     const chunks: Buffer[] = [];
@@ -254,13 +257,13 @@ export class AdminServer {
       size += chunk.byteLength;
       if (size > this.options.maxBodySize) {
         refused = true;
-        this.send(res, state, errorReply(new HttpError(413, `request body is larger than admin.maxBodySize (${this.options.maxBodySize})`)), { connection: 'close' });
+        this.send(res, state, errorReply(new DomainError('PAYLOAD_TOO_LARGE', `request body is larger than admin.maxBodySize (${this.options.maxBodySize})`)), { connection: 'close' });
         return;
       }
       // uWS reuses the chunk's memory after this callback.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress, params: {} };
+      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress, params: {}, queryValues: {} };
       this.handle(request, Buffer.concat(chunks)).then(
         (reply) => this.answered(res, state, request, reply),
         (err: unknown) => this.answered(res, state, request, this.failure(request, err)),
@@ -271,7 +274,8 @@ export class AdminServer {
   /**
    * Authenticates before routing: a caller without valid credentials gets 401 on any path that
    * is not a public route, so 404 and 405 are answered only to signed-in callers. Then 403 for a
-   * viewer on a write route, 415 for a body that is not JSON, 400 for bad JSON.
+   * viewer on a write route, 415 for a body that is not JSON, 400 for bad JSON, then 400 naming
+   * the first field the route's schemas refuse (schema.ts).
    */
   private async handle(req: AdminRequest, raw: Buffer): Promise<Reply> {
     const { route, methods } = this.find(req);
@@ -284,34 +288,35 @@ export class AdminServer {
       if (!user) {
         // Not to a page's script (X-Requested-With, as the web console sends): a Basic challenge
         // would make the browser ask for a password itself, over the console's own sign-in.
-        throw new HttpError(401, authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login', {
+        throw new HttpError('UNAUTHORIZED', authorization ? 'bad credentials' : 'credentials required: HTTP Basic or Bearer token from /public/login', {
           headers: req.headers['x-requested-with'] ? {} : { 'www-authenticate': 'Basic realm="spindle", charset="UTF-8"' },
         });
       }
       req.user = user;
     }
     if (!route) {
-      if (methods) throw new HttpError(405, `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}`, { headers: { allow: methods.join(', ') } });
-      throw new HttpError(404, `no such route: ${req.method} ${req.path}`);
+      if (methods) throw new HttpError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}`, { headers: { allow: methods.join(', ') } });
+      throw new DomainError('NOT_FOUND', `no such route: ${req.method} ${req.path}`);
     }
     // A tenant user (control platform) has the platform's API only; its routes check scope.
-    if (req.user && TENANT_ROLES.has(req.user.role) && !route.path.startsWith(PLATFORM_PREFIX)) throw new HttpError(403, `user ${req.user.username} (${req.user.role}) may only use the control platform's API (/api/v1)`);
-    if (route.access === 'write' && req.user!.role !== 'admin' && !route.path.startsWith(PLATFORM_PREFIX)) throw new HttpError(403, `user ${req.user!.username} (${req.user!.role}) may not call ${route.method} ${route.path}`);
+    if (req.user && TENANT_ROLES.has(req.user.role) && !route.path.startsWith(PLATFORM_PREFIX)) throw new DomainError('FORBIDDEN', `user ${req.user.username} (${req.user.role}) may only use the control platform's API (/api/v1)`);
+    if (route.access === 'write' && req.user!.role !== 'admin' && !route.path.startsWith(PLATFORM_PREFIX)) throw new DomainError('FORBIDDEN', `user ${req.user!.username} (${req.user!.role}) may not call ${route.method} ${route.path}`);
     // Every request that can change something, and every body, must be declared JSON: a browser
     // page can send text/plain or a form without a CORS preflight, but not application/json.
     if (req.method !== 'GET' || raw.length > 0) {
       const type = req.headers['content-type'];
       if (type === undefined || !/^application\/json\s*(;|$)/i.test(type)) {
-        throw new HttpError(415, `content-type ${type === undefined ? '(none)' : JSON.stringify(type)} is not supported; send application/json`, { field: 'content-type' });
+        throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `content-type ${type === undefined ? '(none)' : JSON.stringify(type)} is not supported; send application/json`, { field: 'content-type' });
       }
     }
     if (raw.length > 0) {
       try {
         req.body = JSON.parse(raw.toString('utf8'));
       } catch (err) {
-        throw new HttpError(400, `body is not valid JSON: ${(err as Error).message}`, { field: 'body', error: 'INVALID_JSON' });
+        throw new DomainError('INVALID_JSON', `body is not valid JSON: ${(err as Error).message}`, { field: 'body' });
       }
     }
+    checkRequest(this.checks.get(route)!, req);
     return route.handler(req);
   }
 
@@ -353,7 +358,7 @@ export class AdminServer {
     const assets = this.options.console;
     const file = assets?.get(path);
     if (!file) {
-      const reply = errorReply(new HttpError(404, assets ? `no such file: ${path}` : 'the web console is not built here: run make build (it needs the console/ sources)'));
+      const reply = errorReply(new DomainError('NOT_FOUND', assets ? `no such file: ${path}` : 'the web console is not built here: run make build (it needs the console/ sources)'));
       this.send(res, state, reply);
       return;
     }
@@ -367,13 +372,11 @@ export class AdminServer {
   }
 
   private failure(req: AdminRequest, err: unknown): Reply {
-    if (err instanceof HttpError) return errorReply(err);
-    // A refusal of the endpoint registry, or of a worker (unknown client: 404, ...; worker down:
-    // 503), keeps its status; a worker's internal failure is a 500 below.
-    if (err instanceof EndpointError) return errorReply(refusal(err));
-    if (err instanceof WorkerOpError && err.status !== 500) return errorReply(refusal(err));
+    // Every refusal of every module (a bad field, no such client, a name taken, a worker down) is a
+    // DomainError and answers as it is; a failure (a worker's included) is logged and a 500.
+    if (err instanceof DomainError && err.code !== 'INTERNAL_ERROR') return errorReply(err);
     this.options.log.error('admin route failed', { route: `${req.method} ${req.path}`, err });
-    return errorReply(new HttpError(500, `internal error: ${(err as Error)?.message ?? String(err)}`));
+    return errorReply(new DomainError('INTERNAL_ERROR', `internal error: ${(err as Error)?.message ?? String(err)}`));
   }
 
   private send(res: uWS.HttpResponse, state: { aborted: boolean }, reply: Reply, extra?: Record<string, string>): void {

@@ -1,25 +1,25 @@
 // Field checks for admin request bodies and query strings. Each throws a 400 that names the field,
 // before a route changes anything (a rejected request changes nothing).
-import { badRequest } from './http.ts';
+import { invalid } from '../errors/domain-error.ts';
 
 export type Body = Record<string, unknown>;
 
 /** The body as an object (400 when it is an array, a scalar, or missing where one is needed). */
 export function object(body: unknown, field = 'body'): Body {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest(field, 'expected a JSON object');
+  if (typeof body !== 'object' || Array.isArray(body)) throw invalid(field, 'expected a JSON object');
   return body as Body;
 }
 
 export function str(b: Body, field: string, options: { required?: boolean; nonEmpty?: boolean; max?: number } = {}): string | undefined {
   const v = b[field];
   if (v === undefined || v === null) {
-    if (options.required) throw badRequest(field, 'is required');
+    if (options.required) throw invalid(field, 'is required');
     return undefined;
   }
-  if (typeof v !== 'string') throw badRequest(field, `expected a string, got ${typeName(v)}`);
-  if ((options.nonEmpty || options.required) && v.length === 0) throw badRequest(field, 'must not be empty');
-  if (options.max !== undefined && v.length > options.max) throw badRequest(field, `longer than ${options.max} characters`);
+  if (typeof v !== 'string') throw invalid(field, `expected a string, got ${typeName(v)}`);
+  if ((options.nonEmpty || options.required) && v.length === 0) throw invalid(field, 'must not be empty');
+  if (options.max !== undefined && v.length > options.max) throw invalid(field, `longer than ${options.max} characters`);
   return v;
 }
 
@@ -30,28 +30,28 @@ export function reqStr(b: Body, field: string, options: { max?: number } = {}): 
 export function int(b: Body, field: string, min: number, max: number, options: { required?: boolean } = {}): number | undefined {
   const v = b[field];
   if (v === undefined || v === null) {
-    if (options.required) throw badRequest(field, 'is required');
+    if (options.required) throw invalid(field, 'is required');
     return undefined;
   }
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(field, `expected an integer, got ${typeName(v)}`);
-  if (v < min || v > max) throw badRequest(field, `must be between ${min} and ${max}, got ${v}`);
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw invalid(field, `expected an integer, got ${typeName(v)}`);
+  if (v < min || v > max) throw invalid(field, `must be between ${min} and ${max}, got ${v}`);
   return v;
 }
 
 export function bool(b: Body, field: string, options: { required?: boolean } = {}): boolean | undefined {
   const v = b[field];
   if (v === undefined || v === null) {
-    if (options.required) throw badRequest(field, 'is required');
+    if (options.required) throw invalid(field, 'is required');
     return undefined;
   }
-  if (typeof v !== 'boolean') throw badRequest(field, `expected true or false, got ${typeName(v)}`);
+  if (typeof v !== 'boolean') throw invalid(field, `expected true or false, got ${typeName(v)}`);
   return v;
 }
 
 export function oneOf<T extends string>(b: Body, field: string, choices: readonly T[], options: { required?: boolean } = {}): T | undefined {
   const v = str(b, field, options);
   if (v === undefined) return undefined;
-  if (!choices.includes(v as T)) throw badRequest(field, `must be one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
+  if (!choices.includes(v as T)) throw invalid(field, `must be one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
   return v as T;
 }
 
@@ -69,7 +69,7 @@ export function queryBody(q: URLSearchParams, integers: readonly string[] = []):
   const out: Body = {};
   for (const [k, v] of q) {
     if (integers.includes(k)) {
-      if (!/^-?\d+$/.test(v)) throw badRequest(k, `expected an integer, got ${JSON.stringify(v)}`);
+      if (!/^-?\d+$/.test(v)) throw invalid(k, `expected an integer, got ${JSON.stringify(v)}`);
       out[k] = Number(v);
     } else out[k] = v;
   }
@@ -78,7 +78,7 @@ export function queryBody(q: URLSearchParams, integers: readonly string[] = []):
 
 /** 400 for fields the route does not know (a typo must not be silently ignored). */
 export function onlyFields(b: Body, allowed: readonly string[]): void {
-  for (const k of Object.keys(b)) if (!allowed.includes(k)) throw badRequest(k, 'unknown field');
+  for (const k of Object.keys(b)) if (!allowed.includes(k)) throw invalid(k, 'unknown field');
 }
 
 function typeName(v: unknown): string {

@@ -245,7 +245,7 @@ export function readTlsFiles(c: BridgeConfig): { ca?: Buffer; cert?: Buffer; key
     try {
       out[f] = readFileSync(c.tls[f]);
     } catch (err) {
-      throw new BridgeError('BRIDGE_TLS_FILE', `tls.${f}`, `tls.${f}: cannot read ${c.tls[f]}: ${(err as Error).message}`);
+      throw new BridgeError('INVALID_PARAMETER', `tls.${f}`, `tls.${f}: cannot read ${c.tls[f]}: ${(err as Error).message}`);
     }
   }
   return out;

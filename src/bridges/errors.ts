@@ -1,28 +1,23 @@
-// Refusals of the MQTT bridges (main thread), each with the HTTP status the admin API answers
-// with and the field at fault; the admin routes turn them into their error envelope.
+// Refusals of the MQTT bridges (main thread): domain errors (src/errors/domain-error.ts) with the
+// status the admin API answers with and the field at fault.
+import { DomainError } from '../errors/domain-error.ts';
 
 /** A bridge configuration that does not validate; `field` is its path, e.g. `forwards[0].qos`. */
-export class BridgeConfigError extends Error {
-  constructor(readonly field: string, readonly reason: string) {
-    super(`${field}: ${reason}`);
+export class BridgeConfigError extends DomainError {
+  declare readonly field: string;
+  constructor(field: string, readonly reason: string) {
+    super('INVALID_PARAMETER', `${field}: ${reason}`, { field });
     this.name = 'BridgeConfigError';
   }
 }
 
-export type BridgeErrorCode = 'BRIDGE_NOT_FOUND' | 'BRIDGE_EXISTS' | 'BRIDGE_FROM_CONFIG' | 'BRIDGE_TLS_FILE';
+/** No such bridge (NOT_FOUND), a name taken (CONFLICT), a bridge of the configuration file
+ * (BRIDGE_FROM_CONFIG), a TLS file that cannot be read (INVALID_PARAMETER). */
+export type BridgeErrorCode = 'NOT_FOUND' | 'CONFLICT' | 'BRIDGE_FROM_CONFIG' | 'INVALID_PARAMETER';
 
-const STATUS: Record<BridgeErrorCode, 400 | 404 | 409> = {
-  BRIDGE_NOT_FOUND: 404,
-  BRIDGE_EXISTS: 409,
-  BRIDGE_FROM_CONFIG: 409,
-  BRIDGE_TLS_FILE: 400,
-};
-
-export class BridgeError extends Error {
-  readonly status: 400 | 404 | 409;
-  constructor(readonly code: BridgeErrorCode, readonly field: string, message: string) {
-    super(message);
+export class BridgeError extends DomainError {
+  constructor(code: BridgeErrorCode, field: string, message: string) {
+    super(code, message, { field });
     this.name = 'BridgeError';
-    this.status = STATUS[code];
   }
 }

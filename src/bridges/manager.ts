@@ -148,7 +148,7 @@ export class BridgeManager {
   /** Adds a bridge from the admin API (stored) and starts it when enabled. */
   async add(input: unknown): Promise<BridgeView> {
     const config = parseBridgeConfig(input);
-    if (this.entries.has(config.name)) throw new BridgeError('BRIDGE_EXISTS', 'name', `name: a bridge named ${config.name} exists`);
+    if (this.entries.has(config.name)) throw new BridgeError('CONFLICT', 'name', `name: a bridge named ${config.name} exists`);
     const e: Entry = { config, source: 'api', createTime: new Date().toISOString(), counters: new BridgeCounters(), running: null, startError: null };
     if (config.enabled) this.checkStartable(config);
     await this.store?.putAdmin(KIND, config.name, { config, createTime: e.createTime });
@@ -276,7 +276,7 @@ export class BridgeManager {
 
   private entry(name: string): Entry {
     const e = this.entries.get(name);
-    if (!e) throw new BridgeError('BRIDGE_NOT_FOUND', 'name', `no bridge named ${name}`);
+    if (!e) throw new BridgeError('NOT_FOUND', 'name', `no bridge named ${name}`);
     return e;
   }
 

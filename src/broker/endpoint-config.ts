@@ -3,7 +3,11 @@
 // Limits that are absent are unlimited (the spec's ranges apply to values that are given).
 import { existsSync } from 'node:fs';
 
+import { Type, type Static } from '@sinclair/typebox';
+
 import type { BrokerConfig } from '../config/index.ts';
+import { invalid } from '../errors/domain-error.ts';
+import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/check.ts';
 
 export interface SslConfig {
   /** PEM file paths. */
@@ -59,14 +63,6 @@ export interface EndpointConfig {
   source: 'config' | 'api';
 }
 
-/** A field's problem, for a 400 naming it. */
-export class EndpointFieldError extends Error {
-  constructor(readonly field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.name = 'EndpointFieldError';
-  }
-}
-
 export const LIMITS = {
   maxConnectionSize: [1, 65535],
   maxSessionSize: [1, 10000],
@@ -75,111 +71,77 @@ export const LIMITS = {
   port: [1, 65535],
 } as const;
 
-const ID = /^[A-Za-z0-9._-]{1,64}$/;
-const FIELDS = ['id', 'port', 'host', 'useWebsocket', 'path', 'enableAuth', 'enableAcl', 'enableBridge', 'messageMaxSize', 'maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond', 'sslConfig', 'serverOptions', 'childOptions', 'enabled', 'isDefault'] as const;
-const SSL_FIELDS = ['cert', 'key', 'ca', 'requestCert', 'rejectUnauthorized', 'cnAsUsername'];
-const SERVER_FIELDS = ['backlog'];
-const CHILD_FIELDS = ['tcpNoDelay', 'keepAlive', 'keepAliveInitialDelay'];
+const range = (field: keyof typeof LIMITS, options: Record<string, unknown> = {}) => Type.Integer({ minimum: LIMITS[field][0], maximum: LIMITS[field][1], ...options });
+/** A limit: absent or null is unlimited (null in an update clears it). */
+const limit = (field: keyof typeof LIMITS) => Type.Optional(orNull(range(field, { description: 'absent or null: unlimited' })));
 
-type Input = Record<string, unknown>;
+/** The fields of an endpoint as the admin API and an import take them, each optional here (which
+ * are required depends on the route). Unknown fields are refused, so a typo is not ignored. */
+export const ENDPOINT_FIELDS = Type.Object(
+  {
+    id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', [PATTERN_MESSAGE]: '1 to 64 of A-Z a-z 0-9 . _ -' })),
+    port: Type.Optional(range('port')),
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    useWebsocket: Type.Optional(Type.Boolean()),
+    path: Type.Optional(Type.String({ pattern: '^/', [PATTERN_MESSAGE]: "must start with '/'" })),
+    enableAuth: Type.Optional(Type.Boolean()),
+    enableAcl: Type.Optional(Type.Boolean()),
+    enableBridge: Type.Optional(Type.Boolean({ description: 'must be false: bridges belong to the broker (the bridges key, /bridge/add), not to an endpoint' })),
+    messageMaxSize: Type.Optional(orNull(range('messageMaxSize', { description: 'absent or null: limits.maxPacketSize' }))),
+    maxSessionSize: limit('maxSessionSize'),
+    maxConnectionSize: limit('maxConnectionSize'),
+    maxConnectionPerSecond: limit('maxConnectionPerSecond'),
+    sslConfig: Type.Optional(orNull(Type.Object(
+      {
+        cert: Type.String({ minLength: 1, description: 'PEM file path' }),
+        key: Type.String({ minLength: 1, description: 'PEM file path' }),
+        ca: Type.Optional(Type.String()),
+        requestCert: Type.Optional(Type.Boolean()),
+        rejectUnauthorized: Type.Optional(Type.Boolean()),
+        cnAsUsername: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false, description: 'present: TLS (or WSS with useWebsocket)' },
+    ))),
+    serverOptions: Type.Optional(Type.Object({ backlog: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })) }, { additionalProperties: false })),
+    childOptions: Type.Optional(Type.Object(
+      { tcpNoDelay: Type.Optional(Type.Boolean()), keepAlive: Type.Optional(Type.Boolean()), keepAliveInitialDelay: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })) },
+      { additionalProperties: false },
+    )),
+    enabled: Type.Optional(Type.Boolean()),
+    isDefault: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 
-function isObject(v: unknown): v is Input {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export type EndpointFields = Static<typeof ENDPOINT_FIELDS>;
 
-function checkInt(field: string, v: unknown, [min, max]: readonly [number, number]): number {
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new EndpointFieldError(field, `expected an integer, got ${JSON.stringify(v)}`);
-  if (v < min || v > max) throw new EndpointFieldError(field, `must be between ${min} and ${max}, got ${v}`);
-  return v;
-}
-
-function checkBool(field: string, v: unknown): boolean {
-  if (typeof v !== 'boolean') throw new EndpointFieldError(field, `expected true or false, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-function checkString(field: string, v: unknown): string {
-  if (typeof v !== 'string') throw new EndpointFieldError(field, `expected a string, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-function onlyKnown(field: string, v: Input, known: readonly string[]): void {
-  for (const k of Object.keys(v)) if (!known.includes(k)) throw new EndpointFieldError(field ? `${field}.${k}` : k, 'unknown field');
-}
+const checkSchema: Checker<EndpointFields> = compileSchema(ENDPOINT_FIELDS);
 
 /**
- * The fields of `input` checked and typed (only those present). Throws EndpointFieldError
- * naming the first bad field. Unknown fields are refused, so a typo is not silently ignored.
+ * The fields of `input` checked against ENDPOINT_FIELDS, then what a schema cannot say (the TLS
+ * files exist; no bridge on an endpoint). Throws 400 INVALID_PARAMETER naming the first bad field.
+ * The admin routes check the same schema before; the configuration import comes here directly.
  */
 export function checkEndpointFields(input: unknown): Partial<EndpointConfig> {
-  if (!isObject(input)) throw new EndpointFieldError('body', 'expected a JSON object');
-  onlyKnown('', input, FIELDS);
-  const out: Partial<EndpointConfig> = {};
+  checkSchema(input);
   const v = input;
-  if (v.id !== undefined) {
-    const id = checkString('id', v.id);
-    if (!ID.test(id)) throw new EndpointFieldError('id', '1 to 64 of A-Z a-z 0-9 . _ -');
-    out.id = id;
-  }
-  if (v.port !== undefined) out.port = checkInt('port', v.port, LIMITS.port);
-  if (v.host !== undefined) {
-    const host = checkString('host', v.host);
-    if (host === '') throw new EndpointFieldError('host', 'must not be empty');
-    out.host = host;
-  }
-  if (v.useWebsocket !== undefined) out.useWebsocket = checkBool('useWebsocket', v.useWebsocket);
-  if (v.path !== undefined) {
-    const path = checkString('path', v.path);
-    if (!path.startsWith('/')) throw new EndpointFieldError('path', "must start with '/'");
-    out.path = path;
-  }
-  for (const f of ['enableAuth', 'enableAcl', 'enabled', 'isDefault'] as const) if (v[f] !== undefined) out[f] = checkBool(f, v[f]);
-  if (v.enableBridge !== undefined) {
-    out.enableBridge = checkBool('enableBridge', v.enableBridge);
-    // A bridge is a connection of the whole broker to a remote one (src/bridges), not a property
-    // of a listener: an endpoint must not claim a setting that would do nothing.
-    if (out.enableBridge) throw new EndpointFieldError('enableBridge', 'bridges belong to the broker, not to an endpoint: configure them with the `bridges` key or /bridge/add');
-  }
-  for (const f of ['messageMaxSize', 'maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond'] as const) {
-    if (v[f] !== undefined && v[f] !== null) out[f] = checkInt(f, v[f], LIMITS[f]);
-  }
-  if (v.sslConfig !== undefined && v.sslConfig !== null) {
-    if (!isObject(v.sslConfig)) throw new EndpointFieldError('sslConfig', 'expected an object');
-    const s = v.sslConfig;
-    onlyKnown('sslConfig', s, SSL_FIELDS);
-    const ssl: SslConfig = { cert: '', key: '' };
+  // A bridge is a connection of the whole broker to a remote one (src/bridges), not a property
+  // of a listener: an endpoint must not claim a setting that would do nothing.
+  if (v.enableBridge) throw invalid('enableBridge', 'bridges belong to the broker, not to an endpoint: configure them with the `bridges` key or /bridge/add');
+  const out: Partial<EndpointConfig> = {};
+  for (const [k, value] of Object.entries(v)) if (value !== null) (out as Record<string, unknown>)[k] = value;
+  if (v.sslConfig) {
     for (const f of ['cert', 'key', 'ca'] as const) {
-      if (s[f] === undefined) continue;
-      const file = checkString(`sslConfig.${f}`, s[f]);
-      if (!existsSync(file)) throw new EndpointFieldError(`sslConfig.${f}`, `no such file: ${file}`);
-      ssl[f] = file;
+      const file = v.sslConfig[f];
+      if (file !== undefined && !existsSync(file)) throw invalid(`sslConfig.${f}`, `no such file: ${file}`);
     }
-    if (!ssl.cert) throw new EndpointFieldError('sslConfig.cert', 'is required (a PEM file path)');
-    if (!ssl.key) throw new EndpointFieldError('sslConfig.key', 'is required (a PEM file path)');
-    for (const f of ['requestCert', 'rejectUnauthorized', 'cnAsUsername'] as const) if (s[f] !== undefined) ssl[f] = checkBool(`sslConfig.${f}`, s[f]);
-    out.sslConfig = ssl;
-  }
-  if (v.serverOptions !== undefined) {
-    if (!isObject(v.serverOptions)) throw new EndpointFieldError('serverOptions', 'expected an object');
-    onlyKnown('serverOptions', v.serverOptions, SERVER_FIELDS);
-    out.serverOptions = {};
-    if (v.serverOptions.backlog !== undefined) out.serverOptions.backlog = checkInt('serverOptions.backlog', v.serverOptions.backlog, [1, 65535]);
-  }
-  if (v.childOptions !== undefined) {
-    if (!isObject(v.childOptions)) throw new EndpointFieldError('childOptions', 'expected an object');
-    const c = v.childOptions;
-    onlyKnown('childOptions', c, CHILD_FIELDS);
-    out.childOptions = {};
-    if (c.tcpNoDelay !== undefined) out.childOptions.tcpNoDelay = checkBool('childOptions.tcpNoDelay', c.tcpNoDelay);
-    if (c.keepAlive !== undefined) out.childOptions.keepAlive = checkBool('childOptions.keepAlive', c.keepAlive);
-    if (c.keepAliveInitialDelay !== undefined) out.childOptions.keepAliveInitialDelay = checkInt('childOptions.keepAliveInitialDelay', c.keepAliveInitialDelay, [1, 86400]);
   }
   return out;
 }
 
 /** A complete endpoint from checked fields and defaults (the id from the port when absent). */
 export function completeEndpoint(fields: Partial<EndpointConfig>, defaults: { messageMaxSize: number }, source: 'config' | 'api'): EndpointConfig {
-  if (fields.port === undefined) throw new EndpointFieldError('port', 'is required');
+  if (fields.port === undefined) throw invalid('port', 'is required');
   return {
     id: fields.id ?? `endpoint-${fields.port}`,
     port: fields.port,

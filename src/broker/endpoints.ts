@@ -5,27 +5,24 @@
 // them (a removed configuration endpoint is stored as removed). Changes run one at a time.
 import net from 'node:net';
 
+import { DomainError, codeOfStatus } from '../errors/domain-error.ts';
+
 import { reuseportListener, closeFd } from '../native/index.ts';
 import type { Store } from '../store/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
-import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, EndpointFieldError, type EndpointConfig } from './endpoint-config.ts';
+import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
 import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'endpoint';
 
-/** A refused change: `status` 400 (bad field), 404 (no such endpoint) or 409 (conflict). */
-export class EndpointError extends Error {
-  /** Stable code: a bad or missing field is INVALID_PARAMETER, as the admin API's own field checks
-   * answer; other refusals take the code of their status. */
-  readonly code: string | undefined;
-
-  constructor(readonly status: 400 | 404 | 409, readonly field: string | undefined, message: string) {
-    super(message);
+/** A refused change, a domain error: 400 (bad field), 404 (no such endpoint) or 409 (conflict). */
+export class EndpointError extends DomainError {
+  constructor(status: 400 | 404 | 409, field: string | undefined, message: string) {
+    super(codeOfStatus(status), message, { field });
     this.name = 'EndpointError';
-    this.code = status === 400 && field !== undefined ? 'INVALID_PARAMETER' : undefined;
   }
 }
 
@@ -243,12 +240,11 @@ export class EndpointManager {
 
   /** A new endpoint's fields checked and completed with defaults (no id, port or bind checks). */
   checkFields(input: unknown): EndpointConfig {
-    // Completing refuses a missing port: that refusal is a field error like the checks' own.
-    return asEndpointError(() => completeEndpoint(checkedFields(input), { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api'));
+    return completeEndpoint(checkEndpointFields(input), { messageMaxSize: this.deps.defaultMessageMaxSize }, 'api');
   }
 
   private merge(prev: EndpointConfig, input: unknown): EndpointConfig {
-    const fields = checkedFields(input);
+    const fields = checkEndpointFields(input);
     if (fields.id !== undefined && fields.id !== prev.id) throw new EndpointError(400, 'id', 'an endpoint id cannot change');
     const next: EndpointConfig = { ...prev, ...fields, id: prev.id, createTime: prev.createTime, source: prev.source };
     // null clears a limit (unlimited) or TLS.
@@ -331,20 +327,6 @@ export class EndpointManager {
   }
 }
 
-/** The fields of `input` checked; a bad one is a 400 EndpointError naming it. */
-function checkedFields(input: unknown): Partial<EndpointConfig> {
-  return asEndpointError(() => checkEndpointFields(input));
-}
-
-/** `work`, with a field error it throws as the 400 refusal naming that field. */
-function asEndpointError<T>(work: () => T): T {
-  try {
-    return work();
-  } catch (err) {
-    if (err instanceof EndpointFieldError) throw new EndpointError(400, err.field, err.message);
-    throw err;
-  }
-}
 
 /** Whether a change needs the listener re-opened (rather than new limits only). */
 function listenerChanged(a: EndpointConfig, b: EndpointConfig): boolean {

@@ -311,7 +311,7 @@ export class ClusterAdminOps implements ClusterPart {
     } catch (err) {
       this.counters.badRequests++;
       this.ctx!.log.warn('cluster: an admin query from another node was refused', { err });
-      return { ok: false, refusal: { status: 400, code: 'BAD_REQUEST', message: (err as Error).message } };
+      return { ok: false, refusal: { status: 400, code: 'INVALID_PARAMETER', message: (err as Error).message } };
     }
     this.counters.served++;
     // The arguments passed the operation's check above: they are what its implementation takes.

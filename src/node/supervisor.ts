@@ -155,7 +155,7 @@ export class Supervisor {
   /**
    * Publishes `messages` in order through one running worker (round robin over batches), as
    * client PUBLISHes from `publisher` (a handle from newHandle(), or NO_PUBLISHER): resolves once
-   * each is routed and, where it must be kept, stored; rejects (WORKER_DOWN, WORKER_TIMEOUT) when
+   * each is routed and, where it must be kept, stored; rejects (UNAVAILABLE) when
    * that cannot be known, and the caller sends the batch again (at least once).
    */
   async publishBatch(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<number[]> {
@@ -166,7 +166,7 @@ export class Supervisor {
    * (published with the cluster's inbound handle) had no member here. */
   async publishBatchCounted(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }> {
     const running = this.pool.running();
-    if (running.length === 0) throw new WorkerOpError({ code: 'WORKER_DOWN', message: 'no worker is running', status: 503 });
+    if (running.length === 0) throw new WorkerOpError({ code: 'UNAVAILABLE', message: 'no worker is running', status: 503 });
     // With an order key, the same worker routes every batch of it (its messages keep their order).
     const worker = orderKey === undefined ? running[this.nextPublishWorker++ % running.length] : running[hashKey(orderKey) % running.length];
     return this.pool.call(worker, 'clients.publishBatch', { messages, publisher, publisherHash });

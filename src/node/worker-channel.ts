@@ -2,20 +2,16 @@
 // worker's table (src/worker/ops/index.ts), with that operation's argument type, and resolves
 // with its result type or rejects with its refusal. Owns the calls in flight and their timers
 // (main thread).
+import { DomainError, codeOfStatus, isErrorCode } from '../errors/domain-error.ts';
 import type { RpcError, ToWorker } from '../worker/messages.ts';
 import type { OpName, OpResult, OpTail } from '../worker/ops/index.ts';
 
-/** A worker operation's refusal or failure, as the worker reported it. */
-export class WorkerOpError extends Error {
-  readonly code: string;
-  readonly status: number;
-  readonly field: string | undefined;
+/** A worker operation's refusal or failure, as the worker reported it, rebuilt as a domain error
+ * (an unknown code takes the code of its status; a failure is INTERNAL_ERROR). */
+export class WorkerOpError extends DomainError {
   constructor(e: RpcError) {
-    super(e.message);
+    super(isErrorCode(e.code) ? e.code : codeOfStatus(e.status ?? 500), e.message, { field: e.field, details: e.details });
     this.name = 'WorkerOpError';
-    this.code = e.code;
-    this.status = e.status ?? 500;
-    this.field = e.field;
   }
 }
 
@@ -40,13 +36,13 @@ export class WorkerChannel {
     return new Promise<OpResult<K>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new WorkerOpError({ code: 'WORKER_TIMEOUT', message: `worker ${worker} did not answer ${op} within ${timeoutMs} ms`, status: 503 }));
+        reject(new WorkerOpError({ code: 'UNAVAILABLE', message: `worker ${worker} did not answer ${op} within ${timeoutMs} ms`, status: 503 }));
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       if (this.post(worker, { t: 'rpc', id, op, args: args ?? {} })) return;
       clearTimeout(timer);
       this.pending.delete(id);
-      reject(new WorkerOpError({ code: 'WORKER_DOWN', message: `worker ${worker} is not running`, status: 503 }));
+      reject(new WorkerOpError({ code: 'UNAVAILABLE', message: `worker ${worker} is not running`, status: 503 }));
     });
   }
 

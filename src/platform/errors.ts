@@ -1,12 +1,12 @@
-// The control platform's refusals: a status (400 a field is wrong, 404 not in the caller's scope,
-// 409 a conflict), the field at fault, and a message. The admin API answers them as they are.
-export class PlatformError extends Error {
-  constructor(
-    readonly status: 400 | 403 | 404 | 409,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(field !== undefined && status !== 404 ? `${field}: ${message}` : message);
+// The control platform's refusals: domain errors (src/errors/domain-error.ts) with a status (400 a
+// field is wrong, 403 not allowed, 404 not in the caller's scope, 409 a conflict), the field at
+// fault (400 and 409 only: a 404 must not tell what exists), and a message.
+import { DomainError, codeOfStatus } from '../errors/domain-error.ts';
+
+export class PlatformError extends DomainError {
+  constructor(status: 400 | 403 | 404 | 409, message: string, field?: string) {
+    const named = field !== undefined && (status === 400 || status === 409);
+    super(codeOfStatus(status), named ? `${field}: ${message}` : message, { field: named ? field : undefined });
     this.name = 'PlatformError';
   }
 }

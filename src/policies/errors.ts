@@ -1,13 +1,10 @@
-// Owns the errors of the policy manager the admin API turns into 404 and 409.
-export type PolicyErrorCode = 'POLICY_NOT_FOUND' | 'POLICY_NAME_CONFLICT';
+// Owns the refusals of the policy manager: domain errors (src/errors/domain-error.ts), 404 for no
+// such policy and 409 for a name taken.
+import { DomainError } from '../errors/domain-error.ts';
 
-export class PolicyError extends Error {
-  constructor(
-    readonly code: PolicyErrorCode,
-    message: string,
-    readonly field: string,
-  ) {
-    super(message);
+export class PolicyError extends DomainError {
+  constructor(code: 'NOT_FOUND' | 'CONFLICT', message: string, field: string) {
+    super(code, message, { field });
     this.name = 'PolicyError';
   }
 }

@@ -319,7 +319,7 @@ export class PolicyManager {
 
   private entry(kind: PolicyKind, id: string): Entry {
     const e = this.entries[kind].get(id);
-    if (!e) throw new PolicyError('POLICY_NOT_FOUND', `${kind === 'auth' ? 'authentication' : 'ACL'} policy ${JSON.stringify(id)} not found`, 'id');
+    if (!e) throw new PolicyError('NOT_FOUND', `${kind === 'auth' ? 'authentication' : 'ACL'} policy ${JSON.stringify(id)} not found`, 'id');
     return e;
   }
 
@@ -340,7 +340,7 @@ export class PolicyManager {
       throw new PolicyConfigError('name', `must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
     }
     for (const e of this.entries[kind].values()) {
-      if (e.record.name === name && e.record.id !== self) throw new PolicyError('POLICY_NAME_CONFLICT', `a policy named ${JSON.stringify(name)} exists`, 'name');
+      if (e.record.name === name && e.record.id !== self) throw new PolicyError('CONFLICT', `a policy named ${JSON.stringify(name)} exists`, 'name');
     }
     return name;
   }

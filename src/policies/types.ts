@@ -2,6 +2,7 @@
 // per type, main thread: they own the database, HTTP and JWT checks), the policy manager (the chain,
 // the store, the admin routes) and the workers (which ask through a batched channel and cache the
 // answers). Everything that crosses to a worker is plain data (postMessage).
+import { DomainError } from '../errors/domain-error.ts';
 import type { AclGrant } from '../auth/types.ts';
 import type { TenantRef } from '../broker/tenant-counters.ts';
 import type { Logger } from '../log/index.ts';
@@ -94,14 +95,11 @@ export interface CompiledAclPolicy {
   close(): Promise<void>;
 }
 
-/** A policy field is wrong: the admin API answers 400 naming `field` (e.g. `config.sql`). */
-export class PolicyConfigError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-    readonly code = 'INVALID_POLICY',
-  ) {
-    super(`${field}: ${message}`);
+/** A policy field is wrong: a domain error, 400 INVALID_PARAMETER naming `field` (e.g. `config.sql`). */
+export class PolicyConfigError extends DomainError {
+  declare readonly field: string;
+  constructor(field: string, message: string) {
+    super('INVALID_PARAMETER', `${field}: ${message}`, { field });
     this.name = 'PolicyConfigError';
   }
 }

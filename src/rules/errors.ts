@@ -1,15 +1,17 @@
-// Refusals of the rule engine, each with the HTTP status the admin API answers with and the
-// request field at fault. The admin routes turn them into their error envelope.
+// Refusals of the rule engine: domain errors (src/errors/domain-error.ts), each with the status the
+// admin API answers with and the request field at fault; a syntax error (SQL_SYNTAX_ERROR) also
+// carries where in the SQL.
+import { DomainError, codeOfStatus } from '../errors/domain-error.ts';
 
-export class RuleError extends Error {
+export class RuleError extends DomainError {
   constructor(
-    readonly status: 400 | 404 | 409,
-    readonly field: string | undefined,
+    status: 400 | 404 | 409,
+    field: string | undefined,
     message: string,
     /** Where in the SQL (syntax errors): 1-based line and column, and what was expected. */
     readonly position?: { line: number; column: number; expected: string[]; found: string },
   ) {
-    super(message);
+    super(status === 400 && position ? 'SQL_SYNTAX_ERROR' : codeOfStatus(status), message, { field, details: position });
     this.name = 'RuleError';
   }
 }

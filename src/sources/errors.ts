@@ -1,35 +1,32 @@
-// Owns the errors of the source registry, each with a stable `code` the admin API maps to a status:
-// SOURCE_NOT_FOUND (404), SOURCE_NAME_CONFLICT (409), SOURCE_IN_USE (409).
+// Owns the refusals of the source registry: domain errors (src/errors/domain-error.ts) named by
+// what went wrong: no such source (404 NOT_FOUND), a name taken or a source a rule still uses
+// (409 CONFLICT).
+import { DomainError, type ErrorCode } from '../errors/domain-error.ts';
 
-export type SourceRegistryErrorCode = 'SOURCE_NOT_FOUND' | 'SOURCE_NAME_CONFLICT' | 'SOURCE_IN_USE';
-
-export class SourceRegistryError extends Error {
-  constructor(
-    readonly code: SourceRegistryErrorCode,
-    message: string,
-  ) {
-    super(message);
+export class SourceRegistryError extends DomainError {
+  constructor(code: ErrorCode, message: string, field: string) {
+    super(code, message, { field });
     this.name = 'SourceRegistryError';
   }
 }
 
 export class SourceNotFoundError extends SourceRegistryError {
   constructor(readonly id: string) {
-    super('SOURCE_NOT_FOUND', `no source ${id}`);
+    super('NOT_FOUND', `no source ${id}`, 'id');
     this.name = 'SourceNotFoundError';
   }
 }
 
 export class SourceNameConflictError extends SourceRegistryError {
   constructor(readonly sourceName: string) {
-    super('SOURCE_NAME_CONFLICT', `a source named ${JSON.stringify(sourceName)} exists`);
+    super('CONFLICT', `a source named ${JSON.stringify(sourceName)} exists`, 'name');
     this.name = 'SourceNameConflictError';
   }
 }
 
 export class SourceInUseError extends SourceRegistryError {
   constructor(readonly id: string) {
-    super('SOURCE_IN_USE', `source ${id} is used by a rule; remove the rule's action first`);
+    super('CONFLICT', `source ${id} is used by a rule; remove the rule's action first`, 'id');
     this.name = 'SourceInUseError';
   }
 }

@@ -3,6 +3,8 @@
 // worker), with bounded concurrency, reconnect with backoff, and a health state. This file is
 // the contract every driver (one file per type) implements; registry.ts owns the set.
 
+import { DomainError } from '../errors/domain-error.ts';
+
 export const SOURCE_TYPES = ['mysql', 'postgresql', 'redis', 'kafka', 'mongodb', 'http'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
@@ -135,13 +137,11 @@ export class SourceError extends Error {
   }
 }
 
-/** A source config field is wrong; the admin API answers 400 naming `field` (e.g. `config.port`). */
-export class SourceConfigError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
+/** A source config field is wrong: a domain error, 400 INVALID_PARAMETER naming `field` (e.g. `config.port`). */
+export class SourceConfigError extends DomainError {
+  declare readonly field: string;
+  constructor(field: string, message: string) {
+    super('INVALID_PARAMETER', `${field}: ${message}`, { field });
     this.name = 'SourceConfigError';
   }
 }

@@ -1,9 +1,10 @@
-// The refusals of log topics and client traces, with the HTTP status the admin API answers with
-// and the request field at fault.
+// The refusals of log topics and client traces: domain errors (src/errors/domain-error.ts) with
+// the status the admin API answers with and the request field at fault.
+import { DomainError, codeOfStatus } from '../errors/domain-error.ts';
 
-export class TraceError extends Error {
-  constructor(readonly status: 400 | 404 | 409, readonly field: string, message: string) {
-    super(message);
+export class TraceError extends DomainError {
+  constructor(status: 400 | 404 | 409, field: string, message: string) {
+    super(codeOfStatus(status), message, { field });
     this.name = 'TraceError';
   }
 }

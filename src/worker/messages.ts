@@ -2,6 +2,7 @@
 // {code, message} and are rebuilt on arrival (classes do not survive postMessage).
 import type { MessagePort } from 'node:worker_threads';
 
+import type { PlainError } from '../errors/domain-error.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
 import type { NodeClaim, NodeClaimReply } from './node-claims.ts';
@@ -83,13 +84,8 @@ export type FromWorker =
   | { t: 'node-claims'; claims: NodeClaim[] }
   | { t: 'stopped' };
 
-/** An error of a worker operation; `status` is the HTTP status the admin API answers with. */
-export interface RpcError {
-  code: string;
-  message: string;
-  status?: number;
-  field?: string;
-}
+/** An error of a worker operation: a domain error's plain form (src/errors/domain-error.ts). */
+export type RpcError = PlainError;
 
 /** Between two workers: delivery batches, and the hand-over of sessions. */
 export type PeerMessage =

@@ -4,6 +4,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 
 import { ClientRegistry, DESC_SLOTS, NO_PUBLISHER } from '../native/index.ts';
+import { DomainError, toPlain } from '../errors/domain-error.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { createLogger } from '../log/index.ts';
 import {
@@ -340,12 +341,17 @@ const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persist
 async function runOp(id: number, op: string, args: unknown): Promise<void> {
   const fn = Object.hasOwn(OPS, op) ? (OPS as Record<string, Op>)[op] : undefined;
   try {
-    if (!fn) throw new OpError(500, 'UNKNOWN_OP', `worker has no operation ${op}`);
+    if (!fn) throw new OpError('INTERNAL_ERROR', `worker has no operation ${op}`);
     post({ t: 'rpc-reply', id, value: await fn(args, opsEnv) });
   } catch (err) {
-    const e = err as Partial<OpError> & Error;
-    if (!(err instanceof OpError)) log.error('worker operation failed', { op, err });
-    post({ t: 'rpc-reply', id, error: { code: e.code ?? 'OP_FAILED', message: e.message, status: e.status, field: e.field } });
+    // A refusal crosses as its plain form (the class is lost on postMessage); anything else is a
+    // fault of the worker, logged here and answered as an internal error.
+    if (err instanceof DomainError) {
+      post({ t: 'rpc-reply', id, error: toPlain(err) });
+      return;
+    }
+    log.error('worker operation failed', { op, err });
+    post({ t: 'rpc-reply', id, error: { code: 'INTERNAL_ERROR', message: (err as Error)?.message ?? String(err), status: 500 } });
   }
 }
 

@@ -105,7 +105,8 @@ test('registry: invalid input names its field; a second source of one name is a 
     assert.deepEqual(results.map((x) => x.status).sort(), ['fulfilled', 'rejected']);
     const rejected = results.find((x) => x.status === 'rejected') as PromiseRejectedResult;
     assert.ok(rejected.reason instanceof SourceNameConflictError);
-    assert.equal(rejected.reason.code, 'SOURCE_NAME_CONFLICT');
+    assert.equal(rejected.reason.code, 'CONFLICT');
+    assert.equal(rejected.reason.field, 'name');
     assert.equal(r.list().total, 1);
   }));
 
@@ -114,7 +115,7 @@ test('registry: delete refuses a source a rule uses, then closes and removes it'
     const s = await r.add({ name: 'pg', type: 'postgresql', config: { url: PG_URL } });
     const used = new Set([s.id]);
     r.setInUseCheck((id) => used.has(id));
-    await assert.rejects(r.delete(s.id), (err: unknown) => err instanceof SourceInUseError && err.code === 'SOURCE_IN_USE');
+    await assert.rejects(r.delete(s.id), (err: unknown) => err instanceof SourceInUseError && err.code === 'CONFLICT');
     assert.ok(r.get(s.id));
     used.clear();
     const source = r.get(s.id)!;

@@ -3,15 +3,8 @@
 // are listed with source "config" and are read-only here (start and stop apply until a restart).
 // Passwords are kept but never answered.
 import type { AdminContext } from '../context.ts';
-import { HttpError, answering, ok, paged, badRequest, type Route } from '../http.ts';
+import { ok, paged, type Route } from '../http.ts';
 import { object, onlyFields, paging, reqStr, str } from '../validate.ts';
-import { BridgeConfigError, BridgeError } from '../../bridges/errors.ts';
-
-function asHttp(err: unknown): unknown {
-  if (err instanceof BridgeConfigError) return badRequest(err.field, err.reason);
-  if (err instanceof BridgeError) return new HttpError(err.status, err.message, { error: err.code, field: err.field });
-  return err;
-}
 
 const CONFIG_BODY = {
   type: 'object',
@@ -48,7 +41,7 @@ export function bridgeRoutes(ctx: AdminContext): Route[] {
       summary: 'Add an MQTT bridge to a remote broker (stored; connects at once when enabled); answers the bridge without its password',
       body: CONFIG_BODY,
       async handler(req) {
-        return ok(await answering(() => bridges.add(object(req.body)), asHttp));
+        return ok(await bridges.add(object(req.body)));
       },
     },
     {
@@ -75,7 +68,7 @@ export function bridgeRoutes(ctx: AdminContext): Route[] {
       summary: 'Replace an API bridge\'s configuration (by name; a missing password keeps the stored one) and reconnect it; 409 for a bridge of the configuration file',
       body: CONFIG_BODY,
       async handler(req) {
-        return ok(await answering(() => bridges.update(object(req.body)), asHttp));
+        return ok(await bridges.update(object(req.body)));
       },
     },
     {
@@ -87,7 +80,7 @@ export function bridgeRoutes(ctx: AdminContext): Route[] {
       body: NAME_BODY,
       async handler(req) {
         const name = reqStr(object(req.body), 'name');
-        await answering(() => bridges.delete(name), asHttp);
+        await bridges.delete(name);
         return ok({ name });
       },
     },
@@ -100,7 +93,7 @@ export function bridgeRoutes(ctx: AdminContext): Route[] {
       body: NAME_BODY,
       async handler(req) {
         const name = reqStr(object(req.body), 'name');
-        return ok(await answering(() => bridges.setEnabled(name, true), asHttp));
+        return ok(await bridges.setEnabled(name, true));
       },
     },
     {
@@ -112,7 +105,7 @@ export function bridgeRoutes(ctx: AdminContext): Route[] {
       body: NAME_BODY,
       async handler(req) {
         const name = reqStr(object(req.body), 'name');
-        return ok(await answering(() => bridges.setEnabled(name, false), asHttp));
+        return ok(await bridges.setEnabled(name, false));
       },
     },
     {
@@ -127,7 +120,7 @@ export function bridgeRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['name']);
         const name = str(b, 'name', { nonEmpty: true });
-        return answering(() => ok(bridges.runtime(name)), asHttp);
+        return ok(bridges.runtime(name));
       },
     },
   ];

@@ -2,24 +2,19 @@
 // registration of the broker's endpoints. The spec's GET
 // /command/type and /command/add, and the documented additions a user needs: query (paged, by type
 // or name), update, delete, start, stop and runtime. Passwords are kept but never answered.
+import { DomainError } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, answering, json, ok, paged, type Route } from '../http.ts';
+import { json, ok, paged, type Route } from '../http.ts';
 import { bool, object, onlyFields, oneOf, paging, reqStr, str, type Body } from '../validate.ts';
-import { CommandError } from '../../commands/errors.ts';
 import { implementedTypes } from '../../commands/registry.ts';
 import { SPEC_COMMAND_TYPES } from '../../commands/types.ts';
-
-function asHttp(err: unknown): unknown {
-  if (!(err instanceof CommandError)) return err;
-  return new HttpError(err.status, err.message, { field: err.field, error: err.status === 400 ? 'INVALID_PARAMETER' : undefined });
-}
 
 const ID_BODY = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } };
 const CONFIG_HELP = 'per type (README, Commands): KAFKA bootstrapServers, topic|topics, groupId, fromBeginning, sasl, tls; RABBITMQ url|host/port/username/password/vhost, queue, exchange, routingKey, declare, prefetch; every bridge: mqttTopic (template), payload (template), qos, retain; NACOS serverAddr, serviceName, namespace, group, ip, username/password, metadata, endpoints (no mapping)';
 
 function configField(b: Body, required: boolean): Record<string, unknown> | undefined {
   if (b.config === undefined || b.config === null) {
-    if (required) throw new HttpError(400, 'config: is required (an object)', { field: 'config', error: 'INVALID_PARAMETER' });
+    if (required) throw new DomainError('INVALID_PARAMETER', 'config: is required (an object)', { field: 'config' });
     return undefined;
   }
   return object(b.config, 'config');
@@ -39,7 +34,7 @@ export function commandRoutes(ctx: AdminContext): Route[] {
       const b = object(req.body);
       onlyFields(b, ['id']);
       const id = reqStr(b, 'id');
-      return ok(await answering(() => work(id), asHttp));
+      return ok(await work(id));
     },
   });
   return [
@@ -62,9 +57,9 @@ export function commandRoutes(ctx: AdminContext): Route[] {
         const b = object(req.body);
         onlyFields(b, ['id', 'name', 'type', 'config', 'enabled']);
         const id = str(b, 'id', { nonEmpty: true, max: 64 });
-        if (id !== undefined && !/^[A-Za-z0-9._-]+$/.test(id)) throw new HttpError(400, 'id: letters, digits, . _ - only', { field: 'id', error: 'INVALID_PARAMETER' });
+        if (id !== undefined && !/^[A-Za-z0-9._-]+$/.test(id)) throw new DomainError('INVALID_PARAMETER', 'id: letters, digits, . _ - only', { field: 'id' });
         const input = { id, name: str(b, 'name', { max: 128 }), type: reqStr(b, 'type'), config: configField(b, true)!, enabled: bool(b, 'enabled') };
-        return ok(await answering(() => commands.add(input), asHttp));
+        return ok(await commands.add(input));
       },
     },
     {
@@ -94,7 +89,7 @@ export function commandRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['id', 'name', 'type', 'config', 'enabled']);
         const id = reqStr(b, 'id');
         const change = { name: str(b, 'name', { max: 128 }), type: str(b, 'type'), config: configField(b, false), enabled: bool(b, 'enabled') };
-        return ok(await answering(() => commands.update(id, change), asHttp));
+        return ok(await commands.update(id, change));
       },
     },
     byId('/command/delete', 'Delete a command (its consumer stops; what it had not acknowledged stays in the source)', async (id) => {

@@ -3,18 +3,21 @@
 // holds them, their runtime state, and /api/check.
 import os from 'node:os';
 
-import type { AdminContext } from '../context.ts';
-import { json, ok, type Route, type Schema } from '../http.ts';
-import { int, object, onlyFields, paging, str } from '../validate.ts';
-import type { ConnectionInfo } from '../../worker/ops/clients.ts';
-import { clientIdField, clusterFields, onAllNodes, onOwnerNode } from './mqtt-common.ts';
+import { Type, type Static } from '@sinclair/typebox';
 
-const PAGING = { page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } };
-const CLIENT_ID_BODY: Schema = { type: 'object', required: ['clientId'], properties: { clientId: { type: 'string' } } };
+import type { AdminContext } from '../context.ts';
+import { json, ok, type Route } from '../http.ts';
+import { PAGING, pageOf, route, strict } from '../schema.ts';
+import { CLIENT_ID, clusterFields, onAllNodes, onOwnerNode } from './mqtt-common.ts';
+
+const CLIENT_ID_BODY = Type.Object({ clientId: CLIENT_ID }, strict);
 const QUERY_FILTERS = {
-  clientId: { type: 'string', description: 'part of the client id (case-insensitive)' },
-  username: { type: 'string', description: 'part of the username (case-insensitive)' },
+  ...PAGING,
+  clientId: Type.Optional(Type.String({ description: 'part of the client id (case-insensitive)' })),
+  username: Type.Optional(Type.String({ description: 'part of the username (case-insensitive)' })),
 };
+const QUERY = Type.Object(QUERY_FILTERS, strict);
+const QUERY_BY_PORT = Type.Object({ ...QUERY_FILTERS, port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'port of the endpoint the clients connected to' })) }, strict);
 
 /** The address of this node that clients reach it on: mqtt.host, or the first external IPv4
  * address of the host when the broker listens on every address. */
@@ -35,15 +38,9 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
     return (colon > 0 ? address.slice(0, colon) : address).replace(/^\[|\]$/g, '');
   }
 
-  async function query(body: unknown, withPort: boolean) {
-    const b = object(body);
-    onlyFields(b, withPort ? ['page', 'size', 'clientId', 'username', 'port'] : ['page', 'size', 'clientId', 'username']);
-    const { page, size } = paging(b);
-    const filter = {
-      clientId: str(b, 'clientId') || undefined,
-      username: str(b, 'username') || undefined,
-      port: withPort ? int(b, 'port', 1, 65535) : undefined,
-    };
+  async function query(b: Static<typeof QUERY_BY_PORT>) {
+    const { page, size } = pageOf(b);
+    const filter = { clientId: b.clientId || undefined, username: b.username || undefined, port: b.port };
     const { parts, missing } = await onAllNodes(ctx, 'clients.list', { ...filter, limit: page * size });
     // In a cluster each connection says which node holds it.
     const all = parts.flatMap((p) => p.results.flatMap((r) => (ctx.cluster ? r.items.map((i) => ({ ...i, node: p.node })) : r.items)))
@@ -52,10 +49,7 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
     return json({ data: all.slice((page - 1) * size, page * size), total, page, size, ...clusterFields(ctx, missing) });
   }
 
-  async function kick(body: unknown, mode: 'close' | 'down') {
-    const b = object(body);
-    onlyFields(b, ['clientId']);
-    const clientId = clientIdField(b);
+  async function kick(clientId: string, mode: 'close' | 'down') {
     return withNode(await onOwnerNode(ctx, clientId, 'clients.close', { clientId, mode }));
   }
 
@@ -65,54 +59,54 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
   }
 
   return [
-    {
+    route({
       method: 'POST',
       path: '/mqtt/connection',
       access: 'read',
       readOnly: true,
       tag: 'connections',
       summary: 'Connected clients, paged (oldest connection first); clientId and username filter by case-insensitive substring. In a cluster: of every node, each with its `node`, and `nodesMissing` (running nodes that did not answer within 5 s)',
-      body: { type: 'object', properties: { ...PAGING, ...QUERY_FILTERS } },
-      handler: (req) => query(req.body, false),
-    },
-    {
+      body: QUERY,
+      handler: (req) => query(req.body),
+    }),
+    route({
       method: 'POST',
       path: '/api/mqtt/connection',
       access: 'read',
       readOnly: true,
       tag: 'connections',
       summary: 'Connected clients, paged, as /mqtt/connection plus a filter by endpoint (listener) port',
-      body: { type: 'object', properties: { ...PAGING, ...QUERY_FILTERS, port: { type: 'integer', minimum: 1, maximum: 65535, description: 'port of the endpoint the clients connected to' } } },
-      handler: (req) => query(req.body, true),
-    },
-    {
+      body: QUERY_BY_PORT,
+      handler: (req) => query(req.body),
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/connection/close',
       access: 'write',
       tag: 'connections',
       summary: 'Kick a client and end its session (also a persistent or offline one): v5 clients get DISCONNECT 0x98; the will is published. In a cluster, on whatever node holds it',
       body: CLIENT_ID_BODY,
-      handler: async (req) => ok(await kick(req.body, 'close')),
-    },
-    {
+      handler: async (req) => ok(await kick(req.body.clientId, 'close')),
+    }),
+    route({
       method: 'POST',
       path: '/api/close',
       access: 'write',
       tag: 'connections',
       summary: 'Same as /mqtt/connection/close',
       body: CLIENT_ID_BODY,
-      handler: async (req) => ok(await kick(req.body, 'close')),
-    },
-    {
+      handler: async (req) => ok(await kick(req.body.clientId, 'close')),
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/connection/down',
       access: 'write',
       tag: 'connections',
       summary: 'Drop only the network connection of a client: v5 clients get DISCONNECT 0x98, the will is published, a persistent session stays. In a cluster, on whatever node holds it',
       body: CLIENT_ID_BODY,
-      handler: async (req) => ok(await kick(req.body, 'down')),
-    },
-    {
+      handler: async (req) => ok(await kick(req.body.clientId, 'down')),
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/connection/runtime',
       access: 'read',
@@ -121,13 +115,11 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
       summary: "A client's session and connection state: in-flight and queued messages, subscriptions, keepalive, traffic counters, worker",
       body: CLIENT_ID_BODY,
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['clientId']);
-        const clientId = clientIdField(b);
+        const { clientId } = req.body;
         return ok(withNode(await onOwnerNode(ctx, clientId, 'clients.runtime', { clientId })));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/api/check',
       access: 'read',
@@ -136,12 +128,10 @@ export function connectionRoutes(ctx: AdminContext): Route[] {
       summary: 'The CONNECT of a connected client as the broker saw it (version, keepalive, clean session, username, will; never the password)',
       body: CLIENT_ID_BODY,
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['clientId']);
-        const clientId = clientIdField(b);
+        const { clientId } = req.body;
         const r = await onOwnerNode(ctx, clientId, 'clients.check', { clientId });
         return json({ code: 0, data: [{ ...withNode(r), nodeIp: r.node === ctx.config.nodeName ? nodeIp(ctx.config.mqtt.host) : peerIp(r.node) }] });
       },
-    },
+    }),
   ];
 }

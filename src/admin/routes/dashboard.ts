@@ -1,9 +1,13 @@
 // Saved monitoring dashboards (spec 4.10): a dashboard is {name, panels: [{title, type, metric}]},
 // kept in the store (kind 'dashboard', keyed by name) and saved by name (a save replaces the
 // dashboard of that name). The config export and import (system.ts) use the same checks.
+import { Type, type Static } from '@sinclair/typebox';
+
+import { DomainError, notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, notFound, ok, type Route, type Schema } from '../http.ts';
-import { object, onlyFields, reqStr } from '../validate.ts';
+import { ok, type Route } from '../http.ts';
+import { route, strict } from '../schema.ts';
+import { choice, compileSchema, type Checker } from '../../schema/check.ts';
 import type { Store } from '../../store/types.ts';
 
 export const PANEL_TYPES = ['line', 'bar', 'gauge', 'stat', 'table'] as const;
@@ -30,56 +34,35 @@ const MAX_NAME = 128;
 const MAX_PANELS = 100;
 const MAX_TEXT = 1024;
 
-export const DASHBOARD_SCHEMA: Schema = {
-  type: 'object',
-  required: ['name', 'panels'],
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: MAX_NAME },
-    panels: {
-      type: 'array',
-      maxItems: MAX_PANELS,
-      items: {
-        type: 'object',
-        required: ['title', 'type', 'metric'],
-        properties: { title: { type: 'string', minLength: 1 }, type: { enum: PANEL_TYPES }, metric: { type: 'string', minLength: 1 } },
-      },
-    },
+/** Text with something in it (not only spaces). */
+const text = (max: number) => Type.String({ maxLength: max, pattern: '\\S', 'x-message': 'must not be empty' });
+
+export const DASHBOARD = Type.Object(
+  {
+    name: text(MAX_NAME),
+    panels: Type.Array(Type.Object({ title: text(MAX_TEXT), type: choice(PANEL_TYPES), metric: text(MAX_TEXT) }, strict), { maxItems: MAX_PANELS }),
+    // Records read back from GET (or an export) may be saved as they are; these are the server's.
+    id: Type.Optional(Type.String({ description: 'ignored: the name is the id' })),
+    createTime: Type.Optional(Type.String({ description: 'ignored' })),
+    updateTime: Type.Optional(Type.String({ description: 'ignored' })),
   },
-};
+  strict,
+);
+
+const checkSchema: Checker<Static<typeof DASHBOARD>> = compileSchema(DASHBOARD);
 
 /**
- * Checks a dashboard sent by a client; `prefix` goes before field names in the 400 (e.g.
- * "config.dashboards[0]."). Answers the name and panels; ids and times are the server's.
+ * Checks a dashboard (the import's, which the route's schema has not seen); `at` places the field
+ * names of a refusal (`config.dashboards[0]`). Answers the name and panels: ids and times are the
+ * server's.
  */
-export function checkDashboard(input: unknown, prefix = ''): { name: string; panels: Panel[] } {
-  const b = object(input, prefix ? prefix.replace(/\.$/, '') : 'body');
-  for (const k of Object.keys(b)) {
-    // Records read back from GET (or an export) may be saved as they are.
-    if (!['name', 'panels', 'id', 'createTime', 'updateTime'].includes(k)) throw badRequest(`${prefix}${k}`, 'unknown field');
+export function checkDashboard(input: unknown, at?: string): { name: string; panels: Panel[] } {
+  try {
+    checkSchema(input);
+  } catch (err) {
+    throw at !== undefined && err instanceof DomainError ? err.under(at) : err;
   }
-  const name = text(b.name, `${prefix}name`, MAX_NAME);
-  if (!Array.isArray(b.panels)) throw badRequest(`${prefix}panels`, b.panels === undefined ? 'is required' : 'expected an array');
-  if (b.panels.length > MAX_PANELS) throw badRequest(`${prefix}panels`, `at most ${MAX_PANELS} panels`);
-  const panels = b.panels.map((p: unknown, i: number): Panel => {
-    const at = `${prefix}panels[${i}]`;
-    if (typeof p !== 'object' || p === null || Array.isArray(p)) throw badRequest(at, 'expected an object {title, type, metric}');
-    const panel = p as Record<string, unknown>;
-    for (const k of Object.keys(panel)) if (!['title', 'type', 'metric'].includes(k)) throw badRequest(`${at}.${k}`, 'unknown field');
-    const title = text(panel.title, `${at}.title`, MAX_TEXT);
-    const type = text(panel.type, `${at}.type`, MAX_TEXT);
-    if (!(PANEL_TYPES as readonly string[]).includes(type)) throw badRequest(`${at}.type`, `must be one of ${PANEL_TYPES.join(', ')}, got ${JSON.stringify(type)}`);
-    const metric = text(panel.metric, `${at}.metric`, MAX_TEXT);
-    return { title, type: type as PanelType, metric };
-  });
-  return { name, panels };
-}
-
-function text(v: unknown, field: string, max: number): string {
-  if (v === undefined || v === null) throw badRequest(field, 'is required');
-  if (typeof v !== 'string') throw badRequest(field, 'expected a string');
-  if (v.trim().length === 0) throw badRequest(field, 'must not be empty');
-  if (v.length > max) throw badRequest(field, `longer than ${max} characters`);
-  return v;
+  return { name: input.name, panels: input.panels.map(({ title, type, metric }) => ({ title, type, metric })) };
 }
 
 export async function listDashboards(store: Store): Promise<Dashboard[]> {
@@ -110,31 +93,27 @@ export function dashboardRoutes(ctx: AdminContext): Route[] {
       summary: 'The saved dashboards: [{id, name, panels: [{title, type, metric}], createTime, updateTime}]',
       handler: async () => ok(await listDashboards(ctx.store)),
     },
-    {
+    route({
       method: 'POST',
       path: '/monitor/dashboard',
       access: 'write',
       tag: 'dashboards',
       summary: `Save a dashboard (replaces the one of the same name); panel type one of ${PANEL_TYPES.join(', ')}`,
-      body: DASHBOARD_SCHEMA,
-      async handler(req) {
-        return ok(await saveDashboard(ctx.store, checkDashboard(req.body)));
-      },
-    },
-    {
+      body: DASHBOARD,
+      handler: async (req) => ok(await saveDashboard(ctx.store, { name: req.body.name, panels: req.body.panels.map(({ title, type, metric }) => ({ title, type, metric })) })),
+    }),
+    route({
       method: 'POST',
       path: '/monitor/dashboard/delete',
       access: 'write',
       tag: 'dashboards',
       summary: 'Delete a saved dashboard by name (404 when there is none)',
-      body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+      body: Type.Object({ name: Type.String({ minLength: 1 }) }, strict),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['name']);
-        const name = reqStr(b, 'name');
+        const { name } = req.body;
         if (!(await deleteDashboard(ctx.store, name))) throw notFound(`dashboard ${name} not found`);
         return ok();
       },
-    },
+    }),
   ];
 }

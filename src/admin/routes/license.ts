@@ -1,9 +1,12 @@
 // Licence routes (spec 4.11): the licence in force, import of a signed licence, and a refresh
 // that reads the stored licence again and re-verifies it. See ../license.ts for the format.
+import { Type } from '@sinclair/typebox';
+
+import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, ok, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { LicenseError, Licenses, loadLicensePublicKey } from '../license.ts';
-import { object, onlyFields, reqStr } from '../validate.ts';
+import { route, strict } from '../schema.ts';
 
 export function licenseRoutes(ctx: AdminContext): Route[] {
   // A bad admin.licensePublicKey stops the admin API at start, naming the key.
@@ -17,37 +20,32 @@ export function licenseRoutes(ctx: AdminContext): Route[] {
       summary: `The licence in force: {type, licensee, issued, expires, features, status, source}. Without an imported licence, the community licence (every feature, no expiry). A licence never disables anything.`,
       handler: async () => ok(await licenses.info()),
     },
-    {
+    route({
       method: 'POST',
       path: '/license/import',
       access: 'write',
       tag: 'license',
       summary: 'Import a signed licence (base64url(payload).base64url(Ed25519 signature)); 400 naming `license` when the format, the signature or the expiry is wrong (the licence in force stays)',
-      body: { type: 'object', required: ['license'], properties: { license: { type: 'string' } } },
+      body: Type.Object({ license: Type.String({ minLength: 1 }) }, strict),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['license']);
-        const token = reqStr(b, 'license');
         try {
-          return ok(await licenses.import(token));
+          return ok(await licenses.import(req.body.license));
         } catch (err) {
-          if (err instanceof LicenseError) throw badRequest('license', `${reasonText(err)}: ${err.message}`);
+          // The licence module's refusal names no field (it also checks the licence at start).
+          if (err instanceof LicenseError) throw invalid('license', `${reasonText(err)}: ${err.message}`);
           throw err;
         }
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/license/refresh',
       access: 'write',
       tag: 'license',
       summary: 'Read the stored licence again and verify it; answers the licence info (status expired or invalid when it no longer verifies)',
-      body: { type: 'object', properties: {} },
-      async handler(req) {
-        onlyFields(object(req.body), []);
-        return ok(await licenses.refresh());
-      },
-    },
+      body: Type.Object({}, strict),
+      handler: async () => ok(await licenses.refresh()),
+    }),
   ];
 }
 

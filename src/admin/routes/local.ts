@@ -4,10 +4,13 @@
 // one worker (not a client: no MQTT client can reach or take it over). The filters are kept in the
 // store (admin kind 'local-subscription') and subscribed again at start and when their worker
 // restarts; the kept messages live in memory only.
+import { Type } from '@sinclair/typebox';
+
+import { DomainError, conflict, notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, conflict, notFound, ok, type Route } from '../http.ts';
-import { int, object, onlyFields, qos as qosField, queryBody, reqStr } from '../validate.ts';
-import { onWorker, topicFilterField } from './mqtt-common.ts';
+import { ok, type Route } from '../http.ts';
+import { route, strict } from '../schema.ts';
+import { QOS, TOPIC_FILTER, onWorker, topicFilter } from './mqtt-common.ts';
 import { topicId } from './subscriptions.ts';
 
 const KIND = 'local-subscription';
@@ -31,7 +34,7 @@ export function localRoutes(ctx: AdminContext): Route[] {
 
   function pickWorker(): number {
     const running = sup.runningWorkers();
-    if (running.length === 0) throw new HttpError(503, 'no worker is running');
+    if (running.length === 0) throw new DomainError('UNAVAILABLE', 'no worker is running');
     const load = new Map(running.map((w) => [w, 0]));
     for (const l of locals.values()) if (load.has(l.worker)) load.set(l.worker, load.get(l.worker)! + 1);
     return [...load].sort((a, b) => a[1] - b[1] || a[0] - b[0])[0][0];
@@ -55,19 +58,17 @@ export function localRoutes(ctx: AdminContext): Route[] {
   const view = (l: Local) => ({ id: l.id, topic: l.topic, qos: l.qos, worker: l.worker, createTime: l.createTime });
 
   return [
-    {
+    route({
       method: 'POST',
       path: '/api/local/subscribe',
       access: 'write',
       tag: 'local',
       summary: 'The broker subscribes to a topic filter itself and keeps the latest 1000 messages (read them with GET /api/local/messages); 409 when it exists',
-      body: { type: 'object', required: ['topic'], properties: { topic: { type: 'string', description: 'a topic filter' }, qos: { type: 'integer', minimum: 0, maximum: 2, default: 0 } } },
+      body: Type.Object({ topic: TOPIC_FILTER, qos: Type.Optional(QOS) }, strict),
       async handler(req) {
         await loaded;
-        const b = object(req.body);
-        onlyFields(b, ['topic', 'qos']);
-        const topic = topicFilterField(ctx, b)!;
-        const qos = qosField(b);
+        const topic = topicFilter(ctx, req.body.topic);
+        const qos = (req.body.qos ?? 0) as 0 | 1 | 2;
         if (locals.has(topic)) throw conflict('topic', `local subscription ${topic} exists`);
         const l: Local = { id: topicId(topic), topic, qos, createTime: new Date().toISOString(), handle: sup.newHandle(), worker: pickWorker() };
         await open(l);
@@ -81,19 +82,17 @@ export function localRoutes(ctx: AdminContext): Route[] {
         }
         return ok(view(l));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/api/local/unsubscribe',
       access: 'write',
       tag: 'local',
       summary: 'Remove a local subscription and the messages it kept; 404 when unknown',
-      body: { type: 'object', required: ['topic'], properties: { topic: { type: 'string' } } },
+      body: Type.Object({ topic: Type.String({ minLength: 1, description: 'the filter of the local subscription' }) }, strict),
       async handler(req) {
         await loaded;
-        const b = object(req.body);
-        onlyFields(b, ['topic']);
-        const topic = reqStr(b, 'topic');
+        const { topic } = req.body;
         const l = locals.get(topic);
         if (!l) throw notFound(`local subscription ${topic} not found`);
         await ctx.store.deleteAdmin(KIND, l.id);
@@ -101,7 +100,7 @@ export function localRoutes(ctx: AdminContext): Route[] {
         await onWorker(ctx, l.worker, 'local.close', { handle: l.handle });
         return ok();
       },
-    },
+    }),
     {
       method: 'GET',
       path: '/api/local/subscriptions',
@@ -113,23 +112,21 @@ export function localRoutes(ctx: AdminContext): Route[] {
         return ok([...locals.values()].map(view));
       },
     },
-    {
+    route({
       method: 'GET',
       path: '/api/local/messages',
       access: 'read',
       tag: 'local',
       summary: 'The latest messages a local subscription received (oldest first), with counts of received and dropped ones',
-      query: { topic: { type: 'string', required: true, description: 'the filter of the local subscription' }, limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+      query: Type.Object({ topic: Type.String({ minLength: 1, description: 'the filter of the local subscription' }), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })) }),
       async handler(req) {
         await loaded;
-        const q = queryBody(req.query, ['limit']);
-        const topic = reqStr(q, 'topic');
-        const limit = int(q, 'limit', 1, 1000) ?? 100;
+        const { topic, limit = 100 } = req.queryValues;
         const l = locals.get(topic);
         if (!l) throw notFound(`local subscription ${topic} not found`);
         const r = await onWorker(ctx, l.worker, 'local.messages', { handle: l.handle, limit });
         return ok({ ...view(l), ...r });
       },
-    },
+    }),
   ];
 }

@@ -1,12 +1,10 @@
 // Log topics (spec 4.8): messages on topics matching a log topic's filter are written to the log
 // at its level. List, add, delete; applied at once on every worker (LogTopicManager).
-import type { AdminContext } from '../context.ts';
-import { answering, ok, refusal, type Route } from '../http.ts';
-import { object, onlyFields, reqStr } from '../validate.ts';
-import { TraceError } from '../../trace/errors.ts';
+import { Type } from '@sinclair/typebox';
 
-/** A log topic's or trace's refusal as the admin API's error. */
-const asHttp = (err: unknown): unknown => (err instanceof TraceError ? refusal(err) : err);
+import type { AdminContext } from '../context.ts';
+import { ok, type Route } from '../http.ts';
+import { BY_ID, route, strict } from '../schema.ts';
 
 export function logTopicRoutes(ctx: AdminContext): Route[] {
   const topics = ctx.logTopics;
@@ -19,33 +17,33 @@ export function logTopicRoutes(ctx: AdminContext): Route[] {
       summary: 'Log topics: {id, topic, level, createTime}',
       handler: () => ok(topics.list()),
     },
-    {
+    route({
       method: 'POST',
       path: '/api/log/topic/add',
       access: 'write',
       tag: 'logs',
       summary: 'Add a log topic: messages whose topic matches the filter are logged at the level (subject to the log level in force)',
-      body: { type: 'object', required: ['topic', 'level'], properties: { topic: { type: 'string' }, level: { enum: ['DEBUG', 'INFO', 'WARN', 'ERROR'] } } },
-      async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['topic', 'level']);
-        const topic = reqStr(b, 'topic', { max: 65535 });
-        const level = reqStr(b, 'level');
-        return ok(await answering(() => topics.add(topic, level), asHttp));
-      },
-    },
-    {
+      body: Type.Object(
+        {
+          topic: Type.String({ minLength: 1, maxLength: 65535, description: 'a topic filter' }),
+          // Any case: the manager checks the level (the configuration file's levels are lower case).
+          level: Type.String({ minLength: 1, description: 'DEBUG, INFO, WARN or ERROR' }),
+        },
+        strict,
+      ),
+      handler: async (req) => ok(await topics.add(req.body.topic, req.body.level)),
+    }),
+    route({
       method: 'POST',
       path: '/api/log/topic/delete',
       access: 'write',
       tag: 'logs',
       summary: 'Delete a log topic',
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+      body: BY_ID,
       async handler(req) {
-        const id = reqStr(object(req.body), 'id');
-        await answering(() => topics.delete(id), asHttp);
-        return ok({ id });
+        await topics.delete(req.body.id);
+        return ok({ id: req.body.id });
       },
-    },
+    }),
   ];
 }

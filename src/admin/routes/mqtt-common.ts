@@ -1,34 +1,24 @@
-// What the MQTT-facing admin routes share: calling a worker (its refusals become HTTP errors),
+// What the MQTT-facing admin routes share: calling a worker (its refusals are domain errors),
 // finding the worker (and in a cluster the node) that owns a client, asking every node, and the
-// checks of topic names, filters and client ids.
-import { WorkerOpError } from '../../node/supervisor.ts';
+// schemas of client ids, topics and subscription options, and the checks of topic names and
+// filters a schema cannot make.
+import { Type } from '@sinclair/typebox';
+
+import { DomainError, fromPlain, invalid, notFound } from '../../errors/domain-error.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 import type { AdminContext } from '../context.ts';
-import { badRequest, HttpError, notFound, refusal } from '../http.ts';
 import { callOwner, NOT_HELD } from '../../broker/owner-call.ts';
 import { runsAcrossNodes, type MissingNode } from '../../cluster/index.ts';
-import { bool, int, reqStr, str, type Body } from '../validate.ts';
 import type { OpArgs, OpName, OpResult, OpTail } from '../../worker/ops/index.ts';
 
-/** A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) as an HTTP error. */
-export function asHttpError(err: unknown): unknown {
-  return err instanceof WorkerOpError ? refusal(err) : err;
+// A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) arrives as a
+// WorkerOpError, a domain error: the server answers it as it is.
+export function onWorker<K extends OpName>(ctx: AdminContext, worker: number, op: K, ...tail: OpTail<K>): Promise<OpResult<K>> {
+  return ctx.supervisor.call(worker, op, ...tail);
 }
 
-export async function onWorker<K extends OpName>(ctx: AdminContext, worker: number, op: K, ...tail: OpTail<K>): Promise<OpResult<K>> {
-  try {
-    return await ctx.supervisor.call(worker, op, ...tail);
-  } catch (err) {
-    throw asHttpError(err);
-  }
-}
-
-export async function onAllWorkers<K extends OpName>(ctx: AdminContext, op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
-  try {
-    return await ctx.supervisor.callAll(op, ...tail);
-  } catch (err) {
-    throw asHttpError(err);
-  }
+export function onAllWorkers<K extends OpName>(ctx: AdminContext, op: K, ...tail: OpTail<K>): Promise<OpResult<K>[]> {
+  return ctx.supervisor.callAll(op, ...tail);
 }
 
 /**
@@ -62,12 +52,7 @@ export async function onOwner<K extends OpName>(ctx: AdminContext, clientId: str
  * the node that holds the client.
  */
 export async function onOwnerNode<K extends OpName>(ctx: AdminContext, clientId: string, op: K, args: OpArgs<K>): Promise<{ node: string; result: OpResult<K> }> {
-  let local: OpResult<K> | typeof NOT_HELD;
-  try {
-    local = await callOwner(ctx.supervisor, clientId, op, args);
-  } catch (err) {
-    throw asHttpError(err);
-  }
+  const local = await callOwner(ctx.supervisor, clientId, op, args);
   if (local !== NOT_HELD) return { node: ctx.config.nodeName, result: local };
   const ops = ctx.cluster?.adminOps;
   if (!ops) throw notFound(`client ${clientId} not found`);
@@ -77,48 +62,55 @@ export async function onOwnerNode<K extends OpName>(ctx: AdminContext, clientId:
   if (r.node === null) {
     if (r.missing.length === 0) throw notFound(`client ${clientId} not found`);
     const names = r.missing.map((m) => `${m.node} (${m.reason})`).join(', ');
-    throw new HttpError(503, `client ${clientId} not found on the nodes that answered; no answer from ${names}`, { details: { nodesMissing: r.missing } });
+    throw new DomainError('UNAVAILABLE', `client ${clientId} not found on the nodes that answered; no answer from ${names}`, { details: { nodesMissing: r.missing } });
   }
-  if (!crosses) throw new HttpError(409, `client ${clientId} is held by node ${r.node}: this operation runs on that node's admin API only`, { error: 'ON_OTHER_NODE', details: { node: r.node } });
-  if ('refusal' in r) throw refusal(r.refusal);
+  if (!crosses) throw new DomainError('ON_OTHER_NODE', `client ${clientId} is held by node ${r.node}: this operation runs on that node's admin API only`, { details: { node: r.node } });
+  if ('refusal' in r) throw fromPlain(r.refusal);
   return { node: r.node, result: r.result };
 }
 
-/** A required client id (non-empty string). */
-export function clientIdField(b: Body, field = 'clientId'): string {
-  return reqStr(b, field, { max: 65535 });
-}
+/** A client id: a non-empty string (what MQTT allows, at most 65535 bytes). */
+export const CLIENT_ID = Type.String({ minLength: 1, maxLength: 65535 });
+export const TOPIC_NAME = Type.String({ minLength: 1, description: 'a topic name: no wildcards' });
+export const TOPIC_FILTER = Type.String({ minLength: 1, description: 'a topic filter' });
+export const QOS = Type.Integer({ minimum: 0, maximum: 2, default: 0 });
+
+/** The MQTT 5 subscription options a subscribe route takes besides qos. */
+export const SUBSCRIPTION_OPTIONS = {
+  noLocal: Type.Optional(Type.Boolean({ description: 'MQTT 5 No Local: messages the client publishes are not sent back to it' })),
+  retainAsPublished: Type.Optional(Type.Boolean({ description: 'MQTT 5 Retain As Published' })),
+  retainHandling: Type.Optional(Type.Integer({ minimum: 0, maximum: 2, description: 'MQTT 5 Retain Handling: 0 send retained messages, 1 only for a new subscription, 2 never' })),
+};
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function wellFormed(field: string, value: string): void {
   // A JSON string may hold a lone surrogate, which has no UTF-8 form [MQTT-1.5.4-1].
-  if (LONE_SURROGATE.test(value)) throw badRequest(field, 'is not valid UTF-8 (lone surrogate)');
+  if (LONE_SURROGATE.test(value)) throw invalid(field, 'is not valid UTF-8 (lone surrogate)');
 }
 
-/** A topic name: not empty, no wildcards, valid UTF-8, no U+0000, at most limits.maxTopicLevels
- * levels, and (unless `allowReserved`) not a $ topic. */
-export function topicNameField(ctx: AdminContext, b: Body, field = 'topic', allowReserved = false): string {
-  const topic = reqStr(b, field);
+// What the schemas cannot say of a topic (the routes' schemas have made it a non-empty string).
+
+/** A topic name: no wildcards, valid UTF-8, no U+0000, at most limits.maxTopicLevels levels, and
+ * (unless `allowReserved`) not a $ topic. */
+export function topicName(ctx: AdminContext, topic: string, field = 'topic', allowReserved = false): string {
   wellFormed(field, topic);
   const problem = topicNameProblem(topic);
-  if (problem) throw badRequest(field, problem);
-  if (!allowReserved && topic.startsWith('$')) throw badRequest(field, 'topics starting with $ are reserved for the broker');
+  if (problem) throw invalid(field, problem);
+  if (!allowReserved && topic.startsWith('$')) throw invalid(field, 'topics starting with $ are reserved for the broker');
   levels(ctx, field, topic);
   return topic;
 }
 
-/** A topic filter (wildcards allowed); `required` false: undefined when absent or empty. */
-export function topicFilterField(ctx: AdminContext, b: Body, field = 'topic', required = true): string | undefined {
-  const filter = required ? reqStr(b, field) : str(b, field);
-  if (filter === undefined || (!required && filter === '')) return undefined;
+/** A topic filter (wildcards allowed, $share/<group>/<filter> and $queue/<filter> too). */
+export function topicFilter(ctx: AdminContext, filter: string, field = 'topic'): string {
   wellFormed(field, filter);
   const problem = topicFilterProblem(filter);
-  if (problem) throw badRequest(field, problem);
+  if (problem) throw invalid(field, problem);
   const shared = /^\$(share|queue)\//.exec(filter);
   if (shared) {
     const inner = sharedInner(filter);
-    if (inner === undefined || inner === '') throw badRequest(field, 'a shared subscription is $share/<group>/<filter>');
+    if (inner === undefined || inner === '') throw invalid(field, 'a shared subscription is $share/<group>/<filter>');
   }
   levels(ctx, field, filter);
   return filter;
@@ -138,20 +130,11 @@ function levels(ctx: AdminContext, field: string, topic: string): void {
   const max = ctx.config.limits.maxTopicLevels;
   let n = 1;
   for (let i = topic.indexOf('/'); i !== -1 && n <= max; i = topic.indexOf('/', i + 1)) n++;
-  if (n > max) throw badRequest(field, `more than ${max} levels (limits.maxTopicLevels)`);
+  if (n > max) throw invalid(field, `more than ${max} levels (limits.maxTopicLevels)`);
 }
 
 /** The v5 subscription options byte from `qos` and the optional noLocal, retainAsPublished and
  * retainHandling fields. */
-export function subscriptionOptions(qos: number, b: Body): number {
-  const nl = bool(b, 'noLocal') ? 4 : 0;
-  const rap = bool(b, 'retainAsPublished') ? 8 : 0;
-  const rh = int(b, 'retainHandling', 0, 2) ?? 0;
-  return qos | nl | rap | (rh << 4);
+export function subscriptionOptions(qos: number, o: { noLocal?: boolean; retainAsPublished?: boolean; retainHandling?: number }): number {
+  return qos | (o.noLocal ? 4 : 0) | (o.retainAsPublished ? 8 : 0) | ((o.retainHandling ?? 0) << 4);
 }
-
-export const SUBSCRIPTION_OPTION_SCHEMA = {
-  noLocal: { type: 'boolean', description: 'MQTT 5 No Local: messages the client publishes are not sent back to it' },
-  retainAsPublished: { type: 'boolean', description: 'MQTT 5 Retain As Published' },
-  retainHandling: { type: 'integer', minimum: 0, maximum: 2, description: 'MQTT 5 Retain Handling: 0 send retained messages, 1 only for a new subscription, 2 never' },
-} as const;

@@ -5,23 +5,16 @@
 // (PolicyManager).
 import { randomBytes } from 'node:crypto';
 
+import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, answering, badRequest, json, ok, paged, type Route } from '../http.ts';
+import { json, ok, paged, type Route } from '../http.ts';
 import { bool, int, object, oneOf, onlyFields, paging, reqStr, str, type Body } from '../validate.ts';
-import { PolicyError } from '../../policies/errors.ts';
 import type { PolicyKind, PolicyManager } from '../../policies/manager.ts';
-import { ACL_POLICY_TYPES, AUTH_POLICY_TYPES, PolicyConfigError } from '../../policies/types.ts';
+import { ACL_POLICY_TYPES, AUTH_POLICY_TYPES } from '../../policies/types.ts';
 import { hashWithStrategy, PBKDF2_DIGESTS, SALT_TYPES, STRATEGIES, type Strategy, type StrategyOptions } from '../../auth/strategies/password-strategy.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 
-const STATUS = { POLICY_NOT_FOUND: 404, POLICY_NAME_CONFLICT: 409 } as const;
 const PASSWORD_MAX = 4096;
-
-function asHttp(err: unknown): unknown {
-  if (err instanceof PolicyConfigError) return new HttpError(400, err.message, { field: err.field, error: err.code });
-  if (err instanceof PolicyError) return new HttpError(STATUS[err.code], err.message, { error: err.code, field: err.field });
-  return err;
-}
 
 /** The parameters each strategy takes, for clients building a form. */
 const STRATEGY_INFO: Record<Strategy, { salted: boolean; params: string[]; description: string }> = {
@@ -43,7 +36,7 @@ function policyBody(b: Body, withId: boolean): { id?: string; input: Record<stri
     reqStr(b, 'type');
   }
   if (b.config !== undefined) object(b.config, 'config');
-  else if (!withId) throw badRequest('config', 'is required (an object)');
+  else if (!withId) throw invalid('config', 'is required (an object)');
   const dryRun = bool(b, 'dryRun') ?? true;
   return { id, input: { name: b.name, type: b.type, config: b.config, enabled: b.enabled, order: b.order }, dryRun };
 }
@@ -65,7 +58,7 @@ function crudRoutes(kind: PolicyKind, policies: PolicyManager): Route[] {
       body: { type: 'object', required: ['name', 'type', 'config'], properties: { name: { type: 'string' }, type: { enum: types }, config: { type: 'object' }, enabled: { type: 'boolean' }, order: { type: 'integer' }, dryRun: { type: 'boolean' } } },
       async handler(req) {
         const { input, dryRun } = policyBody(object(req.body), false);
-        const record = await answering(() => policies.add(kind, input, { dryRun }), asHttp);
+        const record = await policies.add(kind, input, { dryRun });
         // The spec answers the JSON string "success" for /auth/add.
         return kind === 'auth' ? json('success') : ok(record);
       },
@@ -100,7 +93,7 @@ function crudRoutes(kind: PolicyKind, policies: PolicyManager): Route[] {
         const b = object(req.body);
         onlyFields(b, ['id']);
         const id = reqStr(b, 'id');
-        await answering(() => policies.delete(kind, id), asHttp);
+        await policies.delete(kind, id);
         return ok({ id });
       },
     },
@@ -113,7 +106,7 @@ function crudRoutes(kind: PolicyKind, policies: PolicyManager): Route[] {
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' }, name: { type: 'string' }, type: { enum: types }, config: { type: 'object' }, enabled: { type: 'boolean' }, order: { type: 'integer' }, dryRun: { type: 'boolean' } } },
       async handler(req) {
         const { id, input, dryRun } = policyBody(object(req.body), true);
-        return ok(await answering(() => policies.update(kind, id!, input, { dryRun }), asHttp));
+        return ok(await policies.update(kind, id!, input, { dryRun }));
       },
     },
   ];
@@ -197,7 +190,7 @@ export function policyRoutes(ctx: AdminContext): Route[] {
         const action = oneOf(b, 'action', ['publish', 'subscribe'] as const, { required: true })!;
         const topic = reqStr(b, 'topic', { max: 65535 });
         const problem = action === 'publish' ? topicNameProblem(topic) : topicFilterProblem(topic);
-        if (problem !== undefined) throw badRequest('topic', problem);
+        if (problem !== undefined) throw invalid('topic', problem);
         const r = await policies.authorize({ clientid, username, peerhost, action, topic });
         return ok({ ...r.answer, cacheable: r.cacheable });
       },

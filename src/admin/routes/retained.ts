@@ -1,12 +1,15 @@
 // Retained messages (spec 4.10): query them by topic filter from the shared retained store, and
 // delete one (from the store too). Payloads are UTF-8 text when valid, else base64 with
 // payloadEncoding "base64"; time is when the broker received the message (to the second).
+import { Type } from '@sinclair/typebox';
+
+import { notFound } from '../../errors/domain-error.ts';
 import { readRecord, recordReceivedAt, isExpired } from '../../broker/message.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
 import type { AdminContext } from '../context.ts';
-import { json, notFound, ok, type Route } from '../http.ts';
-import { object, onlyFields, paging } from '../validate.ts';
-import { topicFilterField, topicNameField } from './mqtt-common.ts';
+import { json, ok, type Route } from '../http.ts';
+import { PAGING, pageOf, route, strict } from '../schema.ts';
+import { TOPIC_NAME, topicFilter, topicName } from './mqtt-common.ts';
 
 interface RetainedView {
   topic: string;
@@ -34,39 +37,35 @@ function views(buf: Buffer, now: number): RetainedView[] {
 export function retainedRoutes(ctx: AdminContext): Route[] {
   const retained = ctx.supervisor.retained;
   return [
-    {
+    route({
       method: 'POST',
       path: '/mqtt/retain/query',
       access: 'read',
       readOnly: true,
       tag: 'retained',
       summary: 'Retained messages whose topic the filter matches (all without one), by topic, paged: {topic, qos, payload, payloadEncoding?, time, expiresAt}',
-      body: { type: 'object', properties: { topic: { type: 'string', description: 'a topic filter' }, page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } } },
+      body: Type.Object({ topic: Type.Optional(Type.String({ description: 'a topic filter; absent or empty: all' })), ...PAGING }, strict),
       handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['topic', 'page', 'size']);
-        const { page, size } = paging(b);
-        const filter = topicFilterField(ctx, b, 'topic', false);
+        const { page, size } = pageOf(req.body);
+        const filter = req.body.topic ? topicFilter(ctx, req.body.topic) : undefined;
         const buf = filter === undefined ? retained.list(0, retained.size) : retained.match(filter);
         const all = views(buf, Date.now()).sort((a, c) => (a.topic < c.topic ? -1 : a.topic > c.topic ? 1 : 0));
         return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/retain/delete',
       access: 'write',
       tag: 'retained',
       summary: 'Delete the retained message of a topic (also from the store); 404 when there is none',
-      body: { type: 'object', required: ['topic'], properties: { topic: { type: 'string', description: 'a topic name' } } },
+      body: Type.Object({ topic: TOPIC_NAME }, strict),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['topic']);
-        const topic = topicNameField(ctx, b, 'topic', true);
+        const topic = topicName(ctx, req.body.topic, 'topic', true);
         if (!retained.remove(topic)) throw notFound(`no retained message on ${topic}`);
         await ctx.supervisor.openedStore?.deleteRetained(topic);
         return ok();
       },
-    },
+    }),
   ];
 }

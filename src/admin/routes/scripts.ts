@@ -1,9 +1,9 @@
 // Scripts and extensions (spec 4.9): add, query, delete, enable or disable, the syntax check, and
 // our additions update and runtime. Both apply at once on every worker (ProcessorManager).
+import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, answering, ok, paged, badRequest, type Route } from '../http.ts';
+import { ok, paged, type Route } from '../http.ts';
 import { bool, object, onlyFields, oneOf, paging, reqStr, str, type Body } from '../validate.ts';
-import { ProcessorError } from '../../scripts/errors.ts';
 import { checkScript } from '../../scripts/check.ts';
 import { CONTENT_MAX, type ProcessorManager } from '../../scripts/manager.ts';
 import type { ProcessorKind } from '../../scripts/types.ts';
@@ -11,20 +11,15 @@ import type { ProcessorKind } from '../../scripts/types.ts';
 const NAME_MAX = 200;
 const ID = /^[A-Za-z0-9._-]+$/;
 
-function asHttp(err: unknown): unknown {
-  if (!(err instanceof ProcessorError)) return err;
-  return new HttpError(err.status, err.message, { field: err.field, error: err.status === 400 ? (err.details ? 'SCRIPT_SYNTAX_ERROR' : 'INVALID_PARAMETER') : undefined, details: err.details });
-}
-
 function idField(b: Body): string | undefined {
   const id = str(b, 'id', { nonEmpty: true, max: 64 });
-  if (id !== undefined && !ID.test(id)) throw badRequest('id', 'letters, digits, . _ - only');
+  if (id !== undefined && !ID.test(id)) throw invalid('id', 'letters, digits, . _ - only');
   return id;
 }
 
 function optionsField(v: unknown, field: string): Record<string, unknown> | undefined {
   if (v === undefined) return undefined;
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw badRequest(field, 'expected an object');
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalid(field, 'expected an object');
   return v as Record<string, unknown>;
 }
 
@@ -57,7 +52,7 @@ function commonRoutes(m: ProcessorManager, kind: ProcessorKind, prefix: string):
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        await answering(() => m.delete(kind, id), asHttp);
+        await m.delete(kind, id);
         return ok({ id });
       },
     },
@@ -73,7 +68,7 @@ function commonRoutes(m: ProcessorManager, kind: ProcessorKind, prefix: string):
         onlyFields(b, ['id', 'enabled']);
         const id = reqStr(b, 'id');
         const enabled = bool(b, 'enabled', { required: true })!;
-        return ok(await answering(() => m.setEnabled(kind, id, enabled), asHttp));
+        return ok(await m.setEnabled(kind, id, enabled));
       },
     },
     {
@@ -86,7 +81,7 @@ function commonRoutes(m: ProcessorManager, kind: ProcessorKind, prefix: string):
       body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
       async handler(req) {
         const id = reqStr(object(req.body), 'id');
-        return ok(await answering(() => m.runtime(kind, id), asHttp));
+        return ok(await m.runtime(kind, id));
       },
     },
   ];
@@ -107,7 +102,7 @@ export function scriptRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['id', 'name', 'type', 'content', 'topic', 'enabled']);
         oneOf(b, 'type', ['javascript'] as const);
         const input = { id: idField(b), name: reqStr(b, 'name', { max: NAME_MAX }), content: reqStr(b, 'content', { max: CONTENT_MAX }), topic: str(b, 'topic', { nonEmpty: true, max: 65535 }), enabled: bool(b, 'enabled') };
-        return ok(await answering(() => m.addScript(input), asHttp));
+        return ok(await m.addScript(input));
       },
     },
     {
@@ -122,7 +117,7 @@ export function scriptRoutes(ctx: AdminContext): Route[] {
         onlyFields(b, ['id', 'name', 'content', 'topic']);
         const id = reqStr(b, 'id');
         const change = { name: str(b, 'name', { nonEmpty: true, max: NAME_MAX }), content: str(b, 'content', { max: CONTENT_MAX }), topic: str(b, 'topic', { nonEmpty: true, max: 65535 }) };
-        return ok(await answering(() => m.updateScript(id, change), asHttp));
+        return ok(await m.updateScript(id, change));
       },
     },
     {
@@ -168,7 +163,7 @@ export function extensionRoutes(ctx: AdminContext): Route[] {
           options: optionsField(config.options, 'config.options'),
           enabled: bool(b, 'enabled'),
         };
-        return ok(await answering(() => m.addExtension(input), asHttp));
+        return ok(await m.addExtension(input));
       },
     },
     {
@@ -185,7 +180,7 @@ export function extensionRoutes(ctx: AdminContext): Route[] {
         const config = b.config === undefined ? {} : object(b.config, 'config');
         onlyFields(config, ['className', 'topic', 'options']);
         const change = { name: str(b, 'name', { nonEmpty: true, max: NAME_MAX }), className: str(config, 'className', { nonEmpty: true, max: 1024 }), topic: str(config, 'topic', { nonEmpty: true, max: 65535 }), options: optionsField(config.options, 'config.options') };
-        return ok(await answering(() => m.updateExtension(id, change), asHttp));
+        return ok(await m.updateExtension(id, change));
       },
     },
     ...commonRoutes(m, 'extension', '/extension'),

@@ -3,74 +3,59 @@
 // A source's "queries" are what runs against it: the rule actions that write to it, each with
 // the id `<ruleId>:<action index>`; /source/query/info lists them with their counters and
 // /source/query/delete removes one (the action leaves its rule).
+import { Type } from '@sinclair/typebox';
+
+import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, answering, json, ok, paged, badRequest, type Route } from '../http.ts';
-import { int, object, onlyFields, paging, reqStr, str } from '../validate.ts';
-import { SOURCE_TYPES, SourceConfigError, type SourceType } from '../../sources/types.ts';
-import { SourceRegistryError } from '../../sources/errors.ts';
-import { ruleAsHttp } from './rules.ts';
+import { json, ok, paged, type Route } from '../http.ts';
+import { BY_ID, PAGING, pageOf, route, strict } from '../schema.ts';
+import { choice } from '../../schema/check.ts';
+import { SOURCE_TYPES } from '../../sources/types.ts';
 
-const STATUS = { SOURCE_NOT_FOUND: 404, SOURCE_NAME_CONFLICT: 409, SOURCE_IN_USE: 409 } as const;
-
-function asHttp(err: unknown): unknown {
-  // Its field is already the request's: name, type, config or config.<field>.
-  if (err instanceof SourceConfigError) return badRequest(err.field, err.message.replace(/^[^:]*: /, ''));
-  if (err instanceof SourceRegistryError) return new HttpError(STATUS[err.code], err.message, { error: err.code, field: err.code === 'SOURCE_NAME_CONFLICT' ? 'name' : 'id' });
-  return ruleAsHttp(err);
-}
+const TYPE = choice(SOURCE_TYPES);
+const CONFIG = Type.Record(Type.String(), Type.Unknown(), { description: 'the fields of the type (README, Data sources); checked by the source registry' });
+const QUERY_ID = '^(.+):(\\d+)$';
 
 export function sourceRoutes(ctx: AdminContext): Route[] {
   const sources = ctx.sources;
   const rules = ctx.rules;
   return [
-    {
+    route({
       method: 'POST',
       path: '/source/add',
       access: 'write',
       tag: 'sources',
       summary: 'Add a data source (mysql, postgresql, redis, kafka, mongodb, http); its pool opens at once',
-      body: { type: 'object', required: ['name', 'type', 'config'], properties: { name: { type: 'string' }, type: { enum: SOURCE_TYPES }, config: { type: 'object' } } },
-      async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['name', 'type', 'config']);
-        reqStr(b, 'name', { max: 128 });
-        reqStr(b, 'type');
-        object(b.config ?? {}, 'config');
-        return ok(await answering(() => sources.add({ name: b.name, type: b.type, config: b.config ?? {} }), asHttp));
-      },
-    },
-    {
+      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), type: TYPE, config: Type.Optional(CONFIG) }, strict),
+      handler: async (req) => ok(await sources.add({ name: req.body.name, type: req.body.type, config: req.body.config ?? {} })),
+    }),
+    route({
       method: 'POST',
       path: '/source/query',
       access: 'read',
       readOnly: true,
       tag: 'sources',
       summary: 'Data sources, paged, optionally of one type (passwords never shown)',
-      body: { type: 'object', properties: { page: { type: 'integer' }, size: { type: 'integer' }, type: { enum: SOURCE_TYPES } } },
+      body: Type.Object({ ...PAGING, type: Type.Optional(TYPE), name: Type.Optional(Type.String({ description: 'a substring of the name' })) }, strict),
       handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['page', 'size', 'type', 'name']);
-        const { page, size } = paging(b);
-        const type = str(b, 'type');
-        if (type !== undefined && !(SOURCE_TYPES as readonly string[]).includes(type)) throw badRequest('type', `must be one of ${SOURCE_TYPES.join(', ')}`);
-        const name = str(b, 'name');
-        const all = sources.list({ type: type as SourceType | undefined, page: 1, size: Number.MAX_SAFE_INTEGER }).data.filter((r) => !name || r.name.includes(name));
+        const { page, size } = pageOf(req.body);
+        const { type, name } = req.body;
+        const all = sources.list({ type, page: 1, size: Number.MAX_SAFE_INTEGER }).data.filter((r) => !name || r.name.includes(name));
         return paged(all.map((r) => ({ ...r, health: sources.get(r.id)?.health().state ?? 'closed' })), page, size);
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/source/delete',
       access: 'write',
       tag: 'sources',
       summary: 'Delete a data source (409 while a rule uses it)',
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+      body: BY_ID,
       async handler(req) {
-        const id = reqStr(object(req.body), 'id');
-        await answering(() => sources.delete(id), asHttp);
-        return ok({ id });
+        await sources.delete(req.body.id);
+        return ok({ id: req.body.id });
       },
-    },
+    }),
     {
       method: 'GET',
       path: '/source/type',
@@ -79,35 +64,41 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
       summary: 'The data source types (an array of strings)',
       handler: () => json([...SOURCE_TYPES]),
     },
-    {
+    route({
       method: 'POST',
       path: '/source/check',
       access: 'write',
       readOnly: true,
       tag: 'sources',
       summary: 'Connect to a source (by id, or a {type, config} not saved) and answer {ok, latencyMs, failure, message}; failure is dns, refused, auth, timeout, tls, database, http or other',
-      body: { type: 'object', properties: { id: { type: 'string' }, type: { enum: SOURCE_TYPES }, config: { type: 'object' }, timeout: { type: 'integer' } } },
+      body: Type.Object(
+        {
+          id: Type.Optional(Type.String({ description: 'a saved source; or give type and config of a source to try' })),
+          type: Type.Optional(TYPE),
+          config: Type.Optional(CONFIG),
+          timeout: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000, default: 5000, description: 'ms' })),
+        },
+        strict,
+      ),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['id', 'type', 'config', 'timeout']);
-        const timeout = int(b, 'timeout', 100, 60_000) ?? 5000;
-        const id = str(b, 'id');
-        if (id !== undefined) return ok(await answering(() => sources.check(id, timeout), asHttp));
-        if (b.type === undefined) throw badRequest('id', 'is required (or type and config of a source to try)');
-        return ok(await answering(() => sources.checkConfig(b.type, b.config ?? {}, timeout), asHttp));
+        const { id, type, config, timeout = 5000 } = req.body;
+        if (id !== undefined) return ok(await sources.check(id, timeout));
+        // One of two shapes: a saved source, or a source to try.
+        if (type === undefined) throw invalid('id', 'is required (or type and config of a source to try)');
+        return ok(await sources.checkConfig(type, config ?? {}, timeout));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/source/query/info',
       access: 'read',
       readOnly: true,
       tag: 'sources',
       summary: "A source: its record (no password), pool health, and its queries (the rule actions writing to it, with their counters)",
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+      body: BY_ID,
       async handler(req) {
-        const id = reqStr(object(req.body), 'id');
-        const info = await answering(() => sources.queryInfo(id), asHttp);
+        const id = req.body.id;
+        const info = await sources.queryInfo(id);
         const queries: unknown[] = [];
         for (const ruleId of rules.usesSource(id)) {
           const rt = await rules.runtime(ruleId).catch(() => null);
@@ -119,21 +110,19 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
         }
         return ok({ ...info, queries });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/source/query/delete',
       access: 'write',
       tag: 'sources',
       summary: 'Remove a query of a source (`<ruleId>:<action index>`): the action leaves its rule',
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+      body: Type.Object({ id: Type.String({ pattern: QUERY_ID, 'x-message': 'expected <ruleId>:<action index>' }) }),
       async handler(req) {
-        const id = reqStr(object(req.body), 'id');
-        const m = /^(.+):(\d+)$/.exec(id);
-        if (!m) throw badRequest('id', 'expected <ruleId>:<action index>');
-        await answering(() => rules.removeAction(m[1], Number(m[2])), asHttp);
-        return ok({ id });
+        const [, ruleId, index] = new RegExp(QUERY_ID).exec(req.body.id)!;
+        await rules.removeAction(ruleId, Number(index));
+        return ok({ id: req.body.id });
       },
-    },
+    }),
   ];
 }

@@ -5,11 +5,14 @@
 // worker that restarts. Deleting one stops it being added; sessions that have it keep it.
 import { createHash } from 'node:crypto';
 
+import { Type } from '@sinclair/typebox';
+
+import { conflict, notFound } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { conflict, notFound, ok, type Route } from '../http.ts';
-import { object, onlyFields, qos as qosField } from '../validate.ts';
+import { ok, type Route } from '../http.ts';
+import { route, strict } from '../schema.ts';
 import type { ProxySubscription } from '../../engine/session/proxy-subscriptions.ts';
-import { SUBSCRIPTION_OPTION_SCHEMA, clientIdField, onAllWorkers, onOwner, onWorker, subscriptionOptions, topicFilterField } from './mqtt-common.ts';
+import { CLIENT_ID, QOS, SUBSCRIPTION_OPTIONS, TOPIC_FILTER, onAllWorkers, onOwner, onWorker, subscriptionOptions, topicFilter } from './mqtt-common.ts';
 
 const KIND = 'proxy-subscription';
 
@@ -37,50 +40,44 @@ export function subscriptionRoutes(ctx: AdminContext): Route[] {
   });
 
   return [
-    {
+    route({
       method: 'POST',
       path: '/mqtt/connection/subscribe',
       access: 'write',
       tag: 'subscriptions',
       summary: "Subscribe a client's session (connected or offline persistent) on its behalf; matching retained messages follow by Retain Handling",
-      body: { type: 'object', required: ['clientId', 'topic'], properties: { clientId: { type: 'string' }, topic: { type: 'string', description: 'a topic filter' }, qos: { type: 'integer', minimum: 0, maximum: 2, default: 0 }, ...SUBSCRIPTION_OPTION_SCHEMA } },
+      body: Type.Object({ clientId: CLIENT_ID, topic: TOPIC_FILTER, qos: Type.Optional(QOS), ...SUBSCRIPTION_OPTIONS }, strict),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['clientId', 'topic', 'qos', 'noLocal', 'retainAsPublished', 'retainHandling']);
-        const clientId = clientIdField(b);
-        const topic = topicFilterField(ctx, b)!;
-        const options = subscriptionOptions(qosField(b), b);
+        const { clientId, qos = 0 } = req.body;
+        const topic = topicFilter(ctx, req.body.topic);
+        const options = subscriptionOptions(qos, req.body);
         return ok(await onOwner(ctx, clientId, 'clients.subscribe', { clientId, topic, options }));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/connection/unsubscribe',
       access: 'write',
       tag: 'subscriptions',
       summary: "Remove a subscription of a client's session; 404 when it has none to that filter",
-      body: { type: 'object', required: ['clientId', 'topic'], properties: { clientId: { type: 'string' }, topic: { type: 'string' } } },
+      body: Type.Object({ clientId: CLIENT_ID, topic: TOPIC_FILTER }, strict),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['clientId', 'topic']);
-        const clientId = clientIdField(b);
-        const topic = topicFilterField(ctx, b)!;
+        const { clientId } = req.body;
+        const topic = topicFilter(ctx, req.body.topic);
         return ok(await onOwner(ctx, clientId, 'clients.unsubscribe', { clientId, topic }));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/proxy/subscribe/add',
       access: 'write',
       tag: 'subscriptions',
       summary: 'Add a proxy subscription: every client that connects is subscribed to it, and so is every client connected now; 409 when it exists',
-      body: { type: 'object', required: ['topic'], properties: { topic: { type: 'string', description: 'a topic filter' }, qos: { type: 'integer', minimum: 0, maximum: 2, default: 0 } } },
+      body: Type.Object({ topic: TOPIC_FILTER, qos: Type.Optional(QOS) }, strict),
       async handler(req) {
         await loaded;
-        const b = object(req.body);
-        onlyFields(b, ['topic', 'qos']);
-        const topic = topicFilterField(ctx, b)!;
-        const qos = qosField(b);
+        const topic = topicFilter(ctx, req.body.topic);
+        const qos = (req.body.qos ?? 0) as 0 | 1 | 2;
         if (proxies.has(topic)) throw conflict('topic', `proxy subscription ${topic} exists`);
         const doc: ProxyDoc = { id: topicId(topic), topic, qos, createTime: new Date().toISOString() };
         await ctx.store.putAdmin(KIND, doc.id, doc);
@@ -88,15 +85,15 @@ export function subscriptionRoutes(ctx: AdminContext): Route[] {
         await onAllWorkers(ctx, 'proxy.set', { list: list() });
         return ok(doc);
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/proxy/subscribe/status',
       access: 'read',
       readOnly: true,
       tag: 'subscriptions',
       summary: 'The proxy subscriptions, each with how many times it was added to a session (since start) and how many sessions hold it now',
-      body: { type: 'object', properties: {} },
+      body: Type.Object({}),
       async handler() {
         await loaded;
         const parts = await onAllWorkers(ctx, 'proxy.status');
@@ -112,19 +109,17 @@ export function subscriptionRoutes(ctx: AdminContext): Route[] {
         });
         return ok(data);
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/mqtt/proxy/subscribe/delete',
       access: 'write',
       tag: 'subscriptions',
       summary: 'Delete a proxy subscription: new clients no longer get it (sessions that have it keep it); 404 when unknown',
-      body: { type: 'object', required: ['topic'], properties: { topic: { type: 'string' } } },
+      body: Type.Object({ topic: TOPIC_FILTER }, strict),
       async handler(req) {
         await loaded;
-        const b = object(req.body);
-        onlyFields(b, ['topic']);
-        const topic = topicFilterField(ctx, b)!;
+        const topic = topicFilter(ctx, req.body.topic);
         const doc = proxies.get(topic);
         if (!doc) throw notFound(`proxy subscription ${topic} not found`);
         await ctx.store.deleteAdmin(KIND, doc.id);
@@ -132,6 +127,6 @@ export function subscriptionRoutes(ctx: AdminContext): Route[] {
         await onAllWorkers(ctx, 'proxy.set', { list: list() });
         return ok();
       },
-    },
+    }),
   ];
 }

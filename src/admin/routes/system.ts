@@ -5,10 +5,11 @@
 import os from 'node:os';
 import { readFileSync } from 'node:fs';
 
+import { Type } from '@sinclair/typebox';
+
 import type { AdminContext } from '../context.ts';
 import { json, ok, type Route } from '../http.ts';
-import { object, onlyFields, reqStr } from '../validate.ts';
-import type { WorkerResources } from '../../worker/ops/system.ts';
+import { route, strict } from '../schema.ts';
 import { checkHealth } from '../health.ts';
 import { CpuSampler, EluSampler, round2 } from '../samplers.ts';
 import { OMITTED_KEYS, exportedConfig } from '../config-export.ts';
@@ -192,20 +193,22 @@ export function systemRoutes(ctx: AdminContext): Route[] {
         return ok({ config: JSON.stringify(doc, null, 2), timestamp: new Date().toISOString() });
       },
     },
-    {
+    route({
       method: 'POST',
       path: '/api/system/config/import',
       access: 'write',
       tag: 'system',
       summary: 'Import a document from /system/config/export: everything is checked first (400 naming the first bad field, e.g. config.mqtt.tcp.port; nothing changes), then endpoints and dashboards are made to match it at once; configuration keys that differ from the running ones are listed in restartRequired (not applied)',
-      body: { type: 'object', required: ['config'], properties: { config: { type: 'string', description: 'the JSON document, as a string' }, timestamp: { type: 'string', description: 'ignored (the export answers it)' } } },
-      async handler(req) {
-        const b = object(req.body);
-        // `timestamp` too, so the `data` of an export answer can be posted back as it is.
-        onlyFields(b, ['config', 'timestamp']);
-        return ok(await importConfig(ctx, reqStr(b, 'config')));
-      },
-    },
+      body: Type.Object(
+        {
+          config: Type.String({ minLength: 1, description: 'the JSON document, as a string' }),
+          // `timestamp` too, so the `data` of an export answer can be posted back as it is.
+          timestamp: Type.Optional(Type.String({ description: 'ignored (the export answers it)' })),
+        },
+        strict,
+      ),
+      handler: async (req) => ok(await importConfig(ctx, req.body.config)),
+    }),
   ];
 }
 

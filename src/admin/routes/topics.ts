@@ -3,16 +3,16 @@
 // counts; and the subscribers of one filter. lastMessage is the time of the newest retained
 // message the filter matches (the broker does not track the time of every message per topic:
 // that would cost on every publish).
+import { Type } from '@sinclair/typebox';
+
 import { covers } from '../../auth/topic-filter.ts';
 import { recordReceivedAt } from '../../broker/message.ts';
 import { isoOrNull } from '../../broker/payload-text.ts';
 import type { AdminContext } from '../context.ts';
 import { json, type Route } from '../http.ts';
-import { object, onlyFields, paging } from '../validate.ts';
-import type { SubscriptionInfo } from '../../worker/ops/clients.ts';
-import { clusterFields, onAllNodes, sharedInner, topicFilterField } from './mqtt-common.ts';
+import { PAGING, pageOf, route, strict } from '../schema.ts';
+import { TOPIC_FILTER, clusterFields, onAllNodes, sharedInner, topicFilter } from './mqtt-common.ts';
 
-const PAGING = { page: { type: 'integer', minimum: 1, default: 1 }, size: { type: 'integer', minimum: 1, maximum: 1000, default: 20 } };
 const SHARED = /^\$(share|queue)\//;
 
 /** Newest retained message time (ms) among the retained topics `filter` matches; 0: none. */
@@ -44,19 +44,17 @@ function wanted(query: string | undefined, filter: string): boolean {
 
 export function topicRoutes(ctx: AdminContext): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: '/topic/query',
       access: 'read',
       readOnly: true,
       tag: 'topics',
       summary: 'Subscribed topic filters (every session, online or offline; in a cluster of every node, with `nodesMissing`) with subscriber counts, paged; `topic` (a filter) keeps those it covers; lastMessage: newest matching retained message or null',
-      body: { type: 'object', properties: { ...PAGING, topic: { type: 'string', description: 'a topic filter: subscribed filters it covers are listed (a literal topic lists only itself)' } } },
+      body: Type.Object({ ...PAGING, topic: Type.Optional(Type.String({ description: 'a topic filter: subscribed filters it covers are listed (a literal topic lists only itself); empty: all' })) }, strict),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['page', 'size', 'topic']);
-        const { page, size } = paging(b);
-        const query = topicFilterField(ctx, b, 'topic', false);
+        const { page, size } = pageOf(req.body);
+        const query = req.body.topic ? topicFilter(ctx, req.body.topic) : undefined;
         const { parts, missing } = await onAllNodes(ctx, 'clients.topics');
         const counts = new Map<string, number>();
         for (const part of parts) for (const list of part.results) for (const [f, n] of list) counts.set(f, (counts.get(f) ?? 0) + n);
@@ -67,26 +65,24 @@ export function topicRoutes(ctx: AdminContext): Route[] {
         });
         return json({ data, total: all.length, page, size, ...clusterFields(ctx, missing) });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/topic/connect/query',
       access: 'read',
       readOnly: true,
       tag: 'topics',
       summary: 'The clients subscribed to a topic filter (exactly this filter), with their subscription options, paged; an empty page when none is. In a cluster: of every node, each with its `node`, and `nodesMissing`',
-      body: { type: 'object', required: ['topic'], properties: { ...PAGING, topic: { type: 'string' } } },
+      body: Type.Object({ ...PAGING, topic: TOPIC_FILTER }, strict),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['page', 'size', 'topic']);
-        const { page, size } = paging(b);
-        const topic = topicFilterField(ctx, b)!;
+        const { page, size } = pageOf(req.body);
+        const topic = topicFilter(ctx, req.body.topic);
         const { parts, missing } = await onAllNodes(ctx, 'clients.subscribers', { topic });
         // In a cluster each subscriber says which node holds its session.
         const all = parts.flatMap((p) => p.results.flatMap((list) => (ctx.cluster ? list.map((s) => ({ ...s, node: p.node })) : list)))
           .sort((a, c) => (a.clientId < c.clientId ? -1 : a.clientId > c.clientId ? 1 : 0));
         return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size, ...clusterFields(ctx, missing) });
       },
-    },
+    }),
   ];
 }

@@ -1,13 +1,11 @@
 // Client tracing (EMQX's trace; an addition to spec 4.8): every packet of one client logged for
 // a bounded time. Start, list, stop; applied at once on every worker (TraceManager).
-import type { AdminContext } from '../context.ts';
-import { answering, ok, refusal, type Route } from '../http.ts';
-import { int, object, onlyFields, reqStr } from '../validate.ts';
-import { MAX_TRACE_SECONDS } from '../../trace/trace-manager.ts';
-import { TraceError } from '../../trace/errors.ts';
+import { Type } from '@sinclair/typebox';
 
-/** A log topic's or trace's refusal as the admin API's error. */
-const asHttp = (err: unknown): unknown => (err instanceof TraceError ? refusal(err) : err);
+import type { AdminContext } from '../context.ts';
+import { ok, type Route } from '../http.ts';
+import { route, strict } from '../schema.ts';
+import { MAX_TRACE_SECONDS } from '../../trace/trace-manager.ts';
 
 export function traceRoutes(ctx: AdminContext): Route[] {
   const traces = ctx.traces;
@@ -20,33 +18,29 @@ export function traceRoutes(ctx: AdminContext): Route[] {
       summary: 'Client traces on now: {clientId, startTime, endTime}',
       handler: () => ok(traces.list()),
     },
-    {
+    route({
       method: 'POST',
       path: '/api/log/trace/add',
       access: 'write',
       tag: 'logs',
       summary: `Trace a client id: every packet its connection reads or writes is logged at info, for duration seconds (default 600, at most ${MAX_TRACE_SECONDS})`,
-      body: { type: 'object', required: ['clientId'], properties: { clientId: { type: 'string' }, duration: { type: 'integer' } } },
-      async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['clientId', 'duration']);
-        const clientId = reqStr(b, 'clientId', { max: 65535 });
-        const duration = int(b, 'duration', 1, MAX_TRACE_SECONDS) ?? 600;
-        return ok(await answering(() => traces.add(clientId, duration), asHttp));
-      },
-    },
-    {
+      body: Type.Object(
+        { clientId: Type.String({ minLength: 1, maxLength: 65535 }), duration: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TRACE_SECONDS, default: 600, description: 'seconds' })) },
+        strict,
+      ),
+      handler: async (req) => ok(await traces.add(req.body.clientId, req.body.duration ?? 600)),
+    }),
+    route({
       method: 'POST',
       path: '/api/log/trace/delete',
       access: 'write',
       tag: 'logs',
       summary: 'Stop tracing a client id',
-      body: { type: 'object', required: ['clientId'], properties: { clientId: { type: 'string' } } },
+      body: Type.Object({ clientId: Type.String({ minLength: 1 }) }),
       async handler(req) {
-        const clientId = reqStr(object(req.body), 'clientId');
-        await answering(() => traces.delete(clientId), asHttp);
-        return ok({ clientId });
+        await traces.delete(req.body.clientId);
+        return ok({ clientId: req.body.clientId });
       },
-    },
+    }),
   ];
 }

@@ -2,8 +2,9 @@
 // action, resource (and its id), organization, project and time range. SystemAdmins read it all;
 // an OrganizationAdmin its organization's entries, a ProjectAdmin its project's; Users none
 // (403). There is no route that changes or deletes an entry.
+import { DomainError } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
-import { HttpError, json, type Route } from '../http.ts';
+import { json, type Route } from '../http.ts';
 import { isSystem } from '../../platform/scope.ts';
 import { callerOf, onlyQuery, pageOf, timeOf, v1 } from './common.ts';
 
@@ -21,7 +22,7 @@ export function auditRoutes(ctx: AdminContext): Route[] {
       const c = callerOf(req);
       const q = req.query;
       onlyQuery(q, ['username', 'action', 'resource', 'resourceId', 'organizationId', 'projectId', 'from', 'to']);
-      if (c.role === 'User') throw new HttpError(403, `User ${c.username} may not read the audit log`);
+      if (c.role === 'User') throw new DomainError('FORBIDDEN', `User ${c.username} may not read the audit log`);
       const text = (k: string) => q.get(k) || undefined;
       let organizationId = text('organizationId');
       let projectId = text('projectId');

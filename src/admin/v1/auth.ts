@@ -4,9 +4,10 @@
 // may use /api/v1 only. A SystemAdmin manages every user; an OrganizationAdmin its organization's
 // (not SystemAdmins); a ProjectAdmin its project's Users; everyone reads and changes their own
 // password and email.
+import { DomainError } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
 import type { StoredAdminUser } from '../auth.ts';
-import { HttpError, json, ok, type Route } from '../http.ts';
+import { json, ok, type Route } from '../http.ts';
 import { PLATFORM_ROLES, isSystem, platformRole, type Caller, type PlatformRole } from '../../platform/scope.ts';
 import { PlatformError, conflict, invalid } from '../../platform/errors.ts';
 import { asInput, only } from '../../platform/fields.ts';
@@ -103,10 +104,10 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
         if (pass === '') throw invalid('password', 'is required');
         note(req, { action: 'login_failed', resource: 'session', resourceId: username, username, role: 'unknown' });
         const user = await ctx.auth.login(username, pass, req.remoteAddress);
-        if (!user) throw new HttpError(401, 'wrong username or password');
+        if (!user) throw new DomainError('UNAUTHORIZED', 'wrong username or password');
         const role = platformRole(user.role);
         note(req, { action: 'login', role: role ?? user.role, organizationId: user.organizationId ?? null, projectId: user.projectId ?? null });
-        if (role === null) throw new HttpError(403, `user ${username} (${user.role}) has no role on the control platform`);
+        if (role === null) throw new DomainError('FORBIDDEN', `user ${username} (${user.role}) has no role on the control platform`);
         const { token, expiresIn } = await ctx.auth.issue(user);
         return json({ accessToken: token, tokenType: 'Bearer', expiresIn, user: view(ctx.auth.record(username)!) });
       },
@@ -119,7 +120,7 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
       handler(req) {
         const c = callerOf(req);
         const u = ctx.auth.record(c.username);
-        if (!u) throw new HttpError(401, 'user gone');
+        if (!u) throw new DomainError('UNAUTHORIZED', 'user gone');
         return json(view(u));
       },
     }),

@@ -1,14 +1,11 @@
-// Refusals of the alert engine's validation, each naming the request field at fault, for the
-// routes to answer as a 400 (main thread).
+// Refusals of the alert engine's validation: domain errors (src/errors/domain-error.ts), a 400
+// naming the request field at fault (main thread).
+import { DomainError } from '../../errors/domain-error.ts';
 
-export class AlertRuleError extends Error {
-  readonly status = 400 as const;
-
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
+export class AlertRuleError extends DomainError {
+  declare readonly field: string;
+  constructor(field: string, message: string) {
+    super('INVALID_PARAMETER', message, { field });
     this.name = 'AlertRuleError';
   }
 }

@@ -80,14 +80,14 @@ function contains(value: string | undefined, needle: string | undefined): boolea
 
 function sessionOf(env: OpsEnv, clientId: string): Session {
   const s = env.sessions.byClientId.get(clientId);
-  if (!s) throw new OpError(404, 'NOT_FOUND', `client ${clientId} not found`);
+  if (!s) throw new OpError('NOT_FOUND', `client ${clientId} not found`);
   return s;
 }
 
 function connectedOf(env: OpsEnv, clientId: string): { session: Session; conn: Connection } {
   const session = sessionOf(env, clientId);
   const conn = connectionOf(session);
-  if (!conn || conn.state !== 'connected') throw new OpError(404, 'NOT_FOUND', `client ${clientId} is not connected`);
+  if (!conn || conn.state !== 'connected') throw new OpError('NOT_FOUND', `client ${clientId} is not connected`);
   return { session, conn };
 }
 
@@ -312,14 +312,14 @@ export const clientOps = {
       const existed = await subscribeOnBehalf(env.proxies, session, args.topic, args.options, () => env.sessions.owns(session));
       return { clientId: args.clientId, ...subscriptionInfo(args.topic, args.options, 0), replaced: existed };
     } catch (err) {
-      if (err instanceof SubscriptionRefused) throw new OpError(400, 'INVALID_PARAMETER', `topic: ${err.message}`, 'topic');
+      if (err instanceof SubscriptionRefused) throw new OpError('INVALID_PARAMETER', `topic: ${err.message}`, 'topic');
       throw err;
     }
   },
 
   'clients.unsubscribe'(args: { clientId: string; topic: string }, env) {
     const session = sessionOf(env, args.clientId);
-    if (!removeSubscription(env.proxies, session, args.topic)) throw new OpError(404, 'NOT_FOUND', `client ${args.clientId} has no subscription to ${args.topic}`);
+    if (!removeSubscription(env.proxies, session, args.topic)) throw new OpError('NOT_FOUND', `client ${args.clientId} has no subscription to ${args.topic}`);
     return { clientId: args.clientId, topic: args.topic };
   },
 

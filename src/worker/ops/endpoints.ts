@@ -28,7 +28,7 @@ export const endpointOps = {
     try {
       await env.listeners.open(args);
     } catch (err) {
-      throw new OpError(409, 'LISTEN_FAILED', (err as Error).message, 'port');
+      throw new OpError('CONFLICT', (err as Error).message, 'port');
     }
     const ep = env.listeners.endpoints.get(args.config.id)!;
     // Disabled: the endpoint stays known but its connections go.
@@ -39,7 +39,7 @@ export const endpointOps = {
   'endpoints.update'(args: { config: EndpointConfig }, env: OpsEnv): EndpointRuntime {
     env.listeners.update(args.config);
     const ep = env.listeners.endpoints.get(args.config.id);
-    if (!ep) throw new OpError(404, 'NOT_FOUND', `endpoint ${args.config.id} not open here`);
+    if (!ep) throw new OpError('NOT_FOUND', `endpoint ${args.config.id} not open here`);
     return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
   },
 

@@ -42,7 +42,7 @@ export type OpResult<K extends OpName> = Awaited<ReturnType<Ops[K]>>;
 /** A call's argument and time limit; the argument may be left out where the operation takes none. */
 export type OpTail<K extends OpName> = undefined extends OpArgs<K> ? [args?: OpArgs<K>, timeoutMs?: number] : [args: OpArgs<K>, timeoutMs?: number];
 
-/** Runs operation `op` on one worker (rejects with its refusal, or WORKER_DOWN/WORKER_TIMEOUT). */
+/** Runs operation `op` on one worker (rejects with its refusal, or UNAVAILABLE when the worker is down or does not answer). */
 export type WorkerCall = <K extends OpName>(worker: number, op: K, ...tail: OpTail<K>) => Promise<OpResult<K>>;
 /** Runs operation `op` on every running worker; answers the results in worker order. */
 export type WorkerCallAll = <K extends OpName>(op: K, ...tail: OpTail<K>) => Promise<OpResult<K>[]>;

@@ -5,7 +5,7 @@ import { OpError, type Op } from './types.ts';
 
 export const logOps = {
   'log.setLevel'(args: { level: LogLevel }, env): { level: LogLevel } {
-    if (!isLogLevel(args.level)) throw new OpError(400, 'INVALID_PARAMETER', `level must be one of debug, info, warn, error`, 'level');
+    if (!isLogLevel(args.level)) throw new OpError('INVALID_PARAMETER', `level must be one of debug, info, warn, error`, 'level');
     setLogLevel(env.log, args.level);
     return { level: args.level };
   },

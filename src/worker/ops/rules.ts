@@ -8,7 +8,7 @@ export const ruleOps = {
     if (args.only) env.rules.retain(new Set(args.rules.map((r) => r.id)));
     const errors = env.rules.install(args.rules);
     // The main thread compiled the same SQL before it sent it: a failure here is a bug.
-    if (errors.length) throw new OpError(500, 'RULE_COMPILE_FAILED', errors.map((e) => `${e.id}: ${e.error}`).join('; '));
+    if (errors.length) throw new OpError('INTERNAL_ERROR', errors.map((e) => `${e.id}: ${e.error}`).join('; '));
   },
   'rules.remove'(args: { id: string }, env): boolean {
     return env.rules.remove(args.id);

@@ -71,7 +71,7 @@ export const subscriptionOps = {
       await subscribeOnBehalf(env.proxies, session, args.topic, args.qos, () => env.sessions.owns(session));
     } catch (err) {
       env.sessions.closeInternal(session);
-      if (err instanceof SubscriptionRefused) throw new OpError(400, 'INVALID_PARAMETER', `topic: ${err.message}`, 'topic');
+      if (err instanceof SubscriptionRefused) throw new OpError('INVALID_PARAMETER', `topic: ${err.message}`, 'topic');
       throw err;
     }
     locals.set(args.handle, { session, topic: args.topic, qos: args.qos, ring });
@@ -88,7 +88,7 @@ export const subscriptionOps = {
 
   'local.messages'(args: { handle: number; limit: number }) {
     const l = locals.get(args.handle);
-    if (!l) throw new OpError(404, 'NOT_FOUND', 'local subscription not found on its worker');
+    if (!l) throw new OpError('NOT_FOUND', 'local subscription not found on its worker');
     return {
       received: l.ring.received,
       dropped: l.ring.dropped,

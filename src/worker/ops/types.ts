@@ -2,6 +2,7 @@
 // its connections, sessions, listeners and counters. Each module of ops is a plain table of
 // named functions; results and errors cross back as structured-clone values.
 import type { BrokerConfig } from '../../config/index.ts';
+import { DomainError, type ErrorCode } from '../../errors/domain-error.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Connection } from '../../engine/connection/connection.ts';
 import type { SessionTable } from '../../engine/session/session-table.ts';
@@ -46,10 +47,11 @@ export interface OpsEnv {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Op = (args: any, env: OpsEnv) => unknown | Promise<unknown>;
 
-/** An op's refusal; `status` is what the admin API answers with (404 unknown client, ...). */
-export class OpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly field?: string) {
-    super(message);
+/** An op's refusal, a domain error (404 unknown client, ...); it crosses to the main thread as
+ * its PlainError and is rebuilt there (WorkerOpError). */
+export class OpError extends DomainError {
+  constructor(code: ErrorCode, message: string, field?: string) {
+    super(code, message, { field });
     this.name = 'OpError';
   }
 }

@@ -1,0 +1,120 @@
+// Owns checking a value against a TypeBox schema with Ajv, and the refusal when it fails: 400
+// INVALID_PARAMETER naming the first bad field as the API names fields (`endpoints[1].port`), with
+// a message a person can act on. A leaf beside errors/: the admin routes check their requests with
+// it, and a module whose input also comes from elsewhere (the configuration file) checks it with the
+// same schema.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+
+import { DomainError, invalid } from '../errors/domain-error.ts';
+
+/** A keyword of ours: the message a failed `pattern` answers with ("letters, digits, . _ - only"),
+ * instead of the pattern itself. */
+export const PATTERN_MESSAGE = 'x-message';
+
+function newAjv(coerceTypes: boolean): Ajv {
+  // strict: an unknown keyword in a schema is a mistake at startup, not a check silently skipped.
+  // useDefaults: a schema's `default` fills an absent field (page, size, ...).
+  const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: false, verbose: true, useDefaults: true, coerceTypes });
+  ajv.addKeyword({ keyword: PATTERN_MESSAGE, schemaType: 'string' });
+  return ajv;
+}
+
+// Bodies are JSON and keep their types; query strings are text, so "5" may be the integer 5.
+const exact = newAjv(false);
+const coercing = newAjv(true);
+
+/** One of a few strings: a JSON-schema enum (a refusal lists them; the document shows them). */
+export function choice<const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+/** A value or null (null clears a setting, or means absent, as the field says). */
+export function orNull<S extends TSchema>(schema: S) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+export interface Checker<T> {
+  /** Throws the refusal naming the first bad field; `value` may gain its schema's defaults. */
+  (value: unknown): asserts value is T;
+  /** The compiled validator (for the fields a caller reads afterwards). */
+  validate: ValidateFunction;
+}
+
+/**
+ * Compiles `schema` once. `coerce`: the values are text (a query string), so "5" may be the
+ * integer 5 and "true" the boolean. `prefix` leads the field names (`endpoints[0]`).
+ */
+export function compileSchema<S extends TSchema>(schema: S, options: { coerce?: boolean } = {}): Checker<Static<S>> {
+  const validate = (options.coerce ? coercing : exact).compile(schema);
+  const check = ((value: unknown) => {
+    if (!validate(value)) throw refusalOf(validate.errors ?? [], value);
+  }) as Checker<Static<S>>;
+  check.validate = validate;
+  return check;
+}
+
+/** `/endpoints/0/port` as the API names fields: `endpoints[0].port`. */
+export function fieldOf(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  let out = '';
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out === '' ? p : `.${p}`;
+  return out;
+}
+
+function refusalOf(errors: ErrorObject[], data: unknown): DomainError {
+  // Inside anyOf (a value or null) the branch errors come first; the first one says most.
+  const e = errors.find((x) => x.keyword !== 'anyOf' && x.keyword !== 'oneOf') ?? errors[0];
+  if (!e) return invalid('body', 'is not valid');
+  const p = e.params as Record<string, unknown>;
+  if (e.keyword === 'required') return invalid(fieldOf(e.instancePath, String(p.missingProperty)), 'is required');
+  if (e.keyword === 'additionalProperties') return invalid(fieldOf(e.instancePath, String(p.additionalProperty)), 'unknown field');
+  const field = fieldOf(e.instancePath);
+  if (field === '' && e.keyword === 'type') return invalid('body', `expected a JSON object, got ${typeName(data)}`);
+  return invalid(field === '' ? 'body' : field, explain(e));
+}
+
+function explain(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'type':
+      return `expected ${[String(p.type)].flatMap((t) => t.split(',')).map(typeWord).join(' or ')}, got ${typeName(e.data)}`;
+    case 'minimum':
+    case 'maximum':
+      if (typeof parent.minimum === 'number' && typeof parent.maximum === 'number') return `must be between ${parent.minimum} and ${parent.maximum}, got ${String(e.data)}`;
+      return `must be ${e.keyword === 'minimum' ? 'at least' : 'at most'} ${String(p.limit)}, got ${String(e.data)}`;
+    case 'exclusiveMinimum':
+      return `must be more than ${String(p.limit)}, got ${String(e.data)}`;
+    case 'minLength':
+      return p.limit === 1 ? 'must not be empty' : `at least ${String(p.limit)} characters`;
+    case 'maxLength':
+      return `longer than ${String(p.limit)} characters`;
+    case 'pattern':
+      return typeof parent[PATTERN_MESSAGE] === 'string' ? String(parent[PATTERN_MESSAGE]) : `must match ${String(p.pattern)}`;
+    case 'enum':
+      return `must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}, got ${JSON.stringify(e.data)}`;
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}, got ${JSON.stringify(e.data)}`;
+    case 'minItems':
+      return `must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`;
+    case 'maxItems':
+      return `must have at most ${String(p.limit)} items`;
+    case 'minProperties':
+      return `must have at least ${String(p.limit)} field${p.limit === 1 ? '' : 's'}`;
+    default:
+      return e.message ?? 'is not valid';
+  }
+}
+
+function typeWord(t: string): string {
+  return { integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', object: 'an object', array: 'an array', null: 'null' }[t] ?? t;
+}
+
+export function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'string' ? `a string (${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)})` : `${typeof v} ${JSON.stringify(v)}`;
+}
+
