@@ -19,6 +19,7 @@ import type { BridgeManager } from '../bridges/manager.ts';
 import type { ControlPlatform } from '../platform/platform.ts';
 import type { AuditLog } from './audit.ts';
 import type { ClusterLink } from '../cluster/index.ts';
+import type { Features } from '../node/features.ts';
 
 export interface AdminContext {
   readonly supervisor: Supervisor;
@@ -50,6 +51,8 @@ export interface AdminContext {
   readonly log: Logger;
   /** The main thread's Prometheus registry: /prometheus renders it beside the workers' metrics. */
   readonly registry: Registry;
+  /** Every feature of the node (those of the FEATURES list by features.get(feature)). */
+  readonly features: Features;
   /** The admin API's own address: `port` is the bound one, set once the server listens. */
   readonly http: { readonly host: string; port: number };
   /** Registers what a module must stop when the admin API closes (timers, connections). */

@@ -95,7 +95,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   await features.replicate();
   const audit = new AuditLog(store, log.named('audit'), registry, config.audit.retentionDays);
   const closers: (() => void | Promise<void>)[] = [() => audit.close()];
-  const context: AdminContext = { supervisor, config, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, features, store, auth, rules, sources, commands, policies, processors, logTopics, traces, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const consoleAssets = ConsoleAssets.load();
   if (!consoleAssets) log.warn('the web console is not built (no dist/console): / answers 404; make build builds it');
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status) => audit.record(req, route, status) });

@@ -8,6 +8,7 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { Route } from '../admin/http.ts';
+import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -21,6 +22,14 @@ export interface TapMatch {
 export interface FeatureTap {
   setFilters(filters: readonly string[]): void;
   close(): Promise<void>;
+}
+
+/** The worker threads, as a feature reaches them: typed calls, and a hook that runs for each
+ * worker as it starts, before it opens its listeners (a feature sends its state there). */
+export interface FeatureWorkers {
+  call: WorkerCall;
+  callAll: WorkerCallAll;
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
 }
 
 /** What a feature gets from the node when it starts. */
@@ -38,6 +47,7 @@ export interface FeatureContext {
    * the feature needs. Installed on every worker before it opens its listeners.
    */
   tap(filters: readonly string[], sink: (matches: TapMatch[]) => void): Promise<FeatureTap>;
+  readonly workers: FeatureWorkers;
 }
 
 /** A started feature: what it offers the others and the admin API, and how it stops. */

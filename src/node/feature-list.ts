@@ -1,6 +1,8 @@
 // FEATURES: the features built from the contract of src/features/feature.ts, in start order (a
 // feature may use those before it). Adding a feature is its folder and one line here.
 import type { Feature } from '../features/feature.ts';
+import { proxySubscriptions } from '../features/proxy-subscriptions/index.ts';
 
 export const FEATURES: readonly Feature[] = [
+  proxySubscriptions,
 ];

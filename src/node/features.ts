@@ -30,7 +30,7 @@ import type { BrokerInfo } from '../commands/types.ts';
 import { ControlPlatform } from '../platform/platform.ts';
 import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterLink } from '../cluster/index.ts';
 import { brokerSignals } from './broker-signals.ts';
-import type { FeatureContext, Started, TapMatch } from '../features/feature.ts';
+import type { Feature, FeatureContext, Started, TapMatch } from '../features/feature.ts';
 import { FEATURES } from './feature-list.ts';
 
 export interface Features {
@@ -52,6 +52,8 @@ export interface Features {
   readonly platform: ControlPlatform;
   /** The features of the FEATURES list (feature-list.ts), started, by name. */
   readonly listed: ReadonlyMap<string, Started<unknown>>;
+  /** The API of a feature of the FEATURES list (throws when it is not in the list). */
+  get<API>(feature: Feature<API>): API;
   /** In a cluster, starts replicating the configuration (every kind registered by then is read
    * from the other nodes first); nothing without one. */
   replicate(): Promise<void>;
@@ -166,9 +168,15 @@ async function build(
   const listed = await startListed({
     config, log, store, registry,
     tap: async (filters, sink) => supervisor.taps.open(filters, (items) => sink(items as TapMatch[])),
+    workers: { call: supervisor.call, callAll: supervisor.callAll, onWorkerStart: supervisor.onWorkerStart },
   }, closers);
   return {
     store, registry, sync, sources, rules, policies, processors, logTopics, traces, bridges, commands, platform, listed,
+    get<API>(feature: Feature<API>): API {
+      const s = listed.get(feature.name);
+      if (!s) throw new Error(`feature ${feature.name} is not in the FEATURES list`);
+      return s.api as API;
+    },
     async replicate() {
       if (!sync || !cluster) return;
       // Caught up with the other nodes' changes once this resolves.

@@ -145,10 +145,11 @@ test('after a worker dies, the first message its replacement accepts meets the r
   }
 });
 
-test('with the admin API off, stored rules run (the features do not depend on HTTP)', async () => {
+test('with the admin API off, stored rules and proxy subscriptions run (the features do not depend on HTTP)', async () => {
   const dataDir = tempDir();
   const withAdmin = await startAdminBroker({ dataDir });
   assert.equal((await withAdmin.api('POST', '/rule/add', { body: RULE })).status, 200);
+  assert.equal((await withAdmin.api('POST', '/mqtt/proxy/subscribe/add', { body: { topic: 'proxied/#', qos: 1 } })).status, 200);
   await withAdmin.stop();
   const b = await startBroker({ dataDir, admin: { enabled: false } });
   try {
@@ -159,6 +160,10 @@ test('with the admin API off, stored rules run (the features do not depend on HT
     const got = nextMessages(sub, 1);
     await pub.publishAsync('in/x', 'no admin', { qos: 1 });
     assert.equal((await got)[0].payload, 'no admin');
+    // The subscriber never subscribed to proxied/#: the stored proxy subscription did.
+    const proxied = nextMessages(sub, 1);
+    await pub.publishAsync('proxied/y', 'by proxy', { qos: 1 });
+    assert.equal((await proxied)[0].topic, 'proxied/y');
     await end(sub, pub);
   } finally {
     await b.stop();

@@ -11,7 +11,7 @@ import type { AdminContext } from '../context.ts';
 import { ok, type Route } from '../http.ts';
 import { route, strict } from '../schema.ts';
 import { QOS, TOPIC_FILTER, onWorker, topicFilter } from './mqtt-common.ts';
-import { topicId } from './subscriptions.ts';
+import { topicId } from '../../features/proxy-subscriptions/index.ts';
 
 const KIND = 'local-subscription';
 
