@@ -241,7 +241,7 @@ export class PolicyManager {
 
   private answer(worker: number, questions: readonly PolicyQuestion[]): void {
     for (const question of questions) {
-      const asked = question.kind === 'auth' ? this.authenticate(question.q) : this.authorize(question.q);
+      const asked = question.kind === 'auth' ? this.authenticate(withBufferPassword(question.q)) : this.authorize(question.q);
       const generation = this.generation;
       asked.then(
         (r) => this.reply(worker, { id: question.id, answer: r.answer, cacheable: r.cacheable, generation }),
@@ -372,4 +372,15 @@ function optionalOrder(v: unknown): number | undefined {
   if (v === undefined) return undefined;
   if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > MAX_ORDER) throw new PolicyConfigError('order', `must be an integer 0..${MAX_ORDER}`);
   return v as number;
+}
+
+/**
+ * A question's password as the Buffer the policies read it as: it crossed from the worker by
+ * structured clone, which makes a Buffer a plain Uint8Array (whose toString('utf8') is the bytes
+ * joined by commas: a JWT in the password was never found, and the policy answered ignore).
+ */
+function withBufferPassword(q: AuthQuery): AuthQuery {
+  const p = q.password as Uint8Array | undefined;
+  if (p === undefined || Buffer.isBuffer(p)) return q;
+  return { ...q, password: Buffer.from(p.buffer, p.byteOffset, p.byteLength) };
 }
