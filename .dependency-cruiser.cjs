@@ -77,10 +77,10 @@ module.exports = {
     },
     {
       name: 'engine-not-into-rules',
-      comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router (rules, log topics, bridges) through RouterHost.ruleMatched, and tracing through ConnectionTracer; it never imports them.',
+      comment: 'The engine tells the rule engine of events through EngineEvents (engine/session/events.ts), the router (rules, log topics, bridges) through RouterHost.tapMatched, and tracing through ConnectionTracer; it never imports them.',
       severity: 'error',
       from: { path: '^src/(engine|router|listener|store)/' },
-      to: { path: '^src/(rules|sources|trace|policies|bridges)/' },
+      to: { path: '^src/(rules|sources|features|policies|bridges)/' },
     },
     {
       name: 'sources-below-rules',

@@ -13,8 +13,6 @@ import type { ProcessorManager } from '../scripts/manager.ts';
 import type { SourceRegistry } from '../sources/registry.ts';
 import type { CommandManager } from '../commands/manager.ts';
 import type { PolicyManager } from '../policies/manager.ts';
-import type { LogTopicManager } from '../trace/log-topic-manager.ts';
-import type { TraceManager } from '../trace/trace-manager.ts';
 import type { BridgeManager } from '../bridges/manager.ts';
 import type { ControlPlatform } from '../platform/platform.ts';
 import type { AuditLog } from './audit.ts';
@@ -36,10 +34,6 @@ export interface AdminContext {
   readonly policies: PolicyManager;
   /** Scripts and extensions (run by the workers' pools). */
   readonly processors: ProcessorManager;
-  /** Log topics (messages logged by topic filter). */
-  readonly logTopics: LogTopicManager;
-  /** Client traces (every packet of a client id logged, for a bounded time). */
-  readonly traces: TraceManager;
   /** MQTT bridges to remote brokers (the configuration file's and the API's). */
   readonly bridges: BridgeManager;
   /** The control platform (/api/v1): tenants, licences, alerts, channels. */

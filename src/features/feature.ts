@@ -29,7 +29,18 @@ export interface FeatureTap {
 export interface FeatureWorkers {
   call: WorkerCall;
   callAll: WorkerCallAll;
+  /** The workers that answer calls now. */
+  running(): number[];
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
+}
+
+/** Routing-core entries a worker acts on itself when a message matches them (a log topic, a
+ * rule): a handle of their own, and its filters. Unlike tap(), nothing crosses to the main thread;
+ * the feature's worker half must know the handle (sent to the workers like any state). */
+export interface FeatureRouting {
+  newHandle(): number;
+  setTap(handle: number, filters: readonly string[]): void;
+  removeTap(handle: number): void;
 }
 
 /** What a feature gets from the node when it starts. */
@@ -48,6 +59,11 @@ export interface FeatureContext {
    */
   tap(filters: readonly string[], sink: (matches: TapMatch[]) => void): Promise<FeatureTap>;
   readonly workers: FeatureWorkers;
+  readonly routing: FeatureRouting;
+  /** Replicates the feature's stored objects of `kind` across the cluster's nodes: `apply` takes
+   * each change made on another node (the document, or null when it was deleted). Nothing
+   * without a cluster. */
+  replicate(kind: string, apply: (id: string, doc: unknown) => Promise<void> | void): void;
 }
 
 /** A started feature: what it offers the others and the admin API, and how it stops. */

@@ -2,7 +2,9 @@
 // feature may use those before it). Adding a feature is its folder and one line here.
 import type { Feature } from '../features/feature.ts';
 import { proxySubscriptions } from '../features/proxy-subscriptions/index.ts';
+import { tracing } from '../features/tracing/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   proxySubscriptions,
+  tracing,
 ];

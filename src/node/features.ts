@@ -19,9 +19,6 @@ import { registerPolicyMetrics } from '../policies/metrics.ts';
 import { setHashConcurrency } from '../auth/strategies/password-strategy.ts';
 import { ProcessorManager } from '../scripts/manager.ts';
 import { registerProcessorMetrics } from '../scripts/metrics.ts';
-import { LogTopicManager } from '../trace/log-topic-manager.ts';
-import { TraceManager } from '../trace/trace-manager.ts';
-import { topicFilterProblem } from '../auth/topic-filter.ts';
 import { BRIDGE_KIND, BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
 import { COMMAND_KIND, CommandManager } from '../commands/manager.ts';
@@ -45,8 +42,6 @@ export interface Features {
   readonly rules: RuleManager;
   readonly policies: PolicyManager;
   readonly processors: ProcessorManager;
-  readonly logTopics: LogTopicManager;
-  readonly traces: TraceManager;
   readonly bridges: BridgeManager;
   readonly commands: CommandManager;
   readonly platform: ControlPlatform;
@@ -122,10 +117,6 @@ async function build(
   const processors = new ProcessorManager(supervisor, store, config.extensions.dir, log);
   await processors.load();
   registerProcessorMetrics(registry, processors);
-  const logTopics = new LogTopicManager(supervisor, store, log, topicFilterProblem);
-  await logTopics.load();
-  const traces = new TraceManager(supervisor, log);
-  closers.push(() => traces.close());
   // MQTT bridges: the configuration file's and the stored ones.
   const bridges = new BridgeManager(supervisor, store, log, config.nodeName);
   closers.push(() => bridges.close());
@@ -164,14 +155,16 @@ async function build(
   });
   closers.push(() => platform.close());
   await platform.load();
-  if (sync) registerReplicatedKinds(sync, { sources, rules, policies, processors, logTopics, commands, bridges, platform, endpoints: supervisor.endpoints });
+  if (sync) registerReplicatedKinds(sync, { sources, rules, policies, processors, commands, bridges, platform, endpoints: supervisor.endpoints });
   const listed = await startListed({
     config, log, store, registry,
     tap: async (filters, sink) => supervisor.taps.open(filters, (items) => sink(items as TapMatch[])),
-    workers: { call: supervisor.call, callAll: supervisor.callAll, onWorkerStart: supervisor.onWorkerStart },
+    workers: { call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart },
+    routing: { newHandle: supervisor.newHandle, setTap: supervisor.setTap, removeTap: supervisor.removeTap },
+    replicate: (kind, apply) => sync?.register({ kind, apply: async (id, doc) => apply(id, doc) }),
   }, closers);
   return {
-    store, registry, sync, sources, rules, policies, processors, logTopics, traces, bridges, commands, platform, listed,
+    store, registry, sync, sources, rules, policies, processors, bridges, commands, platform, listed,
     get<API>(feature: Feature<API>): API {
       const s = listed.get(feature.name);
       if (!s) throw new Error(`feature ${feature.name} is not in the FEATURES list`);
@@ -209,7 +202,7 @@ async function startListed(base: Omit<FeatureContext, 'log'> & { log: Logger }, 
  * replicated: node-specific state (local and proxy subscriptions, alerts firing).
  */
 function registerReplicatedKinds(sync: ConfigSync, m: {
-  sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager; logTopics: LogTopicManager;
+  sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager;
   commands: CommandManager; bridges: BridgeManager; platform: ControlPlatform; endpoints: Supervisor['endpoints'];
 }): void {
   sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
@@ -217,7 +210,6 @@ function registerReplicatedKinds(sync: ConfigSync, m: {
   sync.register({ kind: 'rule', apply: (id, doc) => m.rules.applyStored(id, doc as never) });
   for (const kind of ['auth', 'acl'] as const) sync.register({ kind: POLICY_STORE_KIND[kind], apply: (id, doc) => m.policies.applyStored(kind, id, doc as never) });
   for (const kind of ['script', 'extension'] as const) sync.register({ kind, apply: async (id, doc) => m.processors.applyStored(kind, id, doc as never) });
-  sync.register({ kind: 'log-topic', apply: (id, doc) => m.logTopics.applyStored(id, doc as never) });
   sync.register({ kind: COMMAND_KIND, apply: (id, doc) => m.commands.applyStored(id, doc as never) });
   sync.register({ kind: BRIDGE_KIND, apply: (id, doc) => m.bridges.applyStored(id, doc as never) });
   for (const kind of ControlPlatform.KINDS) sync.register({ kind, apply: (id, doc) => m.platform.applyStored(kind, id, doc) });

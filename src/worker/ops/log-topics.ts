@@ -1,6 +1,6 @@
 // Log topic operations on one worker: install (add or replace; `only` keeps just the given set,
 // after a restart) and remove.
-import type { LogTopicSpec } from '../../trace/worker-log-topics.ts';
+import type { LogTopicSpec } from '../../features/tracing/worker-log-topics.ts';
 import type { Op } from './types.ts';
 
 export const logTopicOps = {

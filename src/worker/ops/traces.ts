@@ -1,5 +1,5 @@
 // Client tracing on one worker: the set of traced client ids, applied to its connections.
-import type { TraceSpec } from '../../trace/worker-traces.ts';
+import type { TraceSpec } from '../../features/tracing/worker-traces.ts';
 import type { Op } from './types.ts';
 
 export const traceOps = {

@@ -13,8 +13,8 @@ import type { WorkerRouter } from '../../router/worker-router.ts';
 import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Listeners } from '../../listener/listeners.ts';
 import type { WorkerRules } from '../../rules/worker-rules.ts';
-import type { WorkerLogTopics } from '../../trace/worker-log-topics.ts';
-import type { WorkerTraces } from '../../trace/worker-traces.ts';
+import type { WorkerLogTopics } from '../../features/tracing/worker-log-topics.ts';
+import type { WorkerTraces } from '../../features/tracing/worker-traces.ts';
 import type { WorkerBridges } from '../../bridges/worker-bridges.ts';
 import type { WorkerNodeClaims } from '../node-claims.ts';
 

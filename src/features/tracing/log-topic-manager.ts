@@ -3,12 +3,12 @@
 // core under their own handles so the publishing worker finds them with the match it does anyway.
 import { randomUUID } from 'node:crypto';
 
-import type { Logger } from '../log/index.ts';
-import { isLogLevel, type LogLevel } from '../log/levels.ts';
-import type { Store } from '../store/types.ts';
+import type { Logger } from '../../log/index.ts';
+import { isLogLevel, type LogLevel } from '../../log/levels.ts';
+import type { Store } from '../../store/types.ts';
 import type { LogTopicSpec } from './worker-log-topics.ts';
 import { TraceError } from './errors.ts';
-import type { WorkerCall } from '../worker/ops/index.ts';
+import type { WorkerCall } from '../../worker/ops/index.ts';
 
 const KIND = 'log-topic';
 

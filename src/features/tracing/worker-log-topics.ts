@@ -3,9 +3,9 @@
 // preview. Like rules, a log topic's filter is an entry of the routing core under its own handle
 // (TAP_WORKER), so messages no log topic matches cost nothing; the publishing thread writes the
 // line. The main thread (manager.ts) installs and removes them on every worker.
-import type { Message } from '../broker/message.ts';
-import type { Logger } from '../log/index.ts';
-import type { LogLevel } from '../log/levels.ts';
+import type { Message } from '../../broker/message.ts';
+import type { Logger } from '../../log/index.ts';
+import type { LogLevel } from '../../log/levels.ts';
 
 export interface LogTopicSpec {
   id: string;

@@ -1,10 +1,10 @@
 // Client tracing, the main thread's half: which client ids are traced and until when, pushed to
 // every worker (also a restarted one) as one set. Traces are operational and short: kept in
 // memory only (a restart ends them), at most MAX_TRACES at once, each at most MAX_TRACE_SECONDS.
-import type { Logger } from '../log/index.ts';
+import type { Logger } from '../../log/index.ts';
 import type { TraceSpec } from './worker-traces.ts';
 import { TraceError } from './errors.ts';
-import type { WorkerCall } from '../worker/ops/index.ts';
+import type { WorkerCall } from '../../worker/ops/index.ts';
 
 export const MAX_TRACES = 100;
 export const MAX_TRACE_SECONDS = 86_400;

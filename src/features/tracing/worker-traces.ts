@@ -2,8 +2,8 @@
 // packet that client's connection reads or writes is logged (type, size; for PUBLISH the topic,
 // QoS, retain, packet id and a payload preview), at info. A connection checks one boolean per
 // packet; the set of traced ids and their end times comes from the main thread (TraceManager).
-import { decodePacket } from '../native/index.ts';
-import type { Logger } from '../log/index.ts';
+import { decodePacket } from '../../native/index.ts';
+import type { Logger } from '../../log/index.ts';
 import { PREVIEW_BYTES } from './worker-log-topics.ts';
 
 export interface TraceSpec {

@@ -2,13 +2,11 @@
 // a bounded time. Start, list, stop; applied at once on every worker (TraceManager).
 import { Type } from '@sinclair/typebox';
 
-import type { AdminContext } from '../context.ts';
-import { ok, type Route } from '../http.ts';
-import { route, strict } from '../schema.ts';
-import { MAX_TRACE_SECONDS } from '../../trace/trace-manager.ts';
+import { ok, type Route } from '../../admin/http.ts';
+import { route, strict } from '../../admin/schema.ts';
+import { MAX_TRACE_SECONDS, type TraceManager } from './trace-manager.ts';
 
-export function traceRoutes(ctx: AdminContext): Route[] {
-  const traces = ctx.traces;
+export function traceRoutes(traces: TraceManager): Route[] {
   return [
     {
       method: 'GET',

@@ -2,12 +2,11 @@
 // at its level. List, add, delete; applied at once on every worker (LogTopicManager).
 import { Type } from '@sinclair/typebox';
 
-import type { AdminContext } from '../context.ts';
-import { ok, type Route } from '../http.ts';
-import { BY_ID, route, strict } from '../schema.ts';
+import { ok, type Route } from '../../admin/http.ts';
+import { BY_ID, route, strict } from '../../admin/schema.ts';
+import type { LogTopicManager } from './log-topic-manager.ts';
 
-export function logTopicRoutes(ctx: AdminContext): Route[] {
-  const topics = ctx.logTopics;
+export function logTopicRoutes(topics: LogTopicManager): Route[] {
   return [
     {
       method: 'GET',

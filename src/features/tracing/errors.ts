@@ -1,6 +1,6 @@
 // The refusals of log topics and client traces: domain errors (src/errors/domain-error.ts) with
 // the status the admin API answers with and the request field at fault.
-import { DomainError, codeOfStatus } from '../errors/domain-error.ts';
+import { DomainError, codeOfStatus } from '../../errors/domain-error.ts';
 
 export class TraceError extends DomainError {
   constructor(status: 400 | 404 | 409, field: string, message: string) {
