@@ -1,7 +1,10 @@
 // The configuration of one MQTT bridge (main thread): its fields, their defaults and limits, and
 // the one check every way in goes through (the configuration file's `bridges` key and the admin
 // API's /bridge/add and /bridge/update). A refusal names the field, e.g. `forwards[1].qos`.
+import { Type, type Static } from '@sinclair/typebox';
+
 import { topicFilterProblem } from '../auth/topic-filter.ts';
+import { compileSchema, PATTERN_MESSAGE, type Checker } from '../schema/check.ts';
 import { BridgeConfigError } from './errors.ts';
 
 /** One topic mapping, as Mosquitto's `topic pattern direction qos local-prefix remote-prefix`:
@@ -61,49 +64,97 @@ export const BRIDGE_LIMITS = {
   mappings: 256,
 } as const;
 
-const FIELDS = ['name', 'url', 'protocolVersion', 'clientId', 'username', 'password', 'tls', 'keepalive', 'cleanStart', 'sessionExpiryInterval', 'reconnectPeriod', 'queueLimit', 'maxInflight', 'forwards', 'subscriptions', 'enabled'] as const;
-const TLS_FIELDS = ['ca', 'cert', 'key', 'rejectUnauthorized'] as const;
-const MAPPING_FIELDS = ['filter', 'qos', 'localPrefix', 'remotePrefix'] as const;
+const int = (field: Exclude<keyof typeof BRIDGE_LIMITS, 'nameMax' | 'mappings'>, fallback: number, description: string) =>
+  Type.Optional(Type.Integer({ minimum: BRIDGE_LIMITS[field][0], maximum: BRIDGE_LIMITS[field][1], description: `${description} (default ${fallback})` }));
+
+const MAPPING = Type.Object(
+  {
+    filter: Type.String({ minLength: 1 }),
+    qos: Type.Optional(Type.Unsafe<0 | 1 | 2>({ type: 'integer', enum: [0, 1, 2], description: 'the highest QoS on this mapping (default 1)' })),
+    localPrefix: Type.Optional(Type.String({ description: 'no wildcards' })),
+    remotePrefix: Type.Optional(Type.String({ description: 'no wildcards' })),
+  },
+  { additionalProperties: false },
+);
+
+const MAPPINGS = Type.Optional(Type.Array(MAPPING, { maxItems: BRIDGE_LIMITS.mappings }));
+
+/**
+ * The fields of a bridge, the one schema of both ways in (the admin routes check it too, and it is
+ * their OpenAPI document). Absent fields take their defaults in parseBridgeConfig, not here: an
+ * update without a password keeps the stored one, so the request must stay as it was sent.
+ */
+export const BRIDGE_FIELDS = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: BRIDGE_LIMITS.nameMax, pattern: '^[A-Za-z0-9._-]+$', [PATTERN_MESSAGE]: 'letters, digits, . _ - only' }),
+    url: Type.String({ minLength: 1, description: 'mqtt://host:port, mqtts://, ws:// or wss://' }),
+    protocolVersion: Type.Optional(Type.Unsafe<4 | 5>({ type: 'integer', enum: [4, 5], description: '4 (MQTT 3.1.1, the default) or 5' })),
+    clientId: Type.Optional(Type.String({ description: 'empty: <nodeName>.<name>' })),
+    username: Type.Optional(Type.String()),
+    password: Type.Optional(Type.String({ description: 'never answered; an update without it keeps the stored one' })),
+    tls: Type.Optional(Type.Object(
+      { ca: Type.Optional(Type.String()), cert: Type.Optional(Type.String()), key: Type.Optional(Type.String()), rejectUnauthorized: Type.Optional(Type.Boolean()) },
+      { additionalProperties: false, description: 'PEM file paths' },
+    )),
+    keepalive: int('keepalive', 60, 'seconds, 0: none'),
+    cleanStart: Type.Optional(Type.Boolean({ description: 'default false: a persistent session on the remote' })),
+    sessionExpiryInterval: int('sessionExpiryInterval', 86400, 'MQTT 5: seconds'),
+    reconnectPeriod: int('reconnectPeriod', 5000, 'ms'),
+    queueLimit: int('queueLimit', 10000, 'outbound messages held'),
+    maxInflight: int('maxInflight', 100, 'outbound QoS 1/2 messages not yet acknowledged'),
+    forwards: MAPPINGS,
+    subscriptions: MAPPINGS,
+    enabled: Type.Optional(Type.Boolean({ description: 'default true' })),
+  },
+  { additionalProperties: false },
+);
+
+export type BridgeFields = Static<typeof BRIDGE_FIELDS>;
+
+const checkFields: Checker<BridgeFields> = compileSchema(BRIDGE_FIELDS, { refuse: (field, reason) => new BridgeConfigError(field, reason) });
+
 const PROTOCOLS = ['mqtt:', 'mqtts:', 'ws:', 'wss:'];
 
-type Input = Record<string, unknown>;
-
-/** Checks `input` and answers the bridge with every default filled in; throws BridgeConfigError
- * naming the first field at fault. */
+/** Checks `input` against BRIDGE_FIELDS, then what a schema cannot say (the URL, topic filters and
+ * prefixes, fields that go together), and answers the bridge with every default filled in; throws
+ * BridgeConfigError naming the first field at fault. A null is an absent field (YAML writes an
+ * empty key as null). */
 export function parseBridgeConfig(input: unknown): BridgeConfig {
-  const b = objectAt(input, '');
-  onlyFields(b, FIELDS, '');
-  const name = string(b, 'name', { required: true });
-  if (name.length > BRIDGE_LIMITS.nameMax) throw new BridgeConfigError('name', `longer than ${BRIDGE_LIMITS.nameMax} characters`);
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new BridgeConfigError('name', 'letters, digits, . _ - only');
-  const url = string(b, 'url', { required: true });
-  checkUrl(url);
-  const protocolVersion = b.protocolVersion ?? 4;
-  if (protocolVersion !== 4 && protocolVersion !== 5) throw new BridgeConfigError('protocolVersion', `must be 4 (MQTT 3.1.1) or 5, got ${JSON.stringify(protocolVersion)}`);
-  const clientId = string(b, 'clientId');
+  const b = withoutNulls(input);
+  checkFields(b);
+  checkUrl(b.url);
+  const clientId = b.clientId ?? '';
   if (Buffer.byteLength(clientId) > 65535) throw new BridgeConfigError('clientId', 'longer than 65535 bytes');
-  const cleanStart = bool(b, 'cleanStart', false);
   const config: BridgeConfig = {
-    name,
-    url,
-    protocolVersion,
+    name: b.name,
+    url: b.url,
+    protocolVersion: b.protocolVersion ?? 4,
     clientId,
-    username: string(b, 'username'),
-    password: string(b, 'password'),
-    tls: tls(b.tls),
-    keepalive: int(b, 'keepalive', BRIDGE_LIMITS.keepalive, 60),
-    cleanStart,
-    sessionExpiryInterval: int(b, 'sessionExpiryInterval', BRIDGE_LIMITS.sessionExpiryInterval, 86400),
-    reconnectPeriod: int(b, 'reconnectPeriod', BRIDGE_LIMITS.reconnectPeriod, 5000),
-    queueLimit: int(b, 'queueLimit', BRIDGE_LIMITS.queueLimit, 10000),
-    maxInflight: int(b, 'maxInflight', BRIDGE_LIMITS.maxInflight, 100),
-    forwards: mappings(b, 'forwards'),
-    subscriptions: mappings(b, 'subscriptions'),
-    enabled: bool(b, 'enabled', true),
+    username: b.username ?? '',
+    password: b.password ?? '',
+    tls: { ca: b.tls?.ca ?? '', cert: b.tls?.cert ?? '', key: b.tls?.key ?? '', rejectUnauthorized: b.tls?.rejectUnauthorized ?? true },
+    keepalive: b.keepalive ?? 60,
+    cleanStart: b.cleanStart ?? false,
+    sessionExpiryInterval: b.sessionExpiryInterval ?? 86400,
+    reconnectPeriod: b.reconnectPeriod ?? 5000,
+    queueLimit: b.queueLimit ?? 10000,
+    maxInflight: b.maxInflight ?? 100,
+    forwards: (b.forwards ?? []).map((m, i) => mapping(m, `forwards[${i}].`)),
+    subscriptions: (b.subscriptions ?? []).map((m, i) => mapping(m, `subscriptions[${i}].`)),
+    enabled: b.enabled ?? true,
   };
+  const { cert, key } = config.tls;
+  if ((cert === '') !== (key === '')) throw new BridgeConfigError(cert === '' ? 'tls.cert' : 'tls.key', 'a client certificate needs both cert and key');
   if (config.password !== '' && config.username === '') throw new BridgeConfigError('username', 'is required with a password');
   if (config.forwards.length === 0 && config.subscriptions.length === 0) throw new BridgeConfigError('forwards', 'a bridge needs at least one of forwards or subscriptions');
   return config;
+}
+
+/** A copy of `value` without the null fields of its objects (at any depth; list items stay). */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
 }
 
 /** The client id a bridge connects with. */
@@ -130,36 +181,11 @@ function checkUrl(url: string): void {
   if ((u.protocol === 'mqtt:' || u.protocol === 'mqtts:') && u.pathname !== '' && u.pathname !== '/') throw new BridgeConfigError('url', 'an mqtt:// or mqtts:// URL has no path');
 }
 
-function tls(value: unknown): BridgeTls {
-  if (value === undefined || value === null) return { ca: '', cert: '', key: '', rejectUnauthorized: true };
-  const t = objectAt(value, 'tls');
-  onlyFields(t, TLS_FIELDS, 'tls.');
-  const out: BridgeTls = {
-    ca: string(t, 'ca', { at: 'tls.' }),
-    cert: string(t, 'cert', { at: 'tls.' }),
-    key: string(t, 'key', { at: 'tls.' }),
-    rejectUnauthorized: bool(t, 'rejectUnauthorized', true, 'tls.'),
-  };
-  if ((out.cert === '') !== (out.key === '')) throw new BridgeConfigError(out.cert === '' ? 'tls.cert' : 'tls.key', 'a client certificate needs both cert and key');
-  return out;
-}
-
-function mappings(b: Input, field: 'forwards' | 'subscriptions'): TopicMapping[] {
-  const v = b[field];
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) throw new BridgeConfigError(field, 'expected a list of {filter, qos, localPrefix, remotePrefix}');
-  if (v.length > BRIDGE_LIMITS.mappings) throw new BridgeConfigError(field, `at most ${BRIDGE_LIMITS.mappings} entries`);
-  return v.map((item, i) => mapping(item, `${field}[${i}].`));
-}
-
-function mapping(value: unknown, at: string): TopicMapping {
-  const m = objectAt(value, at.slice(0, -1));
-  onlyFields(m, MAPPING_FIELDS, at);
-  const filter = string(m, 'filter', { required: true, at });
-  const qos = m.qos ?? 1;
-  if (qos !== 0 && qos !== 1 && qos !== 2) throw new BridgeConfigError(`${at}qos`, `must be 0, 1 or 2, got ${JSON.stringify(qos)}`);
-  const localPrefix = prefix(m, 'localPrefix', at);
-  const remotePrefix = prefix(m, 'remotePrefix', at);
+function mapping(m: Static<typeof MAPPING>, at: string): TopicMapping {
+  const { filter, qos = 1, localPrefix = '', remotePrefix = '' } = m;
+  for (const [field, p] of [['localPrefix', localPrefix], ['remotePrefix', remotePrefix]] as const) {
+    if (p.includes('+') || p.includes('#')) throw new BridgeConfigError(`${at}${field}`, 'a prefix must not contain wildcards');
+  }
   for (const [side, full] of [['filter', filter], ['localPrefix', localPrefix + filter], ['remotePrefix', remotePrefix + filter]] as const) {
     const problem = topicFilterProblem(full);
     if (problem !== undefined) throw new BridgeConfigError(`${at}${side}`, `${JSON.stringify(full)}: ${problem}`);
@@ -167,46 +193,4 @@ function mapping(value: unknown, at: string): TopicMapping {
   // The broker's own topics stay the broker's: a bridge neither exports nor imports them.
   if ((localPrefix + filter).startsWith('$')) throw new BridgeConfigError(`${at}localPrefix`, `the local side ${JSON.stringify(localPrefix + filter)} starts with $ (topics of the broker)`);
   return { filter, qos, localPrefix, remotePrefix };
-}
-
-function prefix(m: Input, field: string, at: string): string {
-  const p = string(m, field, { at });
-  if (p.includes('+') || p.includes('#')) throw new BridgeConfigError(`${at}${field}`, 'a prefix must not contain wildcards');
-  return p;
-}
-
-function objectAt(value: unknown, field: string): Input {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new BridgeConfigError(field === '' ? 'body' : field, 'expected an object');
-  return value as Input;
-}
-
-function onlyFields(o: Input, allowed: readonly string[], at: string): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) throw new BridgeConfigError(`${at}${k}`, `unknown field (expected ${allowed.join(', ')})`);
-}
-
-function string(o: Input, field: string, options: { required?: boolean; at?: string } = {}): string {
-  const v = o[field];
-  const at = `${options.at ?? ''}${field}`;
-  if (v === undefined || v === null) {
-    if (options.required) throw new BridgeConfigError(at, 'is required');
-    return '';
-  }
-  if (typeof v !== 'string') throw new BridgeConfigError(at, `expected a string, got ${JSON.stringify(v)}`);
-  if (options.required && v === '') throw new BridgeConfigError(at, 'must not be empty');
-  return v;
-}
-
-function bool(o: Input, field: string, fallback: boolean, at = ''): boolean {
-  const v = o[field];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'boolean') throw new BridgeConfigError(`${at}${field}`, `expected true or false, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-function int(o: Input, field: string, [min, max]: readonly [number, number], fallback: number): number {
-  const v = o[field];
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new BridgeConfigError(field, `expected an integer, got ${JSON.stringify(v)}`);
-  if (v < min || v > max) throw new BridgeConfigError(field, `must be between ${min} and ${max}, got ${v}`);
-  return v;
 }

@@ -43,12 +43,14 @@ export interface Checker<T> {
 
 /**
  * Compiles `schema` once. `coerce`: the values are text (a query string), so "5" may be the
- * integer 5 and "true" the boolean. `prefix` leads the field names (`endpoints[0]`).
+ * integer 5 and "true" the boolean. `refuse`: the error a refusal is (400 INVALID_PARAMETER
+ * naming the field; a module gives its own subclass).
  */
-export function compileSchema<S extends TSchema>(schema: S, options: { coerce?: boolean } = {}): Checker<Static<S>> {
+export function compileSchema<S extends TSchema>(schema: S, options: { coerce?: boolean; refuse?: Refuse } = {}): Checker<Static<S>> {
   const validate = (options.coerce ? coercing : exact).compile(schema);
+  const refuse = options.refuse ?? invalid;
   const check = ((value: unknown) => {
-    if (!validate(value)) throw refusalOf(validate.errors ?? [], value);
+    if (!validate(value)) throw refusalOf(validate.errors ?? [], value, refuse);
   }) as Checker<Static<S>>;
   check.validate = validate;
   return check;
@@ -63,16 +65,19 @@ export function fieldOf(instancePath: string, child?: string): string {
   return out;
 }
 
-function refusalOf(errors: ErrorObject[], data: unknown): DomainError {
+/** Makes the refusal of a field (a module passes its own thin subclass of DomainError). */
+export type Refuse = (field: string, reason: string) => DomainError;
+
+function refusalOf(errors: ErrorObject[], data: unknown, refuse: Refuse): DomainError {
   // Inside anyOf (a value or null) the branch errors come first; the first one says most.
   const e = errors.find((x) => x.keyword !== 'anyOf' && x.keyword !== 'oneOf') ?? errors[0];
-  if (!e) return invalid('body', 'is not valid');
+  if (!e) return refuse('body', 'is not valid');
   const p = e.params as Record<string, unknown>;
-  if (e.keyword === 'required') return invalid(fieldOf(e.instancePath, String(p.missingProperty)), 'is required');
-  if (e.keyword === 'additionalProperties') return invalid(fieldOf(e.instancePath, String(p.additionalProperty)), 'unknown field');
+  if (e.keyword === 'required') return refuse(fieldOf(e.instancePath, String(p.missingProperty)), 'is required');
+  if (e.keyword === 'additionalProperties') return refuse(fieldOf(e.instancePath, String(p.additionalProperty)), 'unknown field');
   const field = fieldOf(e.instancePath);
-  if (field === '' && e.keyword === 'type') return invalid('body', `expected a JSON object, got ${typeName(data)}`);
-  return invalid(field === '' ? 'body' : field, explain(e));
+  if (field === '' && e.keyword === 'type') return refuse('body', `expected a JSON object, got ${typeName(data)}`);
+  return refuse(field === '' ? 'body' : field, explain(e));
 }
 
 function explain(e: ErrorObject): string {

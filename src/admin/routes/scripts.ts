@@ -1,140 +1,120 @@
 // Scripts and extensions (spec 4.9): add, query, delete, enable or disable, the syntax check, and
 // our additions update and runtime. Both apply at once on every worker (ProcessorManager).
-import { invalid } from '../../errors/domain-error.ts';
+import { Type } from '@sinclair/typebox';
+
 import type { AdminContext } from '../context.ts';
 import { ok, paged, type Route } from '../http.ts';
-import { bool, object, onlyFields, oneOf, paging, reqStr, str, type Body } from '../validate.ts';
+import { BY_ID, FREE_OBJECT, ID, PAGING, pageOf, route, strict } from '../schema.ts';
+import { choice } from '../../schema/check.ts';
 import { checkScript } from '../../scripts/check.ts';
 import { CONTENT_MAX, type ProcessorManager } from '../../scripts/manager.ts';
 import type { ProcessorKind } from '../../scripts/types.ts';
 
-const NAME_MAX = 200;
-const ID = /^[A-Za-z0-9._-]+$/;
+const NAME = Type.String({ minLength: 1, maxLength: 200 });
+const CONTENT = Type.String({ minLength: 1, maxLength: CONTENT_MAX, description: 'JavaScript defining convert(topic, payload)' });
+const TOPIC = Type.String({ minLength: 1, maxLength: 65535, description: 'a topic filter (default #)' });
 
-function idField(b: Body): string | undefined {
-  const id = str(b, 'id', { nonEmpty: true, max: 64 });
-  if (id !== undefined && !ID.test(id)) throw invalid('id', 'letters, digits, . _ - only');
-  return id;
-}
-
-function optionsField(v: unknown, field: string): Record<string, unknown> | undefined {
-  if (v === undefined) return undefined;
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalid(field, 'expected an object');
-  return v as Record<string, unknown>;
-}
+const EXTENSION_CONFIG = {
+  className: Type.String({ minLength: 1, maxLength: 1024, description: '<module in extensions.dir>#<ExportedClass>' }),
+  topic: Type.Optional(TOPIC),
+  options: Type.Optional(FREE_OBJECT),
+};
 
 /** The routes both kinds share: query, delete, state, runtime. */
 function commonRoutes(m: ProcessorManager, kind: ProcessorKind, prefix: string): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: `${prefix}/query`,
       access: 'read',
       readOnly: true,
       tag: 'scripts',
       summary: `${kind === 'script' ? 'Scripts' : 'Extensions'}, paged, in the order they apply; optionally by id, name (a substring) or enabled`,
-      body: { type: 'object', properties: { page: { type: 'integer' }, size: { type: 'integer' }, id: { type: 'string' }, name: { type: 'string' }, enabled: { type: 'boolean' } } },
+      body: Type.Object({ ...PAGING, id: Type.Optional(Type.String()), name: Type.Optional(Type.String({ description: 'a substring of the name' })), enabled: Type.Optional(Type.Boolean()) }, strict),
       handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['page', 'size', 'id', 'name', 'enabled']);
-        const { page, size } = paging(b);
-        const id = str(b, 'id');
-        const all = m.list(kind, { name: str(b, 'name'), enabled: bool(b, 'enabled') });
+        const { page, size } = pageOf(req.body);
+        const { id, name, enabled } = req.body;
+        const all = m.list(kind, { name, enabled });
         return paged(id ? all.filter((d) => d.id === id) : all, page, size);
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: `${prefix}/delete`,
       access: 'write',
       tag: 'scripts',
       summary: `Delete a${kind === 'script' ? ' script' : 'n extension'} (stops at once on every worker)`,
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+      body: BY_ID,
       async handler(req) {
-        const id = reqStr(object(req.body), 'id');
-        await m.delete(kind, id);
-        return ok({ id });
+        await m.delete(kind, req.body.id);
+        return ok({ id: req.body.id });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: `${prefix}/state`,
       access: 'write',
       tag: 'scripts',
       summary: `Enable or disable a${kind === 'script' ? ' script' : 'n extension'}, at once on every worker`,
-      body: { type: 'object', required: ['id', 'enabled'], properties: { id: { type: 'string' }, enabled: { type: 'boolean' } } },
-      async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['id', 'enabled']);
-        const id = reqStr(b, 'id');
-        const enabled = bool(b, 'enabled', { required: true })!;
-        return ok(await m.setEnabled(kind, id, enabled));
-      },
-    },
-    {
+      body: Type.Object({ id: Type.String({ minLength: 1 }), enabled: Type.Boolean() }, strict),
+      handler: async (req) => ok(await m.setEnabled(kind, req.body.id, req.body.enabled)),
+    }),
+    route({
       method: 'POST',
       path: `${prefix}/runtime`,
       access: 'read',
       readOnly: true,
       tag: 'scripts',
       summary: 'Counters summed over the workers: messages, converted, unchanged, dropped, failed by reason (error, timeout, memory, invalid), time spent (µs), last error',
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-      async handler(req) {
-        const id = reqStr(object(req.body), 'id');
-        return ok(await m.runtime(kind, id));
-      },
-    },
+      body: BY_ID,
+      handler: async (req) => ok(await m.runtime(kind, req.body.id)),
+    }),
   ];
 }
 
 export function scriptRoutes(ctx: AdminContext): Route[] {
   const m = ctx.processors;
   return [
-    {
+    route({
       method: 'POST',
       path: '/script/add',
       access: 'write',
       tag: 'scripts',
       summary: 'Add a script defining convert(topic, payload); compiled first (a syntax error is a 400 with line and column), applied at once on every worker to PUBLISHes whose topic matches `topic` (default #)',
-      body: { type: 'object', required: ['name', 'content'], properties: { id: { type: 'string' }, name: { type: 'string' }, type: { enum: ['javascript'] }, content: { type: 'string' }, topic: { type: 'string' }, enabled: { type: 'boolean' } } },
+      body: Type.Object(
+        { id: Type.Optional(ID), name: NAME, type: Type.Optional(choice(['javascript'] as const)), content: CONTENT, topic: Type.Optional(TOPIC), enabled: Type.Optional(Type.Boolean()) },
+        strict,
+      ),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['id', 'name', 'type', 'content', 'topic', 'enabled']);
-        oneOf(b, 'type', ['javascript'] as const);
-        const input = { id: idField(b), name: reqStr(b, 'name', { max: NAME_MAX }), content: reqStr(b, 'content', { max: CONTENT_MAX }), topic: str(b, 'topic', { nonEmpty: true, max: 65535 }), enabled: bool(b, 'enabled') };
+        const { type: _type, ...input } = req.body;
         return ok(await m.addScript(input));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/script/update',
       access: 'write',
       tag: 'scripts',
       summary: "Change a script's name, content or topic filter (compiled first; applied at once)",
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' }, name: { type: 'string' }, content: { type: 'string' }, topic: { type: 'string' } } },
+      body: Type.Object(
+        { id: Type.String({ minLength: 1 }), name: Type.Optional(NAME), content: Type.Optional(Type.String({ maxLength: CONTENT_MAX })), topic: Type.Optional(TOPIC) },
+        strict,
+      ),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['id', 'name', 'content', 'topic']);
-        const id = reqStr(b, 'id');
-        const change = { name: str(b, 'name', { nonEmpty: true, max: NAME_MAX }), content: str(b, 'content', { max: CONTENT_MAX }), topic: str(b, 'topic', { nonEmpty: true, max: 65535 }) };
+        const { id, ...change } = req.body;
         return ok(await m.updateScript(id, change));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/script/check',
       access: 'read',
       readOnly: true,
       tag: 'scripts',
       summary: 'Compile a script without running it: {valid: true}, or {valid: false, message, line, column}',
-      body: { type: 'object', required: ['content'], properties: { content: { type: 'string' } } },
-      handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['content', 'type']);
-        oneOf(b, 'type', ['javascript'] as const);
-        return ok(checkScript(reqStr(b, 'content', { max: CONTENT_MAX })));
-      },
-    },
+      body: Type.Object({ content: CONTENT, type: Type.Optional(choice(['javascript'] as const)) }, strict),
+      handler: (req) => ok(checkScript(req.body.content)),
+    }),
     ...commonRoutes(m, 'script', '/script'),
   ];
 }
@@ -142,47 +122,42 @@ export function scriptRoutes(ctx: AdminContext): Route[] {
 export function extensionRoutes(ctx: AdminContext): Route[] {
   const m = ctx.processors;
   return [
-    {
+    route({
       method: 'POST',
       path: '/extension/add',
       access: 'write',
       tag: 'scripts',
       summary: 'Add an extension: config.className is "<module in extensions.dir>#<ExportedClass>"; the module is checked in a thread of its own, then run at once on every worker for PUBLISHes matching config.topic (default #)',
-      body: { type: 'object', required: ['name', 'config'], properties: { id: { type: 'string' }, name: { type: 'string' }, type: { enum: ['processor'] }, config: { type: 'object' }, enabled: { type: 'boolean' } } },
+      body: Type.Object(
+        {
+          id: Type.Optional(ID),
+          name: NAME,
+          type: Type.Optional(choice(['processor'] as const)),
+          config: Type.Object(EXTENSION_CONFIG, strict),
+          enabled: Type.Optional(Type.Boolean()),
+        },
+        strict,
+      ),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['id', 'name', 'type', 'config', 'enabled']);
-        oneOf(b, 'type', ['processor'] as const);
-        const config = object(b.config, 'config');
-        onlyFields(config, ['className', 'topic', 'options']);
-        const input = {
-          id: idField(b),
-          name: reqStr(b, 'name', { max: NAME_MAX }),
-          className: reqStr(config, 'className', { max: 1024 }),
-          topic: str(config, 'topic', { nonEmpty: true, max: 65535 }),
-          options: optionsField(config.options, 'config.options'),
-          enabled: bool(b, 'enabled'),
-        };
-        return ok(await m.addExtension(input));
+        const { id, name, enabled, config } = req.body;
+        return ok(await m.addExtension({ id, name, enabled, ...config }));
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/extension/update',
       access: 'write',
       tag: 'scripts',
       summary: "Change an extension's name, className, topic filter or options (checked first; applied at once)",
-      body: { type: 'object', required: ['id'], properties: { id: { type: 'string' }, name: { type: 'string' }, config: { type: 'object' } } },
+      body: Type.Object(
+        { id: Type.String({ minLength: 1 }), name: Type.Optional(NAME), config: Type.Optional(Type.Partial(Type.Object(EXTENSION_CONFIG, strict))) },
+        strict,
+      ),
       async handler(req) {
-        const b = object(req.body);
-        onlyFields(b, ['id', 'name', 'config']);
-        const id = reqStr(b, 'id');
-        const config = b.config === undefined ? {} : object(b.config, 'config');
-        onlyFields(config, ['className', 'topic', 'options']);
-        const change = { name: str(b, 'name', { nonEmpty: true, max: NAME_MAX }), className: str(config, 'className', { nonEmpty: true, max: 1024 }), topic: str(config, 'topic', { nonEmpty: true, max: 65535 }), options: optionsField(config.options, 'config.options') };
-        return ok(await m.updateExtension(id, change));
+        const { id, name, config } = req.body;
+        return ok(await m.updateExtension(id, { name, ...config }));
       },
-    },
+    }),
     ...commonRoutes(m, 'extension', '/extension'),
   ];
 }
