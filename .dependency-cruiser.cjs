@@ -41,6 +41,13 @@ module.exports = {
       to: { path: '^src/node/' },
     },
     {
+      name: 'feature-routes-meet-the-admin-api',
+      comment: "A feature's routes (its *routes.ts files) are its only contact with the admin API: the rest of it runs with the admin API off.",
+      severity: 'error',
+      from: { path: '^src/features/[^/]+/', pathNot: 'routes\\.ts$' },
+      to: { path: '^src/admin/' },
+    },
+    {
       name: 'features-through-their-index',
       comment: 'A feature of src/features/ uses another only through that feature\'s index.ts (what it offers others), never its inner files.',
       severity: 'error',
@@ -93,7 +100,7 @@ module.exports = {
       name: 'commands-through-the-supervisor',
       comment: 'Commands (inbound bridges) are main-thread code: they publish through the supervisor (an interface they declare), never reaching the engine, the router, a worker or the admin API.',
       severity: 'error',
-      from: { path: '^src/commands/' },
+      from: { path: '^src/features/commands/(?!routes\\.ts$)' },
       to: { path: '^src/(engine|router|worker|listener|admin|broker|node)/' },
     },
     {

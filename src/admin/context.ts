@@ -11,7 +11,6 @@ import type { AdminAuth } from './auth.ts';
 import type { RuleManager } from '../rules/manager.ts';
 import type { ProcessorManager } from '../scripts/manager.ts';
 import type { SourceRegistry } from '../sources/registry.ts';
-import type { CommandManager } from '../commands/manager.ts';
 import type { PolicyManager } from '../policies/manager.ts';
 import type { BridgeManager } from '../bridges/manager.ts';
 import type { ControlPlatform } from '../platform/platform.ts';
@@ -28,8 +27,6 @@ export interface AdminContext {
   /** The rule engine's main-thread half, and the data sources its actions write to. */
   readonly rules: RuleManager;
   readonly sources: SourceRegistry;
-  /** Commands: inbound bridges (Kafka, RabbitMQ) publishing into the broker. */
-  readonly commands: CommandManager;
   /** Auth and ACL policies (their chains answer the workers). */
   readonly policies: PolicyManager;
   /** Scripts and extensions (run by the workers' pools). */

@@ -32,7 +32,6 @@ import { extensionRoutes, scriptRoutes } from './routes/scripts.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { logRoutes } from './routes/logs.ts';
 import { policyRoutes } from './routes/policies.ts';
-import { commandRoutes } from './routes/commands.ts';
 import { bridgeRoutes } from './routes/bridges.ts';
 import { AuditLog } from './audit.ts';
 import { platformAuthRoutes } from './v1/auth.ts';
@@ -62,7 +61,6 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   mqttRoutes,
   sourceRoutes,
   ruleRoutes,
-  commandRoutes,
   policyRoutes,
   scriptRoutes,
   extensionRoutes,
@@ -79,7 +77,7 @@ const LIVE_TOPIC = 'live';
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger, cluster: ClusterLink | null, features: Features): Promise<AdminHandle> {
   const c = config.admin;
-  const { store, registry, sync, sources, rules, policies, processors, bridges, commands, platform } = features;
+  const { store, registry, sync, sources, rules, policies, processors, bridges, platform } = features;
   const limits = { maxFailures: c.loginMaxFailures, windowMs: c.loginWindow * 1000, lockoutMs: c.loginLockout * 1000 };
   const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime, limits }, log, new AuthMetrics(registry));
   await auth.init();
@@ -91,7 +89,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   await features.replicate();
   const audit = new AuditLog(store, log.named('audit'), registry, config.audit.retentionDays);
   const closers: (() => void | Promise<void>)[] = [() => audit.close()];
-  const context: AdminContext = { supervisor, config, features, store, auth, rules, sources, commands, policies, processors, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, features, store, auth, rules, sources, policies, processors, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const consoleAssets = ConsoleAssets.load();
   if (!consoleAssets) log.warn('the web console is not built (no dist/console): / answers 404; make build builds it');
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status) => audit.record(req, route, status) });

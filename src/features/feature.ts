@@ -9,6 +9,8 @@ import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { Route } from '../admin/http.ts';
 import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
+import type { BatchMessage } from '../worker/messages.ts';
+import type { RunLeases } from '../cluster/run-leases.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -43,6 +45,28 @@ export interface FeatureRouting {
   removeTap(handle: number): void;
 }
 
+/** An enabled MQTT listener of this node, as a feature announces it (a service registry). */
+export interface NodeEndpoint {
+  id: string;
+  port: number;
+  protocol: 'mqtt' | 'mqtts' | 'ws' | 'wss';
+  path?: string;
+}
+
+/** What a feature may do with the broker itself. */
+export interface FeatureBroker {
+  /** This node's name. */
+  readonly nodeName: string;
+  /**
+   * Publishes `messages` in order as client PUBLISHes (through one worker; with `orderKey`, the
+   * same worker for every batch of that key): resolves once each is routed and, where it must be
+   * kept, stored, answering each message's matched count; rejects when that cannot be known.
+   */
+  publishBatch(messages: BatchMessage[], publisher?: number, publisherHash?: number, orderKey?: string): Promise<number[]>;
+  /** The enabled endpoints now (they change at run time). */
+  endpoints(): NodeEndpoint[];
+}
+
 /** What a feature gets from the node when it starts. */
 export interface FeatureContext {
   readonly config: BrokerConfig;
@@ -64,6 +88,11 @@ export interface FeatureContext {
    * each change made on another node (the document, or null when it was deleted). Nothing
    * without a cluster. */
   replicate(kind: string, apply: (id: string, doc: unknown) => Promise<void> | void): void;
+  readonly broker: FeatureBroker;
+  /** In a cluster, the leases that make a feature's task run on one node at a time. */
+  readonly leases: RunLeases | null;
+  /** The API of a feature started before this one (FEATURES order); throws for any other. */
+  use<API>(feature: Feature<API>): API;
 }
 
 /** A started feature: what it offers the others and the admin API, and how it stops. */

@@ -3,8 +3,11 @@
 import type { Feature } from '../features/feature.ts';
 import { proxySubscriptions } from '../features/proxy-subscriptions/index.ts';
 import { tracing } from '../features/tracing/index.ts';
+import { commands } from '../features/commands/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   proxySubscriptions,
   tracing,
+  // Last: they publish into the broker, and stop first.
+  commands,
 ];

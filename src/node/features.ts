@@ -21,9 +21,6 @@ import { ProcessorManager } from '../scripts/manager.ts';
 import { registerProcessorMetrics } from '../scripts/metrics.ts';
 import { BRIDGE_KIND, BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
-import { COMMAND_KIND, CommandManager } from '../commands/manager.ts';
-import { registerCommandMetrics } from '../commands/metrics.ts';
-import type { BrokerInfo } from '../commands/types.ts';
 import { ControlPlatform } from '../platform/platform.ts';
 import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterLink } from '../cluster/index.ts';
 import { brokerSignals } from './broker-signals.ts';
@@ -43,7 +40,6 @@ export interface Features {
   readonly policies: PolicyManager;
   readonly processors: ProcessorManager;
   readonly bridges: BridgeManager;
-  readonly commands: CommandManager;
   readonly platform: ControlPlatform;
   /** The features of the FEATURES list (feature-list.ts), started, by name. */
   readonly listed: ReadonlyMap<string, Started<unknown>>;
@@ -124,23 +120,6 @@ async function build(
   await bridges.load(config.bridges);
   registerBridgeMetrics(registry, bridges);
   if (cluster) registerClusterMetrics(registry, cluster);
-  // Commands publish into the broker: stopped (closers run in reverse) before anything else
-  // closes. A registration (NACOS) announces the enabled endpoints, read again while it runs.
-  const brokerInfo: BrokerInfo = {
-    nodeName: config.nodeName,
-    endpoints: () => supervisor.endpoints.list().filter((e) => e.enabled).map((e) => ({
-      id: e.id,
-      port: e.port,
-      protocol: e.useWebsocket ? (e.sslConfig ? 'wss' : 'ws') : e.sslConfig ? 'mqtts' : 'mqtt',
-      ...(e.useWebsocket ? { path: e.path } : {}),
-    })),
-  };
-  const commands = new CommandManager(supervisor, store, log.named('commands'), { maxTopicLevels: config.limits.maxTopicLevels, maxPayload: config.limits.maxPacketSize }, brokerInfo);
-  closers.push(() => commands.close());
-  // In a cluster a command that brings records in runs on one node at a time (its lease's holder).
-  if (cluster) commands.useLeases(cluster.leases);
-  await commands.load();
-  registerCommandMetrics(registry, commands);
   // The control platform: its applications answer first in the authentication chain.
   const platform = new ControlPlatform({
     setTenantPolicy: (policy, tenants) => policies.setTenantPolicy(policy, tenants),
@@ -155,16 +134,27 @@ async function build(
   });
   closers.push(() => platform.close());
   await platform.load();
-  if (sync) registerReplicatedKinds(sync, { sources, rules, policies, processors, commands, bridges, platform, endpoints: supervisor.endpoints });
+  if (sync) registerReplicatedKinds(sync, { sources, rules, policies, processors, bridges, platform, endpoints: supervisor.endpoints });
   const listed = await startListed({
     config, log, store, registry,
     tap: async (filters, sink) => supervisor.taps.open(filters, (items) => sink(items as TapMatch[])),
     workers: { call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart },
     routing: { newHandle: supervisor.newHandle, setTap: supervisor.setTap, removeTap: supervisor.removeTap },
     replicate: (kind, apply) => sync?.register({ kind, apply: async (id, doc) => apply(id, doc) }),
+    broker: {
+      nodeName: config.nodeName,
+      publishBatch: (messages, publisher, publisherHash, orderKey) => supervisor.publishBatch(messages, publisher, publisherHash, orderKey),
+      endpoints: () => supervisor.endpoints.list().filter((e) => e.enabled).map((e) => ({
+        id: e.id,
+        port: e.port,
+        protocol: e.useWebsocket ? (e.sslConfig ? 'wss' : 'ws') : e.sslConfig ? 'mqtts' : 'mqtt',
+        ...(e.useWebsocket ? { path: e.path } : {}),
+      })),
+    },
+    leases: cluster?.leases ?? null,
   }, closers);
   return {
-    store, registry, sync, sources, rules, policies, processors, bridges, commands, platform, listed,
+    store, registry, sync, sources, rules, policies, processors, bridges, platform, listed,
     get<API>(feature: Feature<API>): API {
       const s = listed.get(feature.name);
       if (!s) throw new Error(`feature ${feature.name} is not in the FEATURES list`);
@@ -184,11 +174,16 @@ async function build(
 
 /** Starts the features of the FEATURES list in order; each one's close runs before those
  * started before it. */
-async function startListed(base: Omit<FeatureContext, 'log'> & { log: Logger }, closers: (() => void | Promise<void>)[]): Promise<Map<string, Started<unknown>>> {
+async function startListed(base: Omit<FeatureContext, 'log' | 'use'> & { log: Logger }, closers: (() => void | Promise<void>)[]): Promise<Map<string, Started<unknown>>> {
   const started = new Map<string, Started<unknown>>();
+  const use = <API>(feature: Feature<API>): API => {
+    const s = started.get(feature.name);
+    if (!s) throw new Error(`feature ${feature.name} is used before it started (FEATURES order)`);
+    return s.api as API;
+  };
   for (const feature of FEATURES) {
     if (started.has(feature.name)) throw new Error(`two features are named ${feature.name}`);
-    const s = await feature.start({ ...base, log: base.log.named(feature.name) });
+    const s = await feature.start({ ...base, log: base.log.named(feature.name), use });
     started.set(feature.name, s);
     if (s.close) closers.push(() => s.close!());
   }
@@ -203,14 +198,13 @@ async function startListed(base: Omit<FeatureContext, 'log'> & { log: Logger }, 
  */
 function registerReplicatedKinds(sync: ConfigSync, m: {
   sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager;
-  commands: CommandManager; bridges: BridgeManager; platform: ControlPlatform; endpoints: Supervisor['endpoints'];
+  bridges: BridgeManager; platform: ControlPlatform; endpoints: Supervisor['endpoints'];
 }): void {
   sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
   sync.register({ kind: SOURCE_KIND, apply: (id, doc) => m.sources.applyStored(id, doc as never) });
   sync.register({ kind: 'rule', apply: (id, doc) => m.rules.applyStored(id, doc as never) });
   for (const kind of ['auth', 'acl'] as const) sync.register({ kind: POLICY_STORE_KIND[kind], apply: (id, doc) => m.policies.applyStored(kind, id, doc as never) });
   for (const kind of ['script', 'extension'] as const) sync.register({ kind, apply: async (id, doc) => m.processors.applyStored(kind, id, doc as never) });
-  sync.register({ kind: COMMAND_KIND, apply: (id, doc) => m.commands.applyStored(id, doc as never) });
   sync.register({ kind: BRIDGE_KIND, apply: (id, doc) => m.bridges.applyStored(id, doc as never) });
   for (const kind of ControlPlatform.KINDS) sync.register({ kind, apply: (id, doc) => m.platform.applyStored(kind, id, doc) });
 }

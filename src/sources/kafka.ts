@@ -120,7 +120,7 @@ class KafkaJsSource implements KafkaSource {
 }
 
 /** A kafkajs error as a SourceError: its kind, whether it is transient, its message without
- * `secrets`. Also used by the KAFKA command (src/commands). */
+ * `secrets`. Also used by the KAFKA command (src/features/commands). */
 export function kafkaSourceError(err: unknown, secrets: readonly (string | undefined)[]): SourceError {
   if (err instanceof SourceError) return err;
   const message = safeMessage(err, secrets);
@@ -190,7 +190,7 @@ export class KafkaSockets {
 }
 
 /** The kafkajs client options of a kafka config (brokers, timeouts, TLS, SASL, its log lines at
- * debug level); `sockets` keeps the client's sockets. Also used by the KAFKA command (src/commands). */
+ * debug level); `sockets` keeps the client's sockets. Also used by the KAFKA command (src/features/commands). */
 export function kafkaClientOptions(config: KafkaConfig, connectTimeout: number, requestTimeout: number, log: Logger, sockets = new KafkaSockets()): KafkaJsConfig {
   const options: KafkaJsConfig = {
     clientId: config.clientId,

@@ -253,7 +253,7 @@ export const clientOps = {
   },
 
   /**
-   * Publishes a batch of messages from an inbound bridge (src/commands, src/bridges) in order, as
+   * Publishes a batch of messages from an inbound bridge (src/features/commands, src/bridges) in order, as
    * 'clients.publish' does one: what must be kept is stored first, then delivered. Resolves once
    * every message is routed and stored, so the caller may then commit its source's offsets or
    * acknowledge. Answers how many subscriptions each went to. Messages from another node of the

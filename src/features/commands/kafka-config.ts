@@ -3,9 +3,9 @@
 // clientId; timeouts: src/sources/kafka-config.ts reads them), the topics to consume (`topic`, or
 // `topics`), the consumer group (default `spindle-command-<id>`), fromBeginning for a group with no
 // committed offset, and batchSize (records published per batch at most).
-import { parseKafkaConfig, type KafkaConfig } from '../sources/kafka-config.ts';
-import { intField, optionalString, type Raw } from '../sources/config-fields.ts';
-import { SourceConfigError } from '../sources/types.ts';
+import { parseKafkaConfig, type KafkaConfig } from '../../sources/kafka-config.ts';
+import { intField, optionalString, type Raw } from '../../sources/config-fields.ts';
+import { SourceConfigError } from '../../sources/types.ts';
 
 export const KAFKA_FIELDS = ['bootstrapServers', 'url', 'host', 'port', 'clientId', 'tls', 'ssl', 'sasl', 'username', 'password', 'connectTimeout', 'requestTimeout', 'topic', 'topics', 'groupId', 'fromBeginning', 'batchSize'] as const;
 

@@ -3,8 +3,8 @@
 // binding of it to `exchange` with `routingKey`, `declare` (assert the queue, and the exchange of
 // `exchangeType`, durable, instead of requiring that they exist), `prefetch` (deliveries
 // unacknowledged at most: the bound of what the command holds), heartbeat and connectTimeout.
-import { intField, optionalString, portField, requiredString, tlsField, type Raw, type TlsConfig } from '../sources/config-fields.ts';
-import { SourceConfigError } from '../sources/types.ts';
+import { intField, optionalString, portField, requiredString, tlsField, type Raw, type TlsConfig } from '../../sources/config-fields.ts';
+import { SourceConfigError } from '../../sources/types.ts';
 
 export const RABBITMQ_FIELDS = ['url', 'host', 'port', 'username', 'password', 'vhost', 'tls', 'queue', 'exchange', 'exchangeType', 'routingKey', 'declare', 'prefetch', 'heartbeat', 'connectTimeout'] as const;
 

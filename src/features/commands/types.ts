@@ -4,7 +4,7 @@
 // names, a command as stored, the record a consumer hands to delivery, what a command learns of
 // the broker, and what one type implements (one file per type, registered in registry.ts). Main
 // thread.
-import type { Logger } from '../log/index.ts';
+import type { Logger } from '../../log/index.ts';
 
 /** Every command type spec 4.9 names; registry.ts says which this build implements. */
 export const SPEC_COMMAND_TYPES = ['KAFKA', 'ROCKETMQ', 'RABBITMQ', 'PULSAR', 'NACOS'] as const;

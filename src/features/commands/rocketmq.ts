@@ -12,8 +12,8 @@ import { format } from 'node:util';
 
 import { BadRequestException, NotFoundException, SimpleConsumer, type ILogger, type MessageView, type SimpleConsumerOptions } from 'rocketmq-client-nodejs';
 
-import type { Logger } from '../log/index.ts';
-import { networkKindIn, safeMessage } from '../sources/driver-error.ts';
+import type { Logger } from '../../log/index.ts';
+import { networkKindIn, safeMessage } from '../../sources/driver-error.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { ROCKETMQ_FIELDS, parseRocketMqConfig, type RocketMqConfig } from './rocketmq-config.ts';
 import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';

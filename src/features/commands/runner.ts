@@ -7,9 +7,9 @@
 // instances) are shown with the state.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { Logger } from '../log/index.ts';
-import { Backoff } from '../sources/backoff.ts';
-import { withTimeout } from '../sources/timeout.ts';
+import type { Logger } from '../../log/index.ts';
+import { Backoff } from '../../sources/backoff.ts';
+import { withTimeout } from '../../sources/timeout.ts';
 import { Delivery, emptyCounters, type DeliveryCounters, type PublishHost } from './delivery.ts';
 import type { Mapping } from './mapping.ts';
 import { ConsumerError, type BrokerInfo, type CommandState, type CommandTypeSpec, type Consumer, type InboundRecord } from './types.ts';

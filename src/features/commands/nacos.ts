@@ -18,8 +18,8 @@ import { format } from 'node:util';
 
 import { NacosNamingClient } from 'nacos-naming';
 
-import { RateLimitedWarn } from '../policies/rate-limited-warn.ts';
-import { safeMessage } from '../sources/driver-error.ts';
+import { RateLimitedWarn } from '../../policies/rate-limited-warn.ts';
+import { safeMessage } from '../../sources/driver-error.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { NACOS_FIELDS, parseNacosCommandConfig, type NacosCommandConfig } from './nacos-config.ts';
 import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContext, type ListenerInfo } from './types.ts';

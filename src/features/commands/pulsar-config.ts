@@ -4,8 +4,8 @@
 // `subscription` and `subscriptionType`, `receiverQueueSize` (messages unacknowledged at most: the
 // bound of what the command holds), `token` (authentication, sent as a bearer token), and
 // connectTimeout.
-import { intField, optionalString, requiredString, type Raw } from '../sources/config-fields.ts';
-import { SourceConfigError } from '../sources/types.ts';
+import { intField, optionalString, requiredString, type Raw } from '../../sources/config-fields.ts';
+import { SourceConfigError } from '../../sources/types.ts';
 
 export const PULSAR_FIELDS = ['serviceUrl', 'topic', 'subscription', 'subscriptionType', 'receiverQueueSize', 'token', 'connectTimeout'] as const;
 

@@ -9,7 +9,7 @@
 // msgBacklog from the admin REST API (topic stats).
 import WebSocket from 'ws';
 
-import { networkKindIn, safeMessage } from '../sources/driver-error.ts';
+import { networkKindIn, safeMessage } from '../../sources/driver-error.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { PULSAR_FIELDS, parsePulsarConfig, type PulsarConfig } from './pulsar-config.ts';
 import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';

@@ -4,8 +4,8 @@
 // expression ("*", "a || b"), and the receive loop: `batchSize` (messages per receive at most),
 // `awaitDuration` (long polling), `invisibleDuration` (how long a received message stays hidden
 // before RocketMQ delivers it again unless acknowledged), `requestTimeout`, `startupTimeout`.
-import { intField, optionalString, requiredString, type Raw } from '../sources/config-fields.ts';
-import { SourceConfigError } from '../sources/types.ts';
+import { intField, optionalString, requiredString, type Raw } from '../../sources/config-fields.ts';
+import { SourceConfigError } from '../../sources/types.ts';
 
 export const ROCKETMQ_FIELDS = ['endpoints', 'namespace', 'tls', 'accessKey', 'secretKey', 'consumerGroup', 'topic', 'tag', 'batchSize', 'awaitDuration', 'invisibleDuration', 'requestTimeout', 'startupTimeout'] as const;
 

@@ -7,11 +7,11 @@
 // registration (it publishes nothing: each node registers itself) runs on every node.
 import { randomBytes } from 'node:crypto';
 
-import type { Logger } from '../log/index.ts';
-import type { RunLeases } from '../cluster/run-leases.ts';
-import type { Store } from '../store/types.ts';
-import { redactConfig } from '../sources/redact.ts';
-import { SourceConfigError } from '../sources/types.ts';
+import type { Logger } from '../../log/index.ts';
+import type { RunLeases } from '../../cluster/run-leases.ts';
+import type { Store } from '../../store/types.ts';
+import { redactConfig } from '../../sources/redact.ts';
+import { SourceConfigError } from '../../sources/types.ts';
 import { emptyCounters, type PublishHost } from './delivery.ts';
 import { CommandError } from './errors.ts';
 import { MAPPING_FIELDS, Mapping, type MappingLimits } from './mapping.ts';

@@ -4,9 +4,9 @@
 // engine's (parsed once; the republish action's checks: no wildcard in the literal text, no $
 // topic). A record whose topic comes out invalid, or whose payload is larger than the broker
 // takes, is a per-record failure with its reason, never a crash.
-import { topicNameProblem } from '../auth/topic-filter.ts';
-import { compileRepublish } from '../rules/actions/republish.ts';
-import { ActionConfigError, type CompiledRepublish } from '../rules/actions/types.ts';
+import { topicNameProblem } from '../../auth/topic-filter.ts';
+import { compileRepublish } from '../../rules/actions/republish.ts';
+import { ActionConfigError, type CompiledRepublish } from '../../rules/actions/types.ts';
 import { CommandError } from './errors.ts';
 import type { InboundMessage, InboundRecord } from './types.ts';
 

@@ -7,7 +7,7 @@
 // watermark minus committed offset, summed, from an admin connection.
 import { Kafka, type Admin, type Consumer as KafkaJsConsumer, type EachBatchPayload, type IHeaders, type KafkaMessage } from 'kafkajs';
 
-import { kafkaClientOptions, kafkaSourceError, KafkaSockets } from '../sources/kafka.ts';
+import { kafkaClientOptions, kafkaSourceError, KafkaSockets } from '../../sources/kafka.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { KAFKA_FIELDS, parseKafkaCommandConfig, type KafkaCommandConfig } from './kafka-config.ts';
 import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';

@@ -7,8 +7,8 @@
 // that contradicts what exists (406) fails the command; anything else is reconnected.
 import amqp, { type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 
-import { networkKindIn, safeMessage } from '../sources/driver-error.ts';
-import { tlsOptions } from '../sources/config-fields.ts';
+import { networkKindIn, safeMessage } from '../../sources/driver-error.ts';
+import { tlsOptions } from '../../sources/config-fields.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { RABBITMQ_FIELDS, parseRabbitMqConfig, type RabbitMqConfig } from './rabbitmq-config.ts';
 import { ConsumerError, type CommandTypeSpec, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';

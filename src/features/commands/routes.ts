@@ -4,12 +4,12 @@
 // or name), update, delete, start, stop and runtime. Passwords are kept but never answered.
 import { Type } from '@sinclair/typebox';
 
-import type { AdminContext } from '../context.ts';
-import { json, ok, paged, type Route } from '../http.ts';
-import { ID, PAGING, pageOf, route, strict } from '../schema.ts';
+import type { CommandManager } from './manager.ts';
+import { json, ok, paged, type Route } from '../../admin/http.ts';
+import { ID, PAGING, pageOf, route, strict } from '../../admin/schema.ts';
 import { choice } from '../../schema/check.ts';
-import { implementedTypes } from '../../commands/registry.ts';
-import { SPEC_COMMAND_TYPES } from '../../commands/types.ts';
+import { implementedTypes } from './registry.ts';
+import { SPEC_COMMAND_TYPES } from './types.ts';
 
 const CONFIG_HELP = 'per type (README, Commands): KAFKA bootstrapServers, topic|topics, groupId, fromBeginning, sasl, tls; RABBITMQ url|host/port/username/password/vhost, queue, exchange, routingKey, declare, prefetch; every bridge: mqttTopic (template), payload (template), qos, retain; NACOS serverAddr, serviceName, namespace, group, ip, username/password, metadata, endpoints (no mapping)';
 // The type's and config's fields are the command manager's to check: which types this build has,
@@ -18,8 +18,7 @@ const CONFIG = Type.Record(Type.String(), Type.Unknown(), { description: CONFIG_
 const TYPE = Type.String({ minLength: 1, description: `one of ${SPEC_COMMAND_TYPES.join(', ')} this build implements (GET /command/type)` });
 const NAME = Type.String({ maxLength: 128 });
 
-export function commandRoutes(ctx: AdminContext): Route[] {
-  const commands = ctx.commands;
+export function commandRoutes(commands: CommandManager): Route[] {
   const byId = (path: string, summary: string, work: (id: string) => unknown): Route => route({
     method: 'POST',
     path,

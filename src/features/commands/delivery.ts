@@ -7,9 +7,9 @@
 // backpressure. Main thread.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { Logger } from '../log/index.ts';
-import { RateLimitedWarn } from '../policies/rate-limited-warn.ts';
-import { Backoff } from '../sources/backoff.ts';
+import type { Logger } from '../../log/index.ts';
+import { RateLimitedWarn } from '../../policies/rate-limited-warn.ts';
+import { Backoff } from '../../sources/backoff.ts';
 import { FAILURE_REASONS, type FailureReason, type Mapping } from './mapping.ts';
 import type { InboundMessage, InboundRecord } from './types.ts';
 

@@ -7,8 +7,8 @@
 // (endpoints: ids; absent: every enabled MQTT endpoint).
 import net from 'node:net';
 
-import { optionalString, requiredString, type Raw } from '../sources/config-fields.ts';
-import { SourceConfigError } from '../sources/types.ts';
+import { optionalString, requiredString, type Raw } from '../../sources/config-fields.ts';
+import { SourceConfigError } from '../../sources/types.ts';
 
 export const NACOS_FIELDS = ['serverAddr', 'tls', 'namespace', 'group', 'serviceName', 'clusterName', 'weight', 'ip', 'username', 'password', 'metadata', 'endpoints'] as const;
 
