@@ -1,4 +1,4 @@
-// An example extension (see extensions/README.md and src/scripts/extension-api.ts): a gateway
+// An example extension (see extensions/README.md and src/features/scripts/extension-api.ts): a gateway
 // publishes readings in batches, one JSON array per message, and each reading becomes its own
 // message on a topic made from it.
 //

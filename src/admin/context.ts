@@ -9,7 +9,6 @@ import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { AdminAuth } from './auth.ts';
 import type { RuleManager } from '../rules/manager.ts';
-import type { ProcessorManager } from '../scripts/manager.ts';
 import type { SourceRegistry } from '../sources/registry.ts';
 import type { PolicyManager } from '../policies/manager.ts';
 import type { BridgeManager } from '../bridges/manager.ts';
@@ -29,8 +28,6 @@ export interface AdminContext {
   readonly sources: SourceRegistry;
   /** Auth and ACL policies (their chains answer the workers). */
   readonly policies: PolicyManager;
-  /** Scripts and extensions (run by the workers' pools). */
-  readonly processors: ProcessorManager;
   /** MQTT bridges to remote brokers (the configuration file's and the API's). */
   readonly bridges: BridgeManager;
   /** The control platform (/api/v1): tenants, licences, alerts, channels. */

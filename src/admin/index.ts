@@ -28,7 +28,6 @@ import { endpointRoutes } from './routes/endpoints.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { mqttRoutes } from './routes/mqtt.ts';
 import { ruleRoutes } from './routes/rules.ts';
-import { extensionRoutes, scriptRoutes } from './routes/scripts.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { logRoutes } from './routes/logs.ts';
 import { policyRoutes } from './routes/policies.ts';
@@ -62,8 +61,6 @@ const MODULES: readonly ((ctx: AdminContext) => Route[])[] = [
   sourceRoutes,
   ruleRoutes,
   policyRoutes,
-  scriptRoutes,
-  extensionRoutes,
   logRoutes,
   bridgeRoutes,
   platformAuthRoutes,
@@ -77,7 +74,7 @@ const LIVE_TOPIC = 'live';
 
 export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, log: Logger, cluster: ClusterLink | null, features: Features): Promise<AdminHandle> {
   const c = config.admin;
-  const { store, registry, sync, sources, rules, policies, processors, bridges, platform } = features;
+  const { store, registry, sync, sources, rules, policies, bridges, platform } = features;
   const limits = { maxFailures: c.loginMaxFailures, windowMs: c.loginWindow * 1000, lockoutMs: c.loginLockout * 1000 };
   const auth = new AdminAuth(store, { username: c.username, password: c.password, tokenLifetime: c.tokenLifetime, limits }, log, new AuthMetrics(registry));
   await auth.init();
@@ -89,7 +86,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   await features.replicate();
   const audit = new AuditLog(store, log.named('audit'), registry, config.audit.retentionDays);
   const closers: (() => void | Promise<void>)[] = [() => audit.close()];
-  const context: AdminContext = { supervisor, config, features, store, auth, rules, sources, policies, processors, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
+  const context: AdminContext = { supervisor, config, features, store, auth, rules, sources, policies, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const consoleAssets = ConsoleAssets.load();
   if (!consoleAssets) log.warn('the web console is not built (no dist/console): / answers 404; make build builds it');
   const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status) => audit.record(req, route, status) });

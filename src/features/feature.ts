@@ -9,7 +9,7 @@ import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { Route } from '../admin/http.ts';
 import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
-import type { BatchMessage } from '../worker/messages.ts';
+import type { BatchMessage, WorkerStates } from '../worker/messages.ts';
 import type { RunLeases } from '../cluster/run-leases.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
@@ -91,6 +91,9 @@ export interface FeatureContext {
   readonly broker: FeatureBroker;
   /** In a cluster, the leases that make a feature's task run on one node at a time. */
   readonly leases: RunLeases | null;
+  /** Sets a piece of state every worker holds a copy of (worker/messages.ts WorkerStates): on
+   * every worker now, and on each that starts, before it opens its listeners. */
+  setWorkerState<K extends keyof WorkerStates>(key: K, value: WorkerStates[K]): void;
   /** The API of a feature started before this one (FEATURES order); throws for any other. */
   use<API>(feature: Feature<API>): API;
 }

@@ -4,8 +4,10 @@ import type { Feature } from '../features/feature.ts';
 import { proxySubscriptions } from '../features/proxy-subscriptions/index.ts';
 import { tracing } from '../features/tracing/index.ts';
 import { commands } from '../features/commands/index.ts';
+import { scripts } from '../features/scripts/index.ts';
 
 export const FEATURES: readonly Feature[] = [
+  scripts,
   proxySubscriptions,
   tracing,
   // Last: they publish into the broker, and stop first.

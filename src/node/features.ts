@@ -17,8 +17,6 @@ import { registerRuleMetrics } from '../rules/metrics.ts';
 import { POLICY_STORE_KIND, PolicyManager } from '../policies/manager.ts';
 import { registerPolicyMetrics } from '../policies/metrics.ts';
 import { setHashConcurrency } from '../auth/strategies/password-strategy.ts';
-import { ProcessorManager } from '../scripts/manager.ts';
-import { registerProcessorMetrics } from '../scripts/metrics.ts';
 import { BRIDGE_KIND, BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
 import { ControlPlatform } from '../platform/platform.ts';
@@ -38,7 +36,6 @@ export interface Features {
   readonly sources: SourceRegistry;
   readonly rules: RuleManager;
   readonly policies: PolicyManager;
-  readonly processors: ProcessorManager;
   readonly bridges: BridgeManager;
   readonly platform: ControlPlatform;
   /** The features of the FEATURES list (feature-list.ts), started, by name. */
@@ -109,10 +106,6 @@ async function build(
   sources.setInUseCheck((id) => rules.usesSource(id).length > 0 || policies.usesSource(id).length > 0);
   await policies.load();
   registerPolicyMetrics(registry, policies);
-  // Scripts and extensions: run by the workers' pools, on the PUBLISHes their filters match.
-  const processors = new ProcessorManager(supervisor, store, config.extensions.dir, log);
-  await processors.load();
-  registerProcessorMetrics(registry, processors);
   // MQTT bridges: the configuration file's and the stored ones.
   const bridges = new BridgeManager(supervisor, store, log, config.nodeName);
   closers.push(() => bridges.close());
@@ -134,7 +127,7 @@ async function build(
   });
   closers.push(() => platform.close());
   await platform.load();
-  if (sync) registerReplicatedKinds(sync, { sources, rules, policies, processors, bridges, platform, endpoints: supervisor.endpoints });
+  if (sync) registerReplicatedKinds(sync, { sources, rules, policies, bridges, platform, endpoints: supervisor.endpoints });
   const listed = await startListed({
     config, log, store, registry,
     tap: async (filters, sink) => supervisor.taps.open(filters, (items) => sink(items as TapMatch[])),
@@ -152,9 +145,10 @@ async function build(
       })),
     },
     leases: cluster?.leases ?? null,
+    setWorkerState: (key, value) => supervisor.state.set(key, value),
   }, closers);
   return {
-    store, registry, sync, sources, rules, policies, processors, bridges, platform, listed,
+    store, registry, sync, sources, rules, policies, bridges, platform, listed,
     get<API>(feature: Feature<API>): API {
       const s = listed.get(feature.name);
       if (!s) throw new Error(`feature ${feature.name} is not in the FEATURES list`);
@@ -197,14 +191,13 @@ async function startListed(base: Omit<FeatureContext, 'log' | 'use'> & { log: Lo
  * replicated: node-specific state (local and proxy subscriptions, alerts firing).
  */
 function registerReplicatedKinds(sync: ConfigSync, m: {
-  sources: SourceRegistry; rules: RuleManager; policies: PolicyManager; processors: ProcessorManager;
+  sources: SourceRegistry; rules: RuleManager; policies: PolicyManager;
   bridges: BridgeManager; platform: ControlPlatform; endpoints: Supervisor['endpoints'];
 }): void {
   sync.register({ kind: 'endpoint', apply: (id, doc) => m.endpoints.applyStored(id, doc) });
   sync.register({ kind: SOURCE_KIND, apply: (id, doc) => m.sources.applyStored(id, doc as never) });
   sync.register({ kind: 'rule', apply: (id, doc) => m.rules.applyStored(id, doc as never) });
   for (const kind of ['auth', 'acl'] as const) sync.register({ kind: POLICY_STORE_KIND[kind], apply: (id, doc) => m.policies.applyStored(kind, id, doc as never) });
-  for (const kind of ['script', 'extension'] as const) sync.register({ kind, apply: async (id, doc) => m.processors.applyStored(kind, id, doc as never) });
   sync.register({ kind: BRIDGE_KIND, apply: (id, doc) => m.bridges.applyStored(id, doc as never) });
   for (const kind of ControlPlatform.KINDS) sync.register({ kind, apply: (id, doc) => m.platform.applyStored(kind, id, doc) });
 }

@@ -16,7 +16,6 @@ import type { EndpointManager } from '../broker/endpoints.ts';
 import { createCounters, EndpointCounters } from '../broker/endpoint-counters.ts';
 import { sysTopics } from '../broker/sys-topics.ts';
 import { createFailureTable } from '../auth/failure-limiter.ts';
-import type { ProcessorState } from '../scripts/types.ts';
 import type { PolicyQuestion, PolicyReply, PolicyState } from '../policies/channel.ts';
 import { ReplicatedState } from './worker-state.ts';
 import { WorkerPool } from './worker-pool.ts';
@@ -229,10 +228,6 @@ export class Supervisor {
   /** The policy chains changed: every worker is told now, a worker that starts later at start. */
   setPolicyState(state: PolicyState): void {
     this.state.set('policies', state);
-  }
-  /** The scripts and extensions changed: every worker is told now, a worker that starts later at start. */
-  setProcessorState(state: ProcessorState): void {
-    this.state.set('processors', state);
   }
 
   /** This node's slot in a store the cluster's nodes share (0: a store of its own). */

@@ -10,7 +10,7 @@ import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
 import type { BridgeOutput, ViewerSkips } from '../bridges/worker-bridges.ts';
 import type { RetainedChange } from '../router/retained-changes.ts';
 
-import type { ProcessorState } from '../scripts/types.ts';
+import type { ProcessorState } from '../features/scripts/types.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 
 export interface PlainMessage {
@@ -37,7 +37,7 @@ export interface BatchMessage extends PlainMessage {
 export interface WorkerStates {
   /** The auth and ACL policy chains (src/policies). */
   policies: PolicyState;
-  /** The scripts and extensions (src/scripts). */
+  /** The scripts and extensions (src/features/scripts). */
   processors: ProcessorState;
 }
 

@@ -36,7 +36,7 @@ import { WorkerPolicies } from '../policies/worker/worker-policies.ts';
 import { PolicyAuthenticator } from '../policies/worker/policy-authenticator.ts';
 import { PolicyAuthorizer, SUPERUSER } from '../policies/worker/policy-authorizer.ts';
 import { AnswerCache } from '../policies/worker/answer-cache.ts';
-import { ProcessorStage } from '../scripts/worker/stage.ts';
+import { ProcessorStage } from '../features/scripts/worker/stage.ts';
 import { EV } from '../engine/session/events.ts';
 
 interface WorkerData {

@@ -5,9 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { runBatch } from '../../src/scripts/pool/run-batch.ts';
-import type { BatchResult, BatchTask } from '../../src/scripts/pool/task.ts';
-import type { OnError, ProcessorSpec } from '../../src/scripts/types.ts';
+import { runBatch } from '../../src/features/scripts/pool/run-batch.ts';
+import type { BatchResult, BatchTask } from '../../src/features/scripts/pool/task.ts';
+import type { OnError, ProcessorSpec } from '../../src/features/scripts/types.ts';
 
 let version = 0;
 function script(content: string, topic = '#'): ProcessorSpec {

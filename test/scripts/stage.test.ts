@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { ProcessorStage } from '../../src/scripts/worker/stage.ts';
+import { ProcessorStage } from '../../src/features/scripts/worker/stage.ts';
 import { createLogger } from '../../src/log/index.ts';
 import type { Message } from '../../src/broker/message.ts';
 

@@ -19,7 +19,7 @@ import type { WorkerBridges } from '../../bridges/worker-bridges.ts';
 import type { WorkerNodeClaims } from '../node-claims.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
-import type { ProcessorStage } from '../../scripts/worker/stage.ts';
+import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
 
 export interface OpsEnv {
   readonly workerId: number;

@@ -4,14 +4,14 @@
 // counters, summed over the workers. Processors apply to a message in the order they were added.
 import { randomUUID } from 'node:crypto';
 
-import type { Logger } from '../log/index.ts';
-import type { Store } from '../store/types.ts';
-import { topicFilterProblem } from '../auth/topic-filter.ts';
+import type { Logger } from '../../log/index.ts';
+import type { Store } from '../../store/types.ts';
+import { topicFilterProblem } from '../../auth/topic-filter.ts';
 import { checkScript } from './check.ts';
 import { ProcessorError } from './errors.ts';
 import { checkExtension, resolveExtension } from './extension-module.ts';
 import { addCounters, emptyCounters, type ProcessorCounters, type ProcessorKind, type ProcessorSpec, type ProcessorState } from './types.ts';
-import type { WorkerCallAll } from '../worker/ops/index.ts';
+import type { WorkerCallAll } from '../../worker/ops/index.ts';
 
 interface BaseDoc {
   id: string;

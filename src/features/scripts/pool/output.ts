@@ -1,8 +1,8 @@
 // Turns what a processor returned into messages, on the pool's side: only strings and byte views
 // are taken, read with this realm's own intrinsics (a script's context cannot redefine them), and
 // a new topic must be a valid topic name a client could publish to.
-import { topicNameProblem } from '../../auth/topic-filter.ts';
-import { reservedTopic } from '../../protocol/reserved-topics.ts';
+import { topicNameProblem } from '../../../auth/topic-filter.ts';
+import { reservedTopic } from '../../../protocol/reserved-topics.ts';
 import type { Failure, Item } from './runner.ts';
 
 const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype) as object;

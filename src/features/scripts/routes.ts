@@ -2,13 +2,12 @@
 // our additions update and runtime. Both apply at once on every worker (ProcessorManager).
 import { Type } from '@sinclair/typebox';
 
-import type { AdminContext } from '../context.ts';
-import { ok, paged, type Route } from '../http.ts';
-import { BY_ID, FREE_OBJECT, ID, PAGING, pageOf, route, strict } from '../schema.ts';
+import { ok, paged, type Route } from '../../admin/http.ts';
+import { BY_ID, FREE_OBJECT, ID, PAGING, pageOf, route, strict } from '../../admin/schema.ts';
 import { choice } from '../../schema/check.ts';
-import { checkScript } from '../../scripts/check.ts';
-import { CONTENT_MAX, type ProcessorManager } from '../../scripts/manager.ts';
-import type { ProcessorKind } from '../../scripts/types.ts';
+import { checkScript } from './check.ts';
+import { CONTENT_MAX, type ProcessorManager } from './manager.ts';
+import type { ProcessorKind } from './types.ts';
 
 const NAME = Type.String({ minLength: 1, maxLength: 200 });
 const CONTENT = Type.String({ minLength: 1, maxLength: CONTENT_MAX, description: 'JavaScript defining convert(topic, payload)' });
@@ -72,8 +71,7 @@ function commonRoutes(m: ProcessorManager, kind: ProcessorKind, prefix: string):
   ];
 }
 
-export function scriptRoutes(ctx: AdminContext): Route[] {
-  const m = ctx.processors;
+export function scriptRoutes(m: ProcessorManager): Route[] {
   return [
     route({
       method: 'POST',
@@ -119,8 +117,7 @@ export function scriptRoutes(ctx: AdminContext): Route[] {
   ];
 }
 
-export function extensionRoutes(ctx: AdminContext): Route[] {
-  const m = ctx.processors;
+export function extensionRoutes(m: ProcessorManager): Route[] {
   return [
     route({
       method: 'POST',

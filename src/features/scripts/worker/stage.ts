@@ -12,9 +12,9 @@
 import path from 'node:path';
 import { Piscina } from 'piscina';
 
-import type { Logger } from '../../log/index.ts';
-import type { Message } from '../../broker/message.ts';
-import { matchLevels, parseFilter, type FilterLevel } from '../../auth/topic-filter.ts';
+import type { Logger } from '../../../log/index.ts';
+import type { Message } from '../../../broker/message.ts';
+import { matchLevels, parseFilter, type FilterLevel } from '../../../auth/topic-filter.ts';
 import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
 import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../pool/heartbeat.ts';
