@@ -39,7 +39,8 @@ export function checkRequest(checks: RouteChecks, req: AdminRequest): void {
     checks.body(req.body);
   }
   if (checks.query) {
-    const values: Record<string, unknown> = Object.fromEntries(req.query);
+    // An empty parameter (`?name=`, as a form sends an empty field) is an absent one.
+    const values: Record<string, unknown> = Object.fromEntries([...req.query].filter(([, v]) => v !== ''));
     checks.query(values);
     req.queryValues = values;
   }
@@ -52,9 +53,14 @@ export type CheckedRequest<B extends TSchema | undefined, Q extends TSchema | un
 };
 
 /** A route whose handler sees its body and query with their schemas' types. */
-export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(
-  r: Omit<Route, 'body' | 'query' | 'handler'> & { body?: B; query?: Q; handler(req: CheckedRequest<B, Q>): Promise<Reply> | Reply },
-): Route {
+export type TypedRoute<B extends TSchema | undefined, Q extends TSchema | undefined> = Omit<Route, 'body' | 'query' | 'handler'> & {
+  body?: B;
+  query?: Q;
+  handler(req: CheckedRequest<B, Q>): Promise<Reply> | Reply;
+};
+
+/** A route whose handler sees its body and query with their schemas' types. */
+export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(r: TypedRoute<B, Q>): Route {
   return r as Route;
 }
 
