@@ -9,7 +9,7 @@ import { Serial } from './serial.ts';
 import type { Store } from '../store/types.ts';
 import { invalid, missing } from './errors.ts';
 import { flag, only, type Input } from './fields.ts';
-import { ChannelConfigError, mergeSecrets, normalizeChannel, redactChannel, type ChannelSpec } from './notify/index.ts';
+import { mergeSecrets, normalizeChannel, redactChannel, type ChannelSpec } from './notify/index.ts';
 
 export const CHANNEL_KIND = 'platform-channel';
 
@@ -107,13 +107,8 @@ function name(v: unknown): string {
   return v;
 }
 
-/** The checked spec; a config error names its field (config.url, ...). */
+/** The checked spec; a config error (ChannelConfigError, a domain error) names its field (config.url, ...). */
 function spec_(type: unknown, config: unknown, before: ChannelSpec | null): ChannelSpec {
-  try {
-    const next = normalizeChannel(type, config);
-    return before === null ? next : mergeSecrets(before, next);
-  } catch (err) {
-    if (err instanceof ChannelConfigError) throw invalid(err.field, err.detail);
-    throw err;
-  }
+  const next = normalizeChannel(type, config);
+  return before === null ? next : mergeSecrets(before, next);
 }
