@@ -12,20 +12,14 @@ import { ok, type Route } from '../http.ts';
 import { isSystem, managesOrganization, need, seesOrganization, allow, organizationFor, type Caller } from '../../platform/scope.ts';
 import { PlatformError, invalid } from '../../platform/errors.ts';
 import type { Input } from '../../platform/fields.ts';
-import { ALERT_STATES, ALERT_STATUSES, SEVERITIES, SIGNALS, normalizeAlertRule, signalAllowed, type AlertRecord, type AlertRuleRecord } from '../../platform/alerts/index.ts';
+import { ALERT_RULE_INPUT, ALERT_RULE_NEW, ALERT_STATES, ALERT_STATUSES, SEVERITIES, SIGNALS, normalizeAlertRule, signalAllowed, type AlertRecord, type AlertRuleRecord } from '../../platform/alerts/index.ts';
 import type { ChannelRecord } from '../../platform/channels.ts';
 import { choice } from '../../schema/check.ts';
 import { FILTER, TIME_FILTER, callerOf, contains, list, listQuery, note, timeOf, v1 } from './common.ts';
 
-// An alert rule's and a channel's fields are checked by the alert engine (normalizeAlertRule) and
-// the notification channels (their config per type); these schemas say only that the body is an
-// object with the fields an add needs.
-const RULE_BODY = Type.Unsafe<Input>({
-  type: 'object',
-  required: ['name', 'signal', 'operator', 'threshold'],
-  properties: { name: { type: 'string' }, signal: { type: 'string', description: 'GET /api/v1/alert-rules/signals' }, operator: { type: 'string' }, threshold: { type: 'number' } },
-  description: 'the other fields (aggregation, window, severity, channelIds, enabled, description, organizationId, applicationId) are checked by the alert engine',
-});
+// A channel's fields are checked by the notification channels (its config per type); its schemas
+// say only that the body is an object with the fields an add needs. An alert rule's are
+// ALERT_RULE_NEW and ALERT_RULE_INPUT, the schemas normalizeAlertRule checks.
 const CHANGE_BODY = Type.Unsafe<Input>({ type: 'object', description: 'the fields to change' });
 const CHANNEL_BODY = Type.Unsafe<Input>({
   type: 'object',
@@ -88,7 +82,7 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     v1({
       method: 'POST', path: '/alert-rules', tag: 'platform-alert-rules',
       summary: 'Add an alert rule: {name, signal, aggregation?, window? (s), operator, threshold, severity?, channelIds?, enabled?, description?, organizationId? (SystemAdmin: null for a platform rule), applicationId?}',
-      body: RULE_BODY,
+      body: ALERT_RULE_NEW,
       async handler(req) {
         const c = callerOf(req);
         const b = req.body;
@@ -111,7 +105,7 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/alert-rules/:id', tag: 'platform-alert-rules', summary: 'Change an alert rule (fields left out keep their values)',
-      body: CHANGE_BODY,
+      body: ALERT_RULE_INPUT,
       async handler(req) {
         const c = callerOf(req);
         const before = rule(c, req.params.id);
