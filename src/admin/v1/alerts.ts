@@ -11,21 +11,10 @@ import type { AdminContext } from '../context.ts';
 import { ok, type Route } from '../http.ts';
 import { isSystem, managesOrganization, need, seesOrganization, allow, organizationFor, type Caller } from '../../platform/scope.ts';
 import { PlatformError, invalid } from '../../platform/errors.ts';
-import type { Input } from '../../platform/fields.ts';
 import { ALERT_RULE_INPUT, ALERT_RULE_NEW, ALERT_STATES, ALERT_STATUSES, SEVERITIES, SIGNALS, normalizeAlertRule, signalAllowed, type AlertRecord, type AlertRuleRecord } from '../../platform/alerts/index.ts';
-import type { ChannelRecord } from '../../platform/channels.ts';
+import { CHANNEL_CHANGE, CHANNEL_INPUT, type ChannelRecord } from '../../platform/channels.ts';
 import { choice } from '../../schema/check.ts';
 import { FILTER, TIME_FILTER, callerOf, contains, list, listQuery, note, timeOf, v1 } from './common.ts';
-
-// A channel's fields are checked by the notification channels (its config per type); its schemas
-// say only that the body is an object with the fields an add needs. An alert rule's are
-// ALERT_RULE_NEW and ALERT_RULE_INPUT, the schemas normalizeAlertRule checks.
-const CHANGE_BODY = Type.Unsafe<Input>({ type: 'object', description: 'the fields to change' });
-const CHANNEL_BODY = Type.Unsafe<Input>({
-  type: 'object',
-  required: ['name', 'type', 'config'],
-  properties: { name: { type: 'string' }, type: { type: 'string', description: 'webhook, slack or email' }, config: { type: 'object', description: 'checked per type by the notification channels' } },
-});
 
 export function alertRoutes(ctx: AdminContext): Route[] {
   const p = ctx.platform;
@@ -54,7 +43,7 @@ export function alertRoutes(ctx: AdminContext): Route[] {
       if (!ch || (ch.organizationId !== organizationId && ch.organizationId !== null) || (organizationId !== null && ch.organizationId === null)) throw invalid(`channelIds[${i}]`, `no notification channel ${id} in the rule's organization`);
     });
   };
-  const application = (b: Input, organizationId: string | null): string | null => {
+  const application = (b: { applicationId?: string | null }, organizationId: string | null): string | null => {
     const v = b.applicationId;
     if (v === undefined || v === null) return null;
     const a = typeof v === 'string' ? p.tenants.application(v) : undefined;
@@ -184,7 +173,7 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     v1({
       method: 'POST', path: '/notification-channels', tag: 'platform-notification-channels',
       summary: 'Add a channel: {name, type: webhook | slack | email, config, enabled?, organizationId? (SystemAdmin: null for the platform\'s)}',
-      body: CHANNEL_BODY,
+      body: CHANNEL_INPUT,
       async handler(req) {
         const c = callerOf(req);
         const b = req.body;
@@ -202,7 +191,7 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/notification-channels/:id', tag: 'platform-notification-channels', summary: 'Change a channel ("******" keeps a secret while the destination is the same)',
-      body: CHANGE_BODY,
+      body: CHANNEL_CHANGE,
       async handler(req) {
         const c = callerOf(req);
         const ch = channel(c, req.params.id);
