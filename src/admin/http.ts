@@ -73,9 +73,6 @@ export interface Reply {
  */
 export type Access = 'public' | 'read' | 'write';
 
-/** A plain JSON schema: documents a route not yet converted to TypeBox (not checked). */
-export type Schema = Record<string, unknown>;
-
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
@@ -87,12 +84,12 @@ export interface Route {
   summary: string;
   /** OpenAPI tag (the module). */
   tag: string;
-  /** The request body's schema. A TypeBox schema is checked before the handler runs (schema.ts)
-   * and documents the route; a plain one only documents it. */
-  body?: TSchema | Schema;
-  /** The query string's schema: a TypeBox object (checked, its values in req.queryValues), or
-   * plain schemas per parameter (documentation only). */
-  query?: TObject | Record<string, Schema & { required?: boolean }>;
+  /** The request body's schema (TypeBox): checked before the handler runs (schema.ts), and the
+   * route's OpenAPI request body. */
+  body?: TSchema;
+  /** The query string's schema (a TypeBox object): checked before the handler runs, its values
+   * in req.queryValues; the route's OpenAPI query parameters. */
+  query?: TObject;
   handler(req: AdminRequest): Promise<Reply> | Reply;
 }
 

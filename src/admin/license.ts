@@ -7,6 +7,7 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
+import { DomainError } from '../errors/domain-error.ts';
 import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 
@@ -63,10 +64,13 @@ export interface LicenseInfo {
   importTime?: string;
 }
 
-/** Why a token is refused: its layout or payload, its signature, or its expiry. */
-export class LicenseError extends Error {
-  constructor(readonly reason: 'format' | 'signature' | 'expired', message: string, readonly payload?: LicensePayload) {
-    super(message);
+const REASON_TEXT = { format: 'bad format', signature: 'bad signature', expired: 'expired' } as const;
+
+/** Why a token is refused: its layout or payload, its signature, or its expiry. A domain error
+ * naming the `license` field (an import's 400); `detail` is the reason alone, for the info. */
+export class LicenseError extends DomainError {
+  constructor(readonly reason: keyof typeof REASON_TEXT, readonly detail: string, readonly payload?: LicensePayload) {
+    super('INVALID_PARAMETER', `license: ${REASON_TEXT[reason]}: ${detail}`, { field: 'license' });
     this.name = 'LicenseError';
   }
 }
@@ -215,9 +219,9 @@ export class Licenses {
       return infoOf(verifyLicense(stored.license, this.publicKey), 'valid', stored.importTime);
     } catch (err) {
       if (!(err instanceof LicenseError)) throw err;
-      if (err.payload) return { ...infoOf(err.payload, 'expired', stored.importTime), reason: err.message };
-      this.log.warn('stored licence does not verify', { reason: err.message });
-      return { ...unverified(stored.license), status: 'invalid', source: 'imported', reason: err.message, importTime: stored.importTime };
+      if (err.payload) return { ...infoOf(err.payload, 'expired', stored.importTime), reason: err.detail };
+      this.log.warn('stored licence does not verify', { reason: err.detail });
+      return { ...unverified(stored.license), status: 'invalid', source: 'imported', reason: err.detail, importTime: stored.importTime };
     }
   }
 }

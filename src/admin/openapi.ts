@@ -1,15 +1,12 @@
 // The OpenAPI 3.1 document of the admin API, generated from the route table itself (so it can
-// never list a route that does not exist, or miss one that does).
-import type { Route, Schema } from './http.ts';
-import { isTypeBox } from './schema.ts';
+// never list a route that does not exist, or miss one that does), with each route's TypeBox
+// schemas: the same the server checks requests against (schema.ts).
+import type { Route } from './http.ts';
 
-/** A route's query parameters: from its TypeBox object, or its plain per-parameter schemas. */
+/** A route's query parameters, from its schema's properties. */
 function queryParameters(query: NonNullable<Route['query']>): unknown[] {
-  if (isTypeBox(query)) {
-    const required = new Set(query.required ?? []);
-    return Object.entries(query.properties).map(([name, schema]) => ({ name, in: 'query', required: required.has(name), schema: plain(schema) }));
-  }
-  return Object.entries(query as Record<string, Schema & { required?: boolean }>).map(([name, { required, ...schema }]) => ({ name, in: 'query', required: required ?? false, schema }));
+  const required = new Set(query.required ?? []);
+  return Object.entries(query.properties).map(([name, schema]) => ({ name, in: 'query', required: required.has(name), schema: plain(schema) }));
 }
 
 /** A schema as JSON (TypeBox marks its schemas with symbols, which JSON leaves out anyway). */

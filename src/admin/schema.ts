@@ -3,15 +3,10 @@
 // check.ts: 400 INVALID_PARAMETER naming the first bad field); the same schemas are the OpenAPI
 // document (openapi.ts). Handlers keep only the checks a schema cannot express (topic filters, one
 // field against another, the state of the broker).
-import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 import { compileSchema } from '../schema/check.ts';
 import type { AdminRequest, Reply, Route } from './http.ts';
-
-/** Whether `schema` was built with TypeBox (a route's plain object schema only documents). */
-export function isTypeBox(schema: unknown): schema is TSchema {
-  return typeof schema === 'object' && schema !== null && Kind in schema;
-}
 
 /** A route's compiled checks; each throws the 400 naming the first bad field. */
 export interface RouteChecks {
@@ -23,8 +18,8 @@ export interface RouteChecks {
 export function compileRoute(route: Route): RouteChecks {
   const checks: RouteChecks = {};
   try {
-    if (isTypeBox(route.body)) checks.body = compileSchema(route.body);
-    if (isTypeBox(route.query)) checks.query = compileSchema(route.query, { coerce: true });
+    if (route.body) checks.body = compileSchema(route.body);
+    if (route.query) checks.query = compileSchema(route.query, { coerce: true });
   } catch (err) {
     throw new Error(`admin route ${route.method} ${route.path}: its schema does not compile: ${(err as Error).message}`, { cause: err });
   }
@@ -39,7 +34,8 @@ export function checkRequest(checks: RouteChecks, req: AdminRequest): void {
     checks.body(req.body);
   }
   if (checks.query) {
-    const values: Record<string, unknown> = Object.fromEntries(req.query);
+    // An empty parameter (`?name=`, as a form sends an empty field) is an absent one.
+    const values: Record<string, unknown> = Object.fromEntries([...req.query].filter(([, v]) => v !== ''));
     checks.query(values);
     req.queryValues = values;
   }
@@ -52,9 +48,14 @@ export type CheckedRequest<B extends TSchema | undefined, Q extends TSchema | un
 };
 
 /** A route whose handler sees its body and query with their schemas' types. */
-export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(
-  r: Omit<Route, 'body' | 'query' | 'handler'> & { body?: B; query?: Q; handler(req: CheckedRequest<B, Q>): Promise<Reply> | Reply },
-): Route {
+export type TypedRoute<B extends TSchema | undefined, Q extends TSchema | undefined> = Omit<Route, 'body' | 'query' | 'handler'> & {
+  body?: B;
+  query?: Q;
+  handler(req: CheckedRequest<B, Q>): Promise<Reply> | Reply;
+};
+
+/** A route whose handler sees its body and query with their schemas' types. */
+export function route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(r: TypedRoute<B, Q>): Route {
   return r as Route;
 }
 

@@ -5,13 +5,35 @@
 // as "******" to keep them).
 import { randomUUID } from 'node:crypto';
 
+import { Type, type Static } from '@sinclair/typebox';
+
 import { Serial } from './serial.ts';
 import type { Store } from '../store/types.ts';
-import { invalid, missing } from './errors.ts';
-import { flag, only, type Input } from './fields.ts';
-import { ChannelConfigError, mergeSecrets, normalizeChannel, redactChannel, type ChannelSpec } from './notify/index.ts';
+import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/check.ts';
+import { PlatformError, invalid, missing } from './errors.ts';
+import { mergeSecrets, normalizeChannel, redactChannel, type ChannelSpec } from './notify/index.ts';
 
 export const CHANNEL_KIND = 'platform-channel';
+
+/** A channel's fields (the /api/v1 routes' schemas too); its type and config are checked by
+ * notify/ (normalizeChannel: the config per type). */
+export const CHANNEL_INPUT = Type.Object(
+  {
+    name: Type.String({ maxLength: 128, pattern: '\\S', [PATTERN_MESSAGE]: 'is required (1 to 128 characters)' }),
+    type: Type.String({ description: 'webhook, slack or email' }),
+    config: Type.Record(Type.String(), Type.Unknown(), { description: 'per type (README, Alerts); "******" keeps a stored secret' }),
+    enabled: Type.Optional(orNull(Type.Boolean({ description: 'default true' }))),
+    organizationId: Type.Optional(orNull(Type.String({ description: 'SystemAdmin: null for the platform\'s; cannot change' }))),
+  },
+  { additionalProperties: false },
+);
+export const CHANNEL_CHANGE = Type.Partial(CHANNEL_INPUT, { additionalProperties: false });
+export type ChannelInput = Static<typeof CHANNEL_INPUT>;
+export type ChannelChange = Static<typeof CHANNEL_CHANGE>;
+
+const refuse = (field: string, reason: string) => new PlatformError(400, reason, field);
+const checkChannel: Checker<ChannelInput> = compileSchema(CHANNEL_INPUT, { refuse });
+const checkChannelChange: Checker<ChannelChange> = compileSchema(CHANNEL_CHANGE, { refuse });
 
 export interface ChannelRecord extends ChannelSpec {
   id: string;
@@ -54,26 +76,26 @@ export class ChannelBook {
     return { ...c, ...redactChannel(c) };
   }
 
-  add(input: Input, organizationId: string | null): Promise<ChannelRecord> {
+  add(input: unknown, organizationId: string | null): Promise<ChannelRecord> {
     return this.writes.run(async () => {
-      only(input, ['name', 'type', 'config', 'enabled', 'organizationId']);
+      checkChannel(input);
       const spec = spec_(input.type, input.config, null);
       const now = new Date().toISOString();
-      const record: ChannelRecord = { id: randomUUID(), name: name(input.name), organizationId, ...spec, enabled: flag(input, 'enabled', true), createTime: now, updateTime: now };
+      const record: ChannelRecord = { id: randomUUID(), name: input.name, organizationId, ...spec, enabled: input.enabled ?? true, createTime: now, updateTime: now };
       await this.store.putAdmin(CHANNEL_KIND, record.id, record);
       this.channels.set(record.id, record);
       return record;
     });
   }
 
-  update(id: string, input: Input): Promise<{ before: ChannelRecord; after: ChannelRecord }> {
+  update(id: string, input: unknown): Promise<{ before: ChannelRecord; after: ChannelRecord }> {
     return this.writes.run(async () => {
       const before = this.channels.get(id);
       if (!before) throw missing('notification channel', id);
-      only(input, ['name', 'type', 'config', 'enabled', 'organizationId']);
+      checkChannelChange(input);
       if (input.organizationId !== undefined && input.organizationId !== before.organizationId) throw invalid('organizationId', 'cannot be changed');
       const spec = input.type === undefined && input.config === undefined ? { type: before.type, config: before.config } : spec_(input.type ?? before.type, input.config ?? before.config, before);
-      const after: ChannelRecord = { ...before, ...spec, name: input.name === undefined ? before.name : name(input.name), enabled: flag(input, 'enabled', before.enabled), updateTime: new Date().toISOString() };
+      const after: ChannelRecord = { ...before, ...spec, name: input.name ?? before.name, enabled: input.enabled ?? before.enabled, updateTime: new Date().toISOString() };
       await this.store.putAdmin(CHANNEL_KIND, id, after);
       this.channels.set(id, after);
       return { before, after };
@@ -102,18 +124,8 @@ export class ChannelBook {
   }
 }
 
-function name(v: unknown): string {
-  if (typeof v !== 'string' || v.trim().length === 0 || v.length > 128) throw invalid('name', 'is required (1 to 128 characters)');
-  return v;
-}
-
-/** The checked spec; a config error names its field (config.url, ...). */
+/** The checked spec; a config error (ChannelConfigError, a domain error) names its field (config.url, ...). */
 function spec_(type: unknown, config: unknown, before: ChannelSpec | null): ChannelSpec {
-  try {
-    const next = normalizeChannel(type, config);
-    return before === null ? next : mergeSecrets(before, next);
-  } catch (err) {
-    if (err instanceof ChannelConfigError) throw invalid(err.field, err.detail);
-    throw err;
-  }
+  const next = normalizeChannel(type, config);
+  return before === null ? next : mergeSecrets(before, next);
 }

@@ -9,13 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { Serial } from './serial.ts';
 import type { Store } from '../store/types.ts';
 import { conflict, invalid, missing } from './errors.ts';
-import { isoTime, limit, only, strings, text, type Input } from './fields.ts';
+import { checkLicense, type LicenseInput } from './inputs.ts';
 import type { License, Usage } from './records.ts';
 import type { TenantDirectory } from './tenants.ts';
 
 export const LICENSE_KIND = 'platform-license';
-const MAX_CONNECTIONS = 10_000_000;
-const MAX_RATE = 100_000_000;
 
 export class LicenseBook {
   private readonly licenses = new Map<string, License>();
@@ -52,11 +50,11 @@ export class LicenseBook {
     return undefined;
   }
 
-  add(input: Input): Promise<License> {
+  add(input: unknown): Promise<License> {
     return this.writes.run(async () => {
-      only(input, ['organizationId', 'applicationId', 'maxConnections', 'maxMessageRate', 'features', 'expires', 'description']);
-      const applicationId = input.applicationId === undefined || input.applicationId === null ? null : String(input.applicationId);
-      let organizationId = typeof input.organizationId === 'string' ? input.organizationId : '';
+      checkLicense(input);
+      const applicationId = input.applicationId ?? null;
+      let organizationId = input.organizationId ?? '';
       if (applicationId !== null) {
         const app = this.tenants.application(applicationId);
         if (!app) throw invalid('applicationId', 'no such application');
@@ -77,11 +75,11 @@ export class LicenseBook {
     });
   }
 
-  update(id: string, input: Input): Promise<{ before: License; after: License }> {
+  update(id: string, input: unknown): Promise<{ before: License; after: License }> {
     return this.writes.run(async () => {
       const before = this.licenses.get(id);
       if (!before) throw missing('licence', id);
-      only(input, ['organizationId', 'applicationId', 'maxConnections', 'maxMessageRate', 'features', 'expires', 'description']);
+      checkLicense(input);
       if (input.organizationId !== undefined && input.organizationId !== before.organizationId) throw invalid('organizationId', 'cannot be changed');
       if (input.applicationId !== undefined && input.applicationId !== before.applicationId) throw invalid('applicationId', 'cannot be changed');
       const after: License = { ...before, ...this.terms(input, before), updateTime: new Date().toISOString() };
@@ -150,13 +148,23 @@ export class LicenseBook {
     };
   }
 
-  private terms(input: Input, before: License | null): Pick<License, 'maxConnections' | 'maxMessageRate' | 'features' | 'expires' | 'description'> {
+  /** The terms given, over those of `before`: an absent limit or expiry keeps it, null clears it. */
+  private terms(input: LicenseInput, before: License | null): Pick<License, 'maxConnections' | 'maxMessageRate' | 'features' | 'expires' | 'description'> {
+    const kept = <K extends 'maxConnections' | 'maxMessageRate'>(k: K) => (input[k] === undefined ? before?.[k] ?? null : input[k]);
     return {
-      maxConnections: limit(input, 'maxConnections', 0, MAX_CONNECTIONS, before?.maxConnections ?? null),
-      maxMessageRate: limit(input, 'maxMessageRate', 1, MAX_RATE, before?.maxMessageRate ?? null),
-      features: strings(input, 'features', before?.features ?? []),
-      expires: isoTime(input, 'expires', before?.expires ?? null),
-      description: text(input, 'description', before?.description ?? ''),
+      maxConnections: kept('maxConnections'),
+      maxMessageRate: kept('maxMessageRate'),
+      features: input.features ? [...new Set(input.features)] : before?.features ?? [],
+      expires: input.expires === undefined ? before?.expires ?? null : expiry(input.expires),
+      description: input.description ?? before?.description ?? '',
     };
   }
+}
+
+/** An expiry as the licence keeps it (ISO 8601, UTC); null: never. */
+function expiry(v: string | null): string | null {
+  if (v === null) return null;
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) throw invalid('expires', 'expected an ISO 8601 time or null');
+  return new Date(t).toISOString();
 }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Serial } from './serial.ts';
 import type { Store } from '../store/types.ts';
 import { conflict, invalid, missing } from './errors.ts';
-import { flag, only, text, type Input } from './fields.ts';
+import { checkApplication, checkApplicationChange, checkOrganization, checkOrganizationChange, checkProject, checkProjectChange } from './inputs.ts';
 import { checkName, checkNamespace, overlaps } from './names.ts';
 import { APP_KEY_PREFIX, hashSecret, newAppKey, newSecret, secretMatches } from './credentials.ts';
 import type { Application, Organization, Project } from './records.ts';
@@ -136,13 +136,13 @@ export class TenantDirectory {
 
   // Organizations.
 
-  addOrganization(input: Input): Promise<Organization> {
+  addOrganization(input: unknown): Promise<Organization> {
     return this.writes.run(async () => {
-      only(input, ['name', 'displayName', 'description']);
+      checkOrganization(input);
       const name = checkName('name', input.name);
       if (this.organizations().some((o) => o.name === name)) throw conflict('name', `an organization named ${name} exists`);
       const now = new Date().toISOString();
-      const org: Organization = { id: randomUUID(), name, displayName: text(input, 'displayName', name, 128), description: text(input, 'description', ''), createTime: now, updateTime: now };
+      const org: Organization = { id: randomUUID(), name, displayName: input.displayName ?? name, description: input.description ?? '', createTime: now, updateTime: now };
       this.slots.take(org.id);
       try {
         await this.store.putAdmin(KINDS.org, org.id, org);
@@ -156,13 +156,13 @@ export class TenantDirectory {
     });
   }
 
-  updateOrganization(id: string, input: Input): Promise<{ before: Organization; after: Organization }> {
+  updateOrganization(id: string, input: unknown): Promise<{ before: Organization; after: Organization }> {
     return this.writes.run(async () => {
       const before = this.orgs.get(id);
       if (!before) throw missing('organization', id);
-      only(input, ['name', 'displayName', 'description']);
+      checkOrganizationChange(input);
       if (input.name !== undefined && input.name !== before.name) throw invalid('name', 'cannot be changed: it is the first level of the namespaces of the organization\'s applications');
-      const after: Organization = { ...before, displayName: text(input, 'displayName', before.displayName, 128), description: text(input, 'description', before.description), updateTime: new Date().toISOString() };
+      const after: Organization = { ...before, displayName: input.displayName ?? before.displayName, description: input.description ?? before.description, updateTime: new Date().toISOString() };
       await this.store.putAdmin(KINDS.org, id, after);
       this.orgs.set(id, after);
       return { before, after };
@@ -193,30 +193,30 @@ export class TenantDirectory {
 
   // Projects.
 
-  addProject(input: Input): Promise<Project> {
+  addProject(input: unknown): Promise<Project> {
     return this.writes.run(async () => {
-      only(input, ['organizationId', 'name', 'description']);
-      const organizationId = typeof input.organizationId === 'string' ? input.organizationId : '';
+      checkProject(input);
+      const organizationId = input.organizationId ?? '';
       if (!this.orgs.has(organizationId)) throw invalid('organizationId', 'no such organization');
       const name = checkName('name', input.name);
       if (this.projectList().some((p) => p.organizationId === organizationId && p.name === name)) throw conflict('name', `the organization has a project named ${name}`);
       const now = new Date().toISOString();
-      const project: Project = { id: randomUUID(), organizationId, name, description: text(input, 'description', ''), createTime: now, updateTime: now };
+      const project: Project = { id: randomUUID(), organizationId, name, description: input.description ?? '', createTime: now, updateTime: now };
       await this.store.putAdmin(KINDS.project, project.id, project);
       this.projects.set(project.id, project);
       return project;
     });
   }
 
-  updateProject(id: string, input: Input): Promise<{ before: Project; after: Project }> {
+  updateProject(id: string, input: unknown): Promise<{ before: Project; after: Project }> {
     return this.writes.run(async () => {
       const before = this.projects.get(id);
       if (!before) throw missing('project', id);
-      only(input, ['organizationId', 'name', 'description']);
+      checkProjectChange(input);
       if (input.organizationId !== undefined && input.organizationId !== before.organizationId) throw invalid('organizationId', 'a project cannot move to another organization');
       const name = input.name === undefined ? before.name : checkName('name', input.name);
       if (name !== before.name && this.projectList().some((p) => p.organizationId === before.organizationId && p.name === name)) throw conflict('name', `the organization has a project named ${name}`);
-      const after: Project = { ...before, name, description: text(input, 'description', before.description), updateTime: new Date().toISOString() };
+      const after: Project = { ...before, name, description: input.description ?? before.description, updateTime: new Date().toISOString() };
       await this.store.putAdmin(KINDS.project, id, after);
       this.projects.set(id, after);
       return { before, after };
@@ -241,10 +241,10 @@ export class TenantDirectory {
 
   /** A new application with its credentials; the secret is answered this once. `ownNamespace`:
    * the caller may choose a namespace outside `<organization>/` (a SystemAdmin). */
-  addApplication(input: Input, ownNamespace: boolean): Promise<{ application: Application; secret: string }> {
+  addApplication(input: unknown, ownNamespace: boolean): Promise<{ application: Application; secret: string }> {
     return this.writes.run(async () => {
-      only(input, ['projectId', 'name', 'description', 'namespace', 'enabled']);
-      const projectId = typeof input.projectId === 'string' ? input.projectId : '';
+      checkApplication(input);
+      const { projectId } = input;
       const project = this.projects.get(projectId);
       if (!project) throw invalid('projectId', 'no such project');
       const org = this.orgs.get(project.organizationId)!;
@@ -257,8 +257,8 @@ export class TenantDirectory {
       const secret = newSecret();
       const now = new Date().toISOString();
       const application: Application = {
-        id: randomUUID(), organizationId: org.id, projectId, name, description: text(input, 'description', ''), namespace,
-        appKey: newAppKey(), secretHash: hashSecret(secret), enabled: flag(input, 'enabled', true), secretRotateTime: now, createTime: now, updateTime: now,
+        id: randomUUID(), organizationId: org.id, projectId, name, description: input.description ?? '', namespace,
+        appKey: newAppKey(), secretHash: hashSecret(secret), enabled: input.enabled ?? true, secretRotateTime: now, createTime: now, updateTime: now,
       };
       this.slots.take(application.id);
       try {
@@ -274,18 +274,18 @@ export class TenantDirectory {
     });
   }
 
-  updateApplication(id: string, input: Input, ownNamespace: boolean): Promise<{ before: Application; after: Application }> {
+  updateApplication(id: string, input: unknown, ownNamespace: boolean): Promise<{ before: Application; after: Application }> {
     return this.writes.run(async () => {
       const before = this.apps.get(id);
       if (!before) throw missing('application', id);
-      only(input, ['projectId', 'name', 'description', 'namespace', 'enabled']);
+      checkApplicationChange(input);
       if (input.projectId !== undefined && input.projectId !== before.projectId) throw invalid('projectId', 'an application cannot move to another project');
       const name = input.name === undefined ? before.name : checkName('name', input.name);
       if (name !== before.name && this.applications().some((a) => a.projectId === before.projectId && a.name === name)) throw conflict('name', `the project has an application named ${name}`);
       const org = this.orgs.get(before.organizationId)!;
-      const namespace = input.namespace === undefined ? before.namespace : this.customNamespace(input.namespace, org, ownNamespace);
+      const namespace = input.namespace === undefined || input.namespace === null ? before.namespace : this.customNamespace(input.namespace, org, ownNamespace);
       if (namespace !== before.namespace) this.checkOverlap(namespace, id, org.id);
-      const after: Application = { ...before, name, namespace, description: text(input, 'description', before.description), enabled: flag(input, 'enabled', before.enabled), updateTime: new Date().toISOString() };
+      const after: Application = { ...before, name, namespace, description: input.description ?? before.description, enabled: input.enabled ?? before.enabled, updateTime: new Date().toISOString() };
       await this.store.putAdmin(KINDS.app, id, after);
       this.apps.set(id, after);
       this.byKey.set(after.appKey, after);

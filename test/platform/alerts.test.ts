@@ -415,7 +415,7 @@ test('validation errors name the field', () => {
     [{ ...ok, operator: '=>' }, 'operator'],
     [{ ...ok, severity: 'fatal' }, 'severity'],
     [{ ...ok, channelIds: 'c1' }, 'channelIds'],
-    [{ ...ok, channelIds: ['c1', 2] }, 'channelIds'],
+    [{ ...ok, channelIds: ['c1', 2] }, 'channelIds[1]'],
     [{ ...ok, channelIds: Array.from({ length: 21 }, (_, i) => `c${i}`) }, 'channelIds'],
     [{ ...ok, name: '' }, 'name'],
     [{ ...ok, name: '   ' }, 'name'],

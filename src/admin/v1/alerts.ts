@@ -5,14 +5,16 @@
 // organization.
 import { randomUUID } from 'node:crypto';
 
+import { Type } from '@sinclair/typebox';
+
 import type { AdminContext } from '../context.ts';
 import { ok, type Route } from '../http.ts';
 import { isSystem, managesOrganization, need, seesOrganization, allow, organizationFor, type Caller } from '../../platform/scope.ts';
 import { PlatformError, invalid } from '../../platform/errors.ts';
-import { asInput, type Input } from '../../platform/fields.ts';
-import { ALERT_STATES, ALERT_STATUSES, SEVERITIES, SIGNALS, normalizeAlertRule, normalizeAlertStatus, signalAllowed, type AlertRecord, type AlertRuleRecord } from '../../platform/alerts/index.ts';
-import type { ChannelRecord } from '../../platform/channels.ts';
-import { callerOf, contains, flagOf, list, note, onlyQuery, timeOf, v1 } from './common.ts';
+import { ALERT_RULE_INPUT, ALERT_RULE_NEW, ALERT_STATES, ALERT_STATUSES, SEVERITIES, SIGNALS, normalizeAlertRule, signalAllowed, type AlertRecord, type AlertRuleRecord } from '../../platform/alerts/index.ts';
+import { CHANNEL_CHANGE, CHANNEL_INPUT, type ChannelRecord } from '../../platform/channels.ts';
+import { choice } from '../../schema/check.ts';
+import { FILTER, TIME_FILTER, callerOf, contains, list, listQuery, note, timeOf, v1 } from './common.ts';
 
 export function alertRoutes(ctx: AdminContext): Route[] {
   const p = ctx.platform;
@@ -41,7 +43,7 @@ export function alertRoutes(ctx: AdminContext): Route[] {
       if (!ch || (ch.organizationId !== organizationId && ch.organizationId !== null) || (organizationId !== null && ch.organizationId === null)) throw invalid(`channelIds[${i}]`, `no notification channel ${id} in the rule's organization`);
     });
   };
-  const application = (b: Input, organizationId: string | null): string | null => {
+  const application = (b: { applicationId?: string | null }, organizationId: string | null): string | null => {
     const v = b.applicationId;
     if (v === undefined || v === null) return null;
     const a = typeof v === 'string' ? p.tenants.application(v) : undefined;
@@ -56,13 +58,12 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'GET', path: '/alert-rules', tag: 'platform-alert-rules', summary: 'Alert rules in the caller\'s scope, paged; filters: organizationId, signal, enabled, name (contains)',
+      query: listQuery({ organizationId: FILTER, signal: FILTER, enabled: Type.Optional(Type.Boolean()), name: FILTER }),
       handler(req) {
         const c = callerOf(req);
-        const q = req.query;
-        onlyQuery(q, ['organizationId', 'signal', 'enabled', 'name']);
-        const enabled = flagOf(q, 'enabled');
-        const items = p.alerts.listRules().filter((r) => sees(c, r.organizationId) && (!q.get('organizationId') || r.organizationId === q.get('organizationId'))
-          && (!q.get('signal') || r.signal === q.get('signal')) && (enabled === undefined || r.enabled === enabled) && contains(r.name, q.get('name')))
+        const q = req.queryValues;
+        const items = p.alerts.listRules().filter((r) => sees(c, r.organizationId) && (!q.organizationId || r.organizationId === q.organizationId)
+          && (!q.signal || r.signal === q.signal) && (q.enabled === undefined || r.enabled === q.enabled) && contains(r.name, q.name))
           .sort((a, b) => a.createTime.localeCompare(b.createTime));
         return list(q, items);
       },
@@ -70,10 +71,10 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     v1({
       method: 'POST', path: '/alert-rules', tag: 'platform-alert-rules',
       summary: 'Add an alert rule: {name, signal, aggregation?, window? (s), operator, threshold, severity?, channelIds?, enabled?, description?, organizationId? (SystemAdmin: null for a platform rule), applicationId?}',
-      body: { type: 'object', required: ['name', 'signal', 'operator', 'threshold'] },
+      body: ALERT_RULE_NEW,
       async handler(req) {
         const c = callerOf(req);
-        const b = asInput(req.body);
+        const b = req.body;
         const organizationId = organizationFor(c, b.organizationId);
         if (organizationId !== null && !p.tenants.organization(organizationId)) throw invalid('organizationId', 'no such organization');
         allow(manages(c, organizationId), c, 'add alert rules here');
@@ -93,11 +94,12 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/alert-rules/:id', tag: 'platform-alert-rules', summary: 'Change an alert rule (fields left out keep their values)',
+      body: ALERT_RULE_INPUT,
       async handler(req) {
         const c = callerOf(req);
         const before = rule(c, req.params.id);
         need(true, manages(c, before.organizationId), 'alert rule', before.id, c);
-        const b = asInput(req.body);
+        const b = req.body;
         if (b.organizationId !== undefined && b.organizationId !== before.organizationId) throw invalid('organizationId', 'cannot be changed');
         const { organizationId: _o, applicationId: _a, ...fields } = b;
         const normalized = normalizeAlertRule(fields, before);
@@ -124,21 +126,17 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     v1({
       method: 'GET', path: '/alerts', tag: 'platform-alerts',
       summary: 'Alerts in the caller\'s scope, newest first, paged; filters: organizationId, ruleId, state (firing, resolved), status (unhandled, handled, ignored), severity, from, to (on firstTime)',
+      query: listQuery({
+        organizationId: FILTER, ruleId: FILTER, state: Type.Optional(choice(ALERT_STATES)), status: Type.Optional(choice(ALERT_STATUSES)), severity: Type.Optional(choice(SEVERITIES)),
+        from: TIME_FILTER, to: TIME_FILTER,
+      }),
       handler(req) {
         const c = callerOf(req);
-        const q = req.query;
-        onlyQuery(q, ['organizationId', 'ruleId', 'state', 'status', 'severity', 'from', 'to']);
-        const pick = <T extends string>(field: string, choices: readonly T[]): T | undefined => {
-          const v = q.get(field);
-          if (v === null || v === '') return undefined;
-          if (!choices.includes(v as T)) throw invalid(field, `must be one of ${choices.join(', ')}`);
-          return v as T;
-        };
-        const organizationId = q.get('organizationId');
+        const q = req.queryValues;
         const items = p.alerts.listAlerts({
-          organizationId: organizationId === null || organizationId === '' ? (isSystem(c) ? undefined : c.organizationId) : organizationId,
-          ruleId: q.get('ruleId') || undefined, state: pick('state', ALERT_STATES), status: pick('status', ALERT_STATUSES), severity: pick('severity', SEVERITIES),
-          from: timeOf(q, 'from'), to: timeOf(q, 'to'),
+          organizationId: q.organizationId ?? (isSystem(c) ? undefined : c.organizationId),
+          ruleId: q.ruleId, state: q.state, status: q.status, severity: q.severity,
+          from: timeOf(q.from, 'from'), to: timeOf(q.to, 'to'),
         }).filter((a) => sees(c, a.organizationId));
         return list(q, items);
       },
@@ -149,14 +147,12 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/alerts/:id', tag: 'platform-alerts', summary: 'Handle an alert: {status: unhandled | handled | ignored}',
-      body: { type: 'object', required: ['status'], properties: { status: { enum: ALERT_STATUSES } } },
+      body: Type.Object({ status: choice(ALERT_STATUSES) }, { additionalProperties: false, description: 'only status may change' }),
       async handler(req) {
         const c = callerOf(req);
         const before = alert(c, req.params.id);
         need(true, c.role !== 'User' && (before.organizationId !== null || isSystem(c)), 'alert', before.id, c);
-        const b = asInput(req.body);
-        for (const k of Object.keys(b)) if (k !== 'status') throw invalid(k, 'unknown field (only status may change)');
-        const after = await p.alerts.setStatus(before.id, normalizeAlertStatus(b.status), c.username);
+        const after = await p.alerts.setStatus(before.id, req.body.status, c.username);
         if (!after) throw new PlatformError(404, `alert ${before.id} not found`);
         note(req, { action: 'update', resource: 'alert', resourceId: before.id, organizationId: before.organizationId, before: { status: before.status }, after: { status: after.status } });
         return ok(after);
@@ -165,22 +161,22 @@ export function alertRoutes(ctx: AdminContext): Route[] {
 
     v1({
       method: 'GET', path: '/notification-channels', tag: 'platform-notification-channels', summary: 'Notification channels in the caller\'s scope (secrets as "******"), paged; filters: organizationId, type, name (contains)',
+      query: listQuery({ organizationId: FILTER, type: FILTER, name: FILTER }),
       handler(req) {
         const c = callerOf(req);
-        const q = req.query;
-        onlyQuery(q, ['organizationId', 'type', 'name']);
-        const items = p.channels.list().filter((ch) => sees(c, ch.organizationId) && (!q.get('organizationId') || ch.organizationId === q.get('organizationId'))
-          && (!q.get('type') || ch.type === q.get('type')) && contains(ch.name, q.get('name'))).sort((a, b) => a.createTime.localeCompare(b.createTime)).map((ch) => p.channels.view(ch));
+        const q = req.queryValues;
+        const items = p.channels.list().filter((ch) => sees(c, ch.organizationId) && (!q.organizationId || ch.organizationId === q.organizationId)
+          && (!q.type || ch.type === q.type) && contains(ch.name, q.name)).sort((a, b) => a.createTime.localeCompare(b.createTime)).map((ch) => p.channels.view(ch));
         return list(q, items);
       },
     }),
     v1({
       method: 'POST', path: '/notification-channels', tag: 'platform-notification-channels',
       summary: 'Add a channel: {name, type: webhook | slack | email, config, enabled?, organizationId? (SystemAdmin: null for the platform\'s)}',
-      body: { type: 'object', required: ['name', 'type', 'config'] },
+      body: CHANNEL_INPUT,
       async handler(req) {
         const c = callerOf(req);
-        const b = asInput(req.body);
+        const b = req.body;
         const organizationId = organizationFor(c, b.organizationId);
         if (organizationId !== null && !p.tenants.organization(organizationId)) throw invalid('organizationId', 'no such organization');
         allow(manages(c, organizationId), c, 'add notification channels here');
@@ -195,23 +191,25 @@ export function alertRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/notification-channels/:id', tag: 'platform-notification-channels', summary: 'Change a channel ("******" keeps a secret while the destination is the same)',
+      body: CHANNEL_CHANGE,
       async handler(req) {
         const c = callerOf(req);
         const ch = channel(c, req.params.id);
         need(true, manages(c, ch.organizationId), 'notification channel', ch.id, c);
-        const { before, after } = await p.channels.update(ch.id, asInput(req.body));
+        const { before, after } = await p.channels.update(ch.id, req.body);
         note(req, { resource: 'notification-channel', resourceId: ch.id, organizationId: ch.organizationId, before: p.channels.view(before), after: p.channels.view(after) });
         return ok(p.channels.view(after));
       },
     }),
     v1({
-      method: 'DELETE', path: '/notification-channels/:id', tag: 'platform-notification-channels', summary: 'Delete a channel (409 while an alert rule uses it)',
+      method: 'DELETE', path: '/notification-channels/:id', tag: 'platform-notification-channels', summary: 'Delete a channel (409 while an alert rule uses it, unless ?force=true)',
+      query: Type.Object({ force: Type.Optional(Type.Boolean()) }),
       async handler(req) {
         const c = callerOf(req);
         const ch = channel(c, req.params.id);
         need(true, manages(c, ch.organizationId), 'notification channel', ch.id, c);
         const users = p.alerts.listRules().filter((r) => r.channelIds.includes(ch.id));
-        if (users.length > 0 && flagOf(req.query, 'force') !== true) throw new PlatformError(409, `alert rule(s) ${users.map((r) => r.name).join(', ')} use this channel; change them first`, 'id');
+        if (users.length > 0 && req.queryValues.force !== true) throw new PlatformError(409, `alert rule(s) ${users.map((r) => r.name).join(', ')} use this channel; change them first`, 'id');
         await p.channels.delete(ch.id);
         note(req, { resource: 'notification-channel', resourceId: ch.id, organizationId: ch.organizationId, before: p.channels.view(ch) });
         return ok({ id: ch.id });

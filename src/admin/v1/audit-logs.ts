@@ -6,7 +6,8 @@ import { DomainError } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
 import { json, type Route } from '../http.ts';
 import { isSystem } from '../../platform/scope.ts';
-import { callerOf, onlyQuery, pageOf, timeOf, v1 } from './common.ts';
+import { pageOf } from '../schema.ts';
+import { FILTER, TIME_FILTER, callerOf, listQuery, timeOf, v1 } from './common.ts';
 
 export function auditRoutes(ctx: AdminContext): Route[] {
   return [v1({
@@ -14,18 +15,12 @@ export function auditRoutes(ctx: AdminContext): Route[] {
     path: '/audit-logs',
     tag: 'platform-audit-logs',
     summary: 'Audit log entries, newest first, paged ({data,total,page,size}); filters: username, action, resource, resourceId, organizationId, projectId, from, to (ISO 8601 or ms)',
-    query: {
-      username: { type: 'string' }, action: { type: 'string' }, resource: { type: 'string' }, resourceId: { type: 'string' },
-      organizationId: { type: 'string' }, projectId: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, page: { type: 'integer' }, size: { type: 'integer' },
-    },
+    query: listQuery({ username: FILTER, action: FILTER, resource: FILTER, resourceId: FILTER, organizationId: FILTER, projectId: FILTER, from: TIME_FILTER, to: TIME_FILTER }),
     async handler(req) {
       const c = callerOf(req);
-      const q = req.query;
-      onlyQuery(q, ['username', 'action', 'resource', 'resourceId', 'organizationId', 'projectId', 'from', 'to']);
+      const q = req.queryValues;
       if (c.role === 'User') throw new DomainError('FORBIDDEN', `User ${c.username} may not read the audit log`);
-      const text = (k: string) => q.get(k) || undefined;
-      let organizationId = text('organizationId');
-      let projectId = text('projectId');
+      let { organizationId, projectId } = q;
       if (!isSystem(c)) {
         if (organizationId !== undefined && organizationId !== c.organizationId) return json({ data: [], total: 0, ...pageOf(q) });
         organizationId = c.organizationId ?? undefined;
@@ -38,8 +33,8 @@ export function auditRoutes(ctx: AdminContext): Route[] {
       // What was written until now is in the answer.
       await ctx.audit.flush();
       const { entries, total } = await ctx.audit.query({
-        username: text('username'), action: text('action'), resource: text('resource'), resourceId: text('resourceId'),
-        organizationId, projectId, from: timeOf(q, 'from'), to: timeOf(q, 'to'), offset: (page - 1) * size, limit: size,
+        username: q.username, action: q.action, resource: q.resource, resourceId: q.resourceId,
+        organizationId, projectId, from: timeOf(q.from, 'from'), to: timeOf(q.to, 'to'), offset: (page - 1) * size, limit: size,
       });
       return json({ data: entries.map((e) => ({ ...e, time: new Date(e.time).toISOString() })), total, page, size });
     },

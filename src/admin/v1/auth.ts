@@ -4,17 +4,32 @@
 // may use /api/v1 only. A SystemAdmin manages every user; an OrganizationAdmin its organization's
 // (not SystemAdmins); a ProjectAdmin its project's Users; everyone reads and changes their own
 // password and email.
+import { Type } from '@sinclair/typebox';
+
 import { DomainError } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
 import type { StoredAdminUser } from '../auth.ts';
 import { json, ok, type Route } from '../http.ts';
 import { PLATFORM_ROLES, isSystem, platformRole, type Caller, type PlatformRole } from '../../platform/scope.ts';
 import { PlatformError, conflict, invalid } from '../../platform/errors.ts';
-import { asInput, only } from '../../platform/fields.ts';
-import { callerOf, contains, list, note, onlyQuery, v1 } from './common.ts';
+import { choice, orNull } from '../../schema/check.ts';
+import { FILTER, callerOf, contains, list, listQuery, note, v1 } from './common.ts';
 
-const USERNAME = /^[A-Za-z0-9._@-]{1,64}$/;
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+const USER_FIELDS = {
+  username: Type.String({ pattern: '^[A-Za-z0-9._@-]{1,64}$', 'x-message': '1 to 64 of A-Z a-z 0-9 . _ @ -' }),
+  password: Type.String({ minLength: 8, maxLength: 1024 }),
+  email: Type.Optional(orNull(Type.String({ pattern: '^$|^[^\\s@]{1,64}@[^\\s@]{1,255}$', 'x-message': 'expected an e-mail address', description: 'empty: none; null or absent: unchanged' }))),
+  role: choice(PLATFORM_ROLES),
+  organizationId: Type.Optional(orNull(Type.String({ description: 'tenant roles: an existing organization' }))),
+  projectId: Type.Optional(orNull(Type.String({ description: 'ProjectAdmin: a project of the organization; optional for User' }))),
+};
+const ADD_USER = Type.Object(USER_FIELDS, { additionalProperties: false });
+const CHANGE_USER = Type.Object(
+  { ...Type.Partial(Type.Object(USER_FIELDS)).properties, username: Type.Optional(Type.String({ description: 'cannot change: the same name, or absent' })) },
+  { additionalProperties: false },
+);
+
+type Placement = { organizationId?: string | null; projectId?: string | null };
 
 export interface PlatformUserView {
   id: string;
@@ -54,39 +69,22 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
     return u;
   };
   /** The organization and project of a tenant user, checked. */
-  const placement = (b: Record<string, unknown>, role: PlatformRole, before?: StoredAdminUser): { organizationId: string | null; projectId: string | null } => {
+  const placement = (b: Placement, role: PlatformRole, before?: StoredAdminUser): { organizationId: string | null; projectId: string | null } => {
     if (role === 'SystemAdmin') {
       if (b.organizationId != null || b.projectId != null) throw invalid('organizationId', 'a SystemAdmin belongs to no organization');
       return { organizationId: null, projectId: null };
     }
     const organizationId = b.organizationId === undefined ? before?.organizationId ?? null : b.organizationId;
-    if (typeof organizationId !== 'string' || !platform.tenants.organization(organizationId)) throw invalid('organizationId', `a ${role} needs an existing organization`);
+    if (organizationId === null || !platform.tenants.organization(organizationId)) throw invalid('organizationId', `a ${role} needs an existing organization`);
     let projectId = b.projectId === undefined ? before?.projectId ?? null : b.projectId;
     if (role === 'OrganizationAdmin') projectId = null;
     if (projectId !== null) {
-      const p = typeof projectId === 'string' ? platform.tenants.project(projectId) : undefined;
+      const p = platform.tenants.project(projectId);
       if (!p || p.organizationId !== organizationId) throw invalid('projectId', 'no such project in the organization');
     } else if (role === 'ProjectAdmin') throw invalid('projectId', 'a ProjectAdmin needs a project');
-    return { organizationId, projectId: projectId as string | null };
+    return { organizationId, projectId };
   };
   const storedRole = (r: PlatformRole) => (r === 'SystemAdmin' ? 'admin' : r);
-  const password = (b: Record<string, unknown>, required: boolean): string | undefined => {
-    const v = b.password;
-    if (v === undefined && !required) return undefined;
-    if (typeof v !== 'string' || v.length < 8 || v.length > 1024) throw invalid('password', 'at least 8 characters');
-    return v;
-  };
-  const email = (b: Record<string, unknown>, fallback: string): string => {
-    const v = b.email;
-    if (v === undefined || v === null || v === '') return v === '' ? '' : fallback;
-    if (typeof v !== 'string' || !EMAIL.test(v)) throw invalid('email', 'expected an e-mail address');
-    return v;
-  };
-  const roleOf = (b: Record<string, unknown>, fallback?: PlatformRole): PlatformRole => {
-    const v = b.role ?? fallback;
-    if (typeof v !== 'string' || !PLATFORM_ROLES.includes(v as PlatformRole)) throw invalid('role', `must be one of ${PLATFORM_ROLES.join(', ')}`);
-    return v as PlatformRole;
-  };
 
   return [
     v1({
@@ -95,13 +93,9 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
       access: 'public',
       tag: 'platform-auth',
       summary: 'Sign in to the control platform: {accessToken, tokenType: "Bearer", expiresIn (seconds), user}. Admins are SystemAdmins; viewers have no platform role (403). Failed sign-ins lock out like /public/login',
-      body: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string' } } },
+      body: Type.Object({ username: Type.String({ minLength: 1 }), password: Type.String({ minLength: 1 }) }),
       async handler(req) {
-        const b = asInput(req.body);
-        const username = typeof b.username === 'string' ? b.username : '';
-        const pass = typeof b.password === 'string' ? b.password : '';
-        if (username === '') throw invalid('username', 'is required');
-        if (pass === '') throw invalid('password', 'is required');
+        const { username, password: pass } = req.body;
         note(req, { action: 'login_failed', resource: 'session', resourceId: username, username, role: 'unknown' });
         const user = await ctx.auth.login(username, pass, req.remoteAddress);
         if (!user) throw new DomainError('UNAUTHORIZED', 'wrong username or password');
@@ -129,12 +123,12 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
       path: '/users',
       tag: 'platform-users',
       summary: 'Users in the caller\'s scope, paged; filters: username (contains), role, organizationId, projectId',
+      query: listQuery({ username: FILTER, role: Type.Optional(choice(PLATFORM_ROLES)), organizationId: FILTER, projectId: FILTER }),
       handler(req) {
         const c = callerOf(req);
-        const q = req.query;
-        onlyQuery(q, ['username', 'role', 'organizationId', 'projectId']);
+        const q = req.queryValues;
         const items = ctx.auth.records().filter((u) => sees(c, u)).map(view)
-          .filter((u) => contains(u.username, q.get('username')) && (!q.get('role') || u.role === q.get('role')) && (!q.get('organizationId') || u.organizationId === q.get('organizationId')) && (!q.get('projectId') || u.projectId === q.get('projectId')))
+          .filter((u) => contains(u.username, q.username) && (!q.role || u.role === q.role) && (!q.organizationId || u.organizationId === q.organizationId) && (!q.projectId || u.projectId === q.projectId))
           .sort((a, b) => a.createTime.localeCompare(b.createTime));
         return list(q, items);
       },
@@ -144,15 +138,11 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
       path: '/users',
       tag: 'platform-users',
       summary: 'Add a user: {username, password (8+), email?, role, organizationId (tenant roles), projectId (ProjectAdmin; optional for User)}',
-      body: { type: 'object', required: ['username', 'password', 'role'], properties: { username: { type: 'string' }, password: { type: 'string' }, email: { type: 'string' }, role: { enum: PLATFORM_ROLES }, organizationId: { type: 'string' }, projectId: { type: 'string' } } },
+      body: ADD_USER,
       async handler(req) {
         const c = callerOf(req);
-        const b = asInput(req.body);
-        only(b, ['username', 'password', 'email', 'role', 'organizationId', 'projectId']);
-        const username = typeof b.username === 'string' ? b.username : '';
-        if (!USERNAME.test(username)) throw invalid('username', '1 to 64 of A-Z a-z 0-9 . _ @ -');
-        const pass = password(b, true)!;
-        const role = roleOf(b);
+        const b = req.body;
+        const { username, password: pass, role } = b;
         if (role === 'SystemAdmin' && !isSystem(c)) throw new PlatformError(403, `${c.role} ${c.username} may not add a SystemAdmin`);
         const where = placement({ ...b, organizationId: b.organizationId ?? (isSystem(c) ? undefined : c.organizationId) }, role);
         if (!mayAssign(c, role, where.organizationId, where.projectId)) {
@@ -160,7 +150,7 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
           throw new PlatformError(403, `${c.role} ${c.username} may not add a ${role}`);
         }
         if (ctx.auth.has(username)) throw conflict('username', `user ${username} exists`);
-        const u = await ctx.auth.addUser(username, pass, storedRole(role), { email: email(b, ''), ...where });
+        const u = await ctx.auth.addUser(username, pass, storedRole(role), { email: b.email ?? '', ...where });
         note(req, { resource: 'user', resourceId: u.id, organizationId: where.organizationId, projectId: where.projectId, after: view(u) });
         return ok(view(u));
       },
@@ -179,15 +169,15 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
       path: '/users/:id',
       tag: 'platform-users',
       summary: 'Change a user: email, password, role, organizationId, projectId (a role or password change ends the user\'s tokens). Users change their own email and password only',
+      body: CHANGE_USER,
       async handler(req) {
         const c = callerOf(req);
         const before = byId(c, req.params.id);
-        const b = asInput(req.body);
-        only(b, ['username', 'password', 'email', 'role', 'organizationId', 'projectId']);
+        const b = req.body;
         if (b.username !== undefined && b.username !== before.username) throw invalid('username', 'cannot be changed');
         const self = before.id === c.id;
         const oldRole = platformRole(before.role)!;
-        const role = roleOf(b, oldRole);
+        const role = b.role ?? oldRole;
         const placementChanges = b.role !== undefined || b.organizationId !== undefined || b.projectId !== undefined;
         if (placementChanges && (role !== oldRole || b.organizationId !== undefined || b.projectId !== undefined)) {
           if (self && !isSystem(c)) throw new PlatformError(403, 'you may not change your own role, organization or project');
@@ -197,7 +187,7 @@ export function platformAuthRoutes(ctx: AdminContext): Route[] {
           if (!mayAssign(c, oldRole, before.organizationId ?? null, before.projectId ?? null) || !mayAssign(c, role, where.organizationId, where.projectId)) throw new PlatformError(403, `${c.role} ${c.username} may not change user ${before.username} that way`);
         }
         if (oldRole === 'SystemAdmin' && role !== 'SystemAdmin' && ctx.auth.records().filter((u) => u.role === 'admin').length === 1) throw conflict('role', 'the last SystemAdmin cannot change role');
-        const after = await ctx.auth.updateUser(before.username, { email: email(b, before.email ?? ''), role: storedRole(role), ...where, password: password(b, false) });
+        const after = await ctx.auth.updateUser(before.username, { email: b.email ?? before.email ?? '', role: storedRole(role), ...where, password: b.password });
         note(req, { resource: 'user', resourceId: after.id, organizationId: after.organizationId ?? null, projectId: after.projectId ?? null, before: view(before), after: view(after) });
         return ok(view(after));
       },

@@ -2,13 +2,15 @@
 // control platform's tenants, each answered in the caller's scope (404 outside it, 403 for a
 // write its role does not allow). An application's secret is answered when it is made or
 // rotated, never again.
+import { Type } from '@sinclair/typebox';
+
 import type { AdminContext } from '../context.ts';
-import { ok, type AdminRequest, type Route } from '../http.ts';
+import { ok, type Route } from '../http.ts';
 import { allow, isSystem, managesOrganization, managesProject, need, seesOrganization, seesProject, type Caller } from '../../platform/scope.ts';
 import { PlatformError, invalid } from '../../platform/errors.ts';
-import { asInput } from '../../platform/fields.ts';
+import { APPLICATION_CHANGE, APPLICATION_INPUT, LICENSE_CHANGE, LICENSE_INPUT, ORGANIZATION_CHANGE, ORGANIZATION_INPUT, PROJECT_CHANGE, PROJECT_INPUT } from '../../platform/inputs.ts';
 import type { Application, License, Organization, Project } from '../../platform/records.ts';
-import { callerOf, contains, flagOf, list, note, onlyQuery, v1 } from './common.ts';
+import { CASCADE, FILTER, callerOf, contains, list, listQuery, note, v1 } from './common.ts';
 
 export function tenantRoutes(ctx: AdminContext): Route[] {
   const p = ctx.platform;
@@ -44,7 +46,6 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     return { ...rest, namespace: `${namespace}/#`, ...(secret !== undefined ? { appSecret: secret } : {}), usage: p.licenses.usage(a.organizationId, a.id) };
   };
   const licenseView = (l: License) => ({ ...l, usage: p.licenses.usage(l.organizationId, l.applicationId) });
-  const cascade = (req: AdminRequest) => flagOf(req.query, 'cascade') ?? false;
 
   /** After a tenant is gone: its licences, alert rules, channels and (an organization's) users. */
   const forget = async (organizationIds: string[], applicationIds: string[]) => {
@@ -58,21 +59,21 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     v1({
       method: 'GET', path: '/organizations', tag: 'platform-organizations',
       summary: 'Organizations in the caller\'s scope, paged; filter: name (contains). Each with its usage against its licence',
+      query: listQuery({ name: FILTER }),
       handler(req) {
         const c = callerOf(req);
-        onlyQuery(req.query, ['name']);
-        const items = t.organizations().filter((o) => seesOrganization(c, o.id) && contains(o.name, req.query.get('name'))).sort(byCreate).map(orgView);
-        return list(req.query, items);
+        const items = t.organizations().filter((o) => seesOrganization(c, o.id) && contains(o.name, req.queryValues.name)).sort(byCreate).map(orgView);
+        return list(req.queryValues, items);
       },
     }),
     v1({
       method: 'POST', path: '/organizations', tag: 'platform-organizations',
       summary: 'Add an organization (SystemAdmin): {name (topic-safe, unique, fixed), displayName?, description?}',
-      body: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, displayName: { type: 'string' }, description: { type: 'string' } } },
+      body: ORGANIZATION_INPUT,
       async handler(req) {
         const c = callerOf(req);
         allow(isSystem(c), c, 'add organizations');
-        const o = await t.addOrganization(asInput(req.body));
+        const o = await t.addOrganization(req.body);
         note(req, { resource: 'organization', resourceId: o.id, organizationId: o.id, after: o });
         return ok(orgView(o));
       },
@@ -90,11 +91,12 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/organizations/:id', tag: 'platform-organizations', summary: 'Change an organization\'s displayName or description (its name is fixed)',
+      body: ORGANIZATION_CHANGE,
       async handler(req) {
         const c = callerOf(req);
         const o = org(c, req.params.id);
         need(true, managesOrganization(c, o.id), 'organization', o.id, c);
-        const { before, after } = await t.updateOrganization(o.id, asInput(req.body));
+        const { before, after } = await t.updateOrganization(o.id, req.body);
         note(req, { resource: 'organization', resourceId: o.id, organizationId: o.id, before, after });
         return ok(orgView(after));
       },
@@ -102,11 +104,12 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     v1({
       method: 'DELETE', path: '/organizations/:id', tag: 'platform-organizations',
       summary: 'Delete an organization (SystemAdmin); 409 while it has projects unless ?cascade=true (then its projects, applications, users, licences, alert rules and channels go with it, and its clients are disconnected)',
+      query: CASCADE,
       async handler(req) {
         const c = callerOf(req);
         const o = org(c, req.params.id);
         need(true, isSystem(c), 'organization', o.id, c);
-        const gone = await t.deleteOrganization(o.id, cascade(req));
+        const gone = await t.deleteOrganization(o.id, req.queryValues.cascade ?? false);
         await forget([o.id], gone.applications.map((a) => a.id));
         note(req, { resource: 'organization', resourceId: o.id, organizationId: o.id, before: o, after: { projects: gone.projects.length, applications: gone.applications.length } });
         return ok({ id: o.id, projects: gone.projects.length, applications: gone.applications.length });
@@ -116,22 +119,22 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     // Projects.
     v1({
       method: 'GET', path: '/projects', tag: 'platform-projects', summary: 'Projects in the caller\'s scope, paged; filters: organizationId, name (contains)',
+      query: listQuery({ organizationId: FILTER, name: FILTER }),
       handler(req) {
         const c = callerOf(req);
-        const q = req.query;
-        onlyQuery(q, ['organizationId', 'name']);
-        const items = t.projectList().filter((x) => seesProject(c, x.organizationId, x.id) && (!q.get('organizationId') || x.organizationId === q.get('organizationId')) && contains(x.name, q.get('name'))).sort(byCreate);
+        const q = req.queryValues;
+        const items = t.projectList().filter((x) => seesProject(c, x.organizationId, x.id) && (!q.organizationId || x.organizationId === q.organizationId) && contains(x.name, q.name)).sort(byCreate);
         return list(q, items);
       },
     }),
     v1({
       method: 'POST', path: '/projects', tag: 'platform-projects', summary: 'Add a project: {organizationId (a tenant user\'s own by default), name (unique in the organization), description?}',
-      body: { type: 'object', required: ['name'], properties: { organizationId: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' } } },
+      body: PROJECT_INPUT,
       async handler(req) {
         const c = callerOf(req);
-        const b = asInput(req.body);
+        const b = req.body;
         const organizationId = b.organizationId ?? c.organizationId;
-        if (typeof organizationId !== 'string') throw invalid('organizationId', 'is required');
+        if (organizationId === null) throw invalid('organizationId', 'is required');
         org(c, organizationId);
         allow(managesOrganization(c, organizationId), c, 'add projects');
         const x = await t.addProject({ ...b, organizationId });
@@ -145,22 +148,24 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/projects/:id', tag: 'platform-projects', summary: 'Change a project\'s name or description',
+      body: PROJECT_CHANGE,
       async handler(req) {
         const c = callerOf(req);
         const x = project(c, req.params.id);
         need(true, managesOrganization(c, x.organizationId) || (c.role === 'ProjectAdmin' && c.projectId === x.id), 'project', x.id, c);
-        const { before, after } = await t.updateProject(x.id, asInput(req.body));
+        const { before, after } = await t.updateProject(x.id, req.body);
         note(req, { resource: 'project', resourceId: x.id, organizationId: x.organizationId, projectId: x.id, before, after });
         return ok(after);
       },
     }),
     v1({
       method: 'DELETE', path: '/projects/:id', tag: 'platform-projects', summary: 'Delete a project; 409 while it has applications unless ?cascade=true',
+      query: CASCADE,
       async handler(req) {
         const c = callerOf(req);
         const x = project(c, req.params.id);
         need(true, managesOrganization(c, x.organizationId), 'project', x.id, c);
-        const gone = await t.deleteProject(x.id, cascade(req));
+        const gone = await t.deleteProject(x.id, req.queryValues.cascade ?? false);
         await forget([], gone.applications.map((a) => a.id));
         note(req, { resource: 'project', resourceId: x.id, organizationId: x.organizationId, projectId: x.id, before: x, after: { applications: gone.applications.length } });
         return ok({ id: x.id, applications: gone.applications.length });
@@ -170,25 +175,24 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     // Applications.
     v1({
       method: 'GET', path: '/applications', tag: 'platform-applications', summary: 'Applications in the caller\'s scope, paged; filters: organizationId, projectId, name (contains), enabled',
+      query: listQuery({ organizationId: FILTER, projectId: FILTER, name: FILTER, enabled: Type.Optional(Type.Boolean()) }),
       handler(req) {
         const c = callerOf(req);
-        const q = req.query;
-        onlyQuery(q, ['organizationId', 'projectId', 'name', 'enabled']);
-        const enabled = flagOf(q, 'enabled');
+        const q = req.queryValues;
         const items = t.applications().filter((a) => seesProject(c, a.organizationId, a.projectId)
-          && (!q.get('organizationId') || a.organizationId === q.get('organizationId')) && (!q.get('projectId') || a.projectId === q.get('projectId'))
-          && contains(a.name, q.get('name')) && (enabled === undefined || a.enabled === enabled)).sort(byCreate).map((a) => appView(a));
+          && (!q.organizationId || a.organizationId === q.organizationId) && (!q.projectId || a.projectId === q.projectId)
+          && contains(a.name, q.name) && (q.enabled === undefined || a.enabled === q.enabled)).sort(byCreate).map((a) => appView(a));
         return list(q, items);
       },
     }),
     v1({
       method: 'POST', path: '/applications', tag: 'platform-applications',
       summary: 'Add an application (a device fleet): {projectId, name, description?, namespace? (default <org>/<project>/<app>/#; under <org>/ unless SystemAdmin), enabled?}. Answers its appKey (the MQTT username) and appSecret (the password), shown this once',
-      body: { type: 'object', required: ['projectId', 'name'], properties: { projectId: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, namespace: { type: 'string' }, enabled: { type: 'boolean' } } },
+      body: APPLICATION_INPUT,
       async handler(req) {
         const c = callerOf(req);
-        const b = asInput(req.body);
-        const x = typeof b.projectId === 'string' ? t.project(b.projectId) : undefined;
+        const b = req.body;
+        const x = t.project(b.projectId);
         if (!x || !seesProject(c, x.organizationId, x.id)) throw invalid('projectId', 'no such project');
         allow(managesProject(c, x.organizationId, x.id), c, 'add applications to this project');
         const { application, secret } = await t.addApplication(b, isSystem(c));
@@ -209,11 +213,12 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/applications/:id', tag: 'platform-applications', summary: 'Change an application: name, description, namespace, enabled (disabling it, or moving its namespace, disconnects its clients)',
+      body: APPLICATION_CHANGE,
       async handler(req) {
         const c = callerOf(req);
         const a = app(c, req.params.id);
         need(true, managesProject(c, a.organizationId, a.projectId), 'application', a.id, c);
-        const { before, after } = await t.updateApplication(a.id, asInput(req.body), isSystem(c));
+        const { before, after } = await t.updateApplication(a.id, req.body, isSystem(c));
         note(req, { resource: 'application', resourceId: a.id, organizationId: a.organizationId, projectId: a.projectId, before: appView(before), after: appView(after) });
         return ok(appView(after));
       },
@@ -245,17 +250,17 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     // Licences.
     v1({
       method: 'GET', path: '/licenses', tag: 'platform-licenses', summary: 'Licences in the caller\'s scope, paged, each with its usage; filters: organizationId, applicationId',
+      query: listQuery({ organizationId: FILTER, applicationId: FILTER }),
       handler(req) {
         const c = callerOf(req);
-        const q = req.query;
-        onlyQuery(q, ['organizationId', 'applicationId']);
+        const q = req.queryValues;
         const items = p.licenses.list().filter((l) => {
           try {
             license(c, l.id);
           } catch {
             return false;
           }
-          return (!q.get('organizationId') || l.organizationId === q.get('organizationId')) && (!q.get('applicationId') || l.applicationId === q.get('applicationId'));
+          return (!q.organizationId || l.organizationId === q.organizationId) && (!q.applicationId || l.applicationId === q.applicationId);
         }).sort(byCreate).map(licenseView);
         return list(q, items);
       },
@@ -263,11 +268,11 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     v1({
       method: 'POST', path: '/licenses', tag: 'platform-licenses',
       summary: 'Grant a licence (SystemAdmin): {organizationId, applicationId? (null: the whole organization), maxConnections? (null: no limit), maxMessageRate? (per second), features?, expires?, description?}; enforced on every worker at once',
-      body: { type: 'object', required: ['organizationId'], properties: { organizationId: { type: 'string' }, applicationId: { type: 'string' }, maxConnections: { type: 'integer' }, maxMessageRate: { type: 'integer' }, features: { type: 'array' }, expires: { type: 'string' }, description: { type: 'string' } } },
+      body: LICENSE_INPUT,
       async handler(req) {
         const c = callerOf(req);
         allow(isSystem(c), c, 'grant licences');
-        const l = await p.licenses.add(asInput(req.body));
+        const l = await p.licenses.add(req.body);
         note(req, { resource: 'license', resourceId: l.id, organizationId: l.organizationId, after: l });
         return ok(licenseView(l));
       },
@@ -278,11 +283,12 @@ export function tenantRoutes(ctx: AdminContext): Route[] {
     }),
     v1({
       method: 'PUT', path: '/licenses/:id', tag: 'platform-licenses', summary: 'Change a licence\'s terms (SystemAdmin)',
+      body: LICENSE_CHANGE,
       async handler(req) {
         const c = callerOf(req);
         const l = license(c, req.params.id);
         need(true, isSystem(c), 'licence', l.id, c);
-        const { before, after } = await p.licenses.update(l.id, asInput(req.body));
+        const { before, after } = await p.licenses.update(l.id, req.body);
         note(req, { resource: 'license', resourceId: l.id, organizationId: l.organizationId, before, after });
         return ok(licenseView(after));
       },

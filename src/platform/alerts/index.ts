@@ -3,8 +3,8 @@
 export { AlertEngine, ALERT_KIND, RULE_KIND, type AlertEngineOptions, type AlertEngineStats } from './engine.ts';
 export { AlertRuleError } from './errors.ts';
 export {
-  ALERT_RULE_FIELDS,
-  ALERT_RULE_ROUTE_FIELDS,
+  ALERT_RULE_INPUT,
+  ALERT_RULE_NEW,
   LIMITS as ALERT_RULE_LIMITS,
   alertMessage,
   compare,

@@ -1,7 +1,11 @@
-// Validation of alert rule requests (main thread): normalizeAlertRule turns a request body into
+// Validation of alert rule requests (main thread): ALERT_RULE_INPUT is the schema of a rule's
+// fields (the routes' too); normalizeAlertRule checks a request body against it and turns it into
 // clean rule fields (a PUT keeps what it leaves out), refusing bad input with the field at fault;
 // signalAllowed keeps broker-wide signals to platform-wide rules. Also the condition test and the
 // alert message, so the engine and the routes describe a rule the same way.
+import { Type, type Static, type TNull, type TOptional, type TUnion } from '@sinclair/typebox';
+
+import { choice as oneOf, compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../../schema/check.ts';
 import { AlertRuleError } from './errors.ts';
 import {
   AGGREGATIONS,
@@ -27,10 +31,42 @@ export const LIMITS = {
   windowMax: 86_400,
 } as const;
 
-/** The fields normalizeAlertRule reads. */
-export const ALERT_RULE_FIELDS = ['name', 'signal', 'aggregation', 'window', 'operator', 'threshold', 'severity', 'channelIds', 'enabled', 'description'] as const;
-/** Fields the routes own (scope, identity, times): normalizeAlertRule neither reads nor refuses them. */
-export const ALERT_RULE_ROUTE_FIELDS = ['id', 'organizationId', 'applicationId', 'createTime', 'updateTime'] as const;
+/** An alert rule's fields, each optional (a create requires name, signal, operator and threshold;
+ * an update keeps what it leaves out) and null when absent. The route fields (id, organizationId,
+ * applicationId, times) are the routes': taken here, neither read nor refused. Unknown fields are
+ * refused. */
+const RULE_FIELDS = {
+  name: Type.String({ minLength: 1, maxLength: LIMITS.nameLength, pattern: '\\S', [PATTERN_MESSAGE]: 'must not be blank' }),
+  signal: Type.String({ minLength: 1, maxLength: 200, description: 'GET /api/v1/alert-rules/signals' }),
+  aggregation: oneOf(AGGREGATIONS, { description: 'default: rate for a counter, last for a gauge' }),
+  window: Type.Integer({ minimum: LIMITS.windowMin, maximum: LIMITS.windowMax, description: 'seconds (default 60)' }),
+  operator: oneOf(OPERATORS),
+  threshold: Type.Number(),
+  severity: oneOf(SEVERITIES, { description: 'default warning' }),
+  channelIds: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.channelIdLength }), { maxItems: LIMITS.channels }),
+  enabled: Type.Boolean({ description: 'default true' }),
+  description: Type.String({ maxLength: LIMITS.descriptionLength }),
+};
+const ROUTE_FIELDS = {
+  id: Type.Optional(Type.Unknown()),
+  organizationId: Type.Optional(orNull(Type.String({ description: 'SystemAdmin: null for a platform rule' }))),
+  applicationId: Type.Optional(orNull(Type.String())),
+  createTime: Type.Optional(Type.Unknown()),
+  updateTime: Type.Optional(Type.Unknown()),
+};
+
+type Fields = typeof RULE_FIELDS;
+const optional = Object.fromEntries(Object.entries(RULE_FIELDS).map(([k, v]) => [k, Type.Optional(orNull(v))])) as { [K in keyof Fields]: TOptional<TUnion<[Fields[K], TNull]>> };
+
+export const ALERT_RULE_INPUT = Type.Object({ ...optional, ...ROUTE_FIELDS }, { additionalProperties: false });
+/** A new rule, as the add route documents and checks it. */
+export const ALERT_RULE_NEW = Type.Object(
+  { ...optional, name: RULE_FIELDS.name, signal: RULE_FIELDS.signal, operator: RULE_FIELDS.operator, threshold: RULE_FIELDS.threshold, ...ROUTE_FIELDS },
+  { additionalProperties: false },
+);
+export type AlertRuleInput = Static<typeof ALERT_RULE_INPUT>;
+
+const checkRule: Checker<AlertRuleInput> = compileSchema(ALERT_RULE_INPUT, { refuse: (field, reason) => new AlertRuleError(field, reason) });
 
 const DEFAULT_WINDOW = 60;
 
@@ -56,80 +92,40 @@ export function signalAllowed(signal: string, organizationId: string | null): bo
  * Fields in ALERT_RULE_ROUTE_FIELDS are left to the routes; any other unknown field is refused.
  */
 export function normalizeAlertRule(input: unknown, existing?: AlertRuleRecord): AlertRuleFields {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new AlertRuleError('body', 'expected a JSON object');
-  const b = input as Record<string, unknown>;
-  for (const k of Object.keys(b)) {
-    if (!(ALERT_RULE_FIELDS as readonly string[]).includes(k) && !(ALERT_RULE_ROUTE_FIELDS as readonly string[]).includes(k)) {
-      throw new AlertRuleError(k, 'unknown field');
-    }
-  }
-  const given = (field: string): boolean => b[field] !== undefined && b[field] !== null;
-  const required = (field: string): void => {
-    if (!given(field) && existing === undefined) throw new AlertRuleError(field, 'is required');
+  checkRule(input);
+  const b = input;
+  const required = <K extends 'name' | 'signal' | 'operator' | 'threshold'>(field: K): NonNullable<AlertRuleInput[K]> => {
+    const v = b[field] ?? existing?.[field];
+    if (v === undefined || v === null) throw new AlertRuleError(field, 'is required');
+    return v as NonNullable<AlertRuleInput[K]>;
   };
-
-  required('name');
-  const name = given('name') ? text(b, 'name', LIMITS.nameLength, true) : existing!.name;
-  if (name.trim().length === 0) throw new AlertRuleError('name', 'must not be blank');
-
-  required('signal');
-  const signal = given('signal') ? text(b, 'signal', 200, true) : existing!.signal;
+  const name = required('name');
+  const signal = required('signal');
   const info = byName.get(signal);
   if (info === undefined) throw new AlertRuleError('signal', `unknown signal ${JSON.stringify(signal)}; one of ${SIGNALS.map((s) => s.name).join(', ')}`);
 
+  // The aggregation must fit the signal's kind (a new signal may make the old one unfit).
   const fits = AGGREGATIONS_BY_KIND[info.kind];
   let aggregation: Aggregation;
-  if (given('aggregation')) aggregation = choice(b, 'aggregation', AGGREGATIONS);
+  if (b.aggregation != null) aggregation = b.aggregation;
   else if (existing !== undefined && fits.includes(existing.aggregation)) aggregation = existing.aggregation;
   else aggregation = info.kind === 'counter' ? 'rate' : 'last';
   if (!fits.includes(aggregation)) {
     throw new AlertRuleError('aggregation', `${aggregation} does not fit ${signal}, a ${info.kind}: use one of ${fits.join(', ')}`);
   }
 
-  let window = existing?.window ?? DEFAULT_WINDOW;
-  if (given('window')) {
-    const v = b.window;
-    if (typeof v !== 'number' || !Number.isInteger(v)) throw new AlertRuleError('window', `expected an integer number of seconds, got ${describe(v)}`);
-    if (v < LIMITS.windowMin || v > LIMITS.windowMax) throw new AlertRuleError('window', `must be between ${LIMITS.windowMin} and ${LIMITS.windowMax} seconds, got ${v}`);
-    window = v;
-  }
-
-  required('operator');
-  const operator = given('operator') ? choice(b, 'operator', OPERATORS) : existing!.operator;
-
-  required('threshold');
-  let threshold: number;
-  if (given('threshold')) {
-    const v = b.threshold;
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new AlertRuleError('threshold', `expected a finite number, got ${describe(v)}`);
-    threshold = v;
-  } else threshold = existing!.threshold;
-
-  const severity = given('severity') ? choice(b, 'severity', SEVERITIES) : (existing?.severity ?? 'warning');
-
-  let channelIds = existing ? [...existing.channelIds] : [];
-  if (given('channelIds')) {
-    const v = b.channelIds;
-    if (!Array.isArray(v)) throw new AlertRuleError('channelIds', `expected an array of channel ids, got ${describe(v)}`);
-    if (v.length > LIMITS.channels) throw new AlertRuleError('channelIds', `at most ${LIMITS.channels} channels, got ${v.length}`);
-    channelIds = [];
-    for (const [i, id] of v.entries()) {
-      if (typeof id !== 'string' || id.length === 0 || id.length > LIMITS.channelIdLength) {
-        throw new AlertRuleError('channelIds', `item ${i}: expected a channel id (a string of 1 to ${LIMITS.channelIdLength} characters), got ${describe(id)}`);
-      }
-      if (!channelIds.includes(id)) channelIds.push(id);
-    }
-  }
-
-  let enabled = existing?.enabled ?? true;
-  if (given('enabled')) {
-    if (typeof b.enabled !== 'boolean') throw new AlertRuleError('enabled', `expected true or false, got ${describe(b.enabled)}`);
-    enabled = b.enabled;
-  }
-
-  const description = given('description') ? text(b, 'description', LIMITS.descriptionLength, false) : (existing?.description ?? '');
-
-  return { name, signal, aggregation, window, operator, threshold, severity, channelIds, enabled, description };
+  return {
+    name,
+    signal,
+    aggregation,
+    window: b.window ?? existing?.window ?? DEFAULT_WINDOW,
+    operator: required('operator'),
+    threshold: required('threshold'),
+    severity: b.severity ?? existing?.severity ?? 'warning',
+    channelIds: b.channelIds ? [...new Set(b.channelIds)] : existing ? [...existing.channelIds] : [],
+    enabled: b.enabled ?? existing?.enabled ?? true,
+    description: b.description ?? existing?.description ?? '',
+  };
 }
 
 /** Checks an alert status (the body of a status change). */
@@ -170,22 +166,6 @@ export function alertMessage(
 
 function formatNumber(v: number): string {
   return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)));
-}
-
-function text(b: Record<string, unknown>, field: string, max: number, nonEmpty: boolean): string {
-  const v = b[field];
-  if (typeof v !== 'string') throw new AlertRuleError(field, `expected a string, got ${describe(v)}`);
-  if (nonEmpty && v.length === 0) throw new AlertRuleError(field, 'must not be empty');
-  if (v.length > max) throw new AlertRuleError(field, `longer than ${max} characters`);
-  return v;
-}
-
-function choice<T extends string>(b: Record<string, unknown>, field: string, choices: readonly T[]): T {
-  const v = b[field];
-  if (typeof v !== 'string' || !(choices as readonly string[]).includes(v)) {
-    throw new AlertRuleError(field, `must be one of ${choices.join(', ')}, got ${describe(v)}`);
-  }
-  return v as T;
 }
 
 function describe(v: unknown): string {

@@ -1,16 +1,17 @@
-// Owns the errors of the notification channels: ChannelConfigError (a refused channel config,
-// naming the field at fault: `type`, `config.url`, `config.to[1]`; the admin API answers 400) and
-// AttemptError (one delivery attempt that failed, and whether trying again may help).
+// Owns the errors of the notification channels: ChannelConfigError (a refused channel config, a
+// domain error naming the field at fault: `type`, `config.url`, `config.to[1]`; 400
+// INVALID_PARAMETER) and AttemptError (one delivery attempt that failed, and whether trying
+// again may help).
+import { DomainError } from '../../errors/domain-error.ts';
 
-export class ChannelConfigError extends Error {
-  readonly code = 'CHANNEL_CONFIG';
-  readonly status = 400;
+export class ChannelConfigError extends DomainError {
+  declare readonly field: string;
   constructor(
-    readonly field: string,
+    field: string,
     /** The message without the field (for an answer that names the field apart). */
     readonly detail: string,
   ) {
-    super(`${field}: ${detail}`);
+    super('INVALID_PARAMETER', `${field}: ${detail}`, { field });
     this.name = 'ChannelConfigError';
   }
 }
