@@ -16,18 +16,12 @@ import { Bridge, readTlsFiles, type BridgeStatus } from './bridge.ts';
 import { BridgeCounters, type DropReason } from './counters.ts';
 import { BridgeConfigError, BridgeError } from './errors.ts';
 import type { BridgeOutput } from './worker-bridges.ts';
-import type { WorkerCall } from '../worker/ops/index.ts';
+import type { TapOwnerHost } from '../features/feature.ts';
 
 const KIND = 'bridge';
 
 /** What the manager needs of the broker (the supervisor gives it). */
-export interface BridgeHost {
-  newHandle(): number;
-  setTap(handle: number, filters: readonly string[]): void;
-  removeTap(handle: number): void;
-  runningWorkers(): number[];
-  call: WorkerCall;
-  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
+export interface BridgeHost extends TapOwnerHost {
   onBridgeOutputs(fn: (items: BridgeOutput[]) => void): void;
   /** `orderKey`: every batch with the same key is routed by the same worker (their order kept). */
   publishBatch(messages: BatchMessage[], publisher: number, publisherHash: number, orderKey: string): Promise<number[]>;

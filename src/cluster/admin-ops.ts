@@ -321,7 +321,7 @@ export class ClusterAdminOps implements ClusterPart {
         const results: unknown[] = await this.host.callAll(op, ...tail);
         return { ok: true, results: spec.merge ? spec.merge(results, args) : results };
       }
-      const result: unknown = await callOwner(this.host, args.clientId as string, op, tail[0] as never);
+      const result: unknown = await callOwner(this.host, args.clientId as string, op, args as never);
       return result === NOT_HELD ? { ok: true, held: false } : { ok: true, held: true, result };
     } catch (err) {
       const e = err as { status?: unknown; code?: unknown; message?: unknown; field?: unknown };

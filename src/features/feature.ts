@@ -22,7 +22,6 @@ export interface TapMatch {
 
 /** A tap: filters in the routing core whose matches every worker posts to the feature. */
 export interface FeatureTap {
-  setFilters(filters: readonly string[]): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +32,17 @@ export interface FeatureWorkers {
   callAll: WorkerCallAll;
   /** The workers that answer calls now. */
   running(): number[];
+  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
+}
+
+/** What a main-thread manager whose worker half acts on its own tap handles needs of the node
+ * (rules, log topics, bridges): handles and their filters, and the workers to install them on. */
+export interface TapOwnerHost {
+  newHandle(): number;
+  setTap(handle: number, filters: readonly string[]): void;
+  removeTap(handle: number): void;
+  runningWorkers(): number[];
+  call: WorkerCall;
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
 }
 

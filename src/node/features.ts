@@ -149,11 +149,7 @@ async function build(
   }, closers);
   return {
     store, registry, sync, sources, rules, policies, bridges, platform, listed,
-    get<API>(feature: Feature<API>): API {
-      const s = listed.get(feature.name);
-      if (!s) throw new Error(`feature ${feature.name} is not in the FEATURES list`);
-      return s.api as API;
-    },
+    get: (feature) => apiOf(listed, feature, 'is not in the FEATURES list'),
     async replicate() {
       if (!sync || !cluster) return;
       // Caught up with the other nodes' changes once this resolves.
@@ -170,11 +166,7 @@ async function build(
  * started before it. */
 async function startListed(base: Omit<FeatureContext, 'log' | 'use'> & { log: Logger }, closers: (() => void | Promise<void>)[]): Promise<Map<string, Started<unknown>>> {
   const started = new Map<string, Started<unknown>>();
-  const use = <API>(feature: Feature<API>): API => {
-    const s = started.get(feature.name);
-    if (!s) throw new Error(`feature ${feature.name} is used before it started (FEATURES order)`);
-    return s.api as API;
-  };
+  const use = <API>(feature: Feature<API>): API => apiOf(started, feature, 'is used before it started (FEATURES order)');
   for (const feature of FEATURES) {
     if (started.has(feature.name)) throw new Error(`two features are named ${feature.name}`);
     const s = await feature.start({ ...base, log: base.log.named(feature.name), use });
@@ -182,6 +174,13 @@ async function startListed(base: Omit<FeatureContext, 'log' | 'use'> & { log: Lo
     if (s.close) closers.push(() => s.close!());
   }
   return started;
+}
+
+/** The API of a started feature; throws, saying `missing`, when it has not started. */
+function apiOf<API>(started: ReadonlyMap<string, Started<unknown>>, feature: Feature<API>, missing: string): API {
+  const s = started.get(feature.name);
+  if (!s) throw new Error(`feature ${feature.name} ${missing}`);
+  return s.api as API;
 }
 
 /**

@@ -17,8 +17,6 @@ export interface ClusterTicket {
 /** A tap of a feature (open()): its handle in the routing core, and close(). */
 export interface Tap {
   readonly handle: number;
-  /** Replaces its filters. */
-  setFilters(filters: readonly string[]): void;
   close(): Promise<void>;
 }
 
@@ -65,7 +63,6 @@ export class Taps {
     this.set(handle, filters);
     return {
       handle,
-      setFilters: (next) => this.set(handle, next),
       close: async () => {
         this.remove(handle);
         this.forwarded.delete(handle);

@@ -15,7 +15,7 @@ export class WorkerOpError extends DomainError {
   }
 }
 
-export const RPC_TIMEOUT_MS = 5000;
+const RPC_TIMEOUT_MS = 5000;
 
 interface Pending {
   resolve(v: unknown): void;

@@ -16,7 +16,7 @@ import { parseSql, validateActions, type RuleAction, type RuleDoc } from './rule
 import { RuleError } from './errors.ts';
 import { addActionStats, addRuleCounters, NO_COUNTS, type KeptCounters } from './kept-counters.ts';
 import { matches as topicMatches } from '../auth/topic-filter.ts';
-import type { WorkerCall } from '../worker/ops/index.ts';
+import type { TapOwnerHost } from '../features/feature.ts';
 
 const KIND = 'rule';
 /** Samples of the counters for the rate: one each SAMPLE_MS, over RATE_WINDOW_MS. */
@@ -24,13 +24,7 @@ const SAMPLE_MS = 5_000;
 const RATE_WINDOW_MS = 60_000;
 
 /** What the manager needs of the broker (the supervisor gives it). */
-export interface RuleHost {
-  newHandle(): number;
-  setTap(handle: number, filters: readonly string[]): void;
-  removeTap(handle: number): void;
-  runningWorkers(): number[];
-  call: WorkerCall;
-  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
+export interface RuleHost extends TapOwnerHost {
   onRuleOutputs(fn: (items: unknown[]) => void): void;
 }
 

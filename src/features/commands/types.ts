@@ -4,6 +4,7 @@
 // names, a command as stored, the record a consumer hands to delivery, what a command learns of
 // the broker, and what one type implements (one file per type, registered in registry.ts). Main
 // thread.
+import type { NodeEndpoint } from '../feature.ts';
 import type { Logger } from '../../log/index.ts';
 
 /** Every command type spec 4.9 names; registry.ts says which this build implements. */
@@ -80,14 +81,8 @@ export class ConsumerError extends Error {
 }
 
 /** An MQTT endpoint (listener) of this broker as a registration announces it. */
-export interface ListenerInfo {
-  /** The endpoint's id (src/broker/endpoints.ts). */
-  id: string;
-  port: number;
-  protocol: 'mqtt' | 'mqtts' | 'ws' | 'wss';
-  /** The WebSocket path (ws, wss). */
-  path?: string;
-}
+/** An enabled listener of this node, as a registration announces it. */
+export type ListenerInfo = NodeEndpoint;
 
 /** What a command may know of the broker (the admin module gives it: the supervisor's endpoint
  * registry and the configuration's nodeName). */

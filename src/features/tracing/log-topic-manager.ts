@@ -8,7 +8,7 @@ import { isLogLevel, type LogLevel } from '../../log/levels.ts';
 import type { Store } from '../../store/types.ts';
 import type { LogTopicSpec } from './worker-log-topics.ts';
 import { TraceError } from './errors.ts';
-import type { WorkerCall } from '../../worker/ops/index.ts';
+import type { TapOwnerHost } from '../feature.ts';
 
 const KIND = 'log-topic';
 
@@ -19,15 +19,8 @@ export interface LogTopicDoc {
   createTime: string;
 }
 
-/** What the manager needs of the broker (the supervisor gives it). */
-export interface LogTopicHost {
-  newHandle(): number;
-  setTap(handle: number, filters: readonly string[]): void;
-  removeTap(handle: number): void;
-  runningWorkers(): number[];
-  call: WorkerCall;
-  onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
-}
+/** What the manager needs of the broker. */
+export type LogTopicHost = TapOwnerHost;
 
 
 export class LogTopicManager {
