@@ -14,6 +14,8 @@ import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 import { EndpointStats } from '../stats/endpoint-stats.ts';
 import type { CloseReason } from '../protocol/reason-codes.ts';
 import { SocketTransport } from './socket-transport.ts';
+import { NativeNet } from './native-net.ts';
+import { listenerPort } from '../native/index.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
 import type { Transport } from '../engine/connection/transport.ts';
 
@@ -27,6 +29,8 @@ export class WorkerEndpoint {
   readonly stats = new EndpointStats();
   readonly connections = new Set<EndpointConnection>();
   server: net.Server | tls.Server | null = null;
+  /** The listener number in the worker's NativeNet (mqtt.io native, TCP). */
+  nativeListener: number | null = null;
   wsApp: uWS.TemplatedApp | null = null;
   wsSocket: uWS.us_listen_socket | null = null;
   readonly wsTransports = new Set<WsTransport>();
@@ -34,7 +38,7 @@ export class WorkerEndpoint {
   constructor(public config: EndpointConfig, readonly slot: number) {}
 
   get running(): boolean {
-    return this.server !== null || this.wsSocket !== null;
+    return this.server !== null || this.wsSocket !== null || this.nativeListener !== null;
   }
 }
 
@@ -48,8 +52,12 @@ export interface OpenEndpoint {
 export class Listeners {
   readonly endpoints = new Map<string, WorkerEndpoint>();
   private accepting = true;
+  /** The native I/O of this thread's TCP connections (made with the first such endpoint). */
+  private native: NativeNet | null = null;
 
   constructor(
+    /** mqtt.io: who does the I/O of TCP connections. */
+    private readonly io: 'native' | 'node',
     private readonly defaultHost: string,
     private readonly maxOutboundBytes: number,
     readonly counters: EndpointCounters,
@@ -104,11 +112,36 @@ export class Listeners {
     const ssl = ep.config.sslConfig;
     // TCP_NODELAY unless the endpoint asks for Nagle (childOptions.tcpNoDelay: false), set at accept.
     const noDelay = ep.config.childOptions.tcpNoDelay !== false;
+    if (this.io === 'native' && !ssl) {
+      this.listenNative(ep, fd, noDelay);
+      return;
+    }
     const server = ssl
       ? tls.createServer({ ...tlsOptions(ep.config), noDelay }, (socket) => onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined))
       : net.createServer({ noDelay }, (socket) => onSocket(socket));
     ep.server = server;
     await listenFd(server, fd, ep.config.serverOptions.backlog ?? DEFAULT_BACKLOG);
+  }
+
+  private listenNative(ep: WorkerEndpoint, fd: number, noDelay: boolean): void {
+    const native = (this.native ??= new NativeNet());
+    const child = ep.config.childOptions;
+    const keepAliveSecs = child.keepAlive ? (child.keepAliveInitialDelay ?? 0) : undefined;
+    const localPort = listenerPort(fd);
+    ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs }, {
+      kind: 'tcp',
+      localPort,
+      opened: (t) => {
+        if (!this.admit(ep)) t.destroy();
+        else this.accept(t, ep);
+      },
+      acceptFailed: (errno) => {
+        // EMFILE (the process's fd limit), ENFILE (the system's), ENOBUFS, ENOMEM.
+        const errors = ep.stats.connectionErrors;
+        const code = ACCEPT_ERRNO[errno] ?? `accept_errno_${errno}`;
+        errors[code] = (errors[code] ?? 0) + 1;
+      },
+    });
   }
 
   /** Accept-rate limit of the endpoint; a refused socket is counted and closed at once. */
@@ -207,6 +240,10 @@ export class Listeners {
   private stopListening(ep: WorkerEndpoint): void {
     ep.server?.close();
     ep.server = null;
+    if (ep.nativeListener !== null) {
+      this.native?.unlisten(ep.nativeListener);
+      ep.nativeListener = null;
+    }
     if (ep.wsSocket) {
       uWS.us_listen_socket_close(ep.wsSocket);
       ep.wsSocket = null;
@@ -228,12 +265,16 @@ export class Listeners {
    */
   releaseWs(): void {
     this.stopAccepting();
+    this.native?.stop();
     for (const ep of this.endpoints.values()) {
       for (const t of ep.wsTransports) t.destroy();
       ep.wsTransports.clear();
     }
   }
 }
+
+/** accept() errors as the endpoint's connectionErrors count them. */
+const ACCEPT_ERRNO: Record<number, string> = { 24: 'accept_emfile', 23: 'accept_enfile', 105: 'accept_enobufs', 12: 'accept_enomem' };
 
 export function tlsOptions(c: EndpointConfig): tls.TlsOptions {
   const t = c.sslConfig!;

@@ -40,6 +40,7 @@ export const {
   reuseportListener,
   listenerPort,
   closeFd,
+  NetDriver,
   debugPanic,
 } = addon;
 export type { JsPacket as Packet, JsProperties as Properties, JsSubscription as SubscriptionRequest, JsWill as Will, ErrorInfo } from '../../native/node/index.d.ts';

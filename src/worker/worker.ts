@@ -225,7 +225,7 @@ function accept(t: Transport, endpoint: WorkerEndpoint): void {
   conn.start();
 }
 
-const listeners = new Listeners(config.mqtt.host, limits.maxOutboundBytes, endpointCounters, accept);
+const listeners = new Listeners(config.mqtt.io, config.mqtt.host, limits.maxOutboundBytes, endpointCounters, accept);
 // Runs when the thread exits, also after an uncaught exception (the supervisor restarts us).
 process.on('exit', () => listeners.releaseWs());
 

@@ -10,3 +10,5 @@ mod registry;
 mod router;
 mod store;
 mod net;
+mod net_driver;
+mod uv_waker;

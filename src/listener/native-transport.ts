@@ -1,0 +1,68 @@
+// Transport over a connection of the worker's NativeNet (native-net.ts): a handle of a few
+// numbers. The socket, its reads and its output queue live in native memory; writes of a tick go
+// into the NativeNet's arena and leave, for every connection at once, when the tick ends.
+import type { Transport, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
+import type { NativeNet } from './native-net.ts';
+
+export class NativeTransport implements Transport {
+  handlers: TransportHandlers | null = null;
+  /** Bytes written this tick, still in the arena. */
+  pending = 0;
+  /** Bytes the kernel has not taken yet (native queue), as of the last flush or drain. */
+  queued = 0;
+  /** In the NativeNet's list of connections written this tick. */
+  touched = false;
+  closed = false;
+  /** The peer's address, made when first asked (given at once for an IPv6 peer). */
+  address: string | undefined;
+
+  constructor(
+    private readonly net: NativeNet,
+    readonly id: number,
+    readonly kind: TransportKind,
+    readonly localPort: number,
+    /** The peer's IPv4 address as a number (0: IPv6, read from the driver). */
+    private readonly ip4: number,
+    readonly remotePort: number,
+  ) {}
+
+  get remoteAddress(): string {
+    if (this.address === undefined) {
+      const a = this.ip4;
+      this.address = a !== 0 ? `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}` : this.net.peerAddress(this);
+    }
+    return this.address;
+  }
+
+  get certificateCN(): string | undefined {
+    return undefined;
+  }
+
+  get bufferedBytes(): number {
+    return this.closed ? 0 : this.pending + this.queued;
+  }
+
+  start(handlers: TransportHandlers): void {
+    this.handlers = handlers;
+  }
+
+  write(frame: Buffer): void {
+    if (!this.closed) this.net.write(this, frame);
+  }
+
+  end(): void {
+    if (!this.closed) this.net.end(this);
+  }
+
+  destroy(): void {
+    if (!this.closed) this.net.destroy(this);
+  }
+
+  pause(): void {
+    if (!this.closed) this.net.pause(this);
+  }
+
+  resume(): void {
+    if (!this.closed) this.net.resume(this);
+  }
+}
