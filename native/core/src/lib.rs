@@ -8,4 +8,5 @@ pub mod net;
 pub mod registry;
 pub mod retained_store;
 pub mod store;
+pub mod tls;
 pub mod topic;
