@@ -44,7 +44,7 @@ export const KEYS = Object.freeze([
   fixed('log.file.maxSize', integer(1024, 1073741824), 10485760, 'Bytes per log file (1024..1073741824); past it the file is rotated to `spindle.log.1`.'),
   fixed('log.file.maxFiles', integer(1, 1000), 5, 'Log files kept, the live one included (1..1000); the oldest goes when another is rotated.'),
   fixed('mqtt.host', string({ nonEmpty: true }), '0.0.0.0', "Bind address of every MQTT listener; '::' for dual stack."),
-  fixed('mqtt.io', oneOf(['native', 'node'] as const), 'native', "Who does the I/O of TCP connections: 'native' (the Rust core: accept, read and write on one epoll instance per worker, batched per event-loop turn) or 'node' (Node's net sockets, as before; kept for one release to compare). TLS and WebSocket connections are not affected yet."),
+  fixed('mqtt.io', oneOf(['native', 'node'] as const), 'native', "Who does the I/O of TCP connections: 'native' (the Rust core: accept, read and write on one epoll instance per worker, batched per event-loop turn) or 'node' (Node's net sockets, as before; kept for one release to compare). TLS too (rustls in the driver); WebSocket connections stay on uWebSockets.js."),
   fixed('mqtt.tcp.enabled', boolean(), true, 'Accept MQTT over plain TCP.'),
   fixed('mqtt.tcp.port', port(), 1883, 'Port of the TCP listener (0: any free port).'),
   fixed('mqtt.ws.enabled', boolean(), true, 'Accept MQTT over WebSocket.'),

@@ -9,13 +9,13 @@ import { readFileSync } from 'node:fs';
 
 import uWS from 'uWebSockets.js';
 
-import { DEFAULT_BACKLOG, type EndpointConfig } from '../broker/endpoint-config.ts';
+import { DEFAULT_BACKLOG, type EndpointConfig, type SslConfig } from '../broker/endpoint-config.ts';
 import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 import { EndpointStats } from '../stats/endpoint-stats.ts';
 import type { CloseReason } from '../protocol/reason-codes.ts';
 import { SocketTransport } from './socket-transport.ts';
 import { NativeNet } from './native-net.ts';
-import { listenerPort } from '../native/index.ts';
+import { listenerPort, type NetTlsOptions } from '../native/index.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
 import type { Transport } from '../engine/connection/transport.ts';
 
@@ -112,7 +112,7 @@ export class Listeners {
     const ssl = ep.config.sslConfig;
     // TCP_NODELAY unless the endpoint asks for Nagle (childOptions.tcpNoDelay: false), set at accept.
     const noDelay = ep.config.childOptions.tcpNoDelay !== false;
-    if (this.io === 'native' && !ssl) {
+    if (this.io === 'native') {
       this.listenNative(ep, fd, noDelay);
       return;
     }
@@ -128,8 +128,10 @@ export class Listeners {
     const child = ep.config.childOptions;
     const keepAliveSecs = child.keepAlive ? (child.keepAliveInitialDelay ?? 0) : undefined;
     const localPort = listenerPort(fd);
-    ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs }, {
-      kind: 'tcp',
+    const ssl = ep.config.sslConfig;
+    ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs, tls: ssl ? nativeTls(ssl) : undefined }, {
+      kind: ssl ? 'tls' : 'tcp',
+      cnAsUsername: ssl?.cnAsUsername ?? false,
       localPort,
       opened: (t) => {
         if (!this.admit(ep)) t.destroy();
@@ -157,6 +159,8 @@ export class Listeners {
   reloadTls(): void {
     for (const ep of this.endpoints.values()) {
       if (ep.server instanceof tls.Server) ep.server.setSecureContext(tlsOptions(ep.config));
+      const ssl = ep.config.sslConfig;
+      if (ssl && ep.nativeListener !== null) this.native!.setTls(ep.nativeListener, nativeTls(ssl));
     }
   }
 
@@ -275,6 +279,12 @@ export class Listeners {
 
 /** accept() errors as the endpoint's connectionErrors count them. */
 const ACCEPT_ERRNO: Record<number, string> = { 24: 'accept_emfile', 23: 'accept_enfile', 105: 'accept_enobufs', 12: 'accept_enomem' };
+
+/** An endpoint's TLS settings as the native driver takes them (the same rules as tlsOptions). */
+function nativeTls(t: SslConfig): NetTlsOptions {
+  const requestCert = t.requestCert ?? false;
+  return { cert: t.cert, key: t.key, ca: t.ca || undefined, requestCert, rejectUnauthorized: requestCert && (t.rejectUnauthorized ?? true) };
+}
 
 export function tlsOptions(c: EndpointConfig): tls.TlsOptions {
   const t = c.sslConfig!;

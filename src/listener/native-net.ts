@@ -4,7 +4,7 @@
 // connections closed. Writes made during a tick are copied into one arena and leave together when
 // the tick ends, one vectored write per connection (large frames go on their own, in order).
 // Owned by the worker thread; the Listeners give it their TCP endpoints.
-import { NetDriver } from '../native/index.ts';
+import { NetDriver, type NetTlsOptions } from '../native/index.ts';
 import type { TransportKind } from '../engine/connection/transport.ts';
 import { NativeTransport } from './native-transport.ts';
 
@@ -27,6 +27,8 @@ const END_TIMEOUT_MS = 5000;
 /** What a listener of the NativeNet does with what it accepts. */
 export interface NativeListener {
   readonly kind: TransportKind;
+  /** TLS: the verified client certificate's CN is the connection's certificateCN. */
+  readonly cnAsUsername: boolean;
   /** The port it listens on (the endpoint's, or the one the kernel picked). */
   readonly localPort: number;
   opened(t: NativeTransport): void;
@@ -37,6 +39,8 @@ export interface NativeListener {
 export interface ListenOptions {
   noDelay: boolean;
   keepAliveSecs?: number;
+  /** A TLS endpoint (rustls in the driver): its certificate files and client-certificate policy. */
+  tls?: NetTlsOptions;
 }
 
 export class NativeNet {
@@ -64,10 +68,16 @@ export class NativeNet {
 
   /** Accepts on a listening socket's fd (the driver owns it from now on); answers its number. */
   listen(fd: number, options: ListenOptions, listener: NativeListener): number {
-    const n = this.driver.listen(fd, options.noDelay, options.keepAliveSecs);
+    const n = this.driver.listen(fd, options.noDelay, options.keepAliveSecs, options.tls);
     this.listeners.set(n, listener);
     this.scheduleTurn(); // connections may wait in the backlog already
     return n;
+  }
+
+  /** New certificates for a TLS listener's new connections; throws, changing nothing, when they
+   * do not load. */
+  setTls(n: number, tls: NetTlsOptions): void {
+    this.driver.setTls(n, tls);
   }
 
   /** Stops accepting there and closes the socket; its connections stay. */
@@ -104,7 +114,7 @@ export class NativeNet {
             this.driver.destroy(id);
             break;
           }
-          const t = new NativeTransport(this, id, listener.kind, listener.localPort, ev[o + 3], ev[o + 2] >>> 16);
+          const t = new NativeTransport(this, id, listener.kind, listener.localPort, ev[o + 3], ev[o + 2] >>> 16, listener.cnAsUsername);
           if (ev[o + 3] === 0) t.address = this.driver.peerAddress(id);
           this.transports.set(id, t);
           listener.opened(t);
@@ -248,6 +258,10 @@ export class NativeNet {
 
   resume(t: NativeTransport): void {
     if (this.driver.resume(t.id)) this.scheduleTurn();
+  }
+
+  verifiedCN(t: NativeTransport): string | undefined {
+    return this.driver.verifiedCn(t.id) ?? undefined;
   }
 
   peerAddress(t: NativeTransport): string {

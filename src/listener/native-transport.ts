@@ -24,6 +24,8 @@ export class NativeTransport implements Transport {
     /** The peer's IPv4 address as a number (0: IPv6, read from the driver). */
     private readonly ip4: number,
     readonly remotePort: number,
+    /** TLS endpoints with cnAsUsername: the certificate's CN is asked for at CONNECT. */
+    private readonly cnAsUsername: boolean,
   ) {}
 
   get remoteAddress(): string {
@@ -35,7 +37,7 @@ export class NativeTransport implements Transport {
   }
 
   get certificateCN(): string | undefined {
-    return undefined;
+    return this.cnAsUsername && !this.closed ? this.net.verifiedCN(this) : undefined;
   }
 
   get bufferedBytes(): number {

@@ -17,6 +17,7 @@ test('defaults', () => {
   assert.equal(c.log.level, 'info');
   assert.deepEqual(c.mqtt, {
     host: '0.0.0.0',
+    io: 'native',
     tcp: { enabled: true, port: 1883 },
     ws: { enabled: true, port: 8083, path: '/mqtt' },
     tls: { enabled: false, port: 8883, cert: '', key: '', ca: '', requestCert: false, rejectUnauthorized: true, cnAsUsername: false },

@@ -27,7 +27,7 @@ impl Harness {
         let fd = reuseport_listener("127.0.0.1", 0, 1024, false).unwrap();
         let port = local_port(fd).unwrap();
         let mut driver = Driver::new().unwrap();
-        driver.listen(fd, ListenOptions { no_delay: true, keep_alive_secs: Some(30) }).unwrap();
+        driver.listen(fd, ListenOptions { no_delay: true, keep_alive_secs: Some(30) }, None).unwrap();
         Harness { driver, port, table: vec![0; 64 * EVENT_WORDS], data: Vec::new() }
     }
 

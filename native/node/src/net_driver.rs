@@ -6,7 +6,10 @@
 use napi::bindgen_prelude::*;
 use napi::JsValue;
 use napi_derive::napi;
+use std::sync::Arc;
+
 use spindle_core::net::{Driver, EventSink, ListenOptions, EVENT_WORDS};
+use spindle_core::tls::{TlsEndpoint, TlsSettings};
 
 use crate::errors::io_error;
 use crate::uv_waker::Waker;
@@ -15,6 +18,27 @@ use crate::uv_waker::Waker;
 const HEADER_WORDS: usize = 4;
 /// Bytes one turn reads at most (over all connections).
 const TURN_DATA_LIMIT: usize = 1 << 20;
+
+/// A TLS endpoint's files and client-certificate policy (mqtt.tls.*, an endpoint's sslConfig).
+#[napi(object)]
+pub struct NetTlsOptions {
+    pub cert: String,
+    pub key: String,
+    pub ca: Option<String>,
+    pub request_cert: bool,
+    pub reject_unauthorized: bool,
+}
+
+fn load_tls(o: &NetTlsOptions) -> Result<Arc<TlsEndpoint>, String> {
+    let settings = TlsSettings {
+        cert: o.cert.clone().into(),
+        key: o.key.clone().into(),
+        ca: o.ca.clone().filter(|c| !c.is_empty()).map(Into::into),
+        request_cert: o.request_cert,
+        reject_unauthorized: o.reject_unauthorized,
+    };
+    TlsEndpoint::load(&settings).map(Arc::new).map_err(|e| Error::new("TLS_CONFIG".to_string(), e.to_string()))
+}
 
 #[napi(object)]
 pub struct NetStats {
@@ -64,9 +88,28 @@ impl NetDriver {
 
     /// Accepts on a listening socket fd (the driver owns it from now on). Returns the listener
     /// number that OPEN events carry.
+    /// With `tls`, connections speak TLS (rustls); the certificate files are read now.
     #[napi(catch_unwind)]
-    pub fn listen(&mut self, fd: i32, no_delay: bool, keep_alive_secs: Option<u32>) -> Result<u32, String> {
-        self.driver.listen(fd, ListenOptions { no_delay, keep_alive_secs }).map_err(io_error)
+    pub fn listen(&mut self, fd: i32, no_delay: bool, keep_alive_secs: Option<u32>, tls: Option<NetTlsOptions>) -> Result<u32, String> {
+        let tls = tls.as_ref().map(load_tls).transpose()?;
+        self.driver.listen(fd, ListenOptions { no_delay, keep_alive_secs }, tls).map_err(io_error)
+    }
+
+    /// Reads a TLS listener's certificate files again for its new connections (open ones keep
+    /// theirs). Throws, changing nothing, when they do not load.
+    #[napi(catch_unwind)]
+    pub fn set_tls(&mut self, listener: u32, tls: NetTlsOptions) -> Result<(), String> {
+        let endpoint = load_tls(&tls)?;
+        if !self.driver.set_tls(listener, endpoint) {
+            return Err(Error::new("EINVAL".to_string(), format!("listener {listener} is not a TLS listener")));
+        }
+        Ok(())
+    }
+
+    /// The subject CN of a TLS client certificate that verified (null otherwise).
+    #[napi(catch_unwind)]
+    pub fn verified_cn(&self, id: u32) -> Option<String> {
+        self.driver.verified_cn(id)
     }
 
     /// Stops accepting on a listener and closes its socket.
@@ -140,7 +183,8 @@ impl NetDriver {
     /// The peer's IP address ('' when the id is not open).
     #[napi(catch_unwind)]
     pub fn peer_address(&self, id: u32) -> String {
-        self.driver.peer(id).map(|a| canonical_ip(a.ip())).unwrap_or_default()
+        // IPv4-mapped peers of a dual-stack listener read `::ffff:a.b.c.d`, as in Node.
+        self.driver.peer(id).map(|a| a.ip().to_string()).unwrap_or_default()
     }
 
     #[napi(catch_unwind)]
@@ -171,10 +215,4 @@ impl Drop for NetDriver {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// The address as Node reports it: IPv4-mapped IPv6 addresses of a dual-stack listener as
-/// `::ffff:a.b.c.d`, like Node's socket.remoteAddress.
-fn canonical_ip(ip: std::net::IpAddr) -> String {
-    ip.to_string()
 }

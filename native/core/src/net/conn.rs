@@ -1,11 +1,46 @@
 //! One accepted TCP connection as the driver keeps it: the socket, the peer address, a few flags
-//! and the bytes the kernel has not taken yet. An idle connection holds no buffer at all: reads
-//! go into the turn's shared batch, and the output queue exists only while the kernel is full.
+//! and the bytes the kernel has not taken yet. An idle TCP connection holds no buffer at all:
+//! reads go into the turn's shared batch, and the output queue exists only while the kernel is
+//! full. A TLS connection also holds its rustls session (`Tls`), whose buffers are rustls' own.
 
-use std::io::{self, IoSlice, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use mio::net::TcpStream;
+use rustls::ServerConnection;
+
+use crate::tls::TlsEndpoint;
+
+/// Ciphertext rustls may hold for one connection before plaintext waits in our queue instead.
+const TLS_BUFFER_LIMIT: usize = 64 * 1024;
+
+/// A TLS session: rustls' state, and the endpoint it was made with (a reload does not change the
+/// roots an open connection's certificate is checked against).
+pub(crate) struct Tls {
+    pub session: ServerConnection,
+    pub endpoint: Arc<TlsEndpoint>,
+}
+
+impl Tls {
+    pub fn new(endpoint: Arc<TlsEndpoint>) -> Result<Box<Tls>, rustls::Error> {
+        let mut session = endpoint.new_connection()?;
+        session.set_buffer_limit(Some(TLS_BUFFER_LIMIT));
+        Ok(Box::new(Tls { session, endpoint }))
+    }
+}
+
+/// What one read of a TLS connection gave.
+pub(crate) enum TlsRead {
+    /// Plaintext appended; the socket has nothing more for now.
+    Drained,
+    /// Plaintext appended; more may be there (the budget ran out).
+    More,
+    /// The peer closed (plaintext before the close was appended).
+    Closed,
+    /// A socket or TLS error (errno; EPROTO for a TLS failure, after its alert was sent).
+    Failed(u32),
+}
 
 pub(crate) const PAUSED: u8 = 1;
 /// In the driver's ready list (read again on the next turn).
@@ -23,28 +58,35 @@ pub(crate) struct Conn {
     pub stream: TcpStream,
     pub peer: SocketAddr,
     pub flags: u8,
+    /// Bytes not yet taken by the kernel (TCP), or plaintext not yet taken by rustls (TLS).
     out: Vec<u8>,
     out_at: usize,
+    pub tls: Option<Box<Tls>>,
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream, peer: SocketAddr) -> Self {
-        Conn { stream, peer, flags: 0, out: Vec::new(), out_at: 0 }
+    pub fn new(stream: TcpStream, peer: SocketAddr, tls: Option<Box<Tls>>) -> Self {
+        Conn { stream, peer, flags: 0, out: Vec::new(), out_at: 0, tls }
     }
 
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
     }
 
-    /// Bytes accepted from the worker that the kernel has not taken yet.
+    /// Bytes accepted from the worker that the kernel has not taken yet (TLS: plaintext queued,
+    /// or 1 while rustls still holds ciphertext, so a drain is still to come).
     pub fn queued(&self) -> usize {
-        self.out.len() - self.out_at
+        let plain = self.out.len() - self.out_at;
+        match &self.tls {
+            Some(t) if plain == 0 && t.session.wants_write() => 1,
+            _ => plain,
+        }
     }
 
     /// Writes `bufs` after anything already queued; what the kernel does not take now is queued.
     /// Returns the bytes the kernel took.
     pub fn write(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        if self.queued() > 0 {
+        if self.queued() > 0 || self.tls.is_some() {
             for b in bufs {
                 self.out.extend_from_slice(b);
             }
@@ -80,6 +122,9 @@ impl Conn {
     /// Writes from the queue until it is empty or the kernel is full. Returns the bytes written
     /// and whether the queue is now empty.
     pub fn write_queued(&mut self) -> io::Result<(usize, bool)> {
+        if self.tls.is_some() {
+            return self.pump_tls();
+        }
         let mut written = 0;
         while self.out_at < self.out.len() {
             match (&self.stream).write(&self.out[self.out_at..]) {
@@ -93,13 +138,116 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
+        self.reset_queue();
+        Ok((written, true))
+    }
+
+    fn reset_queue(&mut self) {
         if self.out.capacity() > KEEP_QUEUE_CAPACITY {
             self.out = Vec::new();
         } else {
             self.out.clear();
         }
         self.out_at = 0;
-        Ok((written, true))
+    }
+
+    /// TLS: plaintext from the queue into rustls (as much as it takes), ciphertext to the socket,
+    /// until both are empty or the kernel is full. Returns the bytes written and whether all is out.
+    pub fn pump_tls(&mut self) -> io::Result<(usize, bool)> {
+        let tls = self.tls.as_mut().expect("a TLS connection");
+        let mut written = 0;
+        loop {
+            while self.out_at < self.out.len() {
+                let n = tls.session.writer().write(&self.out[self.out_at..])?;
+                if n == 0 {
+                    break;
+                }
+                self.out_at += n;
+            }
+            if !tls.session.wants_write() {
+                break;
+            }
+            match tls.session.write_tls(&mut &self.stream) {
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok((written, false)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let empty = self.out_at == self.out.len();
+        if empty {
+            self.reset_queue();
+        }
+        Ok((written, empty))
+    }
+
+    /// TLS: reads ciphertext, up to `budget` bytes, and appends the plaintext to `data`. Handshake
+    /// replies (and alerts) are written as they come.
+    pub fn read_tls(&mut self, data: &mut Vec<u8>, budget: usize) -> (usize, TlsRead) {
+        let mut got = 0;
+        let mut outcome = TlsRead::Drained;
+        loop {
+            let tls = self.tls.as_mut().expect("a TLS connection");
+            let mut eof = false;
+            let mut blocked = false;
+            match tls.session.read_tls(&mut &self.stream) {
+                Ok(0) => eof = true,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => blocked = true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return (got, TlsRead::Failed(errno(&e))),
+            }
+            match tls.session.process_new_packets() {
+                Ok(state) => {
+                    let plain = state.plaintext_bytes_to_read();
+                    if state.peer_has_closed() {
+                        eof = true;
+                    }
+                    if plain > 0 {
+                        let at = data.len();
+                        data.resize(at + plain, 0);
+                        if tls.session.reader().read_exact(&mut data[at..]).is_err() {
+                            data.truncate(at);
+                        }
+                    }
+                }
+                Err(_) => {
+                    // rustls queued an alert for the peer: try to send it, then give up.
+                    let _ = tls.session.write_tls(&mut &self.stream);
+                    return (got, TlsRead::Failed(libc::EPROTO as u32));
+                }
+            }
+            if tls.session.wants_write() {
+                if let Err(e) = self.pump_tls() {
+                    return (got, TlsRead::Failed(errno(&e)));
+                }
+            }
+            if eof {
+                outcome = TlsRead::Closed;
+                break;
+            }
+            if blocked {
+                break;
+            }
+            if got >= budget {
+                outcome = TlsRead::More;
+                break;
+            }
+        }
+        (got, outcome)
+    }
+
+    /// The CN of a client certificate that verified (TLS with client certificates).
+    pub fn verified_cn(&self) -> Option<String> {
+        let tls = self.tls.as_ref()?;
+        tls.endpoint.verified_cn(&tls.session)
+    }
+
+    /// TLS: close_notify, sent with what is queued.
+    pub fn close_notify(&mut self) {
+        if let Some(tls) = self.tls.as_mut() {
+            tls.session.send_close_notify();
+        }
     }
 
     /// FIN to the peer (once); errors are ignored (the peer may be gone already).

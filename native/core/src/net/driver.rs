@@ -13,13 +13,15 @@ use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use socket2::SockRef;
 
-use super::conn::{errno, Conn, ENDING, PAUSED, READY};
+use super::conn::{errno, Conn, Tls, TlsRead, ENDING, PAUSED, READY};
+use crate::tls::TlsEndpoint;
 use super::events::{EventSink, EVENT_WORDS, EV_ACCEPT_ERROR, EV_CLOSE, EV_DATA, EV_DRAIN, EV_OPEN};
 
 const SLOT_BITS: u32 = 24;
@@ -50,6 +52,8 @@ pub struct ListenOptions {
 struct Listener {
     socket: TcpListener,
     options: ListenOptions,
+    /// TLS endpoints: what new connections are made with (swapped on a reload).
+    tls: Option<Arc<TlsEndpoint>>,
 }
 
 struct Slot {
@@ -115,7 +119,7 @@ impl Driver {
 
     /// Takes over a listening socket (non-blocking, already listening) and returns its listener
     /// number, which OPEN events carry.
-    pub fn listen(&mut self, fd: RawFd, options: ListenOptions) -> io::Result<u32> {
+    pub fn listen(&mut self, fd: RawFd, options: ListenOptions, tls: Option<Arc<TlsEndpoint>>) -> io::Result<u32> {
         // SAFETY: the caller hands over ownership of a listening socket's fd.
         let std = unsafe { std::net::TcpListener::from_raw_fd(fd) };
         std.set_nonblocking(true)?;
@@ -128,10 +132,21 @@ impl Driver {
             }
         };
         self.poll.registry().register(&mut socket, Token(LISTENER_TOKEN + index), Interest::READABLE)?;
-        self.listeners[index] = Some(Listener { socket, options });
+        self.listeners[index] = Some(Listener { socket, options, tls });
         // Connections may be waiting in the backlog already (the edge came before we registered).
         self.ready_listeners.push(index as u32);
         Ok(index as u32)
+    }
+
+    /// New TLS certificates for a listener's new connections; open ones keep theirs.
+    pub fn set_tls(&mut self, listener: u32, tls: Arc<TlsEndpoint>) -> bool {
+        match self.listeners.get_mut(listener as usize) {
+            Some(Some(l)) if l.tls.is_some() => {
+                l.tls = Some(tls);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Stops accepting on a listener and closes its socket; its connections stay.
@@ -235,8 +250,9 @@ impl Driver {
             }
             let Some(Some(listener)) = self.listeners.get(index as usize) else { return };
             let options = listener.options;
+            let tls = listener.tls.clone();
             match listener.socket.accept() {
-                Ok((stream, peer)) => self.opened(stream, peer, index, options, sink),
+                Ok((stream, peer)) => self.opened(stream, peer, index, options, tls, sink),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted || e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
                 Err(e) => {
@@ -251,7 +267,12 @@ impl Driver {
         self.ready_listeners.push(index);
     }
 
-    fn opened(&mut self, mut stream: TcpStream, peer: SocketAddr, listener: u32, options: ListenOptions, sink: &mut EventSink<'_>) {
+    fn opened(&mut self, mut stream: TcpStream, peer: SocketAddr, listener: u32, options: ListenOptions, tls: Option<Arc<TlsEndpoint>>, sink: &mut EventSink<'_>) {
+        let tls = match tls.map(Tls::new) {
+            None => None,
+            Some(Ok(t)) => Some(t),
+            Some(Err(_)) => return, // rustls could not start a session: the socket closes
+        };
         if options.no_delay {
             let _ = stream.set_nodelay(true);
         }
@@ -280,7 +301,7 @@ impl Driver {
             self.free.push(slot);
             return;
         }
-        self.slots[slot as usize].conn = Some(Box::new(Conn::new(stream, peer)));
+        self.slots[slot as usize].conn = Some(Box::new(Conn::new(stream, peer, tls)));
         self.stats.accepted += 1;
         self.stats.open += 1;
         let id = self.id_of(slot);
@@ -309,6 +330,33 @@ impl Driver {
         if !sink.has_room_for_read() || !self.pending.is_empty() {
             conn.flags |= READY;
             self.ready.push(slot);
+            return;
+        }
+        if conn.tls.is_some() {
+            let start = sink.data.len();
+            let budget = READ_BUDGET.min(sink.data_room()).max(1);
+            let (got, outcome) = conn.read_tls(&mut sink.data, budget);
+            self.stats.bytes_read += got as u64;
+            let closed = match outcome {
+                TlsRead::Drained => None,
+                TlsRead::More => {
+                    conn.flags |= READY;
+                    self.ready.push(slot);
+                    None
+                }
+                TlsRead::Closed => Some(0),
+                TlsRead::Failed(e) => Some(e),
+            };
+            let plain = sink.data.len() - start;
+            if conn.has(ENDING) {
+                sink.data.truncate(start);
+            } else if plain > 0 {
+                sink.push(EV_DATA, id, start as u32, plain as u32);
+            }
+            if let Some(err) = closed {
+                self.release(slot);
+                sink.push(EV_CLOSE, id, err, 0);
+            }
             return;
         }
         let fd = conn.stream.as_raw_fd();
@@ -504,6 +552,10 @@ impl Driver {
         let Some((slot, c)) = self.conn(id) else { return false };
         c.flags |= ENDING;
         c.flags &= !PAUSED;
+        if c.tls.is_some() {
+            c.close_notify();
+            let _ = c.pump_tls();
+        }
         if c.queued() == 0 {
             c.shutdown_write();
         }
@@ -526,6 +578,12 @@ impl Driver {
     pub fn peer(&self, id: u32) -> Option<SocketAddr> {
         let slot = self.slot_of(id)?;
         self.slots[slot as usize].conn.as_ref().map(|c| c.peer)
+    }
+
+    /// The subject CN of the client certificate of a TLS connection, when it verified.
+    pub fn verified_cn(&self, id: u32) -> Option<String> {
+        let slot = self.slot_of(id)?;
+        self.slots[slot as usize].conn.as_ref()?.verified_cn()
     }
 
     /// Bytes queued for a connection (0 when gone).
