@@ -3,7 +3,8 @@
 
 export class LruMap<K, V> {
   readonly capacity: number;
-  private readonly map = new Map<K, V>();
+  /** Made on the first write: a connection that is never asked about costs no Map. */
+  private map: Map<K, V> | null = null;
 
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 0) {
@@ -13,11 +14,12 @@ export class LruMap<K, V> {
   }
 
   get size(): number {
-    return this.map.size;
+    return this.map?.size ?? 0;
   }
 
   /** The value for `key`, marking it most recently used; undefined when absent. */
   get(key: K): V | undefined {
+    if (this.map === null) return undefined;
     const value = this.map.get(key);
     if (value === undefined) return undefined;
     this.map.delete(key);
@@ -27,16 +29,17 @@ export class LruMap<K, V> {
 
   set(key: K, value: V): void {
     if (this.capacity === 0) return;
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+    const map = (this.map ??= new Map());
+    map.delete(key);
+    map.set(key, value);
+    if (map.size > this.capacity) map.delete(map.keys().next().value as K);
   }
 
   delete(key: K): void {
-    this.map.delete(key);
+    this.map?.delete(key);
   }
 
   clear(): void {
-    this.map.clear();
+    this.map?.clear();
   }
 }

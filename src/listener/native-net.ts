@@ -214,7 +214,8 @@ export class NativeNet {
   }
 
   end(t: NativeTransport): void {
-    this.flush();
+    // What this connection was written this tick goes out before its FIN.
+    if (t.pending > 0) this.flush();
     t.closed = true;
     t.pending = 0;
     if (!this.driver.end(t.id)) {
