@@ -156,8 +156,9 @@ bench-store-sql: build databases
 bench-persistence: build databases
 	node --import tsx bench/persistence.ts
 
-# Spindle against Mosquitto (installed from Debian when missing), Aedes (npm dev dependency) and
-# rumqttd (cargo install when missing), driven by bench/loadgen; writes bench/results/<date>/ and the summary table of docs/development/benchmarks.md. COMPARE_ARGS
+# Spindle against Mosquitto (installed from Debian when missing), Aedes (npm dev dependency),
+# rumqttd (cargo install when missing) and Mochi MQTT (go install when missing), driven by
+# bench/loadgen; writes bench/results/<date>/ and the summary table of docs/development/benchmarks.md. COMPARE_ARGS
 # passes options, e.g. make bench-compare COMPARE_ARGS="--quick".
 bench-compare: build
 	./scripts/ensure-bench-brokers.sh
