@@ -286,8 +286,10 @@ async function otherFreePort(taken: number[]): Promise<number> {
 /**
  * Starts `name` fresh (new port, new data directory) and waits until it answers MQTT.
  * `retainedTopics`: how many retained messages one subscription will be sent (rumqttd's limit).
+ * `nofile`: the open-file limit it gets (soft and hard; above the hard limit only as root, and at
+ * most fs.nr_open), or its current hard limit when that cannot be set.
  */
-export async function startBroker(name: BrokerName, mode: Mode, retainedTopics = 0): Promise<RunningBroker> {
+export async function startBroker(name: BrokerName, mode: Mode, retainedTopics = 0, nofile = 65536): Promise<RunningBroker> {
   const port = await freePort();
   const port5 = name === 'rumqttd' ? await otherFreePort([port]) : port;
   const ports = { 4: port, 5: port5 };
@@ -302,7 +304,7 @@ export async function startBroker(name: BrokerName, mode: Mode, retainedTopics =
   } else launch = launchAedes(port);
   const pin = mode === 'pinned' ? ['taskset', '-c', String(BROKER_CORE)] : [];
   // bash raises the open-file limit (10 000 idle connections) and execs, so the pid is the broker's.
-  const argv = ['bash', '-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash', ...pin, ...launch.argv];
+  const argv = ['bash', '-c', `ulimit -n ${Math.floor(nofile)} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"`, 'bash', ...pin, ...launch.argv];
   const child = spawn(argv[0], argv.slice(1), { cwd: name === 'spindle' ? spindleRoot : ROOT, env: launch.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   let sawReady = launch.readyLine === undefined;
