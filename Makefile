@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-console fuzz run cluster-demo clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck
 
 setup: node_modules/.installed
 
@@ -156,13 +156,29 @@ bench-store-sql: build databases
 bench-persistence: build databases
 	node --import tsx bench/persistence.ts
 
-# Spindle against Mosquitto (installed from Debian when missing), Aedes (npm dev dependency) and
-# rumqttd (cargo install when missing), driven by bench/loadgen; writes bench/results/<date>/ and the summary table of docs/development/benchmarks.md. COMPARE_ARGS
+# Spindle against Mosquitto (installed from Debian when missing), Aedes (npm dev dependency),
+# rumqttd (cargo install when missing) and Mochi MQTT (go install when missing), driven by
+# bench/loadgen; writes bench/results/<date>/ and the summary table of docs/development/benchmarks.md. COMPARE_ARGS
 # passes options, e.g. make bench-compare COMPARE_ARGS="--quick".
 bench-compare: build
 	./scripts/ensure-bench-brokers.sh
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/compare.ts $(COMPARE_ARGS)
+
+# A connection soak: 100 000 MQTT connections opened and closed against one Spindle (clean
+# DISCONNECTs, FINs, RSTs, closes before and halfway through CONNECT); fails when the broker keeps
+# file descriptors or memory afterwards (writes bench/results/<date>/soak.{json,md}). SOAK_ARGS
+# passes options, e.g. make bench-soak SOAK_ARGS="--count 5000".
+bench-soak: build
+	node --import tsx bench/soak-connections.ts $(SOAK_ARGS)
+
+# A million idle MQTT connections to one Spindle from 127.0.0.2, .3, ... (spindle-loadgen
+# idle-scale): RSS per connection, time to connect them, and what stopped it short. Needs the kernel
+# settings of docs/operating/deployment.md; it says which are missing. SCALE_ARGS passes options,
+# e.g. make bench-scale SCALE_ARGS="--count 20000 --per-source 10000".
+bench-scale: build
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/scale-idle.ts $(SCALE_ARGS)
 
 # Brief coverage-guided runs of each fuzz target (cargo-fuzz; nightly when rustup has it,
 # otherwise the stable compiler with RUSTC_BOOTSTRAP).

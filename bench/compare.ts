@@ -1,15 +1,15 @@
 // The comparison bench (issues 6 and 11): runs spindle-loadgen (bench/loadgen) against Spindle,
-// Debian's Mosquitto, Aedes and rumqttd on this machine, every scenario pinned (broker on core 0,
-// generator on core 1, Spindle with one worker) and unpinned (Spindle with its default workers),
-// and writes bench/results/<date>/compare.{json,md} with SVG charts and the summary table of
-// docs/development/benchmarks.md (--no-readme: not that table).
+// Debian's Mosquitto, Aedes, rumqttd and Mochi MQTT on this machine, every scenario pinned
+// (broker on core 0, generator on core 1, Spindle with one worker) and unpinned (Spindle with its
+// default workers), and writes bench/results/<date>/compare.{json,md} with SVG charts and the
+// summary table of docs/development/benchmarks.md (--no-readme: not that table).
 //
 //   node --import tsx bench/compare.ts [--quick] [--only fanin,latency-q0-v4] [--modes pinned]
-//        [--brokers spindle,mosquitto,aedes,rumqttd] [--runs 3] [--no-readme] [--date YYYY-MM-DD]
+//        [--brokers spindle,mosquitto,aedes,rumqttd,mochi] [--runs 3] [--no-readme] [--date YYYY-MM-DD]
 //        [--spindle-root DIR]   (measure Spindle from another checkout, e.g. a clean worktree)
 //
-// Runs are interleaved (Spindle, Mosquitto, Aedes, rumqttd, then again) so a slow spell of the
-// machine hits every broker alike. A run is disturbed when other processes used more than a
+// Runs are interleaved (Spindle, Mosquitto, Aedes, rumqttd, Mochi, then again) so a slow spell of
+// the machine hits every broker alike. A run is disturbed when other processes used more than a
 // quarter of a core while it ran, or the hypervisor stole time; it is repeated once. Scenarios
 // whose runs spread more than 25 % get more runs (up to 5).
 import { spawn, execFileSync } from 'node:child_process';
@@ -73,7 +73,7 @@ function selected(s: Scenario, o: Options): boolean {
   return !o.quick || QUICK_IDS.has(s.id);
 }
 
-/** Installs Mosquitto and rumqttd when missing, npm packages (Aedes) when missing, and builds the generator. */
+/** Installs Mosquitto, rumqttd and Mochi when missing, npm packages (Aedes) when missing, and builds the generator. */
 function prepare(): void {
   execFileSync(path.join(ROOT, 'scripts/ensure-bench-brokers.sh'), { stdio: 'inherit' });
   if (!existsSync(path.join(ROOT, 'node_modules/aedes/package.json'))) {

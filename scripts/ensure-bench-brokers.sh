@@ -2,9 +2,11 @@
 # Installs what the comparison bench (bench/compare.ts) needs when it is missing: from Debian the
 # Mosquitto broker (/usr/sbin/mosquitto; it is not started as a service here, the bench runs its
 # own instances) and taskset (util-linux) for pinning, with apt-get as root or through sudo; and
-# rumqttd from crates.io (scripts/ensure-rumqttd.sh).
+# rumqttd from crates.io (scripts/ensure-rumqttd.sh) and Mochi MQTT from the Go module proxy
+# (scripts/ensure-mochi.sh).
 set -euo pipefail
 "$(dirname "$0")/ensure-rumqttd.sh"
+"$(dirname "$0")/ensure-mochi.sh"
 need=()
 [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v taskset >/dev/null 2>&1 || need+=(util-linux)

@@ -1,7 +1,7 @@
 // Starts and stops the brokers the comparison bench measures: Spindle (bin/spindle.mjs),
-// Debian's Mosquitto, Aedes (bench/brokers/aedes-server.mjs) and rumqttd (cargo install, see
-// scripts/ensure-rumqttd.sh), each on free loopback ports, optionally pinned to one core with
-// taskset. Owns the broker child processes.
+// Debian's Mosquitto, Aedes (bench/brokers/aedes-server.mjs), rumqttd (cargo install, see
+// scripts/ensure-rumqttd.sh) and Mochi MQTT (go install, see scripts/ensure-mochi.sh), each on
+// free loopback ports, optionally pinned to one core with taskset. Owns the broker child processes.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -15,9 +15,13 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MOSQUITTO = '/usr/sbin/mosquitto';
 /** Where scripts/ensure-rumqttd.sh installs it (cargo's bin directory); RUMQTTD overrides. */
 export const RUMQTTD = process.env.RUMQTTD ?? path.join(process.env.CARGO_HOME ?? path.join(os.homedir(), '.cargo'), 'bin/rumqttd');
+/** Where scripts/ensure-mochi.sh installs it (the first GOPATH entry's bin, ~/go/bin by default); MOCHI overrides. */
+export const MOCHI = process.env.MOCHI ?? path.join(process.env.GOPATH?.split(':')[0] || path.join(os.homedir(), 'go'), 'bin/mochi');
+/** Mochi's Go module, whose version the binary carries (`go version -m`): the report's version. */
+const MOCHI_MODULE = 'github.com/mochi-mqtt/server/v2';
 
-export type BrokerName = 'spindle' | 'mosquitto' | 'aedes' | 'rumqttd';
-export const BROKER_NAMES: BrokerName[] = ['spindle', 'mosquitto', 'aedes', 'rumqttd'];
+export type BrokerName = 'spindle' | 'mosquitto' | 'aedes' | 'rumqttd' | 'mochi';
+export const BROKER_NAMES: BrokerName[] = ['spindle', 'mosquitto', 'aedes', 'rumqttd', 'mochi'];
 export type Mode = 'pinned' | 'unpinned';
 
 /** Core the broker gets when pinned; the load generator gets the other one. */
@@ -45,11 +49,16 @@ export interface RunningBroker {
  * topic it has not seen before against every filter in turn (DataLog::matches, router/logs.rs),
  * so with 1 M exact subscriptions each publish on a new topic scans all of them: with 100 000
  * (the quick run) it delivered nothing within the load generator's 5 s drain, and it holds about
- * 6.4 KB per subscription (6.4 GB for the full run).
+ * 6.4 KB per subscription (6.4 GB for the full run). Mochi queues the retained messages of a new
+ * subscription on the client's outgoing queue (8192 packets at its defaults) as fast as it can
+ * read them and drops what finds the queue full (ErrPendingClientWritesExceeded, logged only at
+ * debug level): with 20 000 retained messages it delivered 15 500-18 500, pinned and unpinned,
+ * and each such run waits out the load generator's 120 s.
  */
 export function notRun(name: BrokerName, s: { version: 4 | 5; family: Family }): string | undefined {
   if (name === 'aedes' && s.version === 5) return 'no 5.0';
   if (name === 'rumqttd' && s.family === 'subs1m') return 'no (linear filter match)';
+  if (name === 'mochi' && s.family === 'retained') return 'no (drops past its queue)';
   return undefined;
 }
 
@@ -103,7 +112,19 @@ export function versions(): Record<BrokerName, string> {
   } catch {
     // Not installed: the report says unknown; starting it fails with the reason.
   }
-  return { spindle: `spindle ${pkg('package.json')} (${spindleCommit()})`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}`, rumqttd };
+  return { spindle: `spindle ${pkg('package.json')} (${spindleCommit()})`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}`, rumqttd, mochi: mochiVersion() };
+}
+
+/** "mochi v2.7.9 (go1.26.8)", from the module list Go builds into the binary; 'unknown' without Go or the binary. */
+function mochiVersion(): string {
+  try {
+    const info = execFileSync('go', ['version', '-m', MOCHI], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const go = /^\S+: (go\S+)/.exec(info)?.[1];
+    const mod = new RegExp(`^\\s+mod\\s+${MOCHI_MODULE.replace(/\./g, '\\.')}\\s+(\\S+)`, 'm').exec(info)?.[1];
+    return mod ? `mochi ${mod}${go ? ` (${go})` : ''}` : 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }
 
 interface Launch {
@@ -237,23 +258,53 @@ function launchRumqttd(port: number, port5: number, dir: string, retainedTopics:
 }
 
 /**
+ * Mochi MQTT's own program (cmd/main.go of the module) takes three listen addresses and nothing
+ * else: `-tcp` (MQTT 3.1.1 and 5.0 on one listener), `-ws` (WebSocket) and `-info` (an HTTP page
+ * of its counters); it has no flag to turn the last two off, so they get free loopback ports too.
+ * It runs with the library's defaults (mqtt.New(nil)) and every client allowed (auth.AllowHook):
+ * an in-memory store, at most 8192 QoS 1/2 messages in flight per client (MaximumInflight),
+ * Receive Maximum 1024 announced to 5.0 clients, and an outgoing queue of 8192 packets per client
+ * (MaximumClientWritesPending; a packet that finds it full is dropped); its $SYS topics are
+ * refreshed every second. Go sizes its scheduler (GOMAXPROCS) to the CPUs the process may run on,
+ * so pinned it runs on one core, like the other brokers.
+ */
+function launchMochi(port: number, wsPort: number, infoPort: number): Launch {
+  return {
+    argv: [MOCHI, '-tcp', `127.0.0.1:${port}`, '-ws', `127.0.0.1:${wsPort}`, '-info', `127.0.0.1:${infoPort}`],
+    readyLine: 'mochi mqtt server started',
+  };
+}
+
+/** A free loopback port that is none of `taken`. */
+async function otherFreePort(taken: number[]): Promise<number> {
+  for (;;) {
+    const p = await freePort();
+    if (!taken.includes(p)) return p;
+  }
+}
+
+/**
  * Starts `name` fresh (new port, new data directory) and waits until it answers MQTT.
  * `retainedTopics`: how many retained messages one subscription will be sent (rumqttd's limit).
+ * `nofile`: the open-file limit it gets (soft and hard; above the hard limit only as root, and at
+ * most fs.nr_open), or its current hard limit when that cannot be set.
  */
-export async function startBroker(name: BrokerName, mode: Mode, retainedTopics = 0): Promise<RunningBroker> {
+export async function startBroker(name: BrokerName, mode: Mode, retainedTopics = 0, nofile = 65536): Promise<RunningBroker> {
   const port = await freePort();
-  let port5 = port;
-  while (name === 'rumqttd' && port5 === port) port5 = await freePort();
+  const port5 = name === 'rumqttd' ? await otherFreePort([port]) : port;
   const ports = { 4: port, 5: port5 };
   const dir = mkdtempSync(path.join(os.tmpdir(), `compare-${name}-`));
-  const launch =
-    name === 'spindle' ? launchSpindle(port, mode, dir)
-    : name === 'mosquitto' ? launchMosquitto(port, dir)
-    : name === 'rumqttd' ? launchRumqttd(ports[4], ports[5], dir, retainedTopics)
-    : launchAedes(port);
+  let launch: Launch;
+  if (name === 'spindle') launch = launchSpindle(port, mode, dir);
+  else if (name === 'mosquitto') launch = launchMosquitto(port, dir);
+  else if (name === 'rumqttd') launch = launchRumqttd(ports[4], ports[5], dir, retainedTopics);
+  else if (name === 'mochi') {
+    const wsPort = await otherFreePort([port]);
+    launch = launchMochi(port, wsPort, await otherFreePort([port, wsPort]));
+  } else launch = launchAedes(port);
   const pin = mode === 'pinned' ? ['taskset', '-c', String(BROKER_CORE)] : [];
   // bash raises the open-file limit (10 000 idle connections) and execs, so the pid is the broker's.
-  const argv = ['bash', '-c', 'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"', 'bash', ...pin, ...launch.argv];
+  const argv = ['bash', '-c', `ulimit -n ${Math.floor(nofile)} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"`, 'bash', ...pin, ...launch.argv];
   const child = spawn(argv[0], argv.slice(1), { cwd: name === 'spindle' ? spindleRoot : ROOT, env: launch.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   let sawReady = launch.readyLine === undefined;

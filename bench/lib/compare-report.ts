@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { notRun, type BrokerName, type Mode } from './compare-brokers.ts';
+import { BROKER_NAMES, notRun, type BrokerName, type Mode } from './compare-brokers.ts';
 import { FAMILY_TITLES, meets, targetsFor, versionName, type Family, type Metric, type Scenario, type Target } from './compare-scenarios.ts';
 import { barChart, formatNumber, type BarGroup } from './svg-chart.ts';
 
@@ -57,20 +57,23 @@ export interface Summary {
   mosquitto?: Stat;
   aedes?: Stat;
   rumqttd?: Stat;
+  mochi?: Stat;
   /** Spindle / Mosquitto. */
   ratioMosquitto?: number;
   /** Spindle's advantage over Aedes: Spindle / Aedes, or Aedes / Spindle when lower is better. */
   factorAedes?: number;
   /** Spindle / rumqttd. */
   ratioRumqttd?: number;
+  /** Spindle / Mochi (no target: a peer to read the others against). */
+  ratioMochi?: number;
   targets: { mosquitto?: Target; aedes?: Target; rumqttd?: Target; absolute?: Target };
   met: { mosquitto?: boolean; aedes?: boolean; rumqttd?: boolean; absolute?: boolean };
 }
 
-const BROKERS: BrokerName[] = ['spindle', 'mosquitto', 'aedes', 'rumqttd'];
+const BROKERS: BrokerName[] = BROKER_NAMES;
 const MODES: Mode[] = ['pinned', 'unpinned'];
-const COLORS: Record<BrokerName, string> = { spindle: '#2b6cb0', mosquitto: '#38a169', aedes: '#dd6b20', rumqttd: '#805ad5' };
-const LABELS: Record<BrokerName, string> = { spindle: 'Spindle', mosquitto: 'Mosquitto', aedes: 'Aedes', rumqttd: 'rumqttd' };
+const COLORS: Record<BrokerName, string> = { spindle: '#2b6cb0', mosquitto: '#38a169', aedes: '#dd6b20', rumqttd: '#805ad5', mochi: '#d53f8c' };
+const LABELS: Record<BrokerName, string> = { spindle: 'Spindle', mosquitto: 'Mosquitto', aedes: 'Aedes', rumqttd: 'rumqttd', mochi: 'Mochi' };
 const THROUGHPUT: Family[] = ['fanin', 'fanout100', 'fanout1000', 'pairs100'];
 
 function median(xs: number[]): number {
@@ -104,15 +107,17 @@ export function summarise(results: CompareResults): Summary[] {
       const runsOf = (b: BrokerName) => results.runs.filter((r) => r.scenario === s.id && r.mode === mode && r.broker === b);
       if (!BROKERS.some((b) => runsOf(b).length)) continue;
       for (const metric of s.metrics) {
-        const [spindle, mosquitto, aedes, rumqttd] = BROKERS.map((b) => stat(runsOf(b), metric.key));
+        const [spindle, mosquitto, aedes, rumqttd, mochi] = BROKERS.map((b) => stat(runsOf(b), metric.key));
         const ok = (x?: Stat) => (x && x.runs > 0 ? x.median : undefined);
         const sv = ok(spindle);
         const mv = ok(mosquitto);
         const av = ok(aedes);
         const rv = ok(rumqttd);
+        const cv = ok(mochi);
         const ratioMosquitto = sv !== undefined && mv ? sv / mv : undefined;
         const factorAedes = sv !== undefined && av ? (metric.better === 'higher' ? sv / av : av / sv) : undefined;
         const ratioRumqttd = sv !== undefined && rv ? sv / rv : undefined;
+        const ratioMochi = sv !== undefined && cv ? sv / cv : undefined;
         const targets = targetsFor(s as Scenario, metric, mode);
         out.push({
           scenario: s.id,
@@ -122,9 +127,11 @@ export function summarise(results: CompareResults): Summary[] {
           mosquitto,
           aedes,
           rumqttd,
+          mochi,
           ratioMosquitto,
           factorAedes,
           ratioRumqttd,
+          ratioMochi,
           targets,
           met: {
             mosquitto: meets(targets.mosquitto, ratioMosquitto),
@@ -157,15 +164,15 @@ function throughputTable(results: CompareResults, sums: Summary[], mode: Mode): 
   const rows = sums.filter((x) => x.mode === mode && THROUGHPUT.includes(scenarioOf(results, x.scenario).family));
   if (!rows.length) return [];
   const lines = [
-    `| scenario | MQTT | QoS | Spindle | Mosquitto | Aedes | rumqttd | Spindle/Mosquitto | target | | Spindle/Aedes | target | | Spindle/rumqttd | target | |`,
-    `| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- | --- | ---: | --- | --- |`,
+    `| scenario | MQTT | QoS | Spindle | Mosquitto | Aedes | rumqttd | Mochi | Spindle/Mosquitto | target | | Spindle/Aedes | target | | Spindle/rumqttd | target | | Spindle/Mochi |`,
+    `| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- | --- | ---: | --- | --- | ---: |`,
   ];
   for (const x of rows) {
     const s = scenarioOf(results, x.scenario);
     lines.push(
-      `| ${s.title} | ${versionName(s.version)} | ${s.qos} | ${cell(x.spindle, s, 'spindle')} | ${cell(x.mosquitto, s, 'mosquitto')} | ${cell(x.aedes, s, 'aedes')} | ${cell(x.rumqttd, s, 'rumqttd')} | ` +
+      `| ${s.title} | ${versionName(s.version)} | ${s.qos} | ${cell(x.spindle, s, 'spindle')} | ${cell(x.mosquitto, s, 'mosquitto')} | ${cell(x.aedes, s, 'aedes')} | ${cell(x.rumqttd, s, 'rumqttd')} | ${cell(x.mochi, s, 'mochi')} | ` +
         `${ratio(x.ratioMosquitto)} | ${x.targets.mosquitto?.text ?? ''} | ${verdict(x.met.mosquitto)} | ${ratio(x.factorAedes)} | ${x.factorAedes !== undefined ? x.targets.aedes?.text ?? '' : ''} | ${x.factorAedes !== undefined ? verdict(x.met.aedes) : ''} | ` +
-        `${ratio(x.ratioRumqttd)} | ${x.ratioRumqttd !== undefined ? x.targets.rumqttd?.text ?? '' : ''} | ${verdict(x.met.rumqttd)} |`,
+        `${ratio(x.ratioRumqttd)} | ${x.ratioRumqttd !== undefined ? x.targets.rumqttd?.text ?? '' : ''} | ${verdict(x.met.rumqttd)} | ${ratio(x.ratioMochi)} |`,
     );
   }
   return lines;
@@ -175,8 +182,8 @@ function otherTable(results: CompareResults, sums: Summary[]): string[] {
   const rows = sums.filter((x) => !THROUGHPUT.includes(scenarioOf(results, x.scenario).family));
   if (!rows.length) return [];
   const lines = [
-    `| scenario | MQTT | mode | measure | Spindle | Mosquitto | Aedes | rumqttd | Spindle/Mosquitto | target | | vs Aedes | target | | Spindle/rumqttd |`,
-    `| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- | --- | ---: |`,
+    `| scenario | MQTT | mode | measure | Spindle | Mosquitto | Aedes | rumqttd | Mochi | Spindle/Mosquitto | target | | vs Aedes | target | | Spindle/rumqttd | Spindle/Mochi |`,
+    `| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- | --- | ---: | ---: |`,
   ];
   for (const x of rows) {
     const s = scenarioOf(results, x.scenario);
@@ -185,8 +192,8 @@ function otherTable(results: CompareResults, sums: Summary[]): string[] {
     const mosquittoTarget = x.targets.mosquitto?.text ?? x.targets.absolute?.text ?? '';
     const mosquittoMet = x.targets.mosquitto ? verdict(x.met.mosquitto) : verdict(x.met.absolute);
     lines.push(
-      `| ${title} | ${versionName(s.version)} | ${x.mode} | ${m.label} | ${cell(x.spindle, s, 'spindle')} | ${cell(x.mosquitto, s, 'mosquitto')} | ${cell(x.aedes, s, 'aedes')} | ${cell(x.rumqttd, s, 'rumqttd')} | ` +
-        `${ratio(x.ratioMosquitto)} | ${mosquittoTarget} | ${mosquittoMet} | ${ratio(x.factorAedes)} | ${x.factorAedes !== undefined ? x.targets.aedes?.text ?? '' : ''} | ${x.factorAedes !== undefined ? verdict(x.met.aedes) : ''} | ${ratio(x.ratioRumqttd)} |`,
+      `| ${title} | ${versionName(s.version)} | ${x.mode} | ${m.label} | ${cell(x.spindle, s, 'spindle')} | ${cell(x.mosquitto, s, 'mosquitto')} | ${cell(x.aedes, s, 'aedes')} | ${cell(x.rumqttd, s, 'rumqttd')} | ${cell(x.mochi, s, 'mochi')} | ` +
+        `${ratio(x.ratioMosquitto)} | ${mosquittoTarget} | ${mosquittoMet} | ${ratio(x.factorAedes)} | ${x.factorAedes !== undefined ? x.targets.aedes?.text ?? '' : ''} | ${x.factorAedes !== undefined ? verdict(x.met.aedes) : ''} | ${ratio(x.ratioRumqttd)} | ${ratio(x.ratioMochi)} |`,
     );
   }
   return lines;
@@ -204,13 +211,15 @@ interface Chart {
 
 function charts(results: CompareResults, sums: Summary[]): Chart[] {
   const out: Chart[] = [];
-  const series = BROKERS.map((b) => ({ name: LABELS[b], color: COLORS[b] }));
+  // The brokers this run measured (a run of some brokers draws no bars for the others).
+  const measured = BROKERS.filter((b) => results.runs.some((r) => r.broker === b));
+  const series = measured.map((b) => ({ name: LABELS[b], color: COLORS[b] }));
   const group = (x: Summary, label: string): BarGroup => {
     const s = scenarioOf(results, x.scenario);
     return {
       label,
-      values: BROKERS.map((b) => (x[b] && x[b]!.runs ? x[b]!.median : null)),
-      missing: BROKERS.map((b) => notRun(b, s)?.replace('no 5.0', 'no MQTT 5.0') ?? (x[b] ? 'failed' : 'not run')),
+      values: measured.map((b) => (x[b] && x[b]!.runs ? x[b]!.median : null)),
+      missing: measured.map((b) => notRun(b, s)?.replace('no 5.0', 'no MQTT 5.0') ?? (x[b] ? 'failed' : 'not run')),
     };
   };
   for (const mode of MODES) {
@@ -263,7 +272,7 @@ function markdown(results: CompareResults, sums: Summary[], chartList: Chart[], 
   const disturbed = results.runs.filter((r) => r.disturbed).length;
   const runsPer = results.options.runs as number;
   const lines = [
-    `### Spindle against Mosquitto, Aedes and rumqttd`,
+    `### Spindle against Mosquitto, Aedes, rumqttd and Mochi`,
     '',
     `Targets met: **${tally.met} of ${tally.total}**.${results.options.quick ? ' (Quick run: one run per scenario, short durations, a subset.)' : ''}`,
     '',
@@ -284,9 +293,9 @@ function markdown(results: CompareResults, sums: Summary[], chartList: Chart[], 
     `- Values are the median of ${runsPer} run${runsPer === 1 ? '' : 's'} (more when they spread over 25 %); ±x% is half the spread (max - min) / median. A run with loss or errors is a failed run and is not in the median.`,
     `- Throughput is deliveries per second in a closed loop: at most 4096 deliveries outstanding (4 messages for fan-out to 1000), QoS 1 publishers also bounded by the broker's Receive Maximum; 64-byte payloads; 1 s warm-up, then the measured window, then a drain that checks every message arrived.`,
     `- "vs Aedes" is how many times better Spindle is (Spindle / Aedes for rates, Aedes / Spindle for memory and latency). Aedes speaks MQTT 3.1.1 only. The 5x Aedes target is applied to every rate; memory and latency have their own targets.`,
-    `- Spindle/Mosquitto and Spindle/rumqttd are plain ratios (above 1 is better for rates, below 1 for memory and latency). rumqttd's target (issue 11) is at least 1.0x on every throughput row, pinned and unpinned.`,
+    `- Spindle/Mosquitto, Spindle/rumqttd and Spindle/Mochi are plain ratios (above 1 is better for rates, below 1 for memory and latency). rumqttd's target (issue 11) is at least 1.0x on every throughput row, pinned and unpinned; Mochi has no target.`,
     `- Memory per idle connection: RSS growth of a freshly started broker (from /proc/<pid>/status) holding 10 000 idle connections. 1 M subscriptions: 100 clients with 10 000 exact filters each, then 10 publishers on random subscribed topics (one delivery each).`,
-    `- Brokers: ${results.brokers.spindle} (LOCAL store, a fresh data directory per start, $SYS, WebSocket and admin off, limits.maxInflight and receiveMaximum 65535, maxQueuedMessages 1 000 000); ${results.brokers.mosquitto} (persistence false, max_inflight_messages 0, max_queued_messages 1 000 000, otherwise as Debian ships it: Nagle on); ${results.brokers.aedes} (default in-memory persistence, net.Server); ${results.brokers.rumqttd ?? 'rumqttd'} (cargo install; a v4 and a v5 listener, next_connection_delay_ms 0, max_connections 20 000, commit log 10 x 10 MB per filter, max_inflight_count 4096, max_outgoing_packet_count 200, raised to the topic count for the retained scenario; its outgoing QoS 1 window is fixed at 100; its accept loop awaits a millisecond timer after each connection, so it accepts about 1000 per second; not run on 1 M subscriptions, where it matches each new topic against every filter in turn).`,
+    `- Brokers: ${results.brokers.spindle} (LOCAL store, a fresh data directory per start, $SYS, WebSocket and admin off, limits.maxInflight and receiveMaximum 65535, maxQueuedMessages 1 000 000); ${results.brokers.mosquitto} (persistence false, max_inflight_messages 0, max_queued_messages 1 000 000, otherwise as Debian ships it: Nagle on); ${results.brokers.aedes} (default in-memory persistence, net.Server); ${results.brokers.rumqttd ?? 'rumqttd'} (cargo install; a v4 and a v5 listener, next_connection_delay_ms 0, max_connections 20 000, commit log 10 x 10 MB per filter, max_inflight_count 4096, max_outgoing_packet_count 200, raised to the topic count for the retained scenario; its outgoing QoS 1 window is fixed at 100; its accept loop awaits a millisecond timer after each connection, so it accepts about 1000 per second; not run on 1 M subscriptions, where it matches each new topic against every filter in turn); ${results.brokers.mochi ?? 'mochi'} (go install of its own program: one TCP listener for 3.1.1 and 5.0, the library's defaults: in-memory, 8192 QoS 1 messages in flight and an outgoing queue of 8192 packets per client, Receive Maximum 1024, $SYS refreshed every second; GOMAXPROCS follows the pinning).`,
     `- Load generator: spindle-loadgen (bench/loadgen), one epoll thread; its CPU over the measured windows: median ${median(loadgen).toFixed(2)}, max ${Math.max(...loadgen).toFixed(2)} of a core; ${bound} of ${results.runs.length} runs at 95 % or more of its core (loadgen-bound). On loopback the sender's core also does the receiver's TCP work, so its system time includes kernel work done for the broker.`,
     `- ${disturbed} of ${results.runs.length} recorded runs were still disturbed after retries (other processes used over a quarter of a core, or steal); a disturbed run is repeated once.`,
     `- Measured ${m.date} on ${m.cpu} (${m.cores} cores), Node ${m.node}; ${results.seconds ?? '?'} s in all.`,

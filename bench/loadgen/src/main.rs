@@ -4,8 +4,8 @@
 //! codec, so it costs far less CPU than any broker it measures; it reports its own CPU use
 //! with each result so a run where it was the limit can be told apart. Prints one JSON object.
 //!
-//! Scenarios: throughput (--topology fanin|fanout|pairs), connrate, idle, latency, retained,
-//! subscriptions. Common options: --host --port --version 4|5 --payload 64 --sources 8, and the
+//! Scenarios: throughput (--topology fanin|fanout|pairs), connrate, idle, idle-scale, latency,
+//! retained, subscriptions. Common options: --host --port --version 4|5 --payload 64 --sources 8, and the
 //! credentials of every CONNECT: --username U --password P --users N (connection i: U{i % N}).
 mod args;
 mod mqtt;
@@ -29,6 +29,7 @@ fn main() {
         "throughput" => scenario::throughput::run(&args, &common),
         "connrate" => scenario::connrate::run(&args, &common),
         "idle" => scenario::idle::run(&args, &common),
+        "idle-scale" => scenario::idle_scale::run(&args, &common),
         "latency" => scenario::latency::run(&args, &common),
         "retained" => scenario::retained::run(&args, &common),
         "subscriptions" => scenario::subscriptions::run(&args, &common),

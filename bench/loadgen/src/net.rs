@@ -4,7 +4,7 @@
 //! connection written to during a turn is flushed once at the end of it. Every CONNECT carries
 //! the run's credentials (`--username`, `--password`, `--users`: connection i, counted in the
 //! order `Net::open` was called, gets its own numbered name).
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::FromRawFd;
@@ -80,6 +80,9 @@ pub struct Net {
     opened: u64,
     pub errors: u64,
     pub error_samples: Vec<String>,
+    /// Every error counted by kind: the operation and errno ("connect EADDRNOTAVAIL"), or the
+    /// message itself when it carries none ("closed by the broker").
+    pub error_kinds: BTreeMap<String, u64>,
     pub open: usize,
     pub bytes_in: u64,
     /// CONNACKs with a non-zero return / reason code (each also counted in `errors`).
@@ -110,6 +113,7 @@ impl Net {
             opened: 0,
             errors: 0,
             error_samples: Vec::new(),
+            error_kinds: BTreeMap::new(),
             open: 0,
             bytes_in: 0,
             refused: 0,
@@ -119,9 +123,35 @@ impl Net {
 
     pub fn error(&mut self, what: String) {
         self.errors += 1;
+        *self.error_kinds.entry(error_kind(&what)).or_insert(0) += 1;
         if self.error_samples.len() < 5 {
             self.error_samples.push(what);
         }
+    }
+
+    /// Counts `count` errors of one kind at once, with no sample (e.g. handshakes never answered).
+    pub fn errors_of_kind(&mut self, kind: &str, count: u64) {
+        if count > 0 {
+            self.errors += count;
+            *self.error_kinds.entry(kind.to_string()).or_insert(0) += count;
+        }
+    }
+
+    /// Source addresses for the connections opened from now on, used in turn.
+    pub fn use_sources(&mut self, sources: Vec<Ipv4Addr>) {
+        assert!(!sources.is_empty(), "no source address");
+        self.sources = sources;
+        self.next_source = 0;
+    }
+
+    /// Connections queued by `open` and not started yet.
+    pub fn queued(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Forgets the connections queued by `open` and not started yet.
+    pub fn clear_queue(&mut self) {
+        self.pending.clear();
     }
 
     /// Queues a connection; it is opened when fewer than `max_handshakes` are in progress.
@@ -400,6 +430,40 @@ impl Net {
             }
         }
     }
+}
+
+/// "connect: Cannot assign requested address (os error 99)" -> "connect EADDRNOTAVAIL"; a message
+/// without an OS error is its own kind.
+fn error_kind(what: &str) -> String {
+    let errno = what.rsplit_once("(os error ").and_then(|(_, rest)| rest.trim_end_matches(')').parse::<i32>().ok());
+    match (errno, what.split_once(':')) {
+        (Some(e), Some((op, _))) => format!("{op} {}", errno_name(e)),
+        (Some(e), None) => errno_name(e),
+        (None, _) => what.chars().take(60).collect(),
+    }
+}
+
+fn errno_name(e: i32) -> String {
+    let name = match e {
+        libc::EPERM => "EPERM",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::EPIPE => "EPIPE",
+        libc::EADDRINUSE => "EADDRINUSE",
+        libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::ECONNABORTED => "ECONNABORTED",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::ENOBUFS => "ENOBUFS",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        _ => return format!("errno {e}"),
+    };
+    name.to_string()
 }
 
 fn flush_conn(conn: &mut Conn) -> io::Result<()> {

@@ -125,6 +125,15 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The open-file limit: (soft, hard).
+pub fn nofile_limits() -> (u64, u64) {
+    unsafe {
+        let mut l: libc::rlimit = std::mem::zeroed();
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut l);
+        (l.rlim_cur, l.rlim_max)
+    }
+}
+
 /// Raises the open-file limit to `want` (or the hard limit, when not allowed more).
 pub fn raise_nofile(want: u64) -> u64 {
     unsafe {
