@@ -20,8 +20,10 @@ export const MOCHI = process.env.MOCHI ?? path.join(process.env.GOPATH?.split(':
 /** Mochi's Go module, whose version the binary carries (`go version -m`): the report's version. */
 const MOCHI_MODULE = 'github.com/mochi-mqtt/server/v2';
 
-export type BrokerName = 'spindle' | 'mosquitto' | 'aedes' | 'rumqttd' | 'mochi';
-export const BROKER_NAMES: BrokerName[] = ['spindle', 'mosquitto', 'aedes', 'rumqttd', 'mochi'];
+export type BrokerName = 'spindle' | 'mosquitto' | 'aedes' | 'rumqttd' | 'mochi' | 'spindle-node';
+/** spindle-node: the same Spindle with mqtt.io 'node' (Node's net sockets instead of the native
+ * driver), so the two I/O paths are compared in one run. */
+export const BROKER_NAMES: BrokerName[] = ['spindle', 'mosquitto', 'aedes', 'rumqttd', 'mochi', 'spindle-node'];
 export type Mode = 'pinned' | 'unpinned';
 
 /** Core the broker gets when pinned; the load generator gets the other one. */
@@ -112,7 +114,7 @@ export function versions(): Record<BrokerName, string> {
   } catch {
     // Not installed: the report says unknown; starting it fails with the reason.
   }
-  return { spindle: `spindle ${pkg('package.json')} (${spindleCommit()})`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}`, rumqttd, mochi: mochiVersion() };
+  return { spindle: `spindle ${pkg('package.json')} (${spindleCommit()})`, 'spindle-node': `spindle ${pkg('package.json')} (${spindleCommit()}), mqtt.io node`, mosquitto, aedes: `aedes ${pkg('node_modules/aedes/package.json')}`, rumqttd, mochi: mochiVersion() };
 }
 
 /** "mochi v2.7.9 (go1.26.8)", from the module list Go builds into the binary; 'unknown' without Go or the binary. */
@@ -174,11 +176,12 @@ export function spindleBenchEnv(port: number, dataDir: string): NodeJS.ProcessEn
   };
 }
 
-function launchSpindle(port: number, mode: Mode, dataDir: string): Launch {
+function launchSpindle(port: number, mode: Mode, dataDir: string, io: 'native' | 'node' = 'native'): Launch {
   return {
     argv: [process.execPath, path.join(spindleRoot, 'bin/spindle.mjs')],
     env: {
       ...spindleBenchEnv(port, dataDir),
+      SPINDLE_MQTT_IO: io,
       SPINDLE_ADMIN_ENABLED: 'false',
       ...(mode === 'pinned' ? { SPINDLE_WORKERS: '1' } : {}),
     },
@@ -296,6 +299,7 @@ export async function startBroker(name: BrokerName, mode: Mode, retainedTopics =
   const dir = mkdtempSync(path.join(os.tmpdir(), `compare-${name}-`));
   let launch: Launch;
   if (name === 'spindle') launch = launchSpindle(port, mode, dir);
+  else if (name === 'spindle-node') launch = launchSpindle(port, mode, dir, 'node');
   else if (name === 'mosquitto') launch = launchMosquitto(port, dir);
   else if (name === 'rumqttd') launch = launchRumqttd(ports[4], ports[5], dir, retainedTopics);
   else if (name === 'mochi') {
@@ -305,7 +309,7 @@ export async function startBroker(name: BrokerName, mode: Mode, retainedTopics =
   const pin = mode === 'pinned' ? ['taskset', '-c', String(BROKER_CORE)] : [];
   // bash raises the open-file limit (10 000 idle connections) and execs, so the pid is the broker's.
   const argv = ['bash', '-c', `ulimit -n ${Math.floor(nofile)} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"`, 'bash', ...pin, ...launch.argv];
-  const child = spawn(argv[0], argv.slice(1), { cwd: name === 'spindle' ? spindleRoot : ROOT, env: launch.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(argv[0], argv.slice(1), { cwd: name === 'spindle' || name === 'spindle-node' ? spindleRoot : ROOT, env: launch.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   let sawReady = launch.readyLine === undefined;
   const keep = (chunk: Buffer) => {

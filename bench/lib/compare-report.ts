@@ -58,6 +58,8 @@ export interface Summary {
   aedes?: Stat;
   rumqttd?: Stat;
   mochi?: Stat;
+  /** The same Spindle on Node's net sockets (mqtt.io node). */
+  spindleNode?: Stat;
   /** Spindle / Mosquitto. */
   ratioMosquitto?: number;
   /** Spindle's advantage over Aedes: Spindle / Aedes, or Aedes / Spindle when lower is better. */
@@ -72,8 +74,8 @@ export interface Summary {
 
 const BROKERS: BrokerName[] = BROKER_NAMES;
 const MODES: Mode[] = ['pinned', 'unpinned'];
-const COLORS: Record<BrokerName, string> = { spindle: '#2b6cb0', mosquitto: '#38a169', aedes: '#dd6b20', rumqttd: '#805ad5', mochi: '#d53f8c' };
-const LABELS: Record<BrokerName, string> = { spindle: 'Spindle', mosquitto: 'Mosquitto', aedes: 'Aedes', rumqttd: 'rumqttd', mochi: 'Mochi' };
+const COLORS: Record<BrokerName, string> = { spindle: '#2b6cb0', mosquitto: '#38a169', aedes: '#dd6b20', rumqttd: '#805ad5', mochi: '#d53f8c', 'spindle-node': '#90cdf4' };
+const LABELS: Record<BrokerName, string> = { spindle: 'Spindle', mosquitto: 'Mosquitto', aedes: 'Aedes', rumqttd: 'rumqttd', mochi: 'Mochi', 'spindle-node': 'Spindle (mqtt.io node)' };
 const THROUGHPUT: Family[] = ['fanin', 'fanout100', 'fanout1000', 'pairs100'];
 
 function median(xs: number[]): number {
@@ -107,7 +109,7 @@ export function summarise(results: CompareResults): Summary[] {
       const runsOf = (b: BrokerName) => results.runs.filter((r) => r.scenario === s.id && r.mode === mode && r.broker === b);
       if (!BROKERS.some((b) => runsOf(b).length)) continue;
       for (const metric of s.metrics) {
-        const [spindle, mosquitto, aedes, rumqttd, mochi] = BROKERS.map((b) => stat(runsOf(b), metric.key));
+        const [spindle, mosquitto, aedes, rumqttd, mochi, spindleNode] = BROKERS.map((b) => stat(runsOf(b), metric.key));
         const ok = (x?: Stat) => (x && x.runs > 0 ? x.median : undefined);
         const sv = ok(spindle);
         const mv = ok(mosquitto);
@@ -128,6 +130,7 @@ export function summarise(results: CompareResults): Summary[] {
           aedes,
           rumqttd,
           mochi,
+          spindleNode,
           ratioMosquitto,
           factorAedes,
           ratioRumqttd,
@@ -199,6 +202,23 @@ function otherTable(results: CompareResults, sums: Summary[]): string[] {
   return lines;
 }
 
+/** Spindle's two I/O paths side by side (when spindle-node ran). */
+function ioTable(results: CompareResults, sums: Summary[]): string[] {
+  const rows = sums.filter((x) => x.spindleNode?.runs && x.spindle?.runs);
+  if (!rows.length) return [];
+  const lines = [
+    `| scenario | MQTT | mode | measure | native I/O (mqtt.io native) | Node's net (mqtt.io node) | native / node |`,
+    `| --- | --- | --- | --- | ---: | ---: | ---: |`,
+  ];
+  for (const x of rows) {
+    const s = scenarioOf(results, x.scenario);
+    const m = metricOf(s, x.metric);
+    const title = s.qos === undefined ? s.title : `${s.title}, QoS ${s.qos}`;
+    lines.push(`| ${title} | ${versionName(s.version)} | ${x.mode} | ${m.label} | ${cell(x.spindle, s, 'spindle')} | ${cell(x.spindleNode, s, 'spindle-node')} | ${ratio(x.spindle!.median / x.spindleNode!.median)} |`);
+  }
+  return lines;
+}
+
 function scenarioOf(results: CompareResults, id: string): ScenarioInfo {
   return results.scenarios.find((s) => s.id === id)!;
 }
@@ -207,6 +227,10 @@ interface Chart {
   file: string;
   title: string;
   svg: string;
+}
+
+function statOf(x: Summary, b: BrokerName): Stat | undefined {
+  return b === 'spindle-node' ? x.spindleNode : x[b];
 }
 
 function charts(results: CompareResults, sums: Summary[]): Chart[] {
@@ -218,8 +242,8 @@ function charts(results: CompareResults, sums: Summary[]): Chart[] {
     const s = scenarioOf(results, x.scenario);
     return {
       label,
-      values: measured.map((b) => (x[b] && x[b]!.runs ? x[b]!.median : null)),
-      missing: measured.map((b) => notRun(b, s)?.replace('no 5.0', 'no MQTT 5.0') ?? (x[b] ? 'failed' : 'not run')),
+      values: measured.map((b) => statOf(x, b)?.runs ? statOf(x, b)!.median : null),
+      missing: measured.map((b) => notRun(b, s)?.replace('no 5.0', 'no MQTT 5.0') ?? (statOf(x, b) ? 'failed' : 'not run')),
     };
   };
   for (const mode of MODES) {
@@ -289,6 +313,8 @@ function markdown(results: CompareResults, sums: Summary[], chartList: Chart[], 
   }
   const o = otherTable(results, sums);
   if (o.length) lines.push('#### Connections, memory, latency, retained messages, subscriptions', '', ...o, '');
+  const io = ioTable(results, sums);
+  if (io.length) lines.push("#### Spindle's I/O: the native driver against Node's net sockets (same build, same run)", '', ...io, '');
   lines.push(
     `- Values are the median of ${runsPer} run${runsPer === 1 ? '' : 's'} (more when they spread over 25 %); ±x% is half the spread (max - min) / median. A run with loss or errors is a failed run and is not in the median.`,
     `- Throughput is deliveries per second in a closed loop: at most 4096 deliveries outstanding (4 messages for fan-out to 1000), QoS 1 publishers also bounded by the broker's Receive Maximum; 64-byte payloads; 1 s warm-up, then the measured window, then a drain that checks every message arrived.`,
