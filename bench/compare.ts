@@ -13,7 +13,7 @@
 // quarter of a core while it ran, or the hypervisor stole time; it is repeated once. Scenarios
 // whose runs spread more than 25 % get more runs (up to 5).
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { ROOT, LOADGEN_CORE, BROKER_NAMES, setSpindleRoot, startBroker, notRun, processCpuSeconds, machineCpu, versions, type BrokerName, type Mode, type RunningBroker } from './lib/compare-brokers.ts';
@@ -112,10 +112,35 @@ function runLoadgen(args: string[], pinned: boolean, timeoutMs: number): Promise
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The RSS of a process, in bytes. */
+function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/**
+ * Waits until a fresh broker's RSS holds still (three readings 0.5 s apart within 1 MiB, 30 s at
+ * most), so the memory per idle connection is the connections' and not the start-up's: a broker
+ * on a garbage-collected runtime gives back what its start allocated some seconds later, which
+ * would otherwise fall inside the measurement (and can even make it negative). Returns the wait.
+ */
+async function settleRss(pid: number): Promise<number> {
+  const t0 = performance.now();
+  const readings = [rssOf(pid)];
+  while (performance.now() - t0 < 30_000) {
+    await sleep(500);
+    readings.push(rssOf(pid));
+    const last = readings.slice(-3);
+    if (last.length === 3 && Math.max(...last) - Math.min(...last) <= 1 << 20) break;
+  }
+  return (performance.now() - t0) / 1000;
+}
+
 /** One measured run; the broker is `shared` or started fresh for it. */
 async function runOnce(s: Scenario, name: BrokerName, mode: Mode, shared: RunningBroker | null): Promise<RunRecord> {
   const broker = shared ?? (await startBroker(name, mode, s.retainedTopics));
   try {
+    if (s.family === 'idle') await settleRss(broker.pid);
     const m0 = machineCpu();
     const b0 = processCpuSeconds(broker.pid);
     const t0 = performance.now();

@@ -16,6 +16,7 @@ import { loadStoredParts, storedSession } from '../engine/session/restore.ts';
 import { WorkerNodeClaims } from './node-claims.ts';
 import { Connection, type ConnectionHost } from '../engine/connection/connection.ts';
 import { RC } from '../protocol/reason-codes.ts';
+import { Deadlines } from '../engine/connection/deadlines.ts';
 import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/listeners.ts';
 import { EndpointCounters } from '../broker/endpoint-counters.ts';
 import type { Transport } from '../engine/connection/transport.ts';
@@ -187,6 +188,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
 });
 const traces = new WorkerTraces(log);
 const connectionHost: ConnectionHost = {
+  deadlines: new Deadlines(),
   tracer: traces,
   limits,
   stats,

@@ -53,6 +53,10 @@ impl World {
 }
 
 fuzz_target!(|ops: &[u8]| {
+    // As in Node, which the driver runs in: a write to a socket the peer closed is EPIPE, not a
+    // signal that ends the process.
+    // SAFETY: setting a signal disposition to SIG_IGN.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     let fd = reuseport_listener("127.0.0.1", 0, 1024, false).unwrap();
     let port = local_port(fd).unwrap();
     let mut driver = Driver::new().unwrap();

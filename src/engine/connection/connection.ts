@@ -18,6 +18,7 @@ import type { EndpointStats } from '../../stats/endpoint-stats.ts';
 import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Delivery } from '../../router/delivery.ts';
 import type { Session } from '../session/session.ts';
+import type { Deadlines, Expiring } from './deadlines.ts';
 import type { Client, ClientEndpoint, ClientState, Dispatcher, HandlerResult } from '../handlers/client.ts';
 
 /** The limits a connection enforces (from limits.* of the configuration). */
@@ -38,6 +39,8 @@ export interface ConnectionHost {
   /** The framer descriptor table of this thread (a feed's descriptors are read before the next). */
   readonly descTable: Uint32Array;
   readonly endpointCounters: EndpointCounters;
+  /** The CONNECT timeouts and keep alives of this thread's connections. */
+  readonly deadlines: Deadlines;
   /** The connection closed (`wasConnected`: it had been answered CONNACK). */
   closed(conn: Connection, wasConnected: boolean): void;
   /** The client took what was buffered for it: deliveries held back may go out. */
@@ -58,7 +61,7 @@ interface Backlog {
   frames: { src: Buffer; desc: Uint32Array }[];
 }
 
-export class Connection implements Client, TransportHandlers {
+export class Connection implements Client, TransportHandlers, Expiring {
   /** Every packet is logged while true (client tracing; one check per packet otherwise). */
   traced = false;
   state: ClientState = 'new';
@@ -101,7 +104,9 @@ export class Connection implements Client, TransportHandlers {
   countedOnEndpoint = false;
   readonly endpointMaxPacket: number;
   private readonly framer: InstanceType<typeof Framer>;
-  private keepaliveTimer: NodeJS.Timeout | null = null;
+  /** The CONNECT timeout, then the keep alive (host.deadlines): epoch ms, 0 for none. */
+  deadline = 0;
+  deadlineSlot = 0;
   /** Runs while the connection is over limits.maxOutboundBytes (slow consumer). */
   private slowTimer: NodeJS.Timeout | null = null;
   /** Runs while a packet is half received, for clients without keep alive. */
@@ -195,7 +200,7 @@ export class Connection implements Client, TransportHandlers {
   start(): void {
     this.transport.start(this);
     // A client must send CONNECT soon after connecting (servers close idle sockets).
-    this.keepaliveTimer = setTimeout(() => this.close('timeout'), CONNECT_TIMEOUT_MS);
+    this.host.deadlines.set(this, this.lastActivity + CONNECT_TIMEOUT_MS);
   }
 
   // ---- input ------------------------------------------------------------------------------
@@ -244,7 +249,7 @@ export class Connection implements Client, TransportHandlers {
    */
   private received(packets: number): void {
     if (this.state !== 'connected') return;
-    if (packets > 0 && this.keepaliveTimer) this.keepaliveTimer.refresh();
+    if (packets > 0 && this.keepalive > 0) this.host.deadlines.set(this, this.lastActivity + this.keepalive * 1500);
     if (this.keepalive !== 0) return;
     if (this.framer.buffered === 0) {
       if (this.partialTimer) {
@@ -375,12 +380,14 @@ export class Connection implements Client, TransportHandlers {
     }
     this.framer.setVersion(this.version);
     this.keepalive = keepalive;
-    if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
-    this.keepaliveTimer = null;
-    if (keepalive > 0) {
-      // [MQTT-3.1.2-22] one and a half times the keepalive without a packet closes the connection.
-      this.keepaliveTimer = setTimeout(() => this.onKeepaliveExpired(), keepalive * 1500);
-    }
+    // [MQTT-3.1.2-22] one and a half times the keepalive without a packet closes the connection.
+    this.host.deadlines.set(this, keepalive > 0 ? Date.now() + keepalive * 1500 : 0);
+  }
+
+  /** The CONNECT timeout or the keep alive passed (host.deadlines). */
+  expired(): void {
+    if (this.state === 'connected') this.onKeepaliveExpired();
+    else this.close('timeout'); // no CONNECT, or no CONNACK yet, in time
   }
 
   private onKeepaliveExpired(): void {
@@ -484,8 +491,7 @@ export class Connection implements Client, TransportHandlers {
     const wasConnected = this.state === 'connected';
     this.state = 'closed';
     this.closeReason ??= 'normal';
-    if (this.keepaliveTimer) clearTimeout(this.keepaliveTimer);
-    this.keepaliveTimer = null;
+    this.host.deadlines.set(this, 0);
     if (this.slowTimer) clearTimeout(this.slowTimer);
     if (this.partialTimer) clearTimeout(this.partialTimer);
     this.slowTimer = this.partialTimer = null;
