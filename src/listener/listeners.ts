@@ -86,7 +86,9 @@ export class Listeners {
   /** New limits for an endpoint (connections already open keep the ones they were told). */
   update(config: EndpointConfig): void {
     const ep = this.endpoints.get(config.id);
-    if (ep) ep.config = config;
+    if (!ep) return;
+    ep.config = config;
+    if (ep.nativeListener !== null) this.native!.setMaxPacketSize(ep.nativeListener, config.messageMaxSize);
   }
 
   /** Stops an endpoint's listener and forgets it; answers it so the caller can close its connections. */
@@ -129,7 +131,7 @@ export class Listeners {
     const keepAliveSecs = child.keepAlive ? (child.keepAliveInitialDelay ?? 0) : undefined;
     const localPort = listenerPort(fd);
     const ssl = ep.config.sslConfig;
-    ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs, tls: ssl ? nativeTls(ssl) : undefined }, {
+    ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs, maxPacketSize: ep.config.messageMaxSize, tls: ssl ? nativeTls(ssl) : undefined }, {
       kind: ssl ? 'tls' : 'tcp',
       cnAsUsername: ssl?.cnAsUsername ?? false,
       localPort,

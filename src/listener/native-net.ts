@@ -4,15 +4,19 @@
 // connections closed. Writes made during a tick are copied into one arena and leave together when
 // the tick ends, one vectored write per connection (large frames go on their own, in order).
 // Owned by the worker thread; the Listeners give it their TCP endpoints.
-import { NetDriver, type NetTlsOptions } from '../native/index.ts';
+import { NetDriver, DESC_SLOTS, type NetTlsOptions, type ErrorInfo } from '../native/index.ts';
 import type { TransportKind } from '../engine/connection/transport.ts';
 import { NativeTransport } from './native-transport.ts';
 
 const EV_OPEN = 1;
-const EV_DATA = 2;
 const EV_DRAIN = 3;
 const EV_CLOSE = 4;
 const EV_ACCEPT_ERROR = 5;
+/** Bytes read, split into packets by the driver (it replaces EV_DATA): [kind | flags << 8, id,
+ * first descriptor, count]. */
+const EV_FRAMES = 6;
+const FRAMES_PARTIAL = 1 << 8;
+const NO_DESCRIPTORS = new Uint32Array(0);
 /** Event table: [count, more, 0, 0] then records of 4 words. */
 const HEADER = 4;
 const MAX_EVENTS = 4096;
@@ -38,6 +42,8 @@ export interface NativeListener {
 
 export interface ListenOptions {
   noDelay: boolean;
+  /** The endpoint's largest packet (its messageMaxSize): the driver's framer enforces it. */
+  maxPacketSize: number;
   keepAliveSecs?: number;
   /** A TLS endpoint (rustls in the driver): its certificate files and client-certificate policy. */
   tls?: NetTlsOptions;
@@ -68,7 +74,7 @@ export class NativeNet {
 
   /** Accepts on a listening socket's fd (the driver owns it from now on); answers its number. */
   listen(fd: number, options: ListenOptions, listener: NativeListener): number {
-    const n = this.driver.listen(fd, options.noDelay, options.keepAliveSecs, options.tls);
+    const n = this.driver.listen(fd, options.noDelay, options.keepAliveSecs, options.tls, options.maxPacketSize);
     this.listeners.set(n, listener);
     this.scheduleTurn(); // connections may wait in the backlog already
     return n;
@@ -78,6 +84,11 @@ export class NativeNet {
    * do not load. */
   setTls(n: number, tls: NetTlsOptions): void {
     this.driver.setTls(n, tls);
+  }
+
+  /** A new packet limit for a listener's new connections. */
+  setMaxPacketSize(n: number, maxPacketSize: number): void {
+    this.driver.setMaxPacketSize(n, maxPacketSize);
   }
 
   /** Stops accepting there and closes the socket; its connections stay. */
@@ -105,9 +116,17 @@ export class NativeNet {
     const ev = this.events;
     const data = this.driver.turn(ev);
     const n = ev[0];
+    const desc = ev[2] > 0 ? this.driver.descriptors() : NO_DESCRIPTORS;
     for (let i = 0, o = HEADER; i < n; i++, o += 4) {
       const id = ev[o + 1];
-      switch (ev[o]) {
+      switch (ev[o] & 0xff) {
+        case EV_FRAMES: {
+          const t = this.transports.get(id);
+          if (!t) break;
+          t.partial = (ev[o] & FRAMES_PARTIAL) !== 0;
+          t.handlers?.onTransportFrames(data!, desc, ev[o + 2] * DESC_SLOTS, ev[o + 3]);
+          break;
+        }
         case EV_OPEN: {
           const listener = this.listeners.get(ev[o + 2] & 0xffff);
           if (!listener) {
@@ -120,9 +139,6 @@ export class NativeNet {
           listener.opened(t);
           break;
         }
-        case EV_DATA:
-          this.transports.get(id)?.handlers?.onTransportData(data!.subarray(ev[o + 2], ev[o + 2] + ev[o + 3]));
-          break;
         case EV_DRAIN: {
           const t = this.transports.get(id);
           if (t) {
@@ -263,6 +279,14 @@ export class NativeNet {
 
   verifiedCN(t: NativeTransport): string | undefined {
     return this.driver.verifiedCn(t.id) ?? undefined;
+  }
+
+  framerError(t: NativeTransport): ErrorInfo | null {
+    return this.driver.framerError(t.id);
+  }
+
+  setVersion(t: NativeTransport, level: number): void {
+    this.driver.setVersion(t.id, level);
   }
 
   peerAddress(t: NativeTransport): string {

@@ -1,11 +1,13 @@
 // Transport over a connection of the worker's NativeNet (native-net.ts): a handle of a few
 // numbers. The socket, its reads and its output queue live in native memory; writes of a tick go
 // into the NativeNet's arena and leave, for every connection at once, when the tick ends.
-import type { Transport, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
+import type { Transport, TransportFraming, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
 import type { NativeNet } from './native-net.ts';
 
-export class NativeTransport implements Transport {
+export class NativeTransport implements Transport, TransportFraming {
   handlers: TransportHandlers | null = null;
+  /** A packet is half received (as of the last read). */
+  partial = false;
   /** Bytes written this tick, still in the arena. */
   pending = 0;
   /** Bytes the kernel has not taken yet (native queue), as of the last flush or drain. */
@@ -27,6 +29,23 @@ export class NativeTransport implements Transport {
     /** TLS endpoints with cnAsUsername: the certificate's CN is asked for at CONNECT. */
     private readonly cnAsUsername: boolean,
   ) {}
+
+  /** The driver splits this connection's bytes into packets: it is its own framing. */
+  get framing(): TransportFraming {
+    return this;
+  }
+
+  get error(): { reason: number; code: string; message: string } | null {
+    return this.net.framerError(this);
+  }
+
+  get buffered(): number {
+    return this.partial ? 1 : 0;
+  }
+
+  setVersion(level: number): void {
+    if (!this.closed) this.net.setVersion(this, level);
+  }
 
   get remoteAddress(): string {
     if (this.address === undefined) {

@@ -132,7 +132,7 @@ impl Framer {
     }
 }
 
-fn describe_frame(
+pub(crate) fn describe_frame(
     version: ProtocolVersion,
     header: u8,
     bytes: &[u8],

@@ -8,14 +8,25 @@ use napi::JsValue;
 use napi_derive::napi;
 use std::sync::Arc;
 
-use spindle_core::net::{Driver, EventSink, ListenOptions, EVENT_WORDS};
+use spindle_core::codec::{self, CodecError, FrameRef, FrameSource, ProtocolVersion};
+use spindle_core::net::{Driver, EventSink, ListenOptions, EVENT_WORDS, EV_CLOSE, EV_DATA, EV_OPEN};
 use spindle_core::tls::{TlsEndpoint, TlsSettings};
 
-use crate::errors::io_error;
+use crate::errors::{io_error, ErrorInfo};
+use crate::framer::{describe_frame, DESC_SLOTS};
 use crate::uv_waker::Waker;
 
-/// Words at the start of the event table before the records: count, more, 0, 0.
+/// Words at the start of the event table before the records: count, more, descriptors, 0.
 const HEADER_WORDS: usize = 4;
+/// Bytes read, split into packets: `[EV_FRAMES | flags << 8, id, first descriptor, count]`
+/// replaces the driver's EV_DATA. The descriptors (12 words each, as Framer.feed writes them) are
+/// in `descriptors()`, their offsets into the turn's data.
+const EV_FRAMES: u32 = 6;
+/// EV_FRAMES flag: a packet is half received (kept here for the next read).
+const FRAMES_PARTIAL: u32 = 1 << 8;
+/// EV_FRAMES flag: the bytes broke the protocol after the described packets (`framerError(id)`).
+const FRAMES_FAILED: u32 = 1 << 9;
+const SLOT_MASK: u32 = (1 << 24) - 1;
 /// Bytes one turn reads at most (over all connections).
 const TURN_DATA_LIMIT: usize = 1 << 20;
 
@@ -50,19 +61,42 @@ pub struct NetStats {
     pub open: f64,
 }
 
+/// The framing state of one connection: the packet being assembled across reads, the protocol
+/// version PUBLISH packets are decoded with, and the error that stopped it.
+struct Framing {
+    framer: codec::Framer,
+    version: ProtocolVersion,
+    error: Option<CodecError>,
+}
+
 #[napi]
 pub struct NetDriver {
     driver: Driver,
     /// Reused for every turn's reads; each turn's bytes leave in a Buffer of their own size.
     data: Vec<u8>,
     waker: Option<Waker>,
+    /// Per connection slot (its id's low 24 bits), from OPEN to CLOSE or destroy.
+    framing: Vec<Option<Framing>>,
+    /// The largest packet per listener (its endpoint's limit).
+    max_packet: Vec<u32>,
+    frames: Vec<FrameRef>,
+    /// The descriptors of the last turn (taken by `descriptors()`).
+    desc: Vec<u32>,
 }
 
 #[napi]
 impl NetDriver {
     #[napi(constructor, catch_unwind)]
     pub fn new() -> Result<Self, String> {
-        Ok(NetDriver { driver: Driver::new().map_err(io_error)?, data: Vec::new(), waker: None })
+        Ok(NetDriver {
+            driver: Driver::new().map_err(io_error)?,
+            data: Vec::new(),
+            waker: None,
+            framing: Vec::new(),
+            max_packet: Vec::new(),
+            frames: Vec::new(),
+            desc: Vec::new(),
+        })
     }
 
     /// Calls `onReady()` from this thread's event loop whenever a turn has something to do.
@@ -89,10 +123,46 @@ impl NetDriver {
     /// Accepts on a listening socket fd (the driver owns it from now on). Returns the listener
     /// number that OPEN events carry.
     /// With `tls`, connections speak TLS (rustls); the certificate files are read now.
+    /// `max_packet_size`: the endpoint's largest packet, fixed header included (checked from the
+    /// fixed header alone, before the body is kept).
     #[napi(catch_unwind)]
-    pub fn listen(&mut self, fd: i32, no_delay: bool, keep_alive_secs: Option<u32>, tls: Option<NetTlsOptions>) -> Result<u32, String> {
+    pub fn listen(&mut self, fd: i32, no_delay: bool, keep_alive_secs: Option<u32>, tls: Option<NetTlsOptions>, max_packet_size: u32) -> Result<u32, String> {
         let tls = tls.as_ref().map(load_tls).transpose()?;
-        self.driver.listen(fd, ListenOptions { no_delay, keep_alive_secs }, tls).map_err(io_error)
+        let n = self.driver.listen(fd, ListenOptions { no_delay, keep_alive_secs }, tls).map_err(io_error)?;
+        if self.max_packet.len() <= n as usize {
+            self.max_packet.resize(n as usize + 1, 0);
+        }
+        self.max_packet[n as usize] = max_packet_size;
+        Ok(n)
+    }
+
+    /// A new packet limit for a listener's new connections.
+    #[napi(catch_unwind)]
+    pub fn set_max_packet_size(&mut self, listener: u32, max_packet_size: u32) {
+        if let Some(m) = self.max_packet.get_mut(listener as usize) {
+            *m = max_packet_size;
+        }
+    }
+
+    /// The protocol level a connection's CONNECT negotiated (3, 4 or 5): PUBLISH packets are
+    /// decoded by it from the next read on.
+    #[napi(catch_unwind)]
+    pub fn set_version(&mut self, id: u32, level: u32) {
+        if let (Some(f), Some(v)) = (self.framing_mut(id), u8::try_from(level).ok().and_then(ProtocolVersion::from_level)) {
+            f.version = v;
+        }
+    }
+
+    /// The error that stopped a connection's framing (after an EV_FRAMES with FRAMES_FAILED).
+    #[napi(catch_unwind)]
+    pub fn framer_error(&self, id: u32) -> Option<ErrorInfo> {
+        self.framing.get((id & SLOT_MASK) as usize)?.as_ref()?.error.map(ErrorInfo::from)
+    }
+
+    /// The descriptors of the last turn's EV_FRAMES events (12 words a packet).
+    #[napi(catch_unwind)]
+    pub fn descriptors(&mut self) -> Uint32Array {
+        Uint32Array::new(std::mem::take(&mut self.desc))
     }
 
     /// Reads a TLS listener's certificate files again for its new connections (open ones keep
@@ -130,9 +200,11 @@ impl NetDriver {
         let (header, records) = table.split_at_mut(HEADER_WORDS);
         let mut sink = EventSink::new(records, std::mem::take(&mut self.data), TURN_DATA_LIMIT);
         let more = self.driver.turn(&mut sink);
-        header[0] = sink.count() as u32;
+        let count = sink.count();
+        header[0] = count as u32;
         header[1] = more as u32;
-        let data = sink.into_data();
+        let mut data = sink.into_data();
+        header[2] = self.frame(&mut records[..count * EVENT_WORDS], &mut data) as u32;
         let out = if data.is_empty() { None } else { Some(BufferSlice::copy_from(&env, &data)?) };
         self.data = data;
         Ok(out)
@@ -177,6 +249,11 @@ impl NetDriver {
     /// Closes now; no event follows.
     #[napi(catch_unwind)]
     pub fn destroy(&mut self, id: u32) {
+        if self.driver.peer(id).is_some() {
+            if let Some(f) = self.framing.get_mut((id & SLOT_MASK) as usize) {
+                *f = None;
+            }
+        }
         self.driver.destroy(id);
     }
 
@@ -208,6 +285,85 @@ impl NetDriver {
             bytes_written: s.bytes_written as f64,
             open: s.open as f64,
         }
+    }
+}
+
+impl NetDriver {
+    fn framing_mut(&mut self, id: u32) -> Option<&mut Framing> {
+        self.framing.get_mut((id & SLOT_MASK) as usize)?.as_mut()
+    }
+
+    /// Splits every DATA event's bytes into packets: OPEN makes a connection's framing, CLOSE
+    /// drops it, DATA becomes FRAMES with its descriptors. A packet completed from bytes of
+    /// earlier reads is copied to the end of `data`. Returns the descriptors written.
+    fn frame(&mut self, records: &mut [u32], data: &mut Vec<u8>) -> usize {
+        let mut desc = std::mem::take(&mut self.desc);
+        desc.clear();
+        let mut frames = std::mem::take(&mut self.frames);
+        for r in records.chunks_exact_mut(EVENT_WORDS) {
+            let slot = (r[1] & SLOT_MASK) as usize;
+            match r[0] {
+                EV_OPEN => {
+                    if self.framing.len() <= slot {
+                        self.framing.resize_with(slot + 1, || None);
+                    }
+                    let max = self.max_packet.get((r[2] & 0xffff) as usize).copied().unwrap_or(268_435_460);
+                    self.framing[slot] = Some(Framing { framer: codec::Framer::new(max), version: ProtocolVersion::V311, error: None });
+                }
+                EV_CLOSE => {
+                    if let Some(f) = self.framing.get_mut(slot) {
+                        *f = None;
+                    }
+                }
+                EV_DATA => {
+                    let (at, len) = (r[2] as usize, r[3] as usize);
+                    let first = desc.len() / DESC_SLOTS as usize;
+                    let mut count = 0u32;
+                    let mut flags = 0;
+                    if let Some(Some(f)) = self.framing.get_mut(slot) {
+                        if f.error.is_none() {
+                            frames.clear();
+                            if let Err(e) = f.framer.feed(&data[at..at + len], &mut frames) {
+                                f.error = Some(e);
+                            }
+                            for frame in &frames {
+                                let base = match frame.source {
+                                    FrameSource::Input => at + frame.start,
+                                    FrameSource::Held => {
+                                        let base = data.len();
+                                        data.extend_from_slice(f.framer.held_frame());
+                                        base
+                                    }
+                                };
+                                let d = desc.len();
+                                desc.resize(d + DESC_SLOTS as usize, 0);
+                                if let Err(e) = describe_frame(f.version, frame.header, &data[base..base + frame.len], base as u32, false, &mut desc[d..]) {
+                                    // Stop at the first invalid packet: what came before it stands.
+                                    desc.truncate(d);
+                                    f.error = Some(e);
+                                    break;
+                                }
+                                count += 1;
+                            }
+                            if f.framer.buffered() > 0 {
+                                flags |= FRAMES_PARTIAL;
+                            }
+                        }
+                        if f.error.is_some() {
+                            flags |= FRAMES_FAILED;
+                        }
+                    }
+                    r[0] = EV_FRAMES | flags;
+                    r[2] = first as u32;
+                    r[3] = count;
+                }
+                _ => {}
+            }
+        }
+        self.frames = frames;
+        let n = desc.len() / DESC_SLOTS as usize;
+        self.desc = desc;
+        n
     }
 }
 

@@ -9,7 +9,7 @@ import type { Logger } from '../../log/index.ts';
 import type { Authorizer, ClientIdentity } from '../../auth/index.ts';
 import { remainingExpiry } from '../../broker/message.ts';
 import type { EndpointCounters } from '../../broker/endpoint-counters.ts';
-import type { Transport, TransportHandlers } from './transport.ts';
+import type { Transport, TransportFraming, TransportHandlers } from './transport.ts';
 import { RC, type CloseReason } from '../../protocol/reason-codes.ts';
 import { PT } from '../../protocol/packet-types.ts';
 import * as send from '../../protocol/send.ts';
@@ -103,7 +103,11 @@ export class Connection implements Client, TransportHandlers, Expiring {
   identity!: ClientIdentity;
   countedOnEndpoint = false;
   readonly endpointMaxPacket: number;
-  private readonly framer: InstanceType<typeof Framer>;
+  /** The Framer of a transport that delivers bytes (Node sockets, WebSocket); null when the
+   * transport frames itself (the native driver). */
+  private readonly byteFramer: InstanceType<typeof Framer> | null;
+  /** Whichever frames this connection's input. */
+  private readonly framer: TransportFraming;
   /** The CONNECT timeout, then the keep alive (host.deadlines): epoch ms, 0 for none. */
   deadline = 0;
   deadlineSlot = 0;
@@ -120,7 +124,8 @@ export class Connection implements Client, TransportHandlers, Expiring {
     private readonly dispatch: Dispatcher,
   ) {
     this.endpointMaxPacket = endpoint.config.messageMaxSize;
-    this.framer = new Framer(this.endpointMaxPacket);
+    this.byteFramer = transport.framing ? null : new Framer(this.endpointMaxPacket);
+    this.framer = transport.framing ?? this.byteFramer!;
   }
 
   get remoteAddress(): string {
@@ -174,6 +179,39 @@ export class Connection implements Client, TransportHandlers, Expiring {
     this.onData(chunk);
   }
 
+  onTransportFrames(src: Buffer, table: Uint32Array, at: number, n: number): void {
+    let bytes = 0;
+    for (let i = 0; i < n; i++) bytes += table[at + i * DESC_SLOTS + 2];
+    this.host.stats.bytesReceived += bytes;
+    this.bytesIn += bytes;
+    this.lastActivity = Date.now();
+    if (this.backlog) {
+      for (let i = 0; i < n; i++) {
+        const o = at + i * DESC_SLOTS;
+        this.backlog.frames.push({ src, desc: table.slice(o, o + DESC_SLOTS) });
+      }
+      return;
+    }
+    this.received(n);
+    for (let i = 0; i < n; i++) {
+      const o = at + i * DESC_SLOTS;
+      if (this.state === 'closed') return;
+      const r = this.dispatchOne(src, table, o);
+      if (r) {
+        // The rest waits for the handler.
+        this.backlog = { frames: [] };
+        for (let k = i + 1; k < n; k++) {
+          const ko = at + k * DESC_SLOTS;
+          this.backlog.frames.push({ src, desc: table.slice(ko, ko + DESC_SLOTS) });
+        }
+        this.transport.pause();
+        void r.then(() => this.drainBacklog(), (err) => this.fail(err));
+        return;
+      }
+    }
+    this.checkFramerError();
+  }
+
   onTransportError(): void {
     this.host.stats.socketErrors++;
   }
@@ -214,10 +252,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
       return;
     }
     const table = this.host.descTable;
-    let n = this.framer.feed(chunk, table);
+    let n = this.byteFramer!.feed(chunk, table);
     this.received(n);
     while (n > 0) {
-      const held = table[0] & DESC_HELD ? this.framer.takeHeld() : undefined;
+      const held = table[0] & DESC_HELD ? this.byteFramer!.takeHeld() : undefined;
       for (let i = 0; i < n; i++) {
         const o = i * DESC_SLOTS;
         const src = held && i === 0 ? held : chunk;
@@ -236,7 +274,7 @@ export class Connection implements Client, TransportHandlers, Expiring {
           return;
         }
       }
-      n = this.framer.more(chunk, table);
+      n = this.byteFramer!.more(chunk, table);
     }
     this.checkFramerError();
   }
@@ -267,23 +305,23 @@ export class Connection implements Client, TransportHandlers, Expiring {
   /** Frames of the current read that the table had no room for, while a backlog is open. */
   private queueRest(chunk: Buffer): void {
     const table = SCRATCH;
-    let n = this.framer.more(chunk, table);
+    let n = this.byteFramer!.more(chunk, table);
     while (n > 0) {
       for (let k = 0; k < n; k++) this.backlog!.frames.push({ src: chunk, desc: table.slice(k * DESC_SLOTS, (k + 1) * DESC_SLOTS) });
-      n = this.framer.more(chunk, table);
+      n = this.byteFramer!.more(chunk, table);
     }
   }
 
   private queueChunk(chunk: Buffer): void {
     const table = SCRATCH;
-    let n = this.framer.feed(chunk, table);
+    let n = this.byteFramer!.feed(chunk, table);
     this.received(n);
     while (n > 0) {
-      const held = table[0] & DESC_HELD ? this.framer.takeHeld() : undefined;
+      const held = table[0] & DESC_HELD ? this.byteFramer!.takeHeld() : undefined;
       for (let k = 0; k < n; k++) {
         this.backlog!.frames.push({ src: held && k === 0 ? held : chunk, desc: table.slice(k * DESC_SLOTS, (k + 1) * DESC_SLOTS) });
       }
-      n = this.framer.more(chunk, table);
+      n = this.byteFramer!.more(chunk, table);
     }
   }
 

@@ -8,6 +8,9 @@ export type TransportKind = 'tcp' | 'tls' | 'ws';
  * connection). */
 export interface TransportHandlers {
   onTransportData(chunk: Buffer): void;
+  /** Packets a transport that frames natively read (`framing`): `count` descriptors of
+   * DESC_SLOTS words from `table[at]`, their offsets into `src`. */
+  onTransportFrames(src: Buffer, table: Uint32Array, at: number, count: number): void;
   /** A socket error (reset by peer, broken pipe): counted; a close follows. */
   onTransportError(err: Error): void;
   /** The wire broke a rule below MQTT (a WebSocket text frame): the connection closes. */
@@ -17,8 +20,21 @@ export interface TransportHandlers {
   onTransportClose(hadError: boolean): void;
 }
 
+/** The framing of a transport that splits packets itself (the native driver): what the
+ * connection's own Framer would tell. */
+export interface TransportFraming {
+  /** The error that stopped framing (after the packets before it were delivered). */
+  readonly error: { reason: number; code: string; message: string } | null | undefined;
+  /** Bytes of a packet half received. */
+  readonly buffered: number;
+  /** The protocol level CONNECT negotiated: PUBLISH packets are decoded by it. */
+  setVersion(level: number): void;
+}
+
 export interface Transport {
   readonly kind: TransportKind;
+  /** Present when the transport delivers packets (onTransportFrames), not bytes. */
+  readonly framing?: TransportFraming;
   readonly remoteAddress: string;
   readonly remotePort: number;
   /** The CN of a verified client certificate (TLS with client certificates). */
