@@ -6,7 +6,7 @@
 // Owned by the worker thread; the Listeners give it their TCP endpoints.
 import { NetDriver, DESC_SLOTS, type NetTlsOptions, type ErrorInfo } from '../native/index.ts';
 import type { TransportKind } from '../engine/connection/transport.ts';
-import { NativeTransport } from './native-transport.ts';
+import { NativeTransport, type NativeIo } from './native-transport.ts';
 
 const EV_OPEN = 1;
 const EV_DRAIN = 3;
@@ -49,7 +49,7 @@ export interface ListenOptions {
   tls?: NetTlsOptions;
 }
 
-export class NativeNet {
+export class NativeNet implements NativeIo {
   private readonly driver = new NetDriver();
   private readonly events = new Uint32Array(HEADER + MAX_EVENTS * 4);
   private readonly transports = new Map<number, NativeTransport>();

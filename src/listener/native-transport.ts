@@ -2,7 +2,19 @@
 // numbers. The socket, its reads and its output queue live in native memory; writes of a tick go
 // into the NativeNet's arena and leave, for every connection at once, when the tick ends.
 import type { Transport, TransportFraming, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
-import type { NativeNet } from './native-net.ts';
+
+/** What a transport asks of the NativeNet that made it (native-net.ts implements it). */
+export interface NativeIo {
+  write(t: NativeTransport, frame: Buffer): void;
+  end(t: NativeTransport): void;
+  destroy(t: NativeTransport): void;
+  pause(t: NativeTransport): void;
+  resume(t: NativeTransport): void;
+  framerError(t: NativeTransport): { reason: number; code: string; message: string } | null;
+  setVersion(t: NativeTransport, level: number): void;
+  verifiedCN(t: NativeTransport): string | undefined;
+  peerAddress(t: NativeTransport): string;
+}
 
 export class NativeTransport implements Transport, TransportFraming {
   handlers: TransportHandlers | null = null;
@@ -19,7 +31,7 @@ export class NativeTransport implements Transport, TransportFraming {
   address: string | undefined;
 
   constructor(
-    private readonly net: NativeNet,
+    private readonly net: NativeIo,
     readonly id: number,
     readonly kind: TransportKind,
     readonly localPort: number,
