@@ -188,11 +188,18 @@ export class NativeNet implements NativeIo {
     }
     if (this.arenaUsed + len > ARENA_BYTES || this.recordCount === MAX_RECORDS) this.flush();
     this.arena.set(frame, this.arenaUsed);
-    const r = this.recordCount * 3;
-    this.records[r] = t.id;
-    this.records[r + 1] = this.arenaUsed;
-    this.records[r + 2] = len;
-    this.recordCount++;
+    const last = (this.recordCount - 1) * 3;
+    if (last >= 0 && this.records[last] === t.id) {
+      // The same connection as the write before (its frames are back to back in the arena): one
+      // record, one slice of the writev (a subscriber of many publishers gets one per tick).
+      this.records[last + 2] += len;
+    } else {
+      const r = this.recordCount * 3;
+      this.records[r] = t.id;
+      this.records[r + 1] = this.arenaUsed;
+      this.records[r + 2] = len;
+      this.recordCount++;
+    }
     this.arenaUsed += len;
     t.pending += len;
     if (!t.touched) {

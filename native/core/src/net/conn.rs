@@ -50,6 +50,8 @@ pub(crate) const READY: u8 = 2;
 pub(crate) const ENDING: u8 = 4;
 /// shutdown(SHUT_WR) done.
 pub(crate) const WRITE_SHUT: u8 = 8;
+/// Registered for the writable edge (only while bytes are queued).
+pub(crate) const WANT_WRITE: u8 = 16;
 
 /// A queue this large is given back to the allocator once it drains (smaller ones are kept).
 const KEEP_QUEUE_CAPACITY: usize = 16 * 1024;

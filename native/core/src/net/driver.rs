@@ -20,7 +20,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use socket2::SockRef;
 
-use super::conn::{errno, Conn, Tls, TlsRead, ENDING, PAUSED, READY};
+use super::conn::{errno, Conn, Tls, TlsRead, ENDING, PAUSED, READY, WANT_WRITE};
 use crate::tls::TlsEndpoint;
 use super::events::{EventSink, EVENT_WORDS, EV_ACCEPT_ERROR, EV_CLOSE, EV_DATA, EV_DRAIN, EV_OPEN};
 
@@ -297,7 +297,7 @@ impl Driver {
                 (self.slots.len() - 1) as u32
             }
         };
-        if self.poll.registry().register(&mut stream, Token(slot as usize), Interest::READABLE | Interest::WRITABLE).is_err() {
+        if self.poll.registry().register(&mut stream, Token(slot as usize), Interest::READABLE).is_err() {
             self.free.push(slot);
             return;
         }
@@ -348,7 +348,12 @@ impl Driver {
                 TlsRead::Failed(e) => Some(e),
             };
             let plain = sink.data.len() - start;
-            if conn.has(ENDING) {
+            let conn_ending = conn.has(ENDING);
+            if closed.is_none() {
+                // The handshake may have left bytes for the kernel.
+                self.watch_writes(slot);
+            }
+            if conn_ending {
                 sink.data.truncate(start);
             } else if plain > 0 {
                 sink.push(EV_DATA, id, start as u32, plain as u32);
@@ -411,6 +416,20 @@ impl Driver {
         }
     }
 
+    /// Asks epoll for the writable edge only while bytes wait in the connection's queue: with it
+    /// always on, every ACK that frees send buffer would wake the thread for nothing.
+    fn watch_writes(&mut self, slot: u32) {
+        let Some(conn) = self.slots[slot as usize].conn.as_mut() else { return };
+        let want = conn.queued() > 0;
+        if want == conn.has(WANT_WRITE) {
+            return;
+        }
+        let interest = if want { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+        if self.poll.registry().reregister(&mut conn.stream, Token(slot as usize), interest).is_ok() {
+            conn.flags ^= WANT_WRITE;
+        }
+    }
+
     fn on_writable(&mut self, slot: u32, sink: &mut EventSink<'_>) {
         let id = self.id_of(slot);
         let Some(conn) = self.slots[slot as usize].conn.as_mut() else { return };
@@ -427,6 +446,7 @@ impl Driver {
                         self.emit(sink, EV_DRAIN, id, 0);
                     }
                 }
+                self.watch_writes(slot);
             }
             Err(e) => {
                 self.release(slot);
@@ -518,6 +538,7 @@ impl Driver {
         match conn.write(slices) {
             Ok(n) => {
                 self.stats.bytes_written += n as u64;
+                self.watch_writes(slot);
                 true
             }
             Err(e) => {
@@ -564,6 +585,7 @@ impl Driver {
             c.flags |= READY;
             self.ready.push(slot);
         }
+        self.watch_writes(slot);
         true
     }
 
