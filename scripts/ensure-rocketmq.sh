@@ -147,10 +147,11 @@ for _ in $(seq 1 240); do
 done
 port_open "$grpc" || { echo "ensure-rocketmq: the proxy did not listen on 127.0.0.1:$grpc (see $state/logs)" >&2; exit 1; }
 
-# Clients get no route until the broker has registered with the name server (10-20 s after start).
+# Clients get no route until the broker has registered with the name server (10-20 s after start;
+# over a minute once, on a machine busy with the other servers starting: 3 minutes at most here).
 registered() { tail -n +"$(( $(cat "$state/broker.log.mark" 2>/dev/null || echo 0) + 1 ))" "$state/logs/rocketmqlogs/broker.log" 2>/dev/null |
   grep -q "Registering current broker to name server completed"; }
-for _ in $(seq 1 120); do
+for _ in $(seq 1 360); do
   registered && break
   pid_alive proxy || { echo "ensure-rocketmq: the proxy exited (see $state/proxy.out, $state/logs)" >&2; exit 1; }
   sleep 0.5
