@@ -28,7 +28,7 @@ const FRAMES_PARTIAL: u32 = 1 << 8;
 const FRAMES_FAILED: u32 = 1 << 9;
 const SLOT_MASK: u32 = (1 << 24) - 1;
 /// Bytes one turn reads at most (over all connections).
-const TURN_DATA_LIMIT: usize = 1 << 20;
+const TURN_DATA_LIMIT: usize = 1 << 16;
 
 /// A TLS endpoint's files and client-certificate policy (mqtt.tls.*, an endpoint's sslConfig).
 #[napi(object)]
