@@ -13,13 +13,14 @@
 // quarter of a core while it ran, or the hypervisor stole time; it is repeated once. Scenarios
 // whose runs spread more than 25 % get more runs (up to 5).
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 import { ROOT, LOADGEN_CORE, BROKER_NAMES, setSpindleRoot, startBroker, notRun, processCpuSeconds, machineCpu, versions, type BrokerName, type Mode, type RunningBroker } from './lib/compare-brokers.ts';
 import { scenarios, QUICK_IDS, type Scenario } from './lib/compare-scenarios.ts';
 import { writeCompareReport, type RunRecord, type CompareResults } from './lib/compare-report.ts';
 import { machine } from './lib/report.ts';
+import { rssBytes } from './lib/process-stats.ts';
 
 const LOADGEN = path.join(ROOT, 'target/release/spindle-loadgen');
 const FOREIGN_CORES_LIMIT = 0.25;
@@ -112,12 +113,6 @@ function runLoadgen(args: string[], pinned: boolean, timeoutMs: number): Promise
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The RSS of a process, in bytes. */
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
 /**
  * Waits until a fresh broker's RSS holds still (three readings 0.5 s apart within 1 MiB, 30 s at
  * most), so the memory per idle connection is the connections' and not the start-up's: a broker
@@ -126,10 +121,10 @@ function rssOf(pid: number): number {
  */
 async function settleRss(pid: number): Promise<number> {
   const t0 = performance.now();
-  const readings = [rssOf(pid)];
+  const readings = [rssBytes(pid)];
   while (performance.now() - t0 < 30_000) {
     await sleep(500);
-    readings.push(rssOf(pid));
+    readings.push(rssBytes(pid));
     const last = readings.slice(-3);
     if (last.length === 3 && Math.max(...last) - Math.min(...last) <= 1 << 20) break;
   }

@@ -115,7 +115,7 @@ export class Listeners {
     // TCP_NODELAY unless the endpoint asks for Nagle (childOptions.tcpNoDelay: false), set at accept.
     const noDelay = ep.config.childOptions.tcpNoDelay !== false;
     if (this.io === 'native') {
-      this.listenNative(ep, fd, noDelay);
+      this.listenNative(ep, fd, noDelay, ssl);
       return;
     }
     const server = ssl
@@ -125,12 +125,11 @@ export class Listeners {
     await listenFd(server, fd, ep.config.serverOptions.backlog ?? DEFAULT_BACKLOG);
   }
 
-  private listenNative(ep: WorkerEndpoint, fd: number, noDelay: boolean): void {
+  private listenNative(ep: WorkerEndpoint, fd: number, noDelay: boolean, ssl: SslConfig | undefined): void {
     const native = (this.native ??= new NativeNet());
     const child = ep.config.childOptions;
     const keepAliveSecs = child.keepAlive ? (child.keepAliveInitialDelay ?? 0) : undefined;
     const localPort = listenerPort(fd);
-    const ssl = ep.config.sslConfig;
     ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs, maxPacketSize: ep.config.messageMaxSize, tls: ssl ? nativeTls(ssl) : undefined }, {
       kind: ssl ? 'tls' : 'tcp',
       cnAsUsername: ssl?.cnAsUsername ?? false,

@@ -5,8 +5,7 @@
 // the tick ends, one vectored write per connection (large frames go on their own, in order).
 // Owned by the worker thread; the Listeners give it their TCP endpoints.
 import { NetDriver, DESC_SLOTS, type NetTlsOptions, type ErrorInfo } from '../native/index.ts';
-import type { TransportKind } from '../engine/connection/transport.ts';
-import { NativeTransport, type NativeIo } from './native-transport.ts';
+import { NativeTransport, type NativeIo, type TransportOrigin } from './native-transport.ts';
 
 const EV_OPEN = 1;
 const EV_DRAIN = 3;
@@ -29,12 +28,7 @@ const LARGE_FRAME = 64 * 1024;
 const END_TIMEOUT_MS = 5000;
 
 /** What a listener of the NativeNet does with what it accepts. */
-export interface NativeListener {
-  readonly kind: TransportKind;
-  /** TLS: the verified client certificate's CN is the connection's certificateCN. */
-  readonly cnAsUsername: boolean;
-  /** The port it listens on (the endpoint's, or the one the kernel picked). */
-  readonly localPort: number;
+export interface NativeListener extends TransportOrigin {
   opened(t: NativeTransport): void;
   /** accept() failed (EMFILE, ENFILE, ...): counted; accepting resumes shortly. */
   acceptFailed(errno: number): void;
@@ -97,10 +91,6 @@ export class NativeNet implements NativeIo {
     this.listeners.delete(n);
   }
 
-  get openConnections(): number {
-    return this.transports.size;
-  }
-
   /** Closes every connection and listener now (the thread is ending). */
   stop(): void {
     if (this.stopped) return;
@@ -133,7 +123,7 @@ export class NativeNet implements NativeIo {
             this.driver.destroy(id);
             break;
           }
-          const t = new NativeTransport(this, id, listener.kind, listener.localPort, ev[o + 3], ev[o + 2] >>> 16, listener.cnAsUsername);
+          const t = new NativeTransport(this, id, listener, ev[o + 3], ev[o + 2] >>> 16);
           if (ev[o + 3] === 0) t.address = this.driver.peerAddress(id);
           this.transports.set(id, t);
           listener.opened(t);
@@ -256,7 +246,7 @@ export class NativeNet implements NativeIo {
     let keep = 0;
     for (const e of this.ending) {
       const [t, deadline] = e;
-      if (!this.transports.has(t.id) || this.transports.get(t.id) !== t) continue;
+      if (this.transports.get(t.id) !== t) continue; // closed since
       if (deadline <= now) {
         this.transports.delete(t.id);
         this.driver.destroy(t.id);

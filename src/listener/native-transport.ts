@@ -3,6 +3,16 @@
 // into the NativeNet's arena and leave, for every connection at once, when the tick ends.
 import type { Transport, TransportFraming, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
 
+/** The listener a connection came from (native-net.ts's NativeListener): shared by its
+ * connections, so each holds one reference instead of three fields. */
+export interface TransportOrigin {
+  readonly kind: TransportKind;
+  /** The port it listens on. */
+  readonly localPort: number;
+  /** TLS endpoints with cnAsUsername: the certificate's CN is asked for at CONNECT. */
+  readonly cnAsUsername: boolean;
+}
+
 /** What a transport asks of the NativeNet that made it (native-net.ts implements it). */
 export interface NativeIo {
   write(t: NativeTransport, frame: Buffer): void;
@@ -33,14 +43,19 @@ export class NativeTransport implements Transport, TransportFraming {
   constructor(
     private readonly net: NativeIo,
     readonly id: number,
-    readonly kind: TransportKind,
-    readonly localPort: number,
+    private readonly origin: TransportOrigin,
     /** The peer's IPv4 address as a number (0: IPv6, read from the driver). */
     private readonly ip4: number,
     readonly remotePort: number,
-    /** TLS endpoints with cnAsUsername: the certificate's CN is asked for at CONNECT. */
-    private readonly cnAsUsername: boolean,
   ) {}
+
+  get kind(): TransportKind {
+    return this.origin.kind;
+  }
+
+  get localPort(): number {
+    return this.origin.localPort;
+  }
 
   /** The driver splits this connection's bytes into packets: it is its own framing. */
   get framing(): TransportFraming {
@@ -68,7 +83,7 @@ export class NativeTransport implements Transport, TransportFraming {
   }
 
   get certificateCN(): string | undefined {
-    return this.cnAsUsername && !this.closed ? this.net.verifiedCN(this) : undefined;
+    return this.origin.cnAsUsername && !this.closed ? this.net.verifiedCN(this) : undefined;
   }
 
   get bufferedBytes(): number {

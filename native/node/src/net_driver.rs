@@ -51,16 +51,6 @@ fn load_tls(o: &NetTlsOptions) -> Result<Arc<TlsEndpoint>, String> {
     TlsEndpoint::load(&settings).map(Arc::new).map_err(|e| Error::new("TLS_CONFIG".to_string(), e.to_string()))
 }
 
-#[napi(object)]
-pub struct NetStats {
-    pub accepted: f64,
-    pub closed: f64,
-    pub accept_errors: f64,
-    pub bytes_read: f64,
-    pub bytes_written: f64,
-    pub open: f64,
-}
-
 /// The framing state of one connection: the packet being assembled across reads, the protocol
 /// version PUBLISH packets are decoded with, and the error that stopped it.
 struct Framing {
@@ -262,29 +252,6 @@ impl NetDriver {
     pub fn peer_address(&self, id: u32) -> String {
         // IPv4-mapped peers of a dual-stack listener read `::ffff:a.b.c.d`, as in Node.
         self.driver.peer(id).map(|a| a.ip().to_string()).unwrap_or_default()
-    }
-
-    #[napi(catch_unwind)]
-    pub fn peer_port(&self, id: u32) -> u32 {
-        self.driver.peer(id).map(|a| a.port() as u32).unwrap_or(0)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn queued(&self, id: u32) -> f64 {
-        self.driver.queued(id) as f64
-    }
-
-    #[napi(catch_unwind)]
-    pub fn stats(&self) -> NetStats {
-        let s = self.driver.stats;
-        NetStats {
-            accepted: s.accepted as f64,
-            closed: s.closed as f64,
-            accept_errors: s.accept_errors as f64,
-            bytes_read: s.bytes_read as f64,
-            bytes_written: s.bytes_written as f64,
-            open: s.open as f64,
-        }
     }
 }
 

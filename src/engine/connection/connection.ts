@@ -186,26 +186,15 @@ export class Connection implements Client, TransportHandlers, Expiring {
     this.bytesIn += bytes;
     this.lastActivity = Date.now();
     if (this.backlog) {
-      for (let i = 0; i < n; i++) {
-        const o = at + i * DESC_SLOTS;
-        this.backlog.frames.push({ src, desc: table.slice(o, o + DESC_SLOTS) });
-      }
+      this.queueFrames(src, table, at, 0, n);
       return;
     }
     this.received(n);
     for (let i = 0; i < n; i++) {
-      const o = at + i * DESC_SLOTS;
       if (this.state === 'closed') return;
-      const r = this.dispatchOne(src, table, o);
+      const r = this.dispatchOne(src, table, at + i * DESC_SLOTS);
       if (r) {
-        // The rest waits for the handler.
-        this.backlog = { frames: [] };
-        for (let k = i + 1; k < n; k++) {
-          const ko = at + k * DESC_SLOTS;
-          this.backlog.frames.push({ src, desc: table.slice(ko, ko + DESC_SLOTS) });
-        }
-        this.transport.pause();
-        void r.then(() => this.drainBacklog(), (err) => this.fail(err));
+        this.waitFor(r, src, table, at, i + 1, n);
         return;
       }
     }
@@ -262,15 +251,8 @@ export class Connection implements Client, TransportHandlers, Expiring {
         if (this.state === 'closed') return;
         const r = this.dispatchOne(src, table, o);
         if (r) {
-          // The rest of this read waits for the handler; copy it out of the shared table.
-          this.backlog = { frames: [] };
-          for (let k = i + 1; k < n; k++) {
-            const ko = k * DESC_SLOTS;
-            this.backlog.frames.push({ src: chunk, desc: table.slice(ko, ko + DESC_SLOTS) });
-          }
+          this.waitFor(r, chunk, table, 0, i + 1, n);
           this.queueRest(chunk);
-          this.transport.pause();
-          void r.then(() => this.drainBacklog(), (err) => this.fail(err));
           return;
         }
       }
@@ -302,12 +284,29 @@ export class Connection implements Client, TransportHandlers, Expiring {
     }
   }
 
+  /** A handler answered with a promise: frames `from`..`n` of `table` (from `at`) wait for it in a
+   * backlog, copied out of the table (it is reused), and reading pauses. */
+  private waitFor(r: Promise<void>, src: Buffer, table: Uint32Array, at: number, from: number, n: number): void {
+    this.backlog = { frames: [] };
+    this.queueFrames(src, table, at, from, n);
+    this.transport.pause();
+    void r.then(() => this.drainBacklog(), (err) => this.fail(err));
+  }
+
+  /** Frames `from`..`n` of `table` (from `at`) into the open backlog. */
+  private queueFrames(src: Buffer, table: Uint32Array, at: number, from: number, n: number): void {
+    for (let k = from; k < n; k++) {
+      const o = at + k * DESC_SLOTS;
+      this.backlog!.frames.push({ src, desc: table.slice(o, o + DESC_SLOTS) });
+    }
+  }
+
   /** Frames of the current read that the table had no room for, while a backlog is open. */
   private queueRest(chunk: Buffer): void {
     const table = SCRATCH;
     let n = this.byteFramer!.more(chunk, table);
     while (n > 0) {
-      for (let k = 0; k < n; k++) this.backlog!.frames.push({ src: chunk, desc: table.slice(k * DESC_SLOTS, (k + 1) * DESC_SLOTS) });
+      this.queueFrames(chunk, table, 0, 0, n);
       n = this.byteFramer!.more(chunk, table);
     }
   }

@@ -32,12 +32,6 @@ export class Deadlines {
     this.file(item, slot);
   }
 
-  get size(): number {
-    let n = 0;
-    for (const list of this.slots.values()) n += list.length;
-    return n;
-  }
-
   private file(item: Expiring, slot: number): void {
     item.deadlineSlot = slot;
     const list = this.slots.get(slot);

@@ -219,11 +219,12 @@ impl Driver {
         self.has_more()
     }
 
-    fn emit(&mut self, sink: &mut EventSink<'_>, kind: u32, id: u32, a: u32) {
+    /// An event into this turn's batch, or after those waiting when the batch is full.
+    fn emit(&mut self, sink: &mut EventSink<'_>, kind: u32, id: u32, a: u32, b: u32) {
         if self.pending.is_empty() && sink.has_room() {
-            sink.push(kind, id, a, 0);
+            sink.push(kind, id, a, b);
         } else {
-            self.pending.push_back([kind, id, a, 0]);
+            self.pending.push_back([kind, id, a, b]);
         }
     }
 
@@ -258,7 +259,7 @@ impl Driver {
                 Err(e) => {
                     // EMFILE, ENFILE, ENOBUFS...: reported, and tried again on a later turn.
                     self.stats.accept_errors += 1;
-                    self.emit(sink, EV_ACCEPT_ERROR, index, errno(&e));
+                    self.emit(sink, EV_ACCEPT_ERROR, index, errno(&e), 0);
                     self.retry_listeners.push(index);
                     return;
                 }
@@ -310,12 +311,7 @@ impl Driver {
             SocketAddr::V4(a) => (u32::from(*a.ip()), a.port()),
             SocketAddr::V6(a) => (0, a.port()),
         };
-        let record = [EV_OPEN, id, listener | (port as u32) << 16, ip4];
-        if self.pending.is_empty() && sink.has_room() {
-            sink.push(record[0], record[1], record[2], record[3]);
-        } else {
-            self.pending.push_back(record);
-        }
+        self.emit(sink, EV_OPEN, id, listener | (port as u32) << 16, ip4);
     }
 
     /// Reads what the socket has, up to the budget. A short read ends it (the socket is empty,
@@ -443,14 +439,14 @@ impl Driver {
                     if conn.has(ENDING) {
                         conn.shutdown_write();
                     } else {
-                        self.emit(sink, EV_DRAIN, id, 0);
+                        self.emit(sink, EV_DRAIN, id, 0, 0);
                     }
                 }
                 self.watch_writes(slot);
             }
             Err(e) => {
                 self.release(slot);
-                self.emit(sink, EV_CLOSE, id, errno(&e));
+                self.emit(sink, EV_CLOSE, id, errno(&e), 0);
             }
         }
     }
