@@ -20,7 +20,15 @@ node_modules/.installed: package.json package-lock.json
 	npm install --no-audit --no-fund
 	touch $@
 
-build: setup $(ADDON) dist/console/index.html
+build: setup $(ADDON) lib/main.js dist/console/index.html
+
+# The broker compiled: src/ to lib/ by tsc (tsconfig.build.json: same layout, imports rewritten
+# from .ts to .js, no type check: that is `make typecheck`), which bin/spindle runs. Nothing
+# compiles TypeScript when the broker starts; tsx stays for the tests and bin/spindle-dev.mjs.
+LIB_SRC := $(shell find src types -type f) tsconfig.json tsconfig.build.json
+lib/main.js: $(LIB_SRC) node_modules/.installed
+	npx tsc -p tsconfig.build.json
+	touch $@
 
 # The web console (console/: Preact, htm, uPlot), bundled and minified by Vite into dist/console,
 # which the admin server serves at /. Vite prints each file's size, gzipped too.
@@ -189,7 +197,7 @@ fuzz:
 # Starts the broker with the defaults (MQTT on 1883, WebSocket on 8083 at /mqtt); pass options
 # with ARGS, e.g. make run ARGS="--config spindle.yaml".
 run: build
-	node bin/spindle.mjs $(ARGS)
+	./bin/spindle $(ARGS)
 
 # Three nodes of a cluster on this machine (MQTT 1883..1885, admin 8080..8082, each with its own
 # nats-server: clients 4222..4224, routes 6222..6224), until Ctrl-C. See scripts/cluster-demo.sh

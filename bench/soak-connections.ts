@@ -1,4 +1,4 @@
-// A connection soak: starts Spindle (as the comparison bench does: bin/spindle.mjs on a free
+// A connection soak: starts Spindle (as the comparison bench does: bin/spindle on a free
 // loopback port, admin, WebSocket and $SYS off, a fresh data directory) and opens and closes
 // --count (100 000) MQTT connections, --concurrency (200) at a time, in a fixed mix of endings:
 //   of every 20 connections, 14 send CONNECT, wait for CONNACK, send DISCONNECT and close; 2 close

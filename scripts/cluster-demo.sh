@@ -101,7 +101,7 @@ for n in "${nodes[@]}"; do
     SPINDLE_CLUSTER_CLIENT_PORT="$(port_of "$nats_base" "$n")" \
     SPINDLE_CLUSTER_LOCAL_ADDRESS="127.0.0.1:$(port_of "$route_base" "$n")" \
     SPINDLE_CLUSTER_ADDRESSES="$addresses" \
-    setsid node bin/spindle.mjs >"$dir/node-$n.log" 2>&1 &
+    setsid ./bin/spindle >"$dir/node-$n.log" 2>&1 &
   pids+=("$!")
   echo "cluster-demo: node-$n started (pid $!): MQTT $host:$(port_of "$mqtt_base" "$n"), admin http://$host:$(port_of "$admin_base" "$n"), NATS 127.0.0.1:$(port_of "$nats_base" "$n"), routes 127.0.0.1:$(port_of "$route_base" "$n") -> $addresses; log $dir/node-$n.log"
 done

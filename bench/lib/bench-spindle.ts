@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { ROOT, freePort, spindleBenchEnv } from './compare-brokers.ts';
+import { ROOT, freePort, spindleArgv, spindleBenchEnv } from './compare-brokers.ts';
 
 export const ADMIN_PASSWORD = 'bench-admin-password';
 const READY_TIMEOUT_MS = 30_000;
@@ -38,7 +38,8 @@ export async function startBenchSpindle(name: string, { env = {}, root = ROOT }:
   const port = await freePort();
   const adminPort = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), `bench-${name}-`));
-  const child = spawn(process.execPath, [path.join(root, 'bin/spindle.mjs')], {
+  const [command, ...args] = spindleArgv(root);
+  const child = spawn(command, args, {
     cwd: root,
     env: {
       ...spindleBenchEnv(port, dir),

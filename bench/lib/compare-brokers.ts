@@ -3,7 +3,7 @@
 // scripts/ensure-rumqttd.sh) and Mochi MQTT (go install, see scripts/ensure-mochi.sh), each on
 // free loopback ports, optionally pinned to one core with taskset. Owns the broker child processes.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -165,6 +165,7 @@ export function spindleCommit(): string {
 export function spindleBenchEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
   return {
     ...process.env,
+    SPINDLE_NODE: process.execPath,
     SPINDLE_MQTT_HOST: '127.0.0.1',
     SPINDLE_MQTT_TCP_PORT: String(port),
     SPINDLE_MQTT_WS_ENABLED: 'false',
@@ -176,9 +177,16 @@ export function spindleBenchEnv(port: number, dataDir: string): NodeJS.ProcessEn
   };
 }
 
+/** The command of the Spindle tree at `root`: bin/spindle (the compiled build), or an older
+ * checkout's bin/spindle.mjs (TypeScript through tsx) where it has no compiled build. */
+export function spindleArgv(root: string): string[] {
+  const bin = path.join(root, 'bin/spindle');
+  return existsSync(bin) ? [bin] : [process.execPath, path.join(root, 'bin/spindle.mjs')];
+}
+
 function launchSpindle(port: number, mode: Mode, dataDir: string, io: 'native' | 'node' = 'native'): Launch {
   return {
-    argv: [process.execPath, path.join(spindleRoot, 'bin/spindle.mjs')],
+    argv: spindleArgv(spindleRoot),
     env: {
       ...spindleBenchEnv(port, dataDir),
       SPINDLE_MQTT_IO: io,

@@ -8,7 +8,8 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Logger } from '../log/index.ts';
 import type { LogStore } from '../log/log-store.ts';
 import { relayLines } from '../log/line-relay.ts';
-import { spawnTsWorker } from '../threads/spawn.ts';
+import { moduleUrl } from '../threads/entry.ts';
+import { spawnWorker } from '../threads/spawn.ts';
 import type { FromWorker, ToWorker } from '../worker/messages.ts';
 import type { OpName, OpResult, OpTail } from '../worker/ops/index.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
@@ -55,7 +56,7 @@ export interface PoolDeps {
 const INSTALL_TIMEOUT_MS = 10_000;
 /** How long a shutdown waits for a stopped worker's last lines. */
 const RELAY_DRAIN_MS = 1000;
-const WORKER_ENTRY = new URL('../worker/worker.ts', import.meta.url);
+const WORKER_ENTRY = moduleUrl('../worker/worker', import.meta.url);
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
@@ -83,7 +84,7 @@ export class WorkerPool {
     const logs = this.deps.logStore();
     // A small nursery: message objects live and die in it, in the CPU caches (see the key).
     // With the log store on, the worker's stdout comes here (one writer for the files).
-    const worker = spawnTsWorker(WORKER_ENTRY, this.deps.workerData(slot.id, restore), { resourceLimits: { maxYoungGenerationSizeMb: this.deps.youngGenerationMb }, stdout: logs !== null });
+    const worker = spawnWorker(WORKER_ENTRY, this.deps.workerData(slot.id, restore), { resourceLimits: { maxYoungGenerationSizeMb: this.deps.youngGenerationMb }, stdout: logs !== null });
     slot.relayed = logs ? relayLines(worker.stdout, process.stdout, (line) => logs.append(line, `worker-${slot.id}`)) : null;
     slot.worker = worker;
     slot.phase = 'starting';

@@ -7,8 +7,7 @@ import path from 'node:path';
 import net from 'node:net';
 
 import { ownChild } from './children.ts';
-
-const BIN = new URL('../../bin/spindle.mjs', import.meta.url).pathname;
+import { SPINDLE_BIN, spindleEnv } from './spindle-bin.ts';
 
 export interface ProcessBroker {
   port: number;
@@ -39,7 +38,7 @@ export function tempDir(prefix = 'spindle-proc-'): string {
 export async function startProcessBroker(config: Record<string, unknown> & { dataDir: string; mqtt: Record<string, unknown> & { tcp: { port: number } } }): Promise<ProcessBroker> {
   const file = path.join(config.dataDir, 'spindle.json');
   writeFileSync(file, JSON.stringify(config));
-  const child = ownChild(spawn(process.execPath, [BIN, '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = ownChild(spawn(SPINDLE_BIN, ['--config', file], { env: spindleEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
   const output: string[] = [];
   const collect = (b: Buffer) => output.push(...b.toString().split('\n').filter(Boolean));
   child.stdout!.on('data', collect);

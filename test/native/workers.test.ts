@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 
 import { Router } from '../../src/native/index.ts';
-import { spawnTsWorker } from '../../src/threads/spawn.ts';
+import { spawnWorker } from '../../src/threads/spawn.ts';
 
 test('8 worker threads subscribe and match concurrently on one shared router', async () => {
   const name = `workers-${process.pid}`;
@@ -13,7 +13,7 @@ test('8 worker threads subscribe and match concurrently on one shared router', a
   const WORKERS = 8;
   const SESSIONS = 500;
   const workers = Array.from({ length: WORKERS }, (_, index) =>
-    spawnTsWorker(new URL('./router-worker.ts', import.meta.url), { name, index, sessions: SESSIONS, topics: 37 }));
+    spawnWorker(new URL('./router-worker.ts', import.meta.url), { name, index, sessions: SESSIONS, topics: 37 }));
   const results = await Promise.all(workers.map(async (w) => (await once(w, 'message'))[0] as { matched: number }));
   await Promise.all(workers.map((w) => w.terminate()));
   for (const r of results) assert.equal(r.matched, SESSIONS, 'each session saw its own subscription');

@@ -17,6 +17,7 @@ import { connect, end, nextMessages, startBroker, type TestBroker } from '../hel
 import { startAdminBroker } from '../helpers/admin.ts';
 import { freePort, startProcessBroker, tempDir } from '../helpers/process-broker.ts';
 import { ownChild } from '../helpers/children.ts';
+import { SPINDLE_BIN, spindleEnv } from '../helpers/spindle-bin.ts';
 import { waitFor, WAIT_MS } from '../helpers/wait.ts';
 
 const PASSWORD = 'start-test-password';
@@ -73,7 +74,7 @@ test('the first message after a start meets the stored rule, the log topic and t
   const file = path.join(dataDir, 'spindle.json');
   writeFileSync(file, JSON.stringify(config));
   const output: string[] = [];
-  const child = ownChild(spawn(process.execPath, [new URL('../../bin/spindle.mjs', import.meta.url).pathname, '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = ownChild(spawn(SPINDLE_BIN, ['--config', file], { env: spindleEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
   const collect = (b: Buffer) => output.push(...b.toString().split('\n').filter(Boolean));
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);

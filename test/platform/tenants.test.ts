@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { TenantCounters, createTenantBuffer } from '../../src/broker/tenant-counters.ts';
-import { spawnTsWorker } from '../../src/threads/spawn.ts';
+import { spawnWorker } from '../../src/threads/spawn.ts';
 import { SharedTenantLink } from '../../src/policies/worker/tenant-link.ts';
 import { checkNamespace, overlaps } from '../../src/platform/names.ts';
 import { PlatformError } from '../../src/platform/errors.ts';
@@ -18,7 +18,7 @@ test('a connection quota holds across threads taking places at once', async () =
   counters.claim(1, 100, null);
   // Four threads each try 100 times on the same slot: exactly 100 get a place.
   const results = await Promise.all([0, 1, 2, 3].map((worker) => new Promise<number>((resolve, reject) => {
-    const w = spawnTsWorker(new URL('./fixtures/take-places.ts', import.meta.url), { buffer: counters.buffer, slot: 1, tries: 100, worker });
+    const w = spawnWorker(new URL('./fixtures/take-places.ts', import.meta.url), { buffer: counters.buffer, slot: 1, tries: 100, worker });
     w.once('message', resolve);
     w.once('error', reject);
   })));

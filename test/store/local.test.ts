@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { StoreError } from '../../src/store/errors.ts';
 import { LocalStore } from '../../src/store/local/local-store.ts';
 import type { StoredMessage } from '../../src/store/types.ts';
-import { spawnTsWorker } from '../../src/threads/spawn.ts';
+import { spawnWorker } from '../../src/threads/spawn.ts';
 import { storeSuite } from './store-suite.ts';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'spindle-local-'));
@@ -152,7 +152,7 @@ function registerTests(): void {
       const main = await openStore(dir);
       const WORKERS = 4;
       const COUNT = 2000;
-      const workers = Array.from({ length: WORKERS }, (_, index) => spawnTsWorker(new URL(import.meta.url), { localStoreDir: dir, index, count: COUNT }));
+      const workers = Array.from({ length: WORKERS }, (_, index) => spawnWorker(new URL(import.meta.url), { localStoreDir: dir, index, count: COUNT }));
       const exited = workers.map((w) => once(w, 'exit'));
       const results = await Promise.all(workers.map(async (w) => (await once(w, 'message'))[0] as { deliveries: number }));
       await Promise.all(exited);

@@ -9,7 +9,6 @@
 // thread writes a heartbeat into a shared word; past 3x the time limit the task is aborted and
 // its thread ended) fails as a whole: each of its messages then passes unchanged or is dropped
 // (scripts.onError), counted against the processor that was running.
-import path from 'node:path';
 import { Piscina } from 'piscina';
 
 import type { Logger } from '../../../log/index.ts';
@@ -18,6 +17,14 @@ import { matchLevels, parseFilter, type FilterLevel } from '../../../auth/topic-
 import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
 import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../pool/heartbeat.ts';
+import { moduleUrl } from '../../../threads/entry.ts';
+
+/** The pool thread's task handler: compiled, run-batch.js's runBatch; from the TypeScript sources,
+ * thread.mjs, which registers tsx first and exports runBatch as its default. */
+const RUN_BATCH = moduleUrl('../pool/run-batch', import.meta.url);
+const POOL_ENTRY = RUN_BATCH.pathname.endsWith('.ts')
+  ? { filename: new URL('../pool/thread.mjs', import.meta.url).href }
+  : { filename: RUN_BATCH.href, name: 'runBatch' };
 
 export interface StageOptions {
   log: Logger;
@@ -345,7 +352,7 @@ export class ProcessorStage {
 
   private newPool(): Piscina {
     return new Piscina({
-      filename: path.join(import.meta.dirname, '../pool/thread.mjs'),
+      ...POOL_ENTRY,
       minThreads: this.options.threads,
       maxThreads: this.options.threads,
       concurrentTasksPerWorker: 1,
