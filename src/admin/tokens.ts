@@ -2,9 +2,12 @@
 // user record by its immutable id (`sub`) and carries the record's credential version (`ver`);
 // auth.ts refuses a token whose user is gone or whose version has moved on. HS256 only: a token
 // with any other `alg` (none, RS256, ...) is refused before its signature is looked at.
-import { SignJWT, errors, jwtVerify } from 'jose';
+type Jose = typeof import('jose');
 
 const ALG = 'HS256';
+// Loaded at the first sign-in or token (~60 ms of a start that has none yet).
+let jose: Promise<Jose> | null = null;
+const loadJose = (): Promise<Jose> => (jose ??= import('jose'));
 
 export interface TokenClaims {
   /** The user record's id (never the username: a re-created user is another record). */
@@ -16,7 +19,8 @@ export interface TokenClaims {
 }
 
 /** A signed token for `claims.sub` and `claims.ver`, valid from `iat` to `exp` (seconds). */
-export function signToken(claims: TokenClaims, secret: Uint8Array): Promise<string> {
+export async function signToken(claims: TokenClaims, secret: Uint8Array): Promise<string> {
+  const { SignJWT } = await loadJose();
   return new SignJWT({ ver: claims.ver })
     .setProtectedHeader({ alg: ALG, typ: 'JWT' })
     .setSubject(claims.sub)
@@ -27,6 +31,7 @@ export function signToken(claims: TokenClaims, secret: Uint8Array): Promise<stri
 
 /** The claims of a well-signed, unexpired HS256 token; null for anything else. */
 export async function verifyToken(token: string, secret: Uint8Array, now = Date.now()): Promise<TokenClaims | null> {
+  const { errors, jwtVerify } = await loadJose();
   try {
     const { payload } = await jwtVerify(token, secret, { algorithms: [ALG], currentDate: new Date(now), requiredClaims: ['sub', 'exp', 'iat'] });
     if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number' || !Number.isInteger(payload.ver)) return null;

@@ -1,8 +1,17 @@
 // Owns password hashes: recognising an argon2 or bcrypt hash, checking that it can be verified,
 // hashing a new password and verifying one. Hashing and verifying run on the libuv thread pool
 // (@node-rs/argon2, @node-rs/bcrypt), off the event loop.
-import * as argon2 from '@node-rs/argon2';
-import * as bcrypt from '@node-rs/bcrypt';
+import { createRequire } from 'node:module';
+
+type Argon2 = typeof import('@node-rs/argon2');
+type Bcrypt = typeof import('@node-rs/bcrypt');
+
+// Loaded on first use (both are native addons, ~50 ms of a start that has no password to check).
+const require = createRequire(import.meta.url);
+let argon2Module: Argon2 | null = null;
+let bcryptModule: Bcrypt | null = null;
+export const argon2 = (): Argon2 => (argon2Module ??= require('@node-rs/argon2') as Argon2);
+export const bcrypt = (): Bcrypt => (bcryptModule ??= require('@node-rs/bcrypt') as Bcrypt);
 
 export type PasswordAlgorithm = 'argon2' | 'bcrypt';
 export const PASSWORD_ALGORITHMS: readonly PasswordAlgorithm[] = ['argon2', 'bcrypt'];
@@ -23,7 +32,7 @@ export function passwordHashProblem(hash: string): string | undefined {
   if (algorithm === undefined) {
     return 'must be an argon2 ($argon2...) or bcrypt ($2a$/$2b$/$2y$) hash, not a plain password (make one with src/auth/hash-password.ts)';
   }
-  const parse = algorithm === 'argon2' ? argon2.parseOptions : bcrypt.parseOptions;
+  const parse = algorithm === 'argon2' ? argon2().parseOptions : bcrypt().parseOptions;
   try {
     parse(hash);
   } catch (err) {
@@ -34,15 +43,15 @@ export function passwordHashProblem(hash: string): string | undefined {
 
 /** A new hash of `plain` for the configuration file. */
 export async function hashPassword(plain: string | Uint8Array, algorithm: PasswordAlgorithm = 'argon2', bcryptCost = DEFAULT_BCRYPT_COST): Promise<string> {
-  if (algorithm === 'argon2') return argon2.hash(plain);
-  if (algorithm === 'bcrypt') return bcrypt.hash(plain, { cost: bcryptCost });
+  if (algorithm === 'argon2') return argon2().hash(plain);
+  if (algorithm === 'bcrypt') return bcrypt().hash(plain, { cost: bcryptCost });
   throw new TypeError(`hashPassword: algorithm must be 'argon2' or 'bcrypt' (got ${JSON.stringify(algorithm)})`);
 }
 
 /** True when `password` matches the stored `hash`; rejects when the hash is unusable. */
 export async function verifyPassword(hash: string, password: Uint8Array | string): Promise<boolean> {
   const algorithm = hashAlgorithmOf(hash);
-  if (algorithm === 'argon2') return argon2.verify(hash, password);
-  if (algorithm === 'bcrypt') return bcrypt.verify(password, hash);
+  if (algorithm === 'argon2') return argon2().verify(hash, password);
+  if (algorithm === 'bcrypt') return bcrypt().verify(password, hash);
   throw new TypeError('verifyPassword: the stored hash is neither argon2 nor bcrypt');
 }

@@ -20,7 +20,7 @@ import { setHashConcurrency } from '../auth/strategies/password-strategy.ts';
 import { BRIDGE_KIND, BridgeManager } from '../bridges/manager.ts';
 import { registerBridgeMetrics } from '../bridges/metrics.ts';
 import { ControlPlatform } from '../platform/platform.ts';
-import { ConfigSync, registerClusterMetrics, replicatingStore, type ClusterLink } from '../cluster/index.ts';
+import type { ClusterLink, ConfigSync } from '../cluster/index.ts';
 import { brokerSignals } from './broker-signals.ts';
 import type { Feature, FeatureContext, Started, TapMatch } from '../features/feature.ts';
 import { FEATURES } from './feature-list.ts';
@@ -84,10 +84,12 @@ async function build(
   }
   const registry = new Registry();
   // In a cluster the managers write through a store that tells ConfigSync of each change.
-  const sync = cluster ? new ConfigSync(log.named('cluster'), registry) : null;
-  if (sync) {
+  // The cluster's modules (and the NATS client) load only when there is one.
+  const clusterModule = cluster ? await import('../cluster/index.ts') : null;
+  const sync = clusterModule ? new clusterModule.ConfigSync(log.named('cluster'), registry) : null;
+  if (sync && clusterModule) {
     sync.attach(store);
-    store = replicatingStore(store, sync);
+    store = clusterModule.replicatingStore(store, sync);
     supervisor.endpoints.useStore(store);
   }
   // Data sources first (rules name them), then the rules, installed on every worker as it starts.
@@ -112,7 +114,7 @@ async function build(
   if (cluster) bridges.useLeases(cluster.leases);
   await bridges.load(config.bridges);
   registerBridgeMetrics(registry, bridges);
-  if (cluster) registerClusterMetrics(registry, cluster);
+  if (cluster && clusterModule) clusterModule.registerClusterMetrics(registry, cluster);
   // The control platform: its applications answer first in the authentication chain.
   const platform = new ControlPlatform({
     setTenantPolicy: (policy, tenants) => policies.setTenantPolicy(policy, tenants),

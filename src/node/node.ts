@@ -5,7 +5,7 @@
 import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { Supervisor, type Ports } from './supervisor.ts';
-import { createCluster, type ClusterLink } from '../cluster/index.ts';
+import type { ClusterLink } from '../cluster/index.ts';
 import { startAdmin, type AdminHandle } from '../admin/index.ts';
 import { startFeatures, type Features } from './features.ts';
 
@@ -29,7 +29,8 @@ export interface NodeOptions {
 export async function startNode(config: BrokerConfig, log: Logger, options: NodeOptions = {}): Promise<NodeHandle> {
   const supervisor = new Supervisor(config, log, options.routerName);
   // Before anything subscribes: the cluster reserves its routing-core handles.
-  const cluster = createCluster(supervisor, config, log);
+  // The cluster's modules (and the NATS client) load only when it is enabled.
+  const cluster = config.cluster.enabled ? (await import('../cluster/index.ts')).createCluster(supervisor, config, log) : null;
   await supervisor.open();
   let features: Features | null = null;
   let admin: AdminHandle | null = null;

@@ -37,8 +37,8 @@ export function orNull<S extends TSchema>(schema: S) {
 export interface Checker<T> {
   /** Throws the refusal naming the first bad field; `value` may gain its schema's defaults. */
   (value: unknown): asserts value is T;
-  /** The compiled validator (for the fields a caller reads afterwards). */
-  validate: ValidateFunction;
+  /** The compiled validator (for the fields a caller reads afterwards; compiled on first use). */
+  readonly validate: ValidateFunction;
 }
 
 /**
@@ -47,13 +47,28 @@ export interface Checker<T> {
  * naming the field; a module gives its own subclass).
  */
 export function compileSchema<S extends TSchema>(schema: S, options: { coerce?: boolean; refuse?: Refuse } = {}): Checker<Static<S>> {
-  const validate = (options.coerce ? coercing : exact).compile(schema);
+  // Compiled on first use, not at import: a broker starts with hundreds of route and config
+  // schemas and checks few of them before it serves (compiling them all cost ~200 ms of its
+  // start). A schema Ajv refuses (strict mode) still fails its first check, and
+  // test/schema/compile-all.test.ts compiles every one.
+  let validate: ValidateFunction | null = null;
+  const compiled = (): ValidateFunction => (validate ??= (options.coerce ? coercing : exact).compile(schema));
   const refuse = options.refuse ?? invalid;
   const check = ((value: unknown) => {
-    if (!validate(value)) throw refusalOf(validate.errors ?? [], value, refuse);
+    const v = compiled();
+    if (!v(value)) throw refusalOf(v.errors ?? [], value, refuse);
   }) as Checker<Static<S>>;
-  check.validate = validate;
+  Object.defineProperty(check, 'validate', { get: compiled, enumerable: true });
+  compiledCheckers.push(compiled);
   return check;
+}
+
+const compiledCheckers: (() => ValidateFunction)[] = [];
+
+/** Compiles every schema made so far by compileSchema (the test that no schema is refused by Ajv). */
+export function compileAllSchemas(): number {
+  for (const c of compiledCheckers) c();
+  return compiledCheckers.length;
 }
 
 /** `/endpoints/0/port` as the API names fields: `endpoints[0].port`. */

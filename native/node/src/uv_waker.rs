@@ -34,6 +34,8 @@ struct Inner {
     handle: *mut c_void,
     callback: sys::napi_ref,
     context: sys::napi_async_context,
+    /// The async cleanup hook (released by stop, or by the close callback after the cleanup).
+    cleanup: sys::napi_async_cleanup_hook_handle,
     stopped: bool,
 }
 
@@ -80,11 +82,17 @@ impl Waker {
         check(sys::napi_create_object(env, &mut resource), "napi_create_object")?;
         let mut context = ptr::null_mut();
         check(sys::napi_async_init(env, resource, name, &mut context), "napi_async_init")?;
-        let inner = Box::into_raw(Box::new(Inner { env, handle, callback: reference, context, stopped: false }));
+        let inner = Box::into_raw(Box::new(Inner { env, handle, callback: reference, context, cleanup: ptr::null_mut(), stopped: false }));
         // uv_handle_t starts with `void* data`.
         *(handle as *mut *mut Inner) = inner;
         uv_check(uv_poll_start(handle, UV_READABLE, on_poll), "uv_poll_start")?;
-        check(sys::napi_add_env_cleanup_hook(env, Some(on_env_cleanup), inner as *mut c_void), "napi_add_env_cleanup_hook")?;
+        // An async cleanup hook, not a plain one: the environment's loop then runs until the
+        // handle's close callback released the hook, so a thread that ends with the driver
+        // running (process.exit, worker.terminate) closes its loop with no handle left open.
+        check(
+            sys::napi_add_async_cleanup_hook(env, Some(on_env_cleanup), inner as *mut c_void, &mut (*inner).cleanup),
+            "napi_add_async_cleanup_hook",
+        )?;
         Ok(Waker { inner })
     }
 
@@ -97,8 +105,8 @@ impl Waker {
         unsafe {
             let inner = Box::from_raw(self.inner);
             self.inner = ptr::null_mut();
-            sys::napi_remove_env_cleanup_hook(inner.env, Some(on_env_cleanup), &*inner as *const Inner as *mut c_void);
             if !inner.stopped {
+                sys::napi_remove_async_cleanup_hook(inner.cleanup);
                 close_handle(inner.handle);
                 sys::napi_delete_reference(inner.env, inner.callback);
                 sys::napi_async_destroy(inner.env, inner.context);
@@ -124,13 +132,25 @@ unsafe extern "C" fn free_handle(handle: *mut c_void) {
     dealloc(handle as *mut u8, layout);
 }
 
-/// The environment (worker thread) is ending: the handle must be closed before its loop is.
-unsafe extern "C" fn on_env_cleanup(arg: *mut c_void) {
+/// The environment (worker thread) is ending: the handle must be closed before its loop is. The
+/// hook is released from the close callback, once libuv is done with the handle.
+unsafe extern "C" fn on_env_cleanup(hook: sys::napi_async_cleanup_hook_handle, arg: *mut c_void) {
     let inner = &mut *(arg as *mut Inner);
-    if !inner.stopped {
-        inner.stopped = true;
-        close_handle(inner.handle);
+    if inner.stopped {
+        sys::napi_remove_async_cleanup_hook(hook);
+        return;
     }
+    inner.stopped = true;
+    uv_poll_stop(inner.handle);
+    // The handle's data now carries the hook to release (on_poll is never called again).
+    *(inner.handle as *mut sys::napi_async_cleanup_hook_handle) = hook;
+    uv_close(inner.handle, Some(free_handle_and_release));
+}
+
+unsafe extern "C" fn free_handle_and_release(handle: *mut c_void) {
+    let hook = *(handle as *mut sys::napi_async_cleanup_hook_handle);
+    free_handle(handle);
+    sys::napi_remove_async_cleanup_hook(hook);
 }
 
 unsafe extern "C" fn on_poll(handle: *mut c_void, _status: c_int, _events: c_int) {

@@ -8,7 +8,7 @@ import { DomainError, fromPlain, invalid, notFound } from '../../errors/domain-e
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 import type { AdminContext } from '../context.ts';
 import { callOwner, NOT_HELD } from '../../broker/owner-call.ts';
-import { runsAcrossNodes, type MissingNode } from '../../cluster/index.ts';
+import { runsAcrossNodes, type MissingNode } from '../../cluster/admin-ops.ts';
 import type { OpArgs, OpName, OpResult, OpTail } from '../../worker/ops/index.ts';
 
 // A worker's refusal (404 unknown client, 400 bad filter, 503 worker down) arrives as a

@@ -13,8 +13,7 @@
 import { createHash, pbkdf2 as pbkdf2Callback } from 'node:crypto';
 import { promisify } from 'node:util';
 
-import * as argon2 from '@node-rs/argon2';
-import * as bcrypt from '@node-rs/bcrypt';
+import { argon2, bcrypt } from '../password.ts';
 
 import { availableParallelism } from 'node:os';
 
@@ -114,9 +113,9 @@ async function verifyNow(opts: StrategyOptions, password: Buffer | string, store
         return equalHex(derived, stored.hash);
       }
       case 'bcrypt':
-        return await bcrypt.verify(given, stored.hash);
+        return await bcrypt().verify(given, stored.hash);
       case 'argon2':
-        return await argon2.verify(stored.hash, given);
+        return await argon2().verify(stored.hash, given);
       default:
         return false;
     }
@@ -143,9 +142,9 @@ export async function hashWithStrategy(opts: StrategyOptions, password: Buffer |
       return (await pbkdf2(given, salt, o.iterations, o.keyLength, o.digest)).toString('hex');
     }
     case 'bcrypt':
-      return bcrypt.hash(given, { cost: opts.bcryptCost ?? DEFAULT_BCRYPT_COST });
+      return bcrypt().hash(given, { cost: opts.bcryptCost ?? DEFAULT_BCRYPT_COST });
     case 'argon2':
-      return argon2.hash(given);
+      return argon2().hash(given);
     default:
       throw new TypeError(`hashWithStrategy: unknown strategy ${JSON.stringify(opts.strategy)} (one of ${STRATEGIES.join(', ')})`);
   }

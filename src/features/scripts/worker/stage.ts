@@ -9,7 +9,8 @@
 // thread writes a heartbeat into a shared word; past 3x the time limit the task is aborted and
 // its thread ended) fails as a whole: each of its messages then passes unchanged or is dropped
 // (scripts.onError), counted against the processor that was running.
-import { Piscina } from 'piscina';
+import { createRequire } from 'node:module';
+import type { Piscina } from 'piscina';
 
 import type { Logger } from '../../../log/index.ts';
 import type { Message } from '../../../broker/message.ts';
@@ -18,6 +19,12 @@ import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnE
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
 import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../pool/heartbeat.ts';
 import { moduleUrl } from '../../../threads/entry.ts';
+
+// piscina is loaded with the first processor: a worker without scripts or extensions never does.
+const require = createRequire(import.meta.url);
+type PiscinaClass = typeof import('piscina').Piscina;
+let PiscinaImpl: PiscinaClass | null = null;
+const piscina = (): PiscinaClass => (PiscinaImpl ??= (require('piscina') as { Piscina: PiscinaClass }).Piscina);
 
 /** The pool thread's task handler: compiled, run-batch.js's runBatch; from the TypeScript sources,
  * thread.mjs, which registers tsx first and exports runBatch as its default. */
@@ -351,7 +358,7 @@ export class ProcessorStage {
   }
 
   private newPool(): Piscina {
-    return new Piscina({
+    return new (piscina())({
       ...POOL_ENTRY,
       minThreads: this.options.threads,
       maxThreads: this.options.threads,
