@@ -100,7 +100,7 @@ test('an unknown name in a declaration throws', () => {
 
 test('tiers: nothing is unit, broker and self-started servers are e2e, a shared server is services', () => {
   assert.equal(tierOf([]), 'unit');
-  assert.equal(tierOf(['broker', 'nats', 'mosquitto', 'chromium']), 'e2e');
+  assert.equal(tierOf(['broker', 'nats', 'mosquitto', 'chromium', 'helm']), 'e2e');
   assert.equal(tierOf(['broker', 'redis']), 'services');
   assert.deepEqual(ensureScripts(['mariadb', 'postgresql', 'broker', 'kafka']), ['ensure-databases.sh', 'ensure-kafka.sh']);
 });

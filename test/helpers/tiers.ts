@@ -5,8 +5,8 @@
 //
 // No such line: a unit test (make test-unit): no broker and no server to start, nothing beyond
 // this machine (a stub the test serves itself on 127.0.0.1 is fine). Only `broker`,
-// `nats`, `mosquitto`, `chromium` (all started by the test itself, on free ports): an end-to-end
-// test (make test-e2e). Any shared server (postgresql, redis, kafka, ...): a services test (make
+// `nats`, `mosquitto`, `chromium` (all started by the test itself, on free ports) or `helm`
+// (programs the test runs, installed by their ensure script): an end-to-end test (make test-e2e). Any shared server (postgresql, redis, kafka, ...): a services test (make
 // test-services), and scripts/test-tier.ts runs only the ensure scripts of the servers its
 // selected files declare. NEEDS is the one table of what can be declared and what makes it
 // available; PROVIDERS says which helper imports imply which need, and tiers.test.ts fails when
@@ -30,6 +30,7 @@ export const NEEDS = {
   nats: { tier: 'e2e', ensure: 'ensure-nats.sh', what: 'nats-server binaries the cluster tests start on free ports (helpers/nats.ts)' },
   mosquitto: { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "Debian's Mosquitto, started by the bridge tests on a free port (helpers/mosquitto.ts)" },
   chromium: { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "Debian's Chromium for the console tests (helpers/browser.ts)" },
+  helm: { tier: 'e2e', ensure: 'ensure-helm.sh', what: 'helm and the offline manifest validator (deploy/helm/validate), run by the chart test (helpers/helm.ts)' },
   postgresql: { tier: 'services', ensure: 'ensure-databases.sh', what: 'PostgreSQL on 127.0.0.1:5432 (store/databases.ts PG_URL)' },
   mariadb: { tier: 'services', ensure: 'ensure-databases.sh', what: 'MariaDB on 127.0.0.1:3306 (store/databases.ts MYSQL_URL)' },
   redis: { tier: 'services', ensure: 'ensure-redis.sh', what: 'Redis on 127.0.0.1:6379' },
@@ -62,6 +63,7 @@ export const PROVIDERS: Record<string, readonly Need[] | Record<string, readonly
   'test/helpers/nats.ts': ['nats'],
   'test/helpers/mosquitto.ts': ['mosquitto'],
   'test/helpers/browser.ts': ['chromium'],
+  'test/helpers/helm.ts': ['helm'],
   'test/helpers/kafka.ts': ['kafka'],
   'test/helpers/services.ts': {
     ensureRedis: ['redis'],
