@@ -21,7 +21,10 @@ export class MovingClient {
   address: string;
   /** Sequence numbers received (each once), repeats with DUP set, repeats without it. */
   readonly seen = new Set<number>();
+  /** Repeats: with DUP set (a redelivery after a reconnect, as MQTT allows), sent again by their
+   * publisher (it lost its connection before the PUBACK: at least once), and neither. */
   dupRedeliveries = 0;
+  publisherRetries = 0;
   duplicates = 0;
   moves = 0;
   followedReference = 0;
@@ -79,9 +82,12 @@ export class MovingClient {
     const now = Date.now();
     this.longestSilenceMs = Math.max(this.longestSilenceMs, now - this.lastMessageAt);
     this.lastMessageAt = now;
-    const n = Number(payload.toString());
+    // "<n>" or "<n>:retry" (the publisher sent n again after losing its connection before PUBACK).
+    const [num, retry] = payload.toString().split(':');
+    const n = Number(num);
     if (!this.seen.has(n)) this.seen.add(n);
     else if (dup) this.dupRedeliveries++;
+    else if (retry === 'retry') this.publisherRetries++;
     else this.duplicates++;
   }
 
