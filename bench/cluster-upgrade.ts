@@ -92,6 +92,23 @@ async function until(what: string, check: () => Promise<boolean> | boolean): Pro
   }
 }
 
+/** Waits until node `n` answers /health; a node that exits while starting (a clustered JetStream
+ * that did not answer in time on a loaded machine) is started again, three times at most. */
+async function healthy(n: number): Promise<void> {
+  let starts = 1;
+  let failed = false;
+  await until(`node-${n} healthy`, async () => {
+    if (procs.get(n)?.exitCode !== null) {
+      if (starts++ >= 3) return (failed = true);
+      console.log(`cluster-upgrade: node-${n} exited while starting; started again`);
+      startNode(n);
+      return false;
+    }
+    return (await fetch(`${adminUrl(n)}/health`)).ok;
+  });
+  if (failed) throw new Error(`node-${n} exited three times while starting (see ${dir}/node-${n}.log)`);
+}
+
 async function running(n: number): Promise<number> {
   const r = await fetch(`${adminUrl(n)}/public/cluster`);
   return ((await r.json()) as { nodes: { status: string }[] }).nodes.filter((x) => x.status === 'running').length;
@@ -139,7 +156,16 @@ class Publisher {
       }
       const n = this.next;
       try {
-        await this.client.publishAsync('upgrade/stream', retry ? `${n}:retry` : String(n), { qos: 1 });
+        // mqtt.js keeps a QoS 1 message of a closed connection for its reconnect, which this
+        // client never makes (a new one is made): the close ends the wait.
+        const c = this.client;
+        let onClose = () => {};
+        const closed = new Promise((_, reject) => c.once('close', (onClose = () => reject(new Error('closed before PUBACK')))));
+        try {
+          await Promise.race([c.publishAsync('upgrade/stream', retry ? `${n}:retry` : String(n), { qos: 1 }), closed]);
+        } finally {
+          c.off('close', onClose);
+        }
         this.acked.add(n);
         this.next += this.count;
         retry = false;
@@ -177,7 +203,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   try {
     for (const n of NODES) startNode(n);
-    for (const n of NODES) await until(`node-${n} healthy`, async () => (await fetch(`${adminUrl(n)}/health`)).ok);
+    for (const n of NODES) await healthy(n);
     await until('three running nodes', async () => (await running(1)) === 3 && (await running(3)) === 3);
     console.log('cluster-upgrade: three nodes running');
     const subs: MovingClient[] = [];
@@ -216,7 +242,7 @@ async function main(): Promise<void> {
       await stopNode(n);
       const stoppedMs = Date.now() - t0;
       startNode(n);
-      await until(`node-${n} back`, async () => (await fetch(`${adminUrl(n)}/health`)).ok);
+      await healthy(n);
       const other = NODES.find((m) => m !== n)!;
       await until(`node-${n} rejoined`, async () => (await running(other)) === 3 && (await running(n)) === 3);
       const line = `node-${n}: drained in ${(drainedMs / 1000).toFixed(1)} s (moved ${status.moved}, sessions handed over ${status.handedOver}, not claimed ${status.handoverTimeouts}), stopped at ${(stoppedMs / 1000).toFixed(1)} s, back in the cluster at ${((Date.now() - t0) / 1000).toFixed(1)} s`;
