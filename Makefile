@@ -204,7 +204,7 @@ run: build
 # nats-server: clients 4222..4224, routes 6222..6224), until Ctrl-C. See scripts/cluster-demo.sh
 # for the variables that move the ports; docs/operating/cluster.md.
 cluster-demo: build
-	./scripts/cluster-demo.sh
+	./scripts/cluster-demo.sh $(ARGS)
 
 clean:
 	cargo clean

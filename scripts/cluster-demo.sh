@@ -25,6 +25,12 @@ timeout_s=${CLUSTER_DEMO_TIMEOUT:-90}
 password=${SPINDLE_ADMIN_PASSWORD:-demo-password-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')}
 nodes=(1 2 3)
 
+# `upgrade` (make cluster-demo ARGS=upgrade): a rolling upgrade under load instead (bench/cluster-upgrade.ts
+# starts the three nodes with the same ports and settings, drains, stops and starts each in turn,
+# prints the figures and writes them to bench/results/cluster-upgrade.md), then exits.
+mode=${1:-run}
+case "$mode" in run|upgrade) ;; *) echo "cluster-demo: unknown step '$mode' (run, upgrade)" >&2; exit 2 ;; esac
+
 ./scripts/ensure-nats.sh
 bin_dir=$(go env GOBIN)
 [ -n "$bin_dir" ] || bin_dir="$(go env GOPATH)/bin"
@@ -44,6 +50,13 @@ if [ ${#busy[@]} -gt 0 ]; then
   echo "cluster-demo: ports in use: ${busy[*]}. Stop what listens there, or move the demo, e.g." >&2
   echo "  CLUSTER_DEMO_MQTT_PORT=11883 CLUSTER_DEMO_ADMIN_PORT=18080 CLUSTER_DEMO_NATS_PORT=14222 CLUSTER_DEMO_ROUTE_PORT=16222 make cluster-demo" >&2
   exit 1
+fi
+
+if [ "$mode" = upgrade ]; then
+  export CLUSTER_DEMO_HOST="$host" CLUSTER_DEMO_MQTT_PORT="$mqtt_base" CLUSTER_DEMO_ADMIN_PORT="$admin_base" \
+    CLUSTER_DEMO_NATS_PORT="$nats_base" CLUSTER_DEMO_ROUTE_PORT="$route_base" CLUSTER_DEMO_DIR="$dir" \
+    SPINDLE_ADMIN_PASSWORD="$password" SPINDLE_CLUSTER_NATS_SERVER="$nats_server"
+  exec node --import tsx bench/cluster-upgrade.ts
 fi
 
 mkdir -p "$dir"

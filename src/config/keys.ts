@@ -21,6 +21,8 @@ export interface KeySpec<K extends string = string, T = unknown> {
 }
 
 const MAX_WORKERS = 256;
+/** host:port (a name, IPv4, or [IPv6]) or nothing. */
+const HOST_PORT_OR_EMPTY = /^$|^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/;
 
 // The helpers keep each key's literal path (K) and read its type (T) from the checker alone:
 // NoInfer makes a default of another type an error here rather than a wider type in BrokerConfig.
@@ -122,6 +124,12 @@ export const KEYS = Object.freeze([
   fixed('cluster.discovery.service', string(), '', 'With cluster.discovery.namespace: the peers are the addresses the orchestrator\'s DNS answers for <service>.<namespace> (route port from cluster.localAddress).'),
   fixed('cluster.discovery.namespace', string(), '', 'See cluster.discovery.service.'),
   fixed('cluster.maxNodes', integer(2, 1024), 64, 'Most nodes a cluster may have (2..1024): each other node has a handle in the routing core.'),
+  fixed('cluster.mqttAddress', string({ pattern: HOST_PORT_OR_EMPTY, patternText: 'must be "host:port" or empty' }), '', 'host:port where MQTT clients reach this node (told to the other nodes; a draining node names it in the Server Reference of DISCONNECT 0x9C). \'\': the host of cluster.localAddress and the port of the first enabled plain MQTT endpoint.'),
+  fixed('drain.rate', integer(1, 100_000), 100, 'Clients a drain or a rebalance moves away per second, per node (1..100000; a request may give its own).'),
+  fixed('drain.serverReference', string({ pattern: HOST_PORT_OR_EMPTY, patternText: 'must be "host:port" or empty' }), '', 'host:port named to MQTT 5 clients of a draining node when no other running node is known (a single node, e.g. behind a load balancer). \'\': they get DISCONNECT 0x8B Server shutting down instead of 0x9C.'),
+  fixed('drain.onStop', boolean(), false, 'SIGTERM (and SIGINT) drains the node first (its clients moved away at drain.rate, their sessions handed to the nodes they reconnect to), then stops; at most drain.stopTimeout seconds.'),
+  fixed('drain.stopTimeout', integer(1, 3600), 60, 'Seconds a drain on stop may take (1..3600); then the node stops with the clients left (v5: DISCONNECT 0x8B).'),
+  fixed('drain.handoverTimeout', integer(1, 600), 10, 'Seconds a drain waits for a moved client\'s persistent session to be claimed by the node it reconnects to (1..600); past it the session stays here, counted in spindle_drain_moved_total{reason="handover_timeout"}.'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
   fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
   fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),

@@ -11,6 +11,7 @@ import type { Route } from '../admin/http.ts';
 import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
 import type { BatchMessage, WorkerStates } from '../worker/messages.ts';
 import type { RunLeases } from '../cluster/run-leases.ts';
+import type { ClusterPart } from '../cluster/part.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -101,6 +102,9 @@ export interface FeatureContext {
   readonly broker: FeatureBroker;
   /** In a cluster, the leases that make a feature's task run on one node at a time. */
   readonly leases: RunLeases | null;
+  /** In a cluster, adds a part of the feature's own to the cluster link (its NATS subjects; told
+   * when nodes come and go); started with the link. Null without a cluster. */
+  readonly cluster: { addPart(part: ClusterPart): Promise<void> } | null;
   /** Sets a piece of state every worker holds a copy of (worker/messages.ts WorkerStates): on
    * every worker now, and on each that starts, before it opens its listeners. */
   setWorkerState<K extends keyof WorkerStates>(key: K, value: WorkerStates[K]): void;

@@ -52,6 +52,8 @@ export interface OpenEndpoint {
 export class Listeners {
   readonly endpoints = new Map<string, WorkerEndpoint>();
   private accepting = true;
+  /** Draining: new sockets are closed at once (counted as connectionErrors.draining). */
+  private draining = false;
   /** The native I/O of this thread's TCP connections (made with the first such endpoint). */
   private native: NativeNet | null = null;
 
@@ -150,6 +152,12 @@ export class Listeners {
   /** Accept-rate limit of the endpoint; a refused socket is counted and closed at once. */
   private admit(ep: WorkerEndpoint): boolean {
     if (!this.accepting) return false;
+    if (this.draining) {
+      // The node is draining (src/features/drain): its listeners stay bound, new sockets close.
+      const errors = ep.stats.connectionErrors;
+      errors.draining = (errors.draining ?? 0) + 1;
+      return false;
+    }
     if (this.counters.allowAccept(ep.slot, ep.config.maxConnectionPerSecond, Date.now())) return true;
     const errors = ep.stats.connectionErrors;
     errors.rate_limited = (errors.rate_limited ?? 0) + 1;
@@ -190,7 +198,7 @@ export class Listeners {
           return;
         }
         if (!this.admit(ep)) {
-          res.writeStatus('503 Service Unavailable').end('connection rate limit');
+          res.writeStatus('503 Service Unavailable').end(this.draining ? 'draining: connect to another node' : 'connection rate limit');
           return;
         }
         const address = Buffer.from(res.getRemoteAddressAsText()).toString();
@@ -253,6 +261,12 @@ export class Listeners {
       uWS.us_listen_socket_close(ep.wsSocket);
       ep.wsSocket = null;
     }
+  }
+
+  /** Draining (src/features/drain) or not: while draining every new socket is closed at once;
+   * the listeners stay bound, so the node accepts again as soon as the drain is cancelled. */
+  setDraining(on: boolean): void {
+    this.draining = on;
   }
 
   /** Stops accepting on every endpoint (shutdown). */

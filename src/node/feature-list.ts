@@ -5,11 +5,13 @@ import { proxySubscriptions } from '../features/proxy-subscriptions/index.ts';
 import { tracing } from '../features/tracing/index.ts';
 import { commands } from '../features/commands/index.ts';
 import { scripts } from '../features/scripts/index.ts';
+import { drain } from '../features/drain/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
   proxySubscriptions,
   tracing,
+  drain,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

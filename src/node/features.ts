@@ -147,6 +147,7 @@ async function build(
       })),
     },
     leases: cluster?.leases ?? null,
+    cluster: cluster ? { addPart: (part) => cluster.addPart(part) } : null,
     setWorkerState: (key, value) => supervisor.state.set(key, value),
   }, closers);
   return {

@@ -8,6 +8,7 @@ import { Supervisor, type Ports } from './supervisor.ts';
 import type { ClusterLink } from '../cluster/index.ts';
 import { startAdmin, type AdminHandle } from '../admin/index.ts';
 import { startFeatures, type Features } from './features.ts';
+import { drain } from '../features/drain/index.ts';
 
 export interface NodeHandle {
   readonly supervisor: Supervisor;
@@ -17,7 +18,8 @@ export interface NodeHandle {
   readonly cluster: ClusterLink | null;
   /** The admin API (null when admin.enabled is off). */
   readonly admin: AdminHandle | null;
-  /** Graceful stop: the admin API, the features, the cluster, then the workers and the store. */
+  /** Graceful stop: with drain.onStop a drain first (features/drain), then the admin API, the
+   * features, the cluster, then the workers and the store. */
   close(): Promise<void>;
 }
 
@@ -36,6 +38,8 @@ export async function startNode(config: BrokerConfig, log: Logger, options: Node
   let admin: AdminHandle | null = null;
   let started = false;
   const close = async () => {
+    // drain.onStop: the clients move away first, while the admin API still shows the progress.
+    if (started) await features?.get(drain).beforeStop();
     await admin?.close();
     await features?.close();
     if (started) await cluster?.close();

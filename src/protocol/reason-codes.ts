@@ -73,4 +73,4 @@ export function v3ConnackCode(reason: number): number {
 export type CloseReason =
   | 'normal' | 'kicked' | 'takeover' | 'timeout' | 'not_authorized' | 'protocol_error'
   | 'receive_maximum_exceeded' | 'shutdown' | 'socket_error' | 'packet_too_large' | 'endpoint_removed'
-  | 'slow_consumer';
+  | 'slow_consumer' | 'drained';

@@ -42,8 +42,11 @@ export function unsuback(version: Version, packetId: number, codes: number[]): B
 }
 
 /** Server DISCONNECT: v5 only; v3 has no server DISCONNECT, the connection is just closed. */
-export function disconnect(reason: number, reasonString?: string): Buffer {
-  return encodePacket(5, { cmd: 'disconnect', reasonCode: reason, properties: reasonString ? { reasonString } : undefined });
+/** A v5 DISCONNECT; `serverReference` (0x1C) names the server to use instead (with 0x9C Use
+ * another server). */
+export function disconnect(reason: number, reasonString?: string, serverReference?: string): Buffer {
+  const properties = reasonString || serverReference ? { ...(reasonString ? { reasonString } : {}), ...(serverReference ? { serverReference } : {}) } : undefined;
+  return encodePacket(5, { cmd: 'disconnect', reasonCode: reason, properties });
 }
 
 export function auth(reason: number, properties: Properties): Buffer {

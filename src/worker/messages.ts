@@ -39,6 +39,8 @@ export interface WorkerStates {
   policies: PolicyState;
   /** The scripts and extensions (src/features/scripts). */
   processors: ProcessorState;
+  /** The node is draining (src/features/drain): new connections are closed at once. */
+  draining: boolean;
 }
 
 export type ToWorker =

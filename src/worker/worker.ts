@@ -301,6 +301,7 @@ parentPort!.on('message', (msg: ToWorker) => {
     case 'state':
       // Before 'open': the supervisor sends every piece of state first.
       if (msg.key === 'policies') policies.setState(msg.value);
+      else if (msg.key === 'draining') listeners.setDraining(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':

@@ -15,11 +15,13 @@ import { CpuSampler, EluSampler, round2 } from '../samplers.ts';
 import { OMITTED_KEYS, exportedConfig } from '../config-export.ts';
 import { importConfig } from '../config-import.ts';
 import { listDashboards } from './dashboard.ts';
+import { drain as drainFeature } from '../../features/drain/index.ts';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export function systemRoutes(ctx: AdminContext): Route[] {
   const cpu = new CpuSampler();
+  const drain = ctx.features.get(drainFeature);
   const mainElu = new EluSampler();
 
   function defaultEndpoint(): { host: string; port: number } | undefined {
@@ -59,12 +61,27 @@ export function systemRoutes(ctx: AdminContext): Route[] {
       path: '/health',
       access: 'public',
       tag: 'system',
-      summary: 'Health probe without credentials: {status: UP|DOWN, timestamp}; DOWN (HTTP 503) when no worker thread runs or the store does not answer',
+      summary: 'Health probe without credentials (liveness): {status: UP|DOWN, draining, timestamp}; DOWN (HTTP 503) when no worker thread runs or the store does not answer. A draining node is UP (200) with draining: true: it still serves its clients until they moved',
       async handler() {
         const h = await checkHealth(ctx);
-        const body: Record<string, unknown> = { status: h.status, timestamp: new Date().toISOString() };
+        const body: Record<string, unknown> = { status: h.status, draining: drain.draining, timestamp: new Date().toISOString() };
         if (h.status === 'DOWN') body.reason = h.reasons.join('; ');
         return json(body, h.status === 'UP' ? 200 : 503);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/health/ready',
+      access: 'public',
+      tag: 'system',
+      summary: 'Readiness probe without credentials: 200 {status: UP, timestamp} when the node accepts new MQTT connections; 503 {status: DRAINING|DOWN, reason} while it drains or is drained (a load balancer or a Kubernetes readinessProbe then sends no new client), or is down',
+      async handler() {
+        const h = await checkHealth(ctx);
+        const status = h.status === 'DOWN' ? 'DOWN' : drain.draining ? 'DRAINING' : 'UP';
+        const body: Record<string, unknown> = { status, timestamp: new Date().toISOString() };
+        if (status === 'DOWN') body.reason = h.reasons.join('; ');
+        if (status === 'DRAINING') body.reason = `the node is ${drain.status().state}: it accepts no new connection`;
+        return json(body, status === 'UP' ? 200 : 503);
       },
     },
     {

@@ -496,14 +496,14 @@ export class Connection implements Client, TransportHandlers, Expiring {
     this.disconnectWith(reason, 'protocol_error', message);
   }
 
-  disconnectWith(reason: number, why: CloseReason, message?: string): void {
+  disconnectWith(reason: number, why: CloseReason, message?: string, serverReference?: string): void {
     if (this.state === 'closed') return;
     // No DISCONNECT before a successful CONNACK [MQTT-3.14.0-1]; v3 has no server DISCONNECT.
     // The Reason String goes first when the packet is larger than the client accepts
-    // [MQTT-3.1.2-24, MQTT-3.1.2-25].
+    // [MQTT-3.1.2-24, MQTT-3.1.2-25]; the Server Reference is what 0x9C is about: it stays.
     if (this.version === 5 && this.state === 'connected') {
-      const frame = send.disconnect(reason, message);
-      this.write(frame.length <= this.maxPacketSize ? frame : send.disconnect(reason));
+      const frame = send.disconnect(reason, message, serverReference);
+      this.write(frame.length <= this.maxPacketSize ? frame : send.disconnect(reason, undefined, serverReference));
     }
     this.close(why);
   }

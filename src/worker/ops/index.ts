@@ -14,6 +14,7 @@ import { logOps } from './logs.ts';
 import { scriptOps } from './scripts.ts';
 import { bridgeOps } from './bridges.ts';
 import { clusterOps } from './cluster.ts';
+import { drainOps } from './drain.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -28,6 +29,7 @@ export const OPS = {
   ...scriptOps,
   ...bridgeOps,
   ...clusterOps,
+  ...drainOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;
