@@ -5,7 +5,7 @@ import uWS from 'uWebSockets.js';
 
 import { loadConfig, ConfigError } from './config/index.ts';
 import { createLogger } from './log/index.ts';
-import { startNode } from './node/node.ts';
+import { dropWarmWorkers, prewarmWorkers } from './node/worker-prewarm.ts';
 
 function checkUws(): void {
   // If its binary fails to load, the package falls back to a slow shim without SSLApp.
@@ -30,7 +30,11 @@ async function main(): Promise<void> {
   // connection: it is logged with its stack, and the broker goes on.
   process.on('unhandledRejection', (err) => log.error('unhandled promise rejection (a bug): logged, the broker goes on', { err }));
   checkUws();
+  // The workers load their modules while this thread loads the node's and opens the store.
+  prewarmWorkers(config.workers, { youngGenerationMb: config.workerYoungGeneration, stdout: config.log.file.enabled });
+  const { startNode } = await import('./node/node.ts');
   const node = await startNode(config, log);
+  void dropWarmWorkers();
   const { supervisor, ports, admin } = node;
   log.info('spindle started', { workers: config.workers, ...ports, admin: admin?.port, node: config.nodeName });
   let stopping = false;

@@ -24,8 +24,7 @@ export interface ServerOptions {
   backlog?: number;
 }
 
-/** Accept queue of a listening socket without serverOptions.backlog (the kernel caps it at net.core.somaxconn). */
-export const DEFAULT_BACKLOG = 1024;
+export { DEFAULT_BACKLOG } from './endpoint-backlog.ts';
 
 export interface ChildOptions {
   /** TCP_NODELAY on accepted sockets (default true). */

@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 
 import uWS from 'uWebSockets.js';
 
-import { DEFAULT_BACKLOG, type EndpointConfig, type SslConfig } from '../broker/endpoint-config.ts';
+import type { EndpointConfig, SslConfig } from '../broker/endpoint-config.ts';
+import { DEFAULT_BACKLOG } from '../broker/endpoint-backlog.ts';
 import type { EndpointCounters } from '../broker/endpoint-counters.ts';
 import { EndpointStats } from '../stats/endpoint-stats.ts';
 import type { CloseReason } from '../protocol/reason-codes.ts';

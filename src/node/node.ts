@@ -6,7 +6,7 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import { Supervisor, type Ports } from './supervisor.ts';
 import type { ClusterLink } from '../cluster/index.ts';
-import { startAdmin, type AdminHandle } from '../admin/index.ts';
+import type { AdminHandle } from '../admin/index.ts';
 import { startFeatures, type Features } from './features.ts';
 import { drain } from '../features/drain/index.ts';
 
@@ -52,7 +52,9 @@ export async function startNode(config: BrokerConfig, log: Logger, options: Node
     await cluster?.start();
     // The admin API adds its own replicated kinds (admin users, dashboards) before the
     // configuration is read from the other nodes, and listens only once it was.
-    if (config.admin.enabled) admin = await startAdmin(supervisor, config, log, cluster, features);
+    // Loaded now, not with this module: the workers' listeners open without waiting for the
+    // admin API's modules (its routes and their schemas).
+    if (config.admin.enabled) admin = await (await import('../admin/index.ts')).startAdmin(supervisor, config, log, cluster, features);
     else await features.replicate();
     return { supervisor, ports, features, cluster, admin, close };
   } catch (err) {

@@ -8,8 +8,8 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Logger } from '../log/index.ts';
 import type { LogStore } from '../log/log-store.ts';
 import { relayLines } from '../log/line-relay.ts';
-import { moduleUrl } from '../threads/entry.ts';
 import { spawnWorker } from '../threads/spawn.ts';
+import { WORKER_ENTRY, takeWarmWorker, threadOptions } from './worker-prewarm.ts';
 import type { FromWorker, ToWorker } from '../worker/messages.ts';
 import type { OpName, OpResult, OpTail } from '../worker/ops/index.ts';
 import type { WorkerStatsSnapshot } from '../stats/worker-stats.ts';
@@ -56,7 +56,6 @@ export interface PoolDeps {
 const INSTALL_TIMEOUT_MS = 10_000;
 /** How long a shutdown waits for a stopped worker's last lines. */
 const RELAY_DRAIN_MS = 1000;
-const WORKER_ENTRY = moduleUrl('../worker/worker', import.meta.url);
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
@@ -84,7 +83,11 @@ export class WorkerPool {
     const logs = this.deps.logStore();
     // A small nursery: message objects live and die in it, in the CPU caches (see the key).
     // With the log store on, the worker's stdout comes here (one writer for the files).
-    const worker = spawnWorker(WORKER_ENTRY, this.deps.workerData(slot.id, restore), { resourceLimits: { maxYoungGenerationSizeMb: this.deps.youngGenerationMb }, stdout: logs !== null });
+    const options = { youngGenerationMb: this.deps.youngGenerationMb, stdout: logs !== null };
+    // A warm worker (worker-prewarm.ts) gets its data as its first message; a cold one at spawn.
+    let worker = takeWarmWorker(options);
+    if (worker) worker.postMessage({ t: 'init', data: this.deps.workerData(slot.id, restore) } satisfies ToWorker);
+    else worker = spawnWorker(WORKER_ENTRY, this.deps.workerData(slot.id, restore), threadOptions(options));
     slot.relayed = logs ? relayLines(worker.stdout, process.stdout, (line) => logs.append(line, `worker-${slot.id}`)) : null;
     slot.worker = worker;
     slot.phase = 'starting';

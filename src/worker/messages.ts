@@ -44,6 +44,8 @@ export interface WorkerStates {
 }
 
 export type ToWorker =
+  /** A warm worker's data (node/worker-prewarm.ts), its first message; a cold one has it at spawn. */
+  | { t: 'init'; data: Record<string, unknown> }
   | { t: 'peer'; worker: number; port: MessagePort }
   | { t: 'peer-gone'; worker: number }
   /** The cluster's answer for a ticket of QoS 1/2 messages sent to other nodes (WorkerBridges). */

@@ -57,7 +57,13 @@ interface WorkerData {
   authFailures: SharedArrayBuffer;
 }
 
-const data = workerData as WorkerData;
+/** A warm worker (node/worker-prewarm.ts) loaded its modules before the node had its data: the
+ * data is its first message. A cold one has it at spawn. */
+function initMessage(): Promise<WorkerData> {
+  return new Promise((resolve) => parentPort!.once('message', (msg: Extract<ToWorker, { t: 'init' }>) => resolve(msg.data as unknown as WorkerData)));
+}
+
+const data = (workerData as { deferred?: boolean }).deferred ? await initMessage() : (workerData as WorkerData);
 const config = data.config;
 const workerId = data.workerId;
 const log = createLogger({ level: config.log.level, name: `worker-${workerId}` });

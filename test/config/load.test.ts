@@ -50,8 +50,9 @@ test('defaults', () => {
   assert.deepEqual(c.audit, { retentionDays: 90 });
   assert.deepEqual(c.cluster, {
     enabled: false, natsUrl: '', localAddress: '127.0.0.1:6222', addresses: [], clientPort: 4222, natsServer: '',
-    discovery: { service: '', namespace: '' }, maxNodes: 64,
+    discovery: { service: '', namespace: '' }, maxNodes: 64, mqttAddress: '',
   });
+  assert.deepEqual(c.drain, { rate: 100, serverReference: '', onStop: false, stopTimeout: 60, handoverTimeout: 10 });
   assert.equal(c.shutdownTimeout, 5000);
 });
 
