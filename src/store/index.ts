@@ -3,7 +3,6 @@ import path from 'node:path';
 
 import type { BrokerConfig } from '../config/index.ts';
 import { MemoryStore } from './memory/memory-store.ts';
-import { PostgresStore } from './postgres/postgres-store.ts';
 import { LocalStore } from './local/local-store.ts';
 import type { Store } from './types.ts';
 
@@ -18,8 +17,11 @@ export async function createStore(config: Pick<BrokerConfig, 'store' | 'dataDir'
       return new MemoryStore();
     case 'LOCAL':
       return new LocalStore({ dataDir: path.resolve(config.dataDir) });
-    case 'POSTGRESQL':
+    case 'POSTGRESQL': {
+      // Loaded only when chosen, like the driver it needs.
+      const { PostgresStore } = await import('./postgres/postgres-store.ts');
       return new PostgresStore({ url: datasource.url, username: datasource.username || undefined, password: datasource.password || undefined });
+    }
     case 'MYSQL': {
       // Loaded only when chosen, like the driver it needs.
       const { MysqlStore } = await import('./mysql/mysql-store.ts');
