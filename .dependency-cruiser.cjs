@@ -76,6 +76,13 @@ module.exports = {
       to: { path: '^src/(?!errors/)' },
     },
     {
+      name: 'lazy-is-a-leaf',
+      comment: 'lazy/ (loading a driver module on first use) imports nothing of the broker, so every feature may load its library through it.',
+      severity: 'error',
+      from: { path: '^src/lazy/' },
+      to: { path: '^src/(?!lazy/)' },
+    },
+    {
       name: 'schema-is-a-leaf',
       comment: 'schema/ (checking a value against a TypeBox schema, the refusal naming the field) knows only the domain error, so any module may check its input with it.',
       severity: 'error',

@@ -2,11 +2,13 @@
 // broker, the bounded outbound queue (local -> remote) and the inbound publisher (remote ->
 // local). mqtt.js reconnects every reconnectPeriod; with cleanStart false the remote keeps the
 // bridge's session (its subscriptions and the QoS 1/2 messages for it) while it is away, and
-// mqtt.js sends again the QoS 1/2 messages the remote had not acknowledged.
+// mqtt.js sends again the QoS 1/2 messages the remote had not acknowledged. mqtt.js is loaded
+// when the first bridge starts, never at the broker's start (issue 26).
 import { readFileSync } from 'node:fs';
 
-import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, IClientPublishOptions, MqttClient } from 'mqtt';
 
+import { lazyImport } from '../lazy/lazy-import.ts';
 import type { Logger } from '../log/index.ts';
 import type { BatchMessage } from '../worker/messages.ts';
 import { clientIdOf, type BridgeConfig } from './bridge-config.ts';
@@ -16,6 +18,8 @@ import { InboundPublisher } from './inbound.ts';
 import { OutboundQueue, type OutboundMessage } from './outbound-queue.ts';
 import { TopicMap } from './topic-map.ts';
 import type { BridgeOutput } from './worker-bridges.ts';
+
+const loadMqtt = lazyImport('mqtt.js', async () => (await import('mqtt')).default);
 
 /** mqtt.js's errors for a message the connection closed under (it was not refused). */
 const CONNECTION_GONE = new Set(['Connection closed', 'client disconnecting']);
@@ -79,7 +83,9 @@ export class Bridge {
     return this.forwards.localFilters();
   }
 
-  /** Connects (and keeps reconnecting). Throws BridgeError when a TLS file cannot be read. */
+  /** Connects (and keeps reconnecting), once mqtt.js is loaded. Throws BridgeError when a TLS
+   * file cannot be read; mqtt.js that cannot be loaded is the bridge's lastError, and the bridge
+   * stays connecting. */
   start(): void {
     const c = this.config;
     const options: IClientOptions = {
@@ -100,7 +106,14 @@ export class Bridge {
     if (c.protocolVersion === 5) options.properties = { sessionExpiryInterval: c.cleanStart ? 0 : c.sessionExpiryInterval };
     Object.assign(options, readTlsFiles(c));
     this.state = 'connecting';
-    const client = mqtt.connect(c.url, options);
+    loadMqtt()
+      .then((mqtt) => {
+        if (!this.stopping) this.connect(mqtt.connect(c.url, options));
+      })
+      .catch((err: unknown) => this.error(err instanceof Error ? err.message : String(err)));
+  }
+
+  private connect(client: MqttClient): void {
     this.client = client;
     // Acknowledged to the remote only once published here (see inbound.ts).
     client.handleMessage = (packet, done) => this.inbound.accept(packet, () => done());

@@ -7,15 +7,12 @@ import mysql from 'mysql2/promise';
 import type { Logger } from '../log/index.ts';
 import { classifyNetworkError } from './classify.ts';
 import { tlsOptions } from './config-fields.ts';
-import { parseSqlConfig, type SqlConfig } from './sql-config.ts';
+import type { SqlConfig } from './sql-config.ts';
 import { PooledSqlSource, type SqlDriver } from './sql-source.ts';
 import { SourceError, type Row, type SqlSource } from './types.ts';
 
+export { parseMysqlConfig } from './sql-config.ts';
 export type MysqlConfig = SqlConfig;
-
-export function parseMysqlConfig(raw: unknown): MysqlConfig {
-  return parseSqlConfig(raw, { schemes: ['mysql', 'mariadb'], port: 3306 });
-}
 
 export function createMysqlSource(id: string, config: MysqlConfig, log: Logger): SqlSource {
   const options = connectionOptions(config);

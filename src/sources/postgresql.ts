@@ -6,15 +6,12 @@ import postgres from 'postgres';
 import type { Logger } from '../log/index.ts';
 import { classifyNetworkError } from './classify.ts';
 import { tlsOptions } from './config-fields.ts';
-import { parseSqlConfig, type SqlConfig } from './sql-config.ts';
+import type { SqlConfig } from './sql-config.ts';
 import { PooledSqlSource, type SqlDriver } from './sql-source.ts';
 import { SourceError, type Row, type SqlSource } from './types.ts';
 
+export { parsePostgresqlConfig } from './sql-config.ts';
 export type PostgresqlConfig = SqlConfig;
-
-export function parsePostgresqlConfig(raw: unknown): PostgresqlConfig {
-  return parseSqlConfig(raw, { schemes: ['postgres', 'postgresql'], port: 5432 });
-}
 
 export function createPostgresqlSource(id: string, config: PostgresqlConfig, log: Logger): SqlSource {
   let sql = postgres(connectionOptions(config, config.poolSize, config.connectTimeout));

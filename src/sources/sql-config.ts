@@ -22,6 +22,16 @@ export interface SqlDialectDefaults {
   port: number;
 }
 
+/** mysql and mariadb: the mysql:// and mariadb:// schemes, port 3306. */
+export function parseMysqlConfig(raw: unknown): SqlConfig {
+  return parseSqlConfig(raw, { schemes: ['mysql', 'mariadb'], port: 3306 });
+}
+
+/** postgresql: the postgres:// and postgresql:// schemes, port 5432. */
+export function parsePostgresqlConfig(raw: unknown): SqlConfig {
+  return parseSqlConfig(raw, { schemes: ['postgres', 'postgresql'], port: 5432 });
+}
+
 export function parseSqlConfig(input: unknown, dialect: SqlDialectDefaults): SqlConfig {
   const raw = configObject(input);
   const url = optionalString(raw, 'url');

@@ -52,3 +52,8 @@ function topicList(topic: unknown, topics: unknown): string[] {
   }
   return [...new Set(list as string[])];
 }
+
+/** The secrets of a parsed config, kept out of error messages and logs. */
+export function kafkaSecrets(config: KafkaCommandConfig): string[] {
+  return config.connection.sasl ? [config.connection.sasl.password] : [];
+}

@@ -116,3 +116,8 @@ function endpointList(value: unknown): string[] | null {
   for (const id of value) if (typeof id !== 'string' || id === '') throw new SourceConfigError(field, `${JSON.stringify(id)} is not an endpoint id`);
   return [...new Set(value as string[])];
 }
+
+/** The secrets of a parsed config, kept out of error messages and logs. */
+export function nacosSecrets(config: NacosCommandConfig): string[] {
+  return config.auth ? [config.auth.password, encodeURIComponent(config.auth.password)] : [];
+}

@@ -74,3 +74,8 @@ function topicName(text: string): Pick<PulsarConfig, 'domain' | 'tenant' | 'name
   }
   return { domain: domain as PulsarConfig['domain'], tenant, namespace, topic };
 }
+
+/** The secrets of a parsed config, kept out of error messages and logs. */
+export function pulsarSecrets(config: PulsarConfig): string[] {
+  return config.token ? [config.token] : [];
+}

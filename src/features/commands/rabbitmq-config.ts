@@ -91,3 +91,8 @@ function fromFields(raw: Raw): Server {
     vhost: optionalString(raw, 'vhost') ?? '/',
   };
 }
+
+/** The secrets of a parsed config, kept out of error messages and logs. */
+export function rabbitMqSecrets(config: RabbitMqConfig): string[] {
+  return [config.password];
+}

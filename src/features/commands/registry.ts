@@ -1,8 +1,10 @@
-// Owns which command types this build implements: one file per type, each a CommandTypeSpec.
+// Owns which command types this build implements: one file per type, each a CommandTypeSpec
+// (its consumer, with the library it needs, is in a file of its own that create() loads on first
+// use: importing this table loads no library).
 // KAFKA, ROCKETMQ, RABBITMQ and PULSAR are inbound bridges; NACOS is a registration (this broker's
 // endpoints as instances of a Nacos service while it runs). Every type the spec names is here; an
-// unknown type is refused by /command/add with a 400 naming `type`. A new type is one file and one
-// line here.
+// unknown type is refused by /command/add with a 400 naming `type`. A new type is its spec's file
+// (and its consumer's) and one line here.
 import { KAFKA_COMMAND } from './kafka.ts';
 import { NACOS_COMMAND } from './nacos.ts';
 import { PULSAR_COMMAND } from './pulsar.ts';

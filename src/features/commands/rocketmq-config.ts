@@ -72,3 +72,8 @@ function tagExpression(raw: Raw): string {
   if (v.trim() === '' || v.length > 1024) throw new SourceConfigError('config.tag', 'must be a tag filter expression ("*", "a", "a || b"), at most 1024 characters');
   return v.trim();
 }
+
+/** The secrets of a parsed config, kept out of error messages and logs. */
+export function rocketMqSecrets(config: RocketMqConfig): string[] {
+  return config.credentials ? [config.credentials.secretKey] : [];
+}

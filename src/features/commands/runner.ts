@@ -1,10 +1,11 @@
 // Owns one command's life while it is enabled (main thread): a consumer per connection attempt,
 // reconnected with backoff (1 s .. 30 s, counted) while the source is down or the connection
-// breaks; given up (state failed) when the source refuses for good; the lag sampled every 5 s
-// while running; stop() aborts what is being delivered (unacknowledged: the source sends it
-// again) and closes the consumer. Its state and counters outlive a stop and start. A registration
-// (NACOS, no mapping) runs the same way: open registers, close deregisters, and its details (the
-// instances) are shown with the state.
+// breaks; given up (state failed) when the source refuses for good or the type's consumer module
+// cannot be loaded (it is loaded at the first start of a command of that type); the lag sampled
+// every 5 s while running; stop() aborts what is being delivered (unacknowledged: the source sends
+// it again) and closes the consumer. Its state and counters outlive a stop and start. A
+// registration (NACOS, no mapping) runs the same way: open registers, close deregisters, and its
+// details (the instances) are shown with the state.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { Logger } from '../../log/index.ts';
@@ -86,7 +87,16 @@ export class CommandRunner {
     const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     this.setState('starting');
     while (!signal.aborted) {
-      const consumer = this.spec.create(this.config, { id: this.id, deliver: (records) => this.deliver(records, signal), log: this.log, broker: this.broker });
+      let consumer: Consumer;
+      try {
+        consumer = await this.spec.create(this.config, { id: this.id, deliver: (records) => this.deliver(records, signal), log: this.log, broker: this.broker });
+      } catch (err) {
+        // The type's module could not be loaded (ModuleLoadError): it will not load on a retry.
+        this.noteError((err as Error).message ?? String(err));
+        this.log.error('command cannot be created; it stays stopped until started again', { error: (err as Error).message });
+        this.setState('failed');
+        return;
+      }
       this.consumer = consumer;
       let sampler: NodeJS.Timeout | undefined;
       try {

@@ -113,5 +113,7 @@ export interface CommandTypeSpec<C = unknown> {
   parse(raw: Record<string, unknown>): C;
   /** The secrets in a parsed config, kept out of error messages. */
   secrets(config: C): string[];
-  create(config: C, ctx: ConsumerContext): Consumer;
+  /** A consumer for one connection attempt. Loads the type's consumer module (and its library)
+   * on first use; rejects (a ModuleLoadError) when it cannot be loaded. */
+  create(config: C, ctx: ConsumerContext): Promise<Consumer>;
 }

@@ -3,11 +3,17 @@
 // and delivery that names it. Bounded: past MAX_IDLE_TRANSPORTS the least recently used
 // transport no delivery is using is closed (a transport in use is never closed under it, so the
 // count can exceed the bound by at most the deliveries in flight). close() closes them all.
+// nodemailer is loaded with the first email sent, never at start (issue 26).
 import { createHash } from 'node:crypto';
 
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
+import { lazyImport } from '../../lazy/lazy-import.ts';
 import { TIMEOUT_MS, type EmailConfig } from './types.ts';
+
+type Nodemailer = (typeof import('nodemailer'))['default'];
+
+const loadNodemailer = lazyImport('nodemailer', async (): Promise<Nodemailer> => (await import('nodemailer')).default);
 
 const MAX_IDLE_TRANSPORTS = 32;
 /** Connections one transport opens at most to its server. */
@@ -29,12 +35,14 @@ export class SmtpTransports {
     return this.entries.size;
   }
 
-  /** Runs `use` with the transport of `config`'s server, kept open while it runs. */
+  /** Runs `use` with the transport of `config`'s server, kept open while it runs. Rejects with a
+   * ModuleLoadError when nodemailer cannot be loaded. */
   async with<T>(config: EmailConfig, use: (transport: Transporter) => Promise<T>): Promise<T> {
+    const nodemailer = await loadNodemailer();
     const key = transportKey(config);
     let entry = this.entries.get(key);
     if (entry) this.entries.delete(key);
-    else entry = { transport: createTransport(config), users: 0 };
+    else entry = { transport: createTransport(nodemailer, config), users: 0 };
     this.entries.set(key, entry);
     entry.users++;
     this.evict();
@@ -68,7 +76,7 @@ function transportKey(c: EmailConfig): string {
   return createHash('sha256').update(JSON.stringify(server)).digest('hex');
 }
 
-function createTransport(c: EmailConfig): Transporter {
+function createTransport(nodemailer: Nodemailer, c: EmailConfig): Transporter {
   const timeout = c.timeoutMs ?? TIMEOUT_MS.default;
   return nodemailer.createTransport({
     pool: true,
