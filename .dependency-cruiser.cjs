@@ -63,10 +63,17 @@ module.exports = {
     },
     {
       name: 'leaves-stay-leaves',
-      comment: 'protocol/, stats/ and native/ are leaves: they import nothing of the broker but each other.',
+      comment: 'protocol/, stats/ and native/ are leaves: they import nothing of the broker but each other (and install/, where the files are).',
       severity: 'error',
       from: { path: '^src/(protocol|stats|native)/' },
-      to: { path: '^src/(?!protocol/|stats/|native/)' },
+      to: { path: '^src/(?!protocol/|stats/|native/|install/)' },
+    },
+    {
+      name: 'install-is-a-leaf',
+      comment: 'install/ (the install root, the version, sources or build) imports nothing of the broker, so every layer may ask it where the files are.',
+      severity: 'error',
+      from: { path: '^src/install/' },
+      to: { path: '^src/(?!install/)' },
     },
     {
       name: 'errors-is-a-leaf',

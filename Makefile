@@ -22,13 +22,13 @@ node_modules/.installed: package.json package-lock.json
 
 build: setup $(ADDON) lib/main.js dist/console/index.html
 
-# The broker compiled: src/ to lib/ by tsc (tsconfig.build.json: same layout, imports rewritten
-# from .ts to .js, no type check: that is `make typecheck`), which bin/spindle runs. Nothing
-# compiles TypeScript when the broker starts; tsx stays for the tests and bin/spindle-dev.mjs.
-LIB_SRC := $(shell find src types -type f) tsconfig.json tsconfig.build.json
+# The broker compiled: src/ bundled by esbuild into lib/ (scripts/build-lib.mjs: a bundle per
+# thread entry, shared and on-demand code in chunks, packages left in node_modules), which
+# bin/spindle runs. Nothing compiles TypeScript when the broker starts; tsx stays for the tests and
+# bin/spindle-dev.mjs, and the type check is `make typecheck`.
+LIB_SRC := $(shell find src types -type f) scripts/build-lib.mjs
 lib/main.js: $(LIB_SRC) node_modules/.installed
-	npx tsc -p tsconfig.build.json
-	touch $@
+	node scripts/build-lib.mjs
 
 # The web console (console/: Preact, htm, uPlot), bundled and minified by Vite into dist/console,
 # which the admin server serves at /. Vite prints each file's size, gzipped too.

@@ -1,7 +1,6 @@
 // Starts the admin API over the node's features: the admin users, the audit log, every route
 // module, the OpenAPI document, the console's live sockets, and the HTTP server. Runs in the main
 // thread beside the supervisor; the features run with or without it (node/features.ts).
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
 import type { Supervisor } from '../node/supervisor.ts';
@@ -38,8 +37,8 @@ import { tenantRoutes } from './v1/tenants.ts';
 import { alertRoutes } from './v1/alerts.ts';
 import { auditRoutes } from './v1/audit-logs.ts';
 import type { ClusterAdminOps, ClusterLink } from '../cluster/index.ts';
+import { VERSION } from '../install/root.ts';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export interface AdminHandle {
   readonly port: number;

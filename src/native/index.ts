@@ -3,21 +3,20 @@
 // declarations, the descriptor layout constants, and the typed errors rebuilt from native ones.
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import os from 'node:os';
 
 import type * as Addon from '../../native/node/index.d.ts';
+import { ROOT } from '../install/root.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
+const root = ROOT;
 
 function addonPath(): string {
-  const libc = process.report?.getReport && (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime ? 'gnu' : 'musl';
-  const file = path.join(root, 'native', 'node', `spindle.${os.platform()}-${os.arch()}-${libc}.node`);
-  if (!existsSync(file)) {
-    throw new Error(`native addon not built: ${file} is missing (run "make build")`);
-  }
+  // The glibc build, or a musl one where that is what was built (process.report.getReport()
+  // would tell the libc, but costs ~10 ms in every thread at start).
+  const base = path.join(root, 'native', 'node', `spindle.${os.platform()}-${os.arch()}`);
+  const file = [`${base}-gnu.node`, `${base}-musl.node`].find((f) => existsSync(f));
+  if (!file) throw new Error(`native addon not built: ${base}-gnu.node is missing (run "make build")`);
   return file;
 }
 

@@ -4,7 +4,6 @@
 // have files of their own: the workers and their calls (worker-pool.ts, worker-channel.ts), the
 // store (node-store.ts), the main-thread features' routing-core entries (taps.ts), and what the
 // cluster asks of the workers (cluster-host.ts). Holds no session state.
-import { readFileSync } from 'node:fs';
 
 import { Router, RetainedStore, ClientRegistry, NO_PUBLISHER } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
@@ -25,13 +24,13 @@ import { Taps, type ClusterTicket } from './taps.ts';
 import { adoptSessions, releaseClients } from './cluster-host.ts';
 import { NodeLog } from './node-log.ts';
 import { openEndpoints, type Ports } from './node-endpoints.ts';
+import { VERSION } from '../install/root.ts';
 
 export { WorkerOpError } from './worker-channel.ts';
 export type { ClusterTicket } from './taps.ts';
 
 export type { Ports } from './node-endpoints.ts';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export class Supervisor {
   readonly ports: Ports = {};

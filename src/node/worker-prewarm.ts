@@ -6,10 +6,10 @@
 // start theirs cold.
 import type { Worker } from 'node:worker_threads';
 
-import { moduleUrl } from '../threads/entry.ts';
+import { threadEntry } from '../threads/entry.ts';
 import { spawnWorker } from '../threads/spawn.ts';
 
-export const WORKER_ENTRY = moduleUrl('../worker/worker', import.meta.url);
+export const WORKER_ENTRY = threadEntry('worker');
 
 /** What a thread is started with: a warm worker is only taken by a slot that would start it the same way. */
 export interface WorkerSpawnOptions {

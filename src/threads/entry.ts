@@ -1,9 +1,22 @@
-// Where a thread's entry module is. The broker runs either from its TypeScript sources (tests and
-// development, through tsx) or compiled (lib/, made by `make build`, the way it ships): a module
-// that names another module by path names it without extension, and gets the one that matches how
-// the caller itself was loaded.
+// The entry modules of the threads the broker starts: from the TypeScript sources (tests and
+// development, through tsx) the source file, compiled (lib/, `make build`) the bundle esbuild
+// made of it (scripts/build-lib.mjs names the same entries).
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-/** The module `relative` (no extension) next to `base` (the caller's import.meta.url). */
-export function moduleUrl(relative: string, base: string): URL {
-  return new URL(`${relative}${base.endsWith('.ts') ? '.ts' : '.js'}`, base);
+import { FROM_SOURCE, ROOT } from '../install/root.ts';
+
+const ENTRIES = {
+  /** A worker thread (listeners, sessions). */
+  worker: { source: 'src/worker/worker.ts', built: 'lib/worker.js' },
+  /** A thread of the scripts' piscina pool: its task handler, exported as runBatch. */
+  'run-batch': { source: 'src/features/scripts/pool/run-batch.ts', built: 'lib/run-batch.js' },
+} as const;
+
+export type ThreadEntry = keyof typeof ENTRIES;
+
+/** The module a thread of kind `name` runs. */
+export function threadEntry(name: ThreadEntry): URL {
+  const e = ENTRIES[name];
+  return pathToFileURL(path.join(ROOT, FROM_SOURCE ? e.source : e.built));
 }

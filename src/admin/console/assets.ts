@@ -3,11 +3,12 @@
 // hashed script and styles under /assets/ (cached for good), no CDN and no second server. Absent
 // when the console was not built: `/` then says so.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join, sep } from 'node:path';
 
-/** Where `make build` puts the console (relative to this file: src/admin/console). */
-export const CONSOLE_DIR = fileURLToPath(new URL('../../../dist/console/', import.meta.url));
+import { ROOT } from '../../install/root.ts';
+
+/** Where `make build` puts the console (dist/console of the install root). */
+export const CONSOLE_DIR = join(ROOT, 'dist/console') + sep;
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

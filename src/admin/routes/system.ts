@@ -3,7 +3,6 @@
 // and import of the broker configuration with its endpoints and dashboards. The work is done in
 // ../health.ts, ../samplers.ts, ../config-export.ts and ../config-import.ts.
 import os from 'node:os';
-import { readFileSync } from 'node:fs';
 
 import { Type } from '@sinclair/typebox';
 
@@ -16,8 +15,8 @@ import { OMITTED_KEYS, exportedConfig } from '../config-export.ts';
 import { importConfig } from '../config-import.ts';
 import { listDashboards } from './dashboard.ts';
 import { drain as drainFeature } from '../../features/drain/index.ts';
+import { VERSION } from '../../install/root.ts';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export function systemRoutes(ctx: AdminContext): Route[] {
   const cpu = new CpuSampler();

@@ -18,7 +18,7 @@ import { matchLevels, parseFilter, type FilterLevel } from '../../../auth/topic-
 import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
 import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../pool/heartbeat.ts';
-import { moduleUrl } from '../../../threads/entry.ts';
+import { threadEntry } from '../../../threads/entry.ts';
 
 // piscina is loaded with the first processor: a worker without scripts or extensions never does.
 const require = createRequire(import.meta.url);
@@ -28,7 +28,7 @@ const piscina = (): PiscinaClass => (PiscinaImpl ??= (require('piscina') as { Pi
 
 /** The pool thread's task handler: compiled, run-batch.js's runBatch; from the TypeScript sources,
  * thread.mjs, which registers tsx first and exports runBatch as its default. */
-const RUN_BATCH = moduleUrl('../pool/run-batch', import.meta.url);
+const RUN_BATCH = threadEntry('run-batch');
 const POOL_ENTRY = RUN_BATCH.pathname.endsWith('.ts')
   ? { filename: new URL('../pool/thread.mjs', import.meta.url).href }
   : { filename: RUN_BATCH.href, name: 'runBatch' };
