@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck
 
 setup: node_modules/.installed
 
@@ -108,7 +108,12 @@ typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
-bench: build bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-platform bench-compare
+bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-platform bench-compare
+
+# Start to MQTT open, to /health UP, and idle RSS, with one worker and one per core (the targets of
+# issue 26: 500 ms, 1 s, 100 MB with two workers): bench/results/start.{md,json}.
+bench-start: build
+	node --import tsx bench/start.ts
 
 # The web console: bundle size, first render of the overview in Chromium, the screenshots of docs/features/console.md.
 bench-console: build system-packages
