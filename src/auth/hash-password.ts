@@ -1,12 +1,12 @@
 // Owns the command that prints a password hash for the `auth.users` section of the config file:
-//   node --import tsx src/auth/hash-password.ts [--algorithm argon2|bcrypt] [--cost N] [PASSWORD]
+//   spindle hash-password [--algorithm argon2|bcrypt] [--cost N] [PASSWORD]   (bin/spindle: lib/hash-password.js)
 // Without PASSWORD it reads one from stdin (a prompt without echo on a terminal, otherwise the
 // whole input minus one trailing newline), so the password stays out of the shell history.
 import { pathToFileURL } from 'node:url';
 
 import { DEFAULT_BCRYPT_COST, PASSWORD_ALGORITHMS, hashPassword, type PasswordAlgorithm } from './password.ts';
 
-export const HASH_PASSWORD_USAGE = 'usage: node --import tsx src/auth/hash-password.ts [--algorithm argon2|bcrypt] [--cost 4..31] [PASSWORD]';
+export const HASH_PASSWORD_USAGE = 'usage: spindle hash-password [--algorithm argon2|bcrypt] [--cost 4..31] [PASSWORD]';
 
 export interface HashPasswordArgs {
   algorithm: PasswordAlgorithm;

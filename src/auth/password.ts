@@ -30,7 +30,7 @@ export function hashAlgorithmOf(hash: string): PasswordAlgorithm | undefined {
 export function passwordHashProblem(hash: string): string | undefined {
   const algorithm = hashAlgorithmOf(hash);
   if (algorithm === undefined) {
-    return 'must be an argon2 ($argon2...) or bcrypt ($2a$/$2b$/$2y$) hash, not a plain password (make one with src/auth/hash-password.ts)';
+    return 'must be an argon2 ($argon2...) or bcrypt ($2a$/$2b$/$2y$) hash, not a plain password (make one with spindle hash-password)';
   }
   const parse = algorithm === 'argon2' ? argon2().parseOptions : bcrypt().parseOptions;
   try {
