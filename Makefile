@@ -213,4 +213,4 @@ cluster-demo: build
 
 clean:
 	cargo clean
-	rm -rf node_modules native/node/*.node native/node/index.d.ts
+	rm -rf node_modules native/node/*.node native/node/index.d.ts lib dist
