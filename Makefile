@@ -50,6 +50,11 @@ deb: build
 	./scripts/build-deb.sh $(DEB_VERSION)
 	lintian --fail-on error build/deb/spindle_$(DEB_VERSION)_amd64.deb
 
+# An OCI image, build/image/spindle_<version>.oci.tar (an oci-archive): Debian 12 minbase from
+# debootstrap plus the package, assembled with buildah from scratch (scripts/build-image.sh).
+image: deb
+	./scripts/build-image.sh $(DEB_VERSION)
+
 system-packages:
 	./scripts/ensure-system-packages.sh
 
