@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck deb image
 
 setup: node_modules/.installed
 
@@ -40,6 +40,20 @@ $(ADDON): $(NATIVE_SRC) node_modules/.installed
 	npx napi build --platform --release --manifest-path native/node/Cargo.toml \
 	  --package-json-path package.json --output-dir native/node --no-js --dts index.d.ts
 	touch $@
+
+# The Debian package, build/deb/spindle_<version>_amd64.deb (scripts/build-deb.sh: dpkg-deb, with
+# Node.js 20 and nats-server inside; deploy/README.md installs it). DEB_VERSION overrides the
+# version of package.json, e.g. make deb DEB_VERSION=0.1.1; DEB_COMPRESS=gzip builds faster than xz.
+DEB_VERSION ?= $(shell node -p "require('./package.json').version")
+deb: build
+	./scripts/ensure-deb-tools.sh
+	./scripts/build-deb.sh $(DEB_VERSION)
+	lintian --fail-on error build/deb/spindle_$(DEB_VERSION)_amd64.deb
+
+# An OCI image, build/image/spindle_<version>.oci.tar (an oci-archive): Debian 12 minbase from
+# debootstrap plus the package, assembled with buildah from scratch (scripts/build-image.sh).
+image: deb
+	./scripts/build-image.sh $(DEB_VERSION)
 
 system-packages:
 	./scripts/ensure-system-packages.sh
@@ -213,4 +227,4 @@ cluster-demo: build
 
 clean:
 	cargo clean
-	rm -rf node_modules native/node/*.node native/node/index.d.ts lib dist
+	rm -rf node_modules native/node/*.node native/node/index.d.ts lib dist build

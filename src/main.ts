@@ -6,6 +6,7 @@ import uWS from 'uWebSockets.js';
 import { loadConfig, ConfigError } from './config/index.ts';
 import { createLogger } from './log/index.ts';
 import { dropWarmWorkers, prewarmWorkers } from './node/worker-prewarm.ts';
+import type { NodeHandle } from './node/node.ts';
 
 function checkUws(): void {
   // If its binary fails to load, the package falls back to a slow shim without SSLApp.
@@ -30,17 +31,17 @@ async function main(): Promise<void> {
   // connection: it is logged with its stack, and the broker goes on.
   process.on('unhandledRejection', (err) => log.error('unhandled promise rejection (a bug): logged, the broker goes on', { err }));
   checkUws();
-  // The workers load their modules while this thread loads the node's and opens the store.
-  prewarmWorkers(config.workers, { youngGenerationMb: config.workerYoungGeneration, stdout: config.log.file.enabled });
-  const { startNode } = await import('./node/node.ts');
-  const node = await startNode(config, log);
-  void dropWarmWorkers();
-  const { supervisor, ports, admin } = node;
-  log.info('spindle started', { workers: config.workers, ...ports, admin: admin?.port, node: config.nodeName });
-  let stopping = false;
+  // Signals are taken from the start: a SIGTERM while the node starts (MQTT may already accept)
+  // stops it gracefully once it has started, rather than killing it halfway.
+  let node: NodeHandle | null = null;
+  let stopping: string | null = null;
   const stop = (signal: string) => {
     if (stopping) return;
-    stopping = true;
+    stopping = signal;
+    if (!node) {
+      log.info('stopping once started', { signal });
+      return;
+    }
     log.info('shutting down', { signal });
     node.close().then(() => {
       log.info('stopped');
@@ -53,9 +54,21 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGHUP', () => {
-    supervisor.reloadTls();
-    supervisor.reloadAuth();
+    node?.supervisor.reloadTls();
+    node?.supervisor.reloadAuth();
   });
+  // The workers load their modules while this thread loads the node's and opens the store.
+  prewarmWorkers(config.workers, { youngGenerationMb: config.workerYoungGeneration, stdout: config.log.file.enabled });
+  const { startNode } = await import('./node/node.ts');
+  node = await startNode(config, log);
+  void dropWarmWorkers();
+  const { ports, admin } = node;
+  log.info('spindle started', { workers: config.workers, ...ports, admin: admin?.port, node: config.nodeName });
+  const pending = stopping;
+  if (pending) {
+    stopping = null;
+    stop(pending);
+  }
 }
 
 main().catch((err) => {

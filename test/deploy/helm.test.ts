@@ -127,7 +127,12 @@ test('default values: a 3-node cluster that finds its peers through the headless
 
   const ports = Object.fromEntries(c.ports.map((p) => [p.name, p.containerPort]));
   assert.deepEqual(ports, { mqtt: config.mqtt.tcp.port, 'mqtt-ws': config.mqtt.ws.port, admin: config.admin.port, 'nats-route': 6222 });
-  for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) assert.deepEqual(probe?.httpGet, { path: '/health', port: 'admin' });
+  for (const probe of [c.startupProbe, c.livenessProbe]) assert.deepEqual(probe?.httpGet, { path: '/health', port: 'admin' });
+  // Readiness: 503 while the node drains, so it takes no new client.
+  assert.deepEqual(c.readinessProbe?.httpGet, { path: '/health/ready', port: 'admin' });
+  // The image of make image: the package's command, its bundled node for the preStop, its nats-server.
+  assert.deepEqual(c.command, ['/usr/bin/spindle', '--config', '/etc/spindle/spindle.json']);
+  assert.equal(c.lifecycle?.preStop?.exec?.command?.[0], '/usr/lib/spindle/node/bin/node');
 
   const client = one(r, 'Service', 'r-spindle');
   assert.deepEqual(client.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port]), [['mqtt', 1883], ['mqtt-ws', 8083]]);
@@ -135,7 +140,7 @@ test('default values: a 3-node cluster that finds its peers through the headless
   assert.equal(one(r, 'PodDisruptionBudget').spec.maxUnavailable, 1);
 
   // The preStop drain: node (no curl in the image), the script from the ConfigMap, 60 - 15 s.
-  assert.deepEqual(c.lifecycle?.preStop?.exec.command, ['node', '/etc/spindle/drain.mjs', '--port=8080', '--path=/api/cluster/drain', '--rate=100', '--timeout=45']);
+  assert.deepEqual(c.lifecycle?.preStop?.exec.command, ['/usr/lib/spindle/node/bin/node', '/etc/spindle/drain.mjs', '--port=8080', '--path=/api/cluster/drain', '--rate=100', '--timeout=45']);
   assert.match(one(r, 'ConfigMap').data!['drain.mjs'], /spindle_connections_current/);
   assert.equal(set.spec.template.spec.terminationGracePeriodSeconds, 60);
 

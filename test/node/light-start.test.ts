@@ -4,7 +4,7 @@
 // and dynamic import() are not followed) and fails naming the chain that reaches a driver.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -73,27 +73,3 @@ test('the broker starts without importing a driver library: each loads with the 
   assert.deepEqual(reached, []);
 });
 
-test('every package src/ loads at run time is a production dependency (the Debian package installs only those)', () => {
-  const pkg = JSON.parse(readFileSync(path.join(SRC, '../package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const f = path.join(dir, e.name);
-      if (e.isDirectory()) walk(f);
-      else if (/\.(ts|mjs)$/.test(e.name)) files.push(f);
-    }
-  };
-  walk(SRC);
-  const missing = new Set<string>();
-  for (const file of files) {
-    const text = readFileSync(file, 'utf8');
-    const specs = [...runtimeImports(file), ...[...text.matchAll(/\b(?:import|require)\(\s*'([^'.][^']*)'\s*\)/g)].map((m) => m[1])];
-    for (const spec of specs) {
-      if (spec.startsWith('.') || spec.startsWith('node:')) continue;
-      // tsx registers the sources' loader (threads/bootstrap.mjs, pool/thread.mjs): development only.
-      if (spec.startsWith('tsx/')) continue;
-      if (!(packageOf(spec) in pkg.dependencies)) missing.add(`${packageOf(spec)} (${path.relative(SRC, file)})`);
-    }
-  }
-  assert.deepEqual([...missing], []);
-});

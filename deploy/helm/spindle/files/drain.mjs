@@ -1,6 +1,6 @@
 // The preStop hook of the Spindle chart (templates/statefulset.yaml runs it with `node`: the image
 // has Node 20 and may have no curl). It asks this node to drain: POST <path> on its admin API
-// (issue 26's /api/cluster/drain), signed in by HTTP Basic as the admin user of the pod's
+// (/api/cluster/drain), signed in by HTTP Basic as the admin user of the pod's
 // environment (SPINDLE_ADMIN_USERNAME, SPINDLE_ADMIN_PASSWORD), with {"rate": N} when a rate is
 // given. Then it reads spindle_connections_current from /prometheus every second until the node
 // holds no MQTT connection or --timeout seconds pass; Kubernetes sends SIGTERM once it returns.
