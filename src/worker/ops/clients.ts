@@ -267,8 +267,15 @@ export const clientOps = {
     const waits: Promise<unknown>[] = [];
     const fromNode = env.router.fromCluster(args.publisher);
     const missedBefore = env.router.sharesMissed;
-    for (const m of args.messages) {
-      const scope: NodeScope | undefined = fromNode ? { plain: m.plain ?? true, shares: m.shares ?? [] } : undefined;
+    /** Messages only for sessions some of which are not on this node (yet): by index, those. */
+    const absent: { index: number; only: string[] }[] = [];
+    for (const [index, m] of args.messages.entries()) {
+      let only: Set<number> | null = null;
+      if (fromNode && m.only) {
+        only = env.sessions.handlesOf(m.only);
+        if (only.size < m.only.length) absent.push({ index, only: m.only.filter((id) => !env.sessions.known(id)) });
+      }
+      const scope: NodeScope | undefined = fromNode ? { plain: m.plain ?? true, shares: m.shares ?? [], only } : undefined;
       const message: Message = {
         topic: m.topic,
         topicBytes: Buffer.from(m.topic, 'utf8'),
@@ -280,14 +287,20 @@ export const clientOps = {
         receivedAt: now,
         storeId: undefined,
         seq: undefined,
+        origin: fromNode && m.origin ? m.origin : undefined,
       };
       // The hash_clientid strategy picks by the publisher on the node it published on.
       const hash = fromNode ? m.publisherHash ?? args.publisherHash : args.publisherHash;
       if (!persistence) {
         matched.push(env.router.publish(message, args.publisher, hash, scope));
+        // Forwarded to the node a session moved to: routed here once the cluster has it.
+        const forwarded = env.bridges.take(message);
+        if (forwarded) waits.push(forwarded);
         continue;
       }
       const routed = env.router.route(message, args.publisher, hash, scope);
+      const forwarded = env.bridges.take(message);
+      if (forwarded) waits.push(forwarded);
       const kept = persistence.messageRouted(message, routed);
       // A message from another node: its retained side is the cluster's (src/cluster/retained.ts).
       const retained = message.retain && !env.router.fromCluster(args.publisher) ? persistence.retained(message) : undefined;
@@ -303,7 +316,7 @@ export const clientOps = {
     }
     const sharesMissed = env.router.sharesMissed - missedBefore;
     await Promise.all(waits);
-    return { matched, sharesMissed };
+    return { matched, sharesMissed, absent };
   },
 
   async 'clients.subscribe'(args: { clientId: string; topic: string; options: number }, env) {
