@@ -186,7 +186,7 @@ export class ClusterLink {
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {
     this.qos = new QosStream(log, (source, data, only) => this.routeFrame(source, data, ROUTE_TRIES, only));
     this.leases = new Leases(log);
-    this.forwards = new SessionForwards(host, (node) => this.peers.get(node)?.forward);
+    this.forwards = new SessionForwards(host, (node) => this.peers.get(node)?.forward, this.qos);
     this.parts.push(this.qos, this.leases, this.forwards);
   }
 

@@ -16,9 +16,10 @@
 // - Copies: a message sent both here and to the new node, or routed here before the move and
 //   there after it, reaches the session twice: the session keeps the identities of the cluster
 //   messages it took (Session.firstCopy) and drops the second copy.
-// - FORWARD_MS after the last session left for a node (with no release to it in progress) its
-//   filters are removed from the forward handle. A drain waits for that (`idle`) before it says
-//   drained, so a node stopped after its drain has forwarded what reached it.
+// - FORWARD_MS after a session left (with no release to that node in progress), and once this
+//   node's QoS stream subject has nothing waiting, its filters are removed from the forward
+//   handle. A drain waits for that (`idle`) before it says drained, so a node stopped after its
+//   drain has forwarded what reached it.
 // Owns the departed sessions by node and the reference counts of the forward handles' filters.
 import { matchLevels, parseFilter, type FilterLevel } from '../auth/topic-filter.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
@@ -34,6 +35,9 @@ interface Departed {
    * for it then, and its new node matches it against the session's own subscriptions). */
   filters: { filter: string; levels: FilterLevel[] }[] | null;
   at: number;
+  /** Once FORWARD_MS passed: the QoS stream's last sequence then; followed until this node
+   * routed its subject's frames up to there. */
+  mark?: number;
 }
 
 interface ToNode {
@@ -61,12 +65,46 @@ export class SessionForwards implements ClusterPart {
   private readonly nodes = new Map<string, ToNode>();
   private timer: NodeJS.Timeout | null = null;
 
-  /** `handleOf(node)`: the forward handle of `node` (undefined: not a node known here). */
-  constructor(private readonly host: ForwardsHost, private readonly handleOf: (node: string) => number | undefined) {}
+  private sweeping = false;
+
+  /** `handleOf(node)`: the forward handle of `node` (undefined: not a node known here); `stream`:
+   * this node's QoS stream subject, whose frames stored before the others learnt where the
+   * sessions went (delayed, e.g. by a consumer that stalled) are routed before a session is no
+   * longer followed. */
+  constructor(private readonly host: ForwardsHost, private readonly handleOf: (node: string) => number | undefined, private readonly stream: { lastSeq(): Promise<number>; routedUpTo(mark: number): Promise<boolean> } | null = null) {}
 
   start(_ctx: ClusterPartContext): void {
-    this.timer = setInterval(() => this.sweep(Date.now()), SWEEP_MS);
+    this.timer = setInterval(() => void this.sweepWhenCaughtUp(), SWEEP_MS);
     this.timer.unref();
+  }
+
+  /** Sessions are no longer followed only once what was sent here before is routed. */
+  private async sweepWhenCaughtUp(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      const due = this.due(Date.now());
+      if (due.length === 0) return;
+      const unmarked = due.filter((d) => d.mark === undefined);
+      if (unmarked.length > 0) {
+        const last = (await this.stream?.lastSeq()) ?? 0;
+        for (const d of unmarked) d.mark = last;
+      }
+      const marks = due.map((d) => d.mark ?? 0);
+      const highest = Math.max(...marks);
+      if (this.stream === null || (await this.stream.routedUpTo(highest))) this.sweep(Date.now(), highest);
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private due(now: number): Departed[] {
+    const out: Departed[] = [];
+    for (const to of this.nodes.values()) {
+      if (to.releasing > 0) continue;
+      for (const d of to.sessions.values()) if (d.filters !== null && now - d.at >= FORWARD_MS) out.push(d);
+    }
+    return out;
   }
 
   close(): void {
@@ -122,12 +160,13 @@ export class SessionForwards implements ClusterPart {
     return true;
   }
 
-  /** Sessions that left more than FORWARD_MS ago are no longer followed. */
-  sweep(now: number): void {
+  /** Sessions that left more than FORWARD_MS ago are no longer followed (called once this node
+   * caught up with its QoS stream subject). */
+  sweep(now: number, routedUpTo = Infinity): void {
     for (const to of this.nodes.values()) {
       if (to.releasing > 0) continue;
       for (const [clientId, d] of to.sessions) {
-        if (now - d.at < FORWARD_MS || d.filters === null) continue;
+        if (now - d.at < FORWARD_MS || d.filters === null || d.mark === undefined || d.mark > routedUpTo) continue;
         to.sessions.delete(clientId);
         this.unref(to, d);
       }

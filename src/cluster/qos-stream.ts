@@ -34,6 +34,7 @@ const TRIES = 3;
 /** A frame a node took and neither acknowledged nor refused within this long is delivered again. */
 const ACK_WAIT_MS = 30_000;
 const RETRY_MS = 1000;
+const PULL_EXPIRES_MS = 5000;
 /** A consumer taking a gone node's frames that no one uses for this long is removed by NATS. */
 const TAKE_IDLE_MS = 30_000;
 /** How long start waits for JetStream to answer. */
@@ -123,6 +124,27 @@ export class QosStream implements ClusterPart {
     // What was taken is routed (and forwarded: sent through this stream) before the node lets go.
     await Promise.all(this.routing);
     this.closed = true;
+  }
+
+  /** The stream's last sequence now (0: unknown). */
+  async lastSeq(): Promise<number> {
+    try {
+      return this.jsm ? (await this.jsm.streams.info(QOS_STREAM)).state.last_seq : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Whether every frame of this node's subject stored up to stream sequence `mark` was routed
+   * and acknowledged here (its consumer's acknowledgement floor passed it, or nothing waits). */
+  async routedUpTo(mark: number): Promise<boolean> {
+    if (!this.jsm) return true;
+    try {
+      const info = await this.jsm.consumers.info(QOS_STREAM, `node-${token(this.nodeName)}`);
+      return info.ack_floor.stream_seq >= mark || (info.num_pending === 0 && info.num_ack_pending === 0);
+    } catch {
+      return false;
+    }
   }
 
   /** Whether this node's subject has nothing waiting, and every frame taken was routed. */
@@ -238,7 +260,9 @@ export class QosStream implements ClusterPart {
           max_ack_pending: 256,
         });
         const consumer = await this.js!.consumers.get(QOS_STREAM, durable);
-        const messages = await consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
+        // Pulls renewed every PULL_EXPIRES_MS: a pull lost while the consumer's leader moved (a
+        // node's nats-server restarting) stalls the subject that long, not the default 30 s.
+        const messages = await consumer.consume({ max_messages: 64, expires: PULL_EXPIRES_MS, abort_on_missing_resource: true });
         this.stopConsumer = () => void messages.stop();
         if (this.stopping) messages.stop();
         for await (const m of messages) {
