@@ -81,6 +81,8 @@ export class WorkerRouter {
    * here by the time it came (a race with the last member leaving): the message went to no one
    * of that group. */
   sharesMissed = 0;
+  /** The sessions the last routing limited to some (NodeScope.only) reached. */
+  readonly onlyReached = new Set<number>();
 
   constructor(
     private readonly host: RouterHost,
@@ -216,10 +218,12 @@ export class WorkerRouter {
    * left. */
   private keepOnly(words: number, only: ReadonlySet<number>): number {
     const out = this.out;
+    this.onlyReached.clear();
     let w = 0;
     for (let i = 0; i < words;) {
       const n = 3 + out[i + 2];
       if ((out[i + 1] & 0xffff) !== TAP_WORKER && only.has(out[i])) {
+        this.onlyReached.add(out[i]);
         if (w !== i) out.copyWithin(w, i, i + n);
         w += n;
       }

@@ -271,10 +271,7 @@ export const clientOps = {
     const absent: { index: number; only: string[] }[] = [];
     for (const [index, m] of args.messages.entries()) {
       let only: Set<number> | null = null;
-      if (fromNode && m.only) {
-        only = env.sessions.handlesOf(m.only);
-        if (only.size < m.only.length) absent.push({ index, only: m.only.filter((id) => !env.sessions.known(id)) });
-      }
+      if (fromNode && m.only) only = env.sessions.handlesOf(m.only);
       const scope: NodeScope | undefined = fromNode ? { plain: m.plain ?? true, shares: m.shares ?? [], only } : undefined;
       const message: Message = {
         topic: m.topic,
@@ -289,16 +286,30 @@ export const clientOps = {
         seq: undefined,
         origin: fromNode && m.origin ? m.origin : undefined,
       };
+      // Named sessions it did not reach: not here yet, or here but their subscriptions not yet
+      // routed (a claim's answer being taken on another worker); routed again for them later
+      // (a session here that does not match the topic is asked again for nothing, 2 s at most).
+      const absentFor = (): void => {
+        if (!only || !m.only) return;
+        const reached = env.router.onlyReached;
+        const missing = m.only.filter((id) => {
+          const h = env.sessions.handlesOf([id]);
+          return h.size === 0 || ![...h].some((x) => reached.has(x));
+        });
+        if (missing.length > 0) absent.push({ index, only: missing });
+      };
       // The hash_clientid strategy picks by the publisher on the node it published on.
       const hash = fromNode ? m.publisherHash ?? args.publisherHash : args.publisherHash;
       if (!persistence) {
         matched.push(env.router.publish(message, args.publisher, hash, scope));
+        absentFor();
         // Forwarded to the node a session moved to: routed here once the cluster has it.
         const forwarded = env.bridges.take(message);
         if (forwarded) waits.push(forwarded);
         continue;
       }
       const routed = env.router.route(message, args.publisher, hash, scope);
+      absentFor();
       const forwarded = env.bridges.take(message);
       if (forwarded) waits.push(forwarded);
       const kept = persistence.messageRouted(message, routed);
