@@ -91,6 +91,12 @@ export class MovingClient {
     const [num, retry] = payload.toString().split(':');
     const n = Number(num);
     const resend = retry === 'retry';
+    // A negative number is a probe, published again until every subscriber has it (the
+    // upgrade bench's "subscriptions known"): its copies are not repeats of one PUBLISH.
+    if (n < 0) {
+      this.seen.add(n);
+      return;
+    }
     if (!this.seen.has(n)) this.seen.add(n);
     else if (dup) this.dupRedeliveries++;
     else if (resend || this.resent.has(n)) this.publisherRetries++;
