@@ -8,8 +8,10 @@
 // to receive everything acknowledged, and prints and writes (CLUSTER_UPGRADE_RESULTS, default
 // bench/results/cluster-upgrade.md) the figures: messages acknowledged, lost (acknowledged and
 // never received, per subscriber), repeated (with DUP set, resent by a publisher that lost its
-// connection before PUBACK, and neither: the last ones are what MQTT does not allow), and the
-// longest gap a client saw.
+// connection before PUBACK whichever of its two copies came first, and neither: the last ones are
+// what MQTT does not allow), and the longest gap a client saw. CLUSTER_UPGRADE_DEBUG=<file> also
+// writes, per subscriber, the numbers lost and repeated, each publisher's resent numbers, and
+// every node's /api/cluster/status.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
 import path from 'node:path';
@@ -43,7 +45,7 @@ const procs = new Map<number, ChildProcess>();
 function startNode(n: number): void {
   const peers = NODES.filter((m) => m !== n).map((m) => `127.0.0.1:${ROUTE + m - 1}`);
   const log = createWriteStream(path.join(dir, `node-${n}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, ['bin/spindle.mjs'], {
+  const child = spawn('bin/spindle', [], {
     env: {
       ...env,
       SPINDLE_NODE_NAME: `node-${n}`, SPINDLE_WORKERS: env.SPINDLE_WORKERS ?? '1', SPINDLE_DATA_DIR: path.join(dir, `node-${n}`),
@@ -122,6 +124,8 @@ class Publisher {
   next: number;
   stopped = false;
   retries = 0;
+  /** The numbers sent again after a connection lost before their PUBACK. */
+  readonly resent = new Set<number>();
   private reference: string | null = null;
   constructor(readonly index: number, readonly count: number, public address: string) {
     this.next = index;
@@ -172,6 +176,7 @@ class Publisher {
       } catch {
         retry = true;
         this.retries++;
+        this.resent.add(n);
         this.client?.end(true);
         this.client = null;
         this.moveOn();
@@ -213,6 +218,8 @@ async function main(): Promise<void> {
     }
     for (const s of subs) await s.start();
     // Every node knows every subscriber's interest: a probe published on each node reaches all.
+    // Probes are negative numbers, published again each round: their copies are not counted as
+    // repeats (MovingClient), and they are left out of the stream's figures.
     await until('subscriptions known on every node', async () => {
       for (const n of NODES) {
         const c = await mqtt.connectAsync({ host, port: MQTT + n - 1, protocolVersion: 5, reconnectPeriod: 0 });
@@ -222,10 +229,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 300));
       return subs.every((s) => NODES.every((n) => s.seen.has(-n)));
     });
-    for (const s of subs) {
-      for (const n of NODES) s.seen.delete(-n);
-      s.streamStarts();
-    }
+    for (const s of subs) s.streamStarts();
     const pubs = NODES.map((n, i) => new Publisher(i, NODES.length, mqttAddr(n)));
     const publishing = pubs.map((p) => p.run());
     const steps: string[] = [];
@@ -262,6 +266,16 @@ async function main(): Promise<void> {
       lost: [...acked].filter((n) => !s.seen.has(n)).length, dup: s.dupRedeliveries, retried: s.publisherRetries, duplicates: s.duplicates,
       gapMs: s.longestGapMs, silenceMs: s.longestSilenceMs,
     }));
+    if (env.CLUSTER_UPGRADE_DEBUG) {
+      const dump: Record<string, unknown> = {};
+      for (const s of subs) {
+        const missing = [...acked].filter((n) => !s.seen.has(n)).sort((x, y) => x - y);
+        dump[s.clientId] = { missingByPublisher: [0, 1, 2].map((k) => missing.filter((n) => n % 3 === k).length), first: missing.slice(0, 5), last: missing.slice(-5), duplicates: s.duplicateNumbers };
+      }
+      dump.resent = pubs.map((p) => [...p.resent]);
+      for (const n of NODES) dump[`node-${n}`] = await api(n, 'GET', '/api/cluster/status').catch((e: Error) => e.message);
+      writeFileSync(env.CLUSTER_UPGRADE_DEBUG, JSON.stringify(dump, null, 1));
+    }
     for (const s of subs) await s.stop();
     const sum = (k: 'lost' | 'dup' | 'retried' | 'duplicates') => perSub.reduce((a, s) => a + s[k], 0);
     const figures = [

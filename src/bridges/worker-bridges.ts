@@ -31,6 +31,9 @@ export interface BridgeOutput {
   /** The publisher's client-id hash (the hash_clientid share strategy picks by it, here and on
    * the node a message crosses to). */
   publisherHash: number;
+  /** For a cluster's node or forward handle at QoS 1/2: the message's identity across the
+   * cluster (Message.origin, or this node's tag and the routing tick); else ''. */
+  origin: string;
 }
 
 export interface WorkerBridgesHost {
@@ -75,6 +78,11 @@ export class WorkerBridges {
    * other nodes are published with here. Such a message is never sent on to any node. */
   private clusterHandles = new Set<number>();
   private clusterInbound = -1;
+  /** The cluster's forward handles, one per other node: the subscriptions of sessions that left
+   * this node for that one, kept a while (src/cluster/forwards.ts). Their matches go to the main
+   * thread like a node handle's, messages from other nodes included. */
+  private forwardHandles = new Set<number>();
+  private originTag = '';
   private outputs: BridgeOutput[] = [];
   private transfer: ArrayBuffer[] = [];
   private flushScheduled = false;
@@ -107,9 +115,11 @@ export class WorkerBridges {
   }
 
   /** The cluster's node handles and its inbound handle (the main thread sends the whole set). */
-  setCluster(handles: readonly number[], inbound: number): void {
+  setCluster(handles: readonly number[], inbound: number, forwards: readonly number[] = [], originTag = ''): void {
     this.clusterHandles = new Set(handles);
     this.clusterInbound = inbound;
+    this.forwardHandles = new Set(forwards);
+    this.originTag = originTag;
   }
 
   /** Whether `publisher` is the cluster's inbound handle: the message was published on another
@@ -150,7 +160,7 @@ export class WorkerBridges {
   }
 
   has(handle: number): boolean {
-    return this.handles.has(handle) || this.clusterHandles.has(handle) || this.viewers.has(handle) || this.taps.has(handle);
+    return this.handles.has(handle) || this.clusterHandles.has(handle) || this.forwardHandles.has(handle) || this.viewers.has(handle) || this.taps.has(handle);
   }
 
   /** RouterHost.tapMatched for a bridge's or a node's handle: `m` matched its local filters
@@ -164,7 +174,7 @@ export class WorkerBridges {
       this.scheduleFlush();
       return;
     }
-    const node = this.clusterHandles.has(handle);
+    const node = this.clusterHandles.has(handle) || this.forwardHandles.has(handle);
     if (node) {
       if (this.routing !== m || this.routingSeq !== m.seq) {
         this.routing = m;
@@ -189,7 +199,8 @@ export class WorkerBridges {
       props = new Uint8Array(buf, pl, m.props.length);
       props.set(m.props);
     }
-    const out: BridgeOutput = { handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt, props, plain: share === 0, shares: share === 0 ? null : [share], publisherHash };
+    const origin = !node || m.qos === 0 ? '' : m.origin ?? (m.seq === undefined ? '' : this.originTag + m.seq);
+    const out: BridgeOutput = { handle, topic: m.topic, payload, qos: m.qos, retain: m.retain, expiresAt: m.expiresAt, props, plain: share === 0, shares: share === 0 ? null : [share], publisherHash, origin };
     if (node) this.routed.set(handle, out);
     this.outputs.push(out);
     this.transfer.push(buf);

@@ -20,6 +20,11 @@ export interface Message {
   /** The shared routing clock's tick when the message was routed (WorkerRouter.tick); absent for
    * messages not routed (retained messages sent on subscribe). */
   seq?: number;
+  /** A message that came from another node of a cluster: its identity there (`<node>/<run>/
+   * <tick>`, src/cluster/batch.ts), which a session receiving copies of it by two ways keeps
+   * once (Session.firstCopy). Absent for messages published here (their identity is this node's
+   * tag and `seq`). Not part of the record. */
+  origin?: string;
 }
 
 /** Whether `m` was routed before the clock showed `tick` (wrap-aware: valid while the two are

@@ -2,11 +2,14 @@
 // MYSQL), one running node (the first by name, so exactly one when the nodes agree on who runs)
 // restores them, offline, so their subscriptions keep receiving and their clients find them
 // wherever they reconnect (a claim moves them on from here). With LOCAL files the sessions stay
-// with the node that went down, until it comes back.
+// with the node that went down, until it comes back. Once they are here, the QoS 1/2 frames the
+// stream holds for the node that went down (sent before the others marked it down) are taken
+// and routed here, to the adopted sessions only (QosStream.takeOver).
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 
 export interface AdoptionHost {
-  adoptSessions(node: string): Promise<number>;
+  /** Answers the client ids of the sessions adopted. */
+  adoptSessions(node: string): Promise<string[]>;
 }
 
 export class SessionAdoption implements ClusterPart {
@@ -15,7 +18,8 @@ export class SessionAdoption implements ClusterPart {
   adopted = 0;
   private running: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly host: AdoptionHost) {}
+  /** `adopted(node, clientIds)`: told once the sessions of `node` are here (not when none were). */
+  constructor(private readonly host: AdoptionHost, private readonly onAdopted: (node: string, clientIds: string[]) => Promise<unknown> = async () => undefined) {}
 
   start(ctx: ClusterPartContext): void {
     this.ctx = ctx;
@@ -27,9 +31,14 @@ export class SessionAdoption implements ClusterPart {
     const first = [ctx.nodeName, ...ctx.runningPeers()].sort()[0];
     if (first !== ctx.nodeName) return;
     const done = this.host.adoptSessions(node).then(
-      (count) => {
+      (clientIds) => {
+        const count = clientIds.length;
         this.adopted += count;
-        if (count > 0) ctx.log.info('cluster: sessions of a node that went down continue here', { node, count });
+        if (count === 0) return;
+        ctx.log.info('cluster: sessions of a node that went down continue here', { node, count });
+        // Not waited for by claims: a claim of an adopted session moves it on, and what is taken
+        // for it afterwards is forwarded to where it went.
+        this.onAdopted(node, clientIds).catch((err: unknown) => ctx.log.error('cluster: the QoS 1/2 messages of a node that went down were not taken', { node, err }));
       },
       (err: unknown) => ctx.log.error('cluster: the sessions of a node that went down could not be adopted', { node, err }),
     );

@@ -4,7 +4,9 @@
 // epoch; 0: never), the publisher's client-id hash (u32), the number of shared groups (u32), per
 // group its length (u32) and `$share/<group>/<filter>` (UTF-8; the groups the destination was
 // picked for: one member there gets the message), MQTT 5 properties length (u32; 0: none),
-// properties (as encoded in a PUBLISH), payload length (u32), payload.
+// properties (as encoded in a PUBLISH), payload length (u32), payload, the message's identity
+// across the cluster (u16 length, UTF-8; 0: none: see `origin`), and the client ids it is only
+// for (u16 count, then per client id u16 length and UTF-8; 0: for whoever matches).
 import type { BatchMessage } from '../worker/messages.ts';
 
 export interface FrameMessage {
@@ -20,9 +22,17 @@ export interface FrameMessage {
   shares: readonly string[] | null;
   /** The publisher's client-id hash (the hash_clientid strategy picks the member by it). */
   publisherHash: number;
+  /** The message's identity across the cluster: its first node's name, run and routing tick
+   * (`<node>/<run>/<tick>`, made by that node's worker), the same in every copy, so a session
+   * that may get two copies (a move between nodes) takes one. '' for QoS 0. */
+  origin: string;
+  /** Only for the sessions of these client ids on the destination (a message forwarded to the
+   * node a session moved to, or the frames of a node gone taken by the node adopting its
+   * sessions); null: for whoever matches there. */
+  only: readonly string[] | null;
 }
 
-const FIXED = 2 + 2 + 8 + 4 + 4 + 4 + 4;
+const FIXED = 2 + 2 + 8 + 4 + 4 + 4 + 4 + 2 + 2;
 const RETAIN = 1;
 const PLAIN = 2;
 
@@ -30,6 +40,8 @@ const PLAIN = 2;
 export function frameSize(m: FrameMessage): number {
   let n = FIXED + Buffer.byteLength(m.topic, 'utf8') + (m.props?.length ?? 0) + m.payload.length;
   if (m.shares) for (const s of m.shares) n += 4 + Buffer.byteLength(s, 'utf8');
+  n += Buffer.byteLength(m.origin, 'utf8');
+  if (m.only) for (const c of m.only) n += 2 + Buffer.byteLength(c, 'utf8');
   return n;
 }
 
@@ -86,6 +98,16 @@ export function encodeBatch(messages: readonly FrameMessage[]): Uint8Array {
     o = out.writeUInt32BE(m.payload.length, o);
     out.set(m.payload, o);
     o += m.payload.length;
+    const ol = out.write(m.origin, o + 2, 'utf8');
+    out.writeUInt16BE(ol, o);
+    o += 2 + ol;
+    const only = m.only ?? [];
+    o = out.writeUInt16BE(only.length, o);
+    for (const c of only) {
+      const cl = out.write(c, o + 2, 'utf8');
+      out.writeUInt16BE(cl, o);
+      o += 2 + cl;
+    }
   }
   return out;
 }
@@ -132,9 +154,29 @@ export function decodeBatch(data: Uint8Array): BatchMessage[] {
     o += ppl;
     const pl = b.readUInt32BE(o);
     o += 4;
-    cut(pl);
-    out.push({ topic, payload: new Uint8Array(b.subarray(o, o + pl)), qos: qos as 0 | 1 | 2, retain: (flags & RETAIN) !== 0, expiresAt, props, plain: (flags & PLAIN) !== 0, shares, publisherHash });
+    cut(pl + 2);
+    const payload = new Uint8Array(b.subarray(o, o + pl));
     o += pl;
+    const ol = b.readUInt16BE(o);
+    o += 2;
+    cut(ol + 2);
+    const origin = b.toString('utf8', o, o + ol);
+    o += ol;
+    const nc = b.readUInt16BE(o);
+    o += 2;
+    let only: string[] | null = null;
+    if (nc > 0) {
+      only = [];
+      for (let i = 0; i < nc; i++) {
+        cut(2);
+        const cl = b.readUInt16BE(o);
+        o += 2;
+        cut(cl);
+        only.push(b.toString('utf8', o, o + cl));
+        o += cl;
+      }
+    }
+    out.push({ topic, payload, qos: qos as 0 | 1 | 2, retain: (flags & RETAIN) !== 0, expiresAt, props, plain: (flags & PLAIN) !== 0, shares, publisherHash, origin, only });
   }
   return out;
 }

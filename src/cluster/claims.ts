@@ -18,6 +18,7 @@ import type { Msg } from '@nats-io/transport-node';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { token } from './names.ts';
 import { LOAD_FROM_STORE } from '../worker/node-claims.ts';
+import type { SessionForwards } from './forwards.ts';
 
 interface Claim {
   id: number;
@@ -47,7 +48,10 @@ export interface ClaimsHost {
   answerNodeClaims(worker: number, replies: { id: number; state: unknown }[]): void;
   /** `worker`: the worker this node just let claim the client id, for one the registry does not
    * show yet (the worker has not read that answer): the release goes to it, after the answer. */
-  releaseClients(clients: readonly { clientId: string; resume: boolean; worker?: number }[]): Promise<unknown[]>;
+  releaseClients(clients: readonly { clientId: string; resume: boolean; worker?: number }[], forward?: number): Promise<unknown[]>;
+  /** The filters of a session given up (a state releaseClients answered) that are forwarded to
+   * its new node a while (see forwards.ts). */
+  forwardedFilters(state: unknown): string[];
   /** Moves the stored sessions of these claims from node `from` (gone) to this node (those of
    * Clean Start claims end there): answers the client ids of the resumed ones moved (none without
    * a store the nodes share). */
@@ -111,6 +115,8 @@ export class NodeClaimsPart implements ClusterPart {
   private readonly downWaiters = new Map<string, Set<() => void>>();
   /** Sessions of nodes that went down being adopted here (claims wait for it). */
   adoption: { settled(): Promise<unknown> } | null = null;
+  /** The sessions given up to other nodes, followed a while (see forwards.ts). */
+  forwards: Pick<SessionForwards, 'begin' | 'departed'> | null = null;
   readonly counters: ClaimCounters = { claimsSent: 0, claimConflicts: 0, claimConflictsUnresolved: 0, claimsOfGoneNodes: 0, sessionsFromStore: 0, sessionsReceived: 0, sessionsGivenUp: 0, claimTimeouts: 0, tooLarge: 0, badRequests: 0 };
 
   constructor(private readonly host: ClaimsHost) {}
@@ -290,12 +296,19 @@ export class NodeClaimsPart implements ClusterPart {
     // A session being adopted here is given up only once it is here.
     await this.adoption?.settled();
     let released: unknown[];
+    // What still comes here for the sessions resumed there is forwarded to them a while.
+    const following = this.forwards?.begin(node, clients.filter((c) => c.resume).map((c) => c.clientId));
     try {
       this.forgetAnswered();
-      released = clients.length === 0 ? [] : await this.host.releaseClients(clients.map((c) => ({ clientId: c.clientId, resume: c.resume, worker: this.answered.get(c.clientId)?.worker })));
+      released = clients.length === 0 ? [] : await this.host.releaseClients(clients.map((c) => ({ clientId: c.clientId, resume: c.resume, worker: this.answered.get(c.clientId)?.worker })), following?.handle);
+      released.forEach((state, i) => {
+        if (state !== null && state !== undefined && clients[i].resume) this.forwards?.departed(node, clients[i].clientId, this.host.forwardedFilters(state));
+      });
     } catch (err) {
       this.ctx!.log.error('cluster: sessions claimed by another node could not be given up', { err });
       released = clients.map(() => null);
+    } finally {
+      following?.end();
     }
     let states: unknown[] = [];
     let r = 0;

@@ -32,6 +32,7 @@ import type { SessionAdoption } from './adoption.ts';
 import type { ClusterAdminOps } from './admin-ops.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
 import { QosStream } from './qos-stream.ts';
+import { SessionForwards } from './forwards.ts';
 import { Leases } from './leases.ts';
 import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
 
@@ -45,10 +46,15 @@ const SYNC_TIMEOUT_MS = 5000;
  * before it goes back to the stream (then delivered again later, out of order). */
 const ROUTE_TRIES = 10;
 const ROUTE_RETRY_MS = 500;
+/** A message forwarded here for a session that is not here yet (its claim's answer on the way:
+ * the node it left forwards from the moment it let it go) is routed again for it every
+ * ABSENT_RETRY_MS, ABSENT_TRIES times at most; its frame is acknowledged after. */
+const ABSENT_TRIES = 40;
+const ABSENT_RETRY_MS = 50;
 
 /** What the cluster needs of the supervisor. */
 export interface ClusterHost {
-  reserveClusterHandles(nodes: number): { nodes: number[]; inbound: number };
+  reserveClusterHandles(nodes: number): { nodes: number[]; inbound: number; forwards: number[] };
   /** `from`: the worker's ticket for the tick's QoS 1/2 messages, answered with clusterAcked. */
   onClusterOutputs(fn: (items: BridgeOutput[], from: Ticket | null) => void): void;
   clusterAcked(from: Ticket, ok: boolean): void;
@@ -56,7 +62,9 @@ export interface ClusterHost {
   interestSnapshot(): string[];
   setTapFilter(handle: number, filter: string, on: boolean, subscriptionId?: number): void;
   removeTap(handle: number): void;
-  publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }>;
+  /** `absent`: the messages only for some sessions (BatchMessage.only) of which these were not
+   * on this node. */
+  publishBatchCounted(messages: BatchMessage[], publisher: number, publisherHash?: number, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number; absent: { index: number; only: string[] }[] }>;
   callAll: WorkerCallAll;
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
   call: WorkerCall;
@@ -93,6 +101,8 @@ interface Peer {
   address: string;
   epoch: number;
   handle: number;
+  /** Its forward handle here (src/cluster/forwards.ts). */
+  forward: number;
   lastSeen: number;
   down: boolean;
   /** The interest sequence applied so far; -1 while syncing. */
@@ -127,16 +137,22 @@ export interface ClusterCounters {
    * (counted where that was found: here before sending, or on arrival): that message went to no
    * member of that group. */
   sharedNoMember: number;
+  /** Messages forwarded here for sessions that had moved here from another node, that did not
+   * come (ABSENT_TRIES): dropped. */
+  forwardsUnclaimed: number;
 }
 
 export class ClusterLink {
   private nc: NatsConnection | null = null;
   private nats: NatsProcess | null = null;
   private handles: number[] = [];
+  private forwardHandles: number[] = [];
   private inbound = -1;
   private readonly peers = new Map<string, Peer>();
   /** The same peers by their routing-core handle (every forwarded message is looked up here). */
   private readonly byHandle = new Map<number, Peer>();
+  /** The same peers by their forward handle. */
+  private readonly byForward = new Map<number, Peer>();
   private readonly epoch = Date.now();
   private seq = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -147,6 +163,8 @@ export class ClusterLink {
   private tickets: Ticket[] = [];
   /** QoS 1/2 messages across nodes. */
   readonly qos: QosStream;
+  /** Sessions that left this node for another, followed a while. */
+  readonly forwards: SessionForwards;
   /** Client ids across nodes (set by createCluster). */
   claims: NodeClaimsPart | null = null;
   /** Sessions of nodes that went down (set by createCluster). */
@@ -155,7 +173,7 @@ export class ClusterLink {
   adminOps: ClusterAdminOps | null = null;
   /** Objects that run on one node at a time (commands). */
   readonly leases: Leases;
-  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0, sharedSent: 0, sharedReceived: 0, sharedNoMember: 0 };
+  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0, sharedSent: 0, sharedReceived: 0, sharedNoMember: 0, forwardsUnclaimed: 0 };
   /** The number of each shared group some node has members of (`$share/<group>/<filter>`): the
    * subscription id its node handles' memberships carry, so a worker names a pick with a number.
    * Counted by the nodes holding it; never reused while held. */
@@ -166,16 +184,23 @@ export class ClusterLink {
   natsUp = false;
 
   constructor(private readonly host: ClusterHost, private readonly options: ClusterOptions, private readonly log: Logger) {
-    this.qos = new QosStream(log, (source, data) => this.routeFrame(source, data, ROUTE_TRIES));
+    this.qos = new QosStream(log, (source, data, only) => this.routeFrame(source, data, ROUTE_TRIES, only));
     this.leases = new Leases(log);
-    this.parts.push(this.qos, this.leases);
+    this.forwards = new SessionForwards(host, (node) => this.peers.get(node)?.forward, this.qos);
+    this.parts.push(this.qos, this.leases, this.forwards);
   }
 
   /** Before the supervisor starts: the routing core keeps the local interest from the start. */
   reserve(): void {
     const r = this.host.reserveClusterHandles(this.options.maxNodes - 1);
     this.handles = r.nodes;
+    this.forwardHandles = r.forwards;
     this.inbound = r.inbound;
+  }
+
+  /** This run's part of the identity of the messages published here (FrameMessage.origin). */
+  get originTag(): string {
+    return `${this.options.nodeName}/${this.epoch.toString(36)}/`;
   }
 
   get address(): string {
@@ -208,7 +233,7 @@ export class ClusterLink {
     } });
     this.host.onClusterOutputs((items, from) => this.onOutputs(items, from));
     const install = (w?: number) => {
-      const args = { handles: this.handles, inbound: this.inbound };
+      const args = { handles: this.handles, inbound: this.inbound, forwards: this.forwardHandles, originTag: this.originTag };
       const done = w === undefined ? this.host.callAll('cluster.set', args) : this.host.call(w, 'cluster.set', args);
       return done.catch((err: unknown) => this.log.error('cluster handles not installed on a worker', { worker: w, err }));
     };
@@ -285,14 +310,16 @@ export class ClusterLink {
       this.tellParts(true, p.name);
     }
     if (!p) {
-      const handle = this.handles.find((h) => !this.byHandle.has(h));
+      const index = this.handles.findIndex((h) => !this.byHandle.has(h));
+      const handle = this.handles[index];
       if (handle === undefined) {
         this.log.error('cluster: more nodes than cluster.maxNodes; this one is ignored', { node: hb.node, maxNodes: this.options.maxNodes });
         return;
       }
-      p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, lastSeen: Date.now(), down: false, seq: -1, pending: [], filters: new Set(), out: [], outQos: [] };
+      p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, forward: this.forwardHandles[index], lastSeen: Date.now(), down: false, seq: -1, pending: [], filters: new Set(), out: [], outQos: [] };
       this.peers.set(hb.node, p);
       this.byHandle.set(handle, p);
+      this.byForward.set(p.forward, p);
       this.log.info('cluster node joined', { node: p.name, address: p.address });
       void this.sync(p);
       this.tellParts(true, p.name);
@@ -424,7 +451,11 @@ export class ClusterLink {
   private onOutputs(items: BridgeOutput[], from: Ticket | null): void {
     for (const item of items) {
       const p = this.byHandle.get(item.handle);
-      if (p === undefined || p.down) continue;
+      if (p === undefined) {
+        this.forwardOutput(item);
+        continue;
+      }
+      if (p.down) continue;
       let shares: string[] | null = null;
       if (item.shares !== null) {
         for (const id of item.shares) {
@@ -436,13 +467,23 @@ export class ClusterLink {
         if (shares !== null) this.counters.sharedSent += shares.length;
       }
       if (!item.plain && shares === null) continue;
-      (item.qos === 0 ? p.out : p.outQos).push({ topic: item.topic, payload: item.payload, qos: item.qos, retain: item.retain, expiresAt: item.expiresAt, props: item.props, plain: item.plain, shares, publisherHash: item.publisherHash });
+      (item.qos === 0 ? p.out : p.outQos).push({ topic: item.topic, payload: item.payload, qos: item.qos, retain: item.retain, expiresAt: item.expiresAt, props: item.props, plain: item.plain, shares, publisherHash: item.publisherHash, origin: item.origin, only: null });
     }
     if (from !== null) this.tickets.push(from);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flushOut());
     }
+  }
+
+  /** A match of a forward handle: a message for sessions that left this node for that node
+   * lately (QoS 1/2: through the stream, for them only; see forwards.ts). */
+  private forwardOutput(item: BridgeOutput): void {
+    const p = this.byForward.get(item.handle);
+    if (p === undefined || p.down || item.qos === 0 || !item.plain) return;
+    const only = this.forwards.targets(p.name, item.topic);
+    if (only.length === 0) return;
+    p.outQos.push({ topic: item.topic, payload: item.payload, qos: item.qos, retain: item.retain, expiresAt: item.expiresAt, props: item.props, plain: true, shares: null, publisherHash: item.publisherHash, origin: item.origin, only });
   }
 
   private flushOut(): void {
@@ -488,10 +529,12 @@ export class ClusterLink {
 
   /** Routes a frame from `source` here, after the ones before it from the same node; rejects when
    * it could not be (a frame of the QoS stream is then delivered again). */
-  private routeFrame(source: string, data: Uint8Array, tries = 1): Promise<void> {
+  private routeFrame(source: string, data: Uint8Array, tries = 1, only?: readonly string[]): Promise<void> {
     let messages: BatchMessage[];
     try {
       messages = decodeBatch(data);
+      // Frames of a node gone, taken here: only for the sessions adopted from it.
+      if (only) for (const m of messages) m.only = m.only ? m.only.filter((c) => only.includes(c)) : only;
     } catch (err) {
       this.counters.badFrames++;
       this.log.warn('cluster: a frame that does not parse was dropped', { err });
@@ -505,7 +548,7 @@ export class ClusterLink {
     const chain = this.inboundChains.get(source) ?? Promise.resolve();
     // A frame of the QoS stream is tried again in its place (no worker running for a moment), so
     // the frames after it wait: they keep their order.
-    const attempt = async (left: number): Promise<{ sharesMissed: number }> => {
+    const attempt = async (left: number): Promise<{ sharesMissed: number; absent: { index: number; only: string[] }[] }> => {
       try {
         return await this.host.publishBatchCounted(messages, this.inbound, 0, source);
       } catch (err) {
@@ -522,7 +565,22 @@ export class ClusterLink {
       this.log.warn('cluster: messages from another node could not be routed here', { node: source, count: messages.length, err });
     });
     this.inboundChains.set(source, next);
-    return routed.then(() => undefined);
+    // The frames after this one do not wait for the sessions not here yet.
+    return routed.then(({ absent }) => (absent.length === 0 ? undefined : this.routeAbsent(source, absent.map((a) => ({ ...messages[a.index], only: a.only })))));
+  }
+
+  /** Messages only for sessions not here yet: routed again for them until they are (or given up,
+   * counted in `forwardsUnclaimed`). */
+  private async routeAbsent(source: string, messages: BatchMessage[]): Promise<void> {
+    for (let i = 0; i < ABSENT_TRIES && messages.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, ABSENT_RETRY_MS));
+      const { absent } = await this.host.publishBatchCounted(messages, this.inbound, 0, source);
+      messages = absent.map((a) => ({ ...messages[a.index], only: a.only }));
+    }
+    if (messages.length > 0) {
+      this.counters.forwardsUnclaimed += messages.length;
+      this.log.warn('cluster: messages forwarded here for sessions that did not come here were dropped', { node: source, count: messages.length });
+    }
   }
 
   private async watchStatus(nc: NatsConnection): Promise<void> {

@@ -26,7 +26,8 @@ export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & Re
   link.reserve();
   link.claims = new NodeClaimsPart(host);
   void link.addPart(link.claims);
-  link.adoption = new SessionAdoption(host);
+  link.claims.forwards = link.forwards;
+  link.adoption = new SessionAdoption(host, (node, clientIds) => link.qos.takeOver(node, clientIds));
   link.claims.adoption = link.adoption;
   void link.addPart(link.adoption);
   // Retained messages visible from every node (a part: started with the link).

@@ -11,6 +11,12 @@
 //   wait for the acknowledgement timeout and come after later ones.
 // - A publish retried after a timeout carries the same message id (`Nats-Msg-Id`): the stream
 //   keeps it once.
+// - A node that goes down for good: the node adopting its sessions (shared database, see
+//   adoption.ts) takes the frames its subject holds once they are here (`takeOver`: sent before
+//   the others marked it down), and routes them to those sessions only. Its consumer replaces the
+//   gone node's for as long as it takes; frames stored after it started are left to the node.
+// - A node stopping routes and acknowledges what it took before it lets go (`close`), so what
+//   it forwards for sessions that left it (forwards.ts) is stored first.
 // - QoS 0 messages keep to core NATS (ClusterLink): at most once, as MQTT says.
 import { AckPolicy, DeliverPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 
@@ -28,6 +34,9 @@ const TRIES = 3;
 /** A frame a node took and neither acknowledged nor refused within this long is delivered again. */
 const ACK_WAIT_MS = 30_000;
 const RETRY_MS = 1000;
+const PULL_EXPIRES_MS = 5000;
+/** A consumer taking a gone node's frames that no one uses for this long is removed by NATS. */
+const TAKE_IDLE_MS = 30_000;
 /** How long start waits for JetStream to answer. */
 const READY_MS = 30_000;
 const nanos = (ms: number) => ms * 1_000_000;
@@ -41,23 +50,30 @@ export interface QosStreamCounters {
   consumedFrames: number;
   redelivered: number;
   routeFailures: number;
+  /** Frames of nodes gone taken here for the sessions adopted from them. */
+  takenOver: number;
 }
 
 export class QosStream implements ClusterPart {
   readonly name = 'qos';
-  readonly counters: QosStreamCounters = { storedFrames: 0, storeFailures: 0, consumedFrames: 0, redelivered: 0, routeFailures: 0 };
+  readonly counters: QosStreamCounters = { storedFrames: 0, storeFailures: 0, consumedFrames: 0, redelivered: 0, routeFailures: 0, takenOver: 0 };
   private js: JetStreamClient | null = null;
   private jsm: JetStreamManager | null = null;
   private log: Logger;
   private nodeName = '';
+  /** Stopping takes no more frames; closed sends no more. */
+  private stopping = false;
   private closed = false;
   private stopConsumer: (() => void) | null = null;
+  /** Frames taken and not yet routed and acknowledged. */
+  private readonly routing = new Set<Promise<void>>();
   private consuming: Promise<void> = Promise.resolve();
   private readonly msgPrefix = `${Date.now().toString(36)}.${process.pid}`;
   private msgSeq = 0;
 
-  /** `route` routes the messages of a frame from `source` here, in order with its others. */
-  constructor(log: Logger, private readonly route: (source: string, data: Uint8Array) => Promise<void>) {
+  /** `route` routes the messages of a frame from `source` here, in order with its others
+   * (`only`: to the sessions of these client ids only). */
+  constructor(log: Logger, private readonly route: (source: string, data: Uint8Array, only?: readonly string[]) => Promise<void>) {
     this.log = log;
   }
 
@@ -102,9 +118,91 @@ export class QosStream implements ClusterPart {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.stopping = true;
     this.stopConsumer?.();
     await this.consuming;
+    // What was taken is routed (and forwarded: sent through this stream) before the node lets go.
+    await Promise.all(this.routing);
+    this.closed = true;
+  }
+
+  /** The stream's last sequence now (0: unknown). */
+  async lastSeq(): Promise<number> {
+    try {
+      return this.jsm ? (await this.jsm.streams.info(QOS_STREAM)).state.last_seq : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Whether every frame of this node's subject stored up to stream sequence `mark` was routed
+   * and acknowledged here (its consumer's acknowledgement floor passed it, or nothing waits). */
+  async routedUpTo(mark: number): Promise<boolean> {
+    if (!this.jsm) return true;
+    try {
+      const info = await this.jsm.consumers.info(QOS_STREAM, `node-${token(this.nodeName)}`);
+      return info.ack_floor.stream_seq >= mark || (info.num_pending === 0 && info.num_ack_pending === 0);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Whether this node's subject has nothing waiting, and every frame taken was routed. */
+  async idle(): Promise<boolean> {
+    if (this.routing.size > 0 || !this.jsm) return this.routing.size === 0;
+    try {
+      const info = await this.jsm.consumers.info(QOS_STREAM, `node-${token(this.nodeName)}`);
+      return info.num_pending === 0 && info.num_ack_pending === 0 && this.routing.size === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The sessions of `node` (gone) were adopted here: the frames its subject holds now are taken
+   * and routed to those sessions only, in order, each acknowledged once routed. Its durable
+   * consumer is replaced by one of this node's for the time (a work queue has one consumer per
+   * subject; one left behind by a crash here expires after TAKE_IDLE_MS); frames stored after
+   * the start are left for the node, back by then.
+   */
+  async takeOver(node: string, clientIds: readonly string[]): Promise<void> {
+    const jsm = this.jsm;
+    const js = this.js;
+    if (!jsm || !js || this.stopping) return;
+    const last = (await jsm.streams.info(QOS_STREAM)).state.last_seq;
+    const name = `adopt-${token(node)}`;
+    await jsm.consumers.delete(QOS_STREAM, `node-${token(node)}`).catch(() => undefined);
+    await jsm.consumers.add(QOS_STREAM, {
+      durable_name: name,
+      filter_subject: `spindle.q.${token(node)}.>`,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(ACK_WAIT_MS),
+      inactive_threshold: nanos(TAKE_IDLE_MS),
+    });
+    let taken = 0;
+    try {
+      const consumer = await js.consumers.get(QOS_STREAM, name);
+      while (!this.stopping) {
+        const m = await consumer.next({ expires: 1000 });
+        if (m === null) break;
+        if (m.seq > last) {
+          m.nak();
+          break;
+        }
+        const source = untoken(m.subject.slice(m.subject.lastIndexOf('.') + 1));
+        let routed: Promise<void> | null = null;
+        const done = this.route(source, m.data, clientIds).then(() => m.ackAck().then(() => undefined));
+        routed = done.finally(() => this.routing.delete(routed!));
+        this.routing.add(routed);
+        await routed;
+        taken++;
+        this.counters.takenOver++;
+      }
+    } finally {
+      await jsm.consumers.delete(QOS_STREAM, name).catch(() => undefined);
+      this.log.info('cluster: QoS 1/2 messages of a node that went down taken for its adopted sessions', { node, frames: taken, sessions: clientIds.length });
+    }
   }
 
   private async ensureStream(replicas: number): Promise<void> {
@@ -143,7 +241,7 @@ export class QosStream implements ClusterPart {
   private async consume(): Promise<void> {
     const durable = `node-${token(this.nodeName)}`;
     let fresh = true;
-    while (!this.closed) {
+    while (!this.stopping) {
       try {
         await this.ensureStream(1);
         if (fresh) {
@@ -162,26 +260,29 @@ export class QosStream implements ClusterPart {
           max_ack_pending: 256,
         });
         const consumer = await this.js!.consumers.get(QOS_STREAM, durable);
-        const messages = await consumer.consume({ max_messages: 64, abort_on_missing_resource: true });
+        // Pulls renewed every PULL_EXPIRES_MS: a pull lost while the consumer's leader moved (a
+        // node's nats-server restarting) stalls the subject that long, not the default 30 s.
+        const messages = await consumer.consume({ max_messages: 64, expires: PULL_EXPIRES_MS, abort_on_missing_resource: true });
         this.stopConsumer = () => void messages.stop();
-        if (this.closed) messages.stop();
+        if (this.stopping) messages.stop();
         for await (const m of messages) {
           if (m.redelivered) this.counters.redelivered++;
           const source = untoken(m.subject.slice(m.subject.lastIndexOf('.') + 1));
-          this.route(source, m.data).then(() => {
+          const routed: Promise<void> = this.route(source, m.data).then(() => {
             this.counters.consumedFrames++;
             m.ack();
           }, (err: unknown) => {
             this.counters.routeFailures++;
             this.log.warn('cluster: QoS 1/2 messages from another node not routed here; delivered again', { node: source, err });
             m.nak(RETRY_MS);
-          });
+          }).finally(() => this.routing.delete(routed));
+          this.routing.add(routed);
         }
       } catch (err) {
-        if (this.closed) break;
+        if (this.stopping) break;
         this.log.warn('cluster: the QoS stream consumer stopped; starting it again', { err: (err as Error).message });
       }
-      if (!this.closed) await new Promise((r) => setTimeout(r, RETRY_MS));
+      if (!this.stopping) await new Promise((r) => setTimeout(r, RETRY_MS));
     }
   }
 }

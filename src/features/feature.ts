@@ -104,7 +104,13 @@ export interface FeatureContext {
   readonly leases: RunLeases | null;
   /** In a cluster, adds a part of the feature's own to the cluster link (its NATS subjects; told
    * when nodes come and go); started with the link. Null without a cluster. */
-  readonly cluster: { addPart(part: ClusterPart): Promise<void> } | null;
+  readonly cluster: {
+    addPart(part: ClusterPart): Promise<void>;
+    /** Whether what reached this node for the sessions that left it lately has followed them:
+     * none is followed any more (src/cluster/forwards.ts) and this node's QoS stream subject has
+     * nothing waiting. A drain says drained only then. */
+    departuresSettled(): Promise<boolean>;
+  } | null;
   /** Sets a piece of state every worker holds a copy of (worker/messages.ts WorkerStates): on
    * every worker now, and on each that starts, before it opens its listeners. */
   setWorkerState<K extends keyof WorkerStates>(key: K, value: WorkerStates[K]): void;

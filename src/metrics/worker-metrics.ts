@@ -17,6 +17,7 @@ const DROP_REASONS: Record<string, string> = {
   notAuthorized: 'not_authorized',
   qos0Offline: 'qos0_offline',
   slowConsumer: 'slow_consumer',
+  clusterCopy: 'cluster_copy',
 };
 
 export function endpointLabels(e: { id: string; port: number }): Labels {

@@ -147,7 +147,7 @@ async function build(
       })),
     },
     leases: cluster?.leases ?? null,
-    cluster: cluster ? { addPart: (part) => cluster.addPart(part) } : null,
+    cluster: cluster ? { addPart: (part) => cluster.addPart(part), departuresSettled: async () => cluster.forwards.idle() && (await cluster.qos.idle()) } : null,
     setWorkerState: (key, value) => supervisor.state.set(key, value),
   }, closers);
   return {

@@ -21,7 +21,7 @@ import { WorkerPool } from './worker-pool.ts';
 import { WorkerOpError } from './worker-channel.ts';
 import { NodeStore } from './node-store.ts';
 import { Taps, type ClusterTicket } from './taps.ts';
-import { adoptSessions, releaseClients } from './cluster-host.ts';
+import { adoptSessions, forwardedFilters, releaseClients } from './cluster-host.ts';
 import { NodeLog } from './node-log.ts';
 import { openEndpoints, type Ports } from './node-endpoints.ts';
 import { VERSION } from '../install/root.ts';
@@ -162,7 +162,7 @@ export class Supervisor {
 
   /** publishBatch, answering besides how many shared groups named by messages from another node
    * (published with the cluster's inbound handle) had no member here. */
-  async publishBatchCounted(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number }> {
+  async publishBatchCounted(messages: BatchMessage[], publisher = NO_PUBLISHER, publisherHash = 0, orderKey?: string): Promise<{ matched: number[]; sharesMissed: number; absent: { index: number; only: string[] }[] }> {
     const running = this.pool.running();
     if (running.length === 0) throw new WorkerOpError({ code: 'UNAVAILABLE', message: 'no worker is running', status: 503 });
     // With an order key, the same worker routes every batch of it (its messages keep their order).
@@ -201,7 +201,8 @@ export class Supervisor {
   /** Filters that gained ("+f") or lost ("-f") all their local subscriptions since the last call. */
   readonly takeInterestChanges = () => this.router.takeInterestChanges();
   readonly interestSnapshot = () => this.router.interestSnapshot();
-  readonly releaseClients = (clients: Parameters<typeof releaseClients>[2]) => releaseClients(this.pool, this.registry, clients);
+  readonly releaseClients = (clients: Parameters<typeof releaseClients>[2], forward?: number) => releaseClients(this.pool, this.registry, clients, forward);
+  readonly forwardedFilters = forwardedFilters;
   readonly adoptSessions = (node: string) => adoptSessions(this.pool, this.nodeStore, node);
   readonly takeStoredSessions: NodeStore['takeStoredSessions'] = (claims, from) => this.nodeStore.takeStoredSessions(claims, from);
   onNodeClaims(fn: (worker: number, claims: NodeClaim[]) => void): void {

@@ -32,7 +32,7 @@ export class Taps {
   /** The features' taps whose matches are posted here, and where each goes. */
   private readonly forwarded = new Map<number, (items: BridgeOutput[]) => void>();
   private workers: TapWorkers | null = null;
-  /** The cluster's node handles (empty without a cluster) and where their matches go. */
+  /** The cluster's node and forward handles (empty without a cluster) and where their matches go. */
   private clusterHandles = new Set<number>();
   private clusterOutputs: (items: BridgeOutput[], from: ClusterTicket | null) => void = () => {};
   private retainedChanges: (items: RetainedChange[]) => void = () => {};
@@ -109,12 +109,17 @@ export class Taps {
    * from them, and makes the routing core keep the local interest (every subscription but those
    * of these handles). Before anything subscribes.
    */
-  reserveCluster(nodes: number): { nodes: number[]; inbound: number } {
+  reserveCluster(nodes: number): { nodes: number[]; inbound: number; forwards: number[] } {
     const handles = Array.from({ length: nodes }, () => this.newHandle());
     const inbound = this.newHandle();
+    // One forward handle per node too: the subscriptions of the sessions that left this node for
+    // that one, kept a while (src/cluster/forwards.ts). They are this node's interest (not
+    // excluded): the other nodes go on sending here what those sessions want until they know
+    // where the sessions went.
+    const forwards = Array.from({ length: nodes }, () => this.newHandle());
     if (!this.router.enableInterest([...handles, inbound])) throw new Error('the cluster must be set up before anything subscribes');
-    this.clusterHandles = new Set(handles);
-    return { nodes: handles, inbound };
+    this.clusterHandles = new Set([...handles, ...forwards]);
+    return { nodes: handles, inbound, forwards };
   }
 
   onRuleOutputs(fn: (items: unknown[]) => void): void {

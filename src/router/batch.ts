@@ -1,7 +1,7 @@
 // DeliveryBatch: the deliveries for one other worker thread collected during one tick, in one
 // transferable buffer. A message is written once however many of that worker's sessions it
 // goes to. Layout: repeated [u32 record length][message record][f64 receivedAt (ms)][i32 seq]
-// [u32 n] then n deliveries of [u32 session][u8 qos][u8 retain][u16 ids][u32 id * ids].
+// [u16 origin length][origin (UTF-8; Message.origin, 0 bytes: none)][u32 n] then n deliveries of [u32 session][u8 qos][u8 retain][u16 ids][u32 id * ids].
 // receivedAt travels so the delivery latency metric counts from when the publisher's worker
 // received the message; seq is the routing clock's tick (Message.seq).
 import { recordLength, writeRecord, readRecord, type Message } from '../broker/message.ts';
@@ -31,13 +31,16 @@ export class DeliveryBatch {
   add(m: Message, session: number, qos: number, retain: boolean, ids: number[] | null): void {
     if (m !== this.last) {
       const rl = recordLength(m);
-      this.ensure(20 + rl);
+      const ol = m.origin === undefined ? 0 : Buffer.byteLength(m.origin, 'utf8');
+      this.ensure(22 + rl + ol);
       this.buf.writeUInt32LE(rl, this.len);
       writeRecord(m, this.buf, this.len + 4);
       this.len += 4 + rl;
       this.buf.writeDoubleLE(m.receivedAt, this.len);
       this.buf.writeInt32LE(m.seq ?? 0, this.len + 8);
-      this.len += 12;
+      this.buf.writeUInt16LE(ol, this.len + 12);
+      if (ol > 0) this.buf.write(m.origin!, this.len + 14, 'utf8');
+      this.len += 14 + ol;
       this.countAt = this.len;
       this.buf.writeUInt32LE(0, this.len);
       this.len += 4;
@@ -92,7 +95,9 @@ export function readBatch(
     const rl = b.readUInt32LE(at);
     const { message } = readRecord(b, at + 4, b.readDoubleLE(at + 4 + rl));
     message.seq = b.readInt32LE(at + 4 + rl + 8);
-    at += 4 + rl + 12;
+    const ol = b.readUInt16LE(at + 4 + rl + 12);
+    if (ol > 0) message.origin = b.toString('utf8', at + 4 + rl + 14, at + 4 + rl + 14 + ol);
+    at += 4 + rl + 14 + ol;
     const n = b.readUInt32LE(at);
     at += 4;
     for (let i = 0; i < n; i++) {

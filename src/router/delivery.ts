@@ -29,4 +29,7 @@ export interface Routed {
 export interface NodeScope {
   plain: boolean;
   shares: readonly string[];
+  /** Only to these sessions (by handle), never a tap: a message forwarded to this node for the
+   * sessions that moved here, or taken from a node gone for the sessions adopted here. */
+  only?: ReadonlySet<number> | null;
 }

@@ -26,6 +26,9 @@ export interface RouterHost {
   mayHaveNoLocal(handle: number): boolean;
   /** A session handle this thread no longer owns: where it went, if known. */
   movedTo(handle: number): number | undefined;
+  /** A session handle this thread gave up to another node of a cluster lately: that node's
+   * forward handle (a tap), if known. */
+  forwardOf?(handle: number): number | undefined;
   sendBatch(worker: number, buffer: ArrayBuffer, length: number): void;
   dropped(reason: 'noSession'): void;
   /** The rule `rule` (subscribed under TAP_WORKER) matched `m`, published by the session
@@ -78,6 +81,8 @@ export class WorkerRouter {
    * here by the time it came (a race with the last member leaving): the message went to no one
    * of that group. */
   sharesMissed = 0;
+  /** The sessions the last routing limited to some (NodeScope.only) reached. */
+  readonly onlyReached = new Set<number>();
 
   constructor(
     private readonly host: RouterHost,
@@ -199,12 +204,42 @@ export class WorkerRouter {
       words = this.router.matchScoped(m.topicBytes, 0, m.topicBytes.length, publisher, publisherHash, scope.plain, shares, TAP_WORKER, this.out);
     }
     this.view = this.out;
+    if (scope.only) words = this.keepOnly(words, scope.only);
     if (shares.length > 0) {
       let reached = 0;
       for (let i = 0; i < words; i += 3 + this.out[i + 2]) if (this.out[i + 1] & DELIVERY_SHARED) reached++;
       this.sharesMissed += shares.length - reached;
     }
     return words;
+  }
+
+  /** Keeps, of the `words` in `this.out`, the deliveries to the sessions `only` names (never a
+   * tap: such a message was routed to the taps where it was first routed); answers the words
+   * left. */
+  private keepOnly(words: number, only: ReadonlySet<number>): number {
+    const out = this.out;
+    this.onlyReached.clear();
+    let w = 0;
+    for (let i = 0; i < words;) {
+      const n = 3 + out[i + 2];
+      if ((out[i + 1] & 0xffff) !== TAP_WORKER && only.has(out[i])) {
+        this.onlyReached.add(out[i]);
+        if (w !== i) out.copyWithin(w, i, i + n);
+        w += n;
+      }
+      i += n;
+    }
+    return w;
+  }
+
+  /** Subscribes `filter` for the tap `handle` (a routing-core entry with no session: its matches
+   * go to the tapMatched of the worker that routes them). */
+  tap(handle: number, filter: string): void {
+    try {
+      native(() => this.router.subscribe(filter, handle, TAP_WORKER, 0, null));
+    } finally {
+      this.changed();
+    }
   }
 
   /** The subscription set changed (here): every worker's remembered matches are stale. */
@@ -292,7 +327,13 @@ export class WorkerRouter {
   private deliver(handle: number, d: Delivery, from: number): void {
     if (this.host.deliverLocal(handle, d, this.frameCache, from)) return;
     const to = this.host.movedTo(handle);
-    if (to !== undefined && to !== this.host.workerId) this.batchFor(to).add(d.message, handle, d.qos, d.retain, d.subscriptionIds);
+    if (to !== undefined && to !== this.host.workerId) {
+      this.batchFor(to).add(d.message, handle, d.qos, d.retain, d.subscriptionIds);
+      return;
+    }
+    // Routed before the session left for another node, arriving after: it follows the session.
+    const forward = d.qos > 0 ? this.host.forwardOf?.(handle) : undefined;
+    if (forward !== undefined) this.host.tapMatched(forward, d.message, NO_PUBLISHER, 0, 0);
     else this.host.dropped('noSession');
   }
 

@@ -30,6 +30,8 @@ export class WorkerStats {
     notAuthorized: 0,
     qos0Offline: 0,
     slowConsumer: 0,
+    /** A second copy of a cluster message for a session that took it (Session.firstCopy). */
+    clusterCopy: 0,
   };
   authFailed = 0;
   /** Source addresses locked out after too many failed authentications, and CONNECTs refused

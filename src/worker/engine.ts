@@ -88,6 +88,7 @@ export function createEngine(deps: EngineDeps): Engine {
       storedLocally: (handle) => sessions.byHandle.get(handle)?.stored,
       mayHaveNoLocal: (handle) => sessions.byHandle.get(handle)?.mayHaveNoLocal() ?? true,
       movedTo: (handle) => sessions.movedTo(handle),
+      forwardOf: (handle) => sessions.forwardOf(handle),
       sendBatch(worker, buffer, length) {
         if (!deps.sendBatch(worker, buffer, length)) stats.dropped.noSession++;
       },

@@ -31,6 +31,10 @@ export interface BatchMessage extends PlainMessage {
   plain?: boolean;
   shares?: string[] | null;
   publisherHash?: number;
+  /** Its identity across the cluster (src/cluster/batch.ts FrameMessage.origin; '' none). */
+  origin?: string;
+  /** Only for the sessions of these client ids here (null: whoever matches). */
+  only?: readonly string[] | null;
 }
 
 /** The state every worker holds a copy of, by key (the main thread's ReplicatedState). */

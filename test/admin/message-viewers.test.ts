@@ -79,7 +79,7 @@ function fakeSocket(buffered = () => 0): AdminSocket & { frames: { t: string; [k
 }
 
 const item = (handle: number, i: number, size = 10): BridgeOutput => ({
-  handle, topic: `t/${i}`, payload: new Uint8Array(size).fill(97), qos: 0, retain: false, expiresAt: 0, props: null, plain: true, shares: null, publisherHash: 0,
+  handle, topic: `t/${i}`, payload: new Uint8Array(size).fill(97), qos: 0, retain: false, expiresAt: 0, props: null, plain: true, shares: null, publisherHash: 0, origin: '',
 });
 
 const log = createLogger({ level: 'error', name: 'test' });

@@ -26,6 +26,11 @@ export class MovingClient {
   dupRedeliveries = 0;
   publisherRetries = 0;
   duplicates = 0;
+  /** The numbers repeated without DUP and not resent by their publisher (for a report). */
+  readonly duplicateNumbers: number[] = [];
+  /** Numbers that arrived as a publisher's resend (`<n>:retry`): a later copy without the mark is
+   * the first send, which the publisher's broker stored after all (the two arrive either way). */
+  private readonly resent = new Set<number>();
   moves = 0;
   followedReference = 0;
   /** The longest time without a connection (ms), and when the current gap started. */
@@ -85,10 +90,21 @@ export class MovingClient {
     // "<n>" or "<n>:retry" (the publisher sent n again after losing its connection before PUBACK).
     const [num, retry] = payload.toString().split(':');
     const n = Number(num);
+    const resend = retry === 'retry';
+    // A negative number is a probe, published again until every subscriber has it (the
+    // upgrade bench's "subscriptions known"): its copies are not repeats of one PUBLISH.
+    if (n < 0) {
+      this.seen.add(n);
+      return;
+    }
     if (!this.seen.has(n)) this.seen.add(n);
     else if (dup) this.dupRedeliveries++;
-    else if (retry === 'retry') this.publisherRetries++;
-    else this.duplicates++;
+    else if (resend || this.resent.has(n)) this.publisherRetries++;
+    else {
+      this.duplicates++;
+      this.duplicateNumbers.push(n);
+    }
+    if (resend) this.resent.add(n);
   }
 
   private onClose(c: MqttClient): void {

@@ -16,19 +16,19 @@ export function typedCalls(call: WorkerCall): void {
   void call(0, 'rules.delete', { id: 'r1' });
   // @ts-expect-error: logTopics.install takes a list of topics
   void call(0, 'logTopics.install', { topics: 'all' });
-  void call(0, 'cluster.adopt', { sessions: [] }).then((n) => {
-    // @ts-expect-error: cluster.adopt answers a number
-    const s: string = n;
-    return s;
+  void call(0, 'cluster.adopt', { sessions: [] }).then((ids) => {
+    // @ts-expect-error: cluster.adopt answers the client ids adopted
+    const n: number = ids;
+    return n;
   });
   // An operation that takes nothing may be called without an argument.
   void call(0, 'endpoints.runtime');
 }
 
 test('the types name the table the worker runs', () => {
-  const adopted: OpResult<'cluster.adopt'> = 0;
+  const adopted: OpResult<'cluster.adopt'> = ['dev-1'];
   const args: OpArgs<'rules.remove'> = { id: 'r1' };
-  assert.equal(typeof adopted, 'number');
+  assert.deepEqual(adopted, ['dev-1']);
   assert.equal(args.id, 'r1');
   for (const name of ['rules.remove', 'logTopics.install', 'cluster.adopt', 'endpoints.runtime', 'taps.set', 'log.setLevel', 'system.resources']) {
     assert.equal(typeof (OPS as Record<string, unknown>)[name], 'function', name);

@@ -17,6 +17,8 @@ export interface SessionState {
   will: { record: Uint8Array; delay: number; expiryInterval: number } | null;
   stored: boolean;
   endpointSlot: number;
+  /** The identities of the cluster messages it took lately (Session.firstCopy), oldest first. */
+  seen?: [string, number][];
 }
 
 /** Between workers: the hand-over of sessions (claims) and the fences after it. */
@@ -50,6 +52,7 @@ export function exportState(s: Session): SessionState {
     will: s.will ? { record: rec(s.will.message), delay: s.will.delay, expiryInterval: s.will.expiryInterval } : null,
     stored: s.stored,
     endpointSlot: s.endpointSlot,
+    seen: s.seen,
   };
 }
 
@@ -62,6 +65,7 @@ export function importState(state: SessionState, limits: SessionLimits): Session
   s.disconnectedAt = state.disconnectedAt;
   s.stored = state.stored;
   s.endpointSlot = state.endpointSlot;
+  if (state.seen) s.seen = state.seen;
   for (const sub of state.subscriptions) s.subscriptions.set(sub.filter, sub);
   for (const e of state.inflight) s.inflight.set(e.packetId, { message: msg(e.record), qos: e.qos, retain: e.retain, subscriptionIds: e.ids, packetId: e.packetId, state: e.state });
   for (const q of state.queue) s.queue.push({ message: msg(q.record), qos: q.qos, retain: q.retain, subscriptionIds: q.ids });

@@ -39,6 +39,13 @@ export interface NodeHandoverEnv {
   /** Loads the stored session of `clientId` under `handle`, offline and not yet routed; null
    * when it is not in the store. */
   loadStored(clientId: string, handle: number): Promise<Session | null>;
+  readonly router: { tap(handle: number, filter: string): void };
+}
+
+/** Whether a session's subscription is forwarded after it moved to another node (a shared
+ * group's member is picked where the message is routed: not forwarded). */
+export function forwardedFilter(filter: string): boolean {
+  return !filter.startsWith('$share/') && !filter.startsWith('$queue/');
 }
 
 export class NodeHandover {
@@ -78,8 +85,12 @@ export class NodeHandover {
    * (its connection taken over with 0x8E once its own CONNECT settled), and the session then
    * leaves this node (routing core, client registry, store). Answers its state when it is to be
    * resumed (`resume`, and it outlives its connection), else null.
+   * `forward`: the claiming node's forward handle. A session resumed there keeps its (plain)
+   * filters here under that handle, entered before the session leaves the routing core, so a
+   * message routed here from then on (one another node sent before it knew of the move, or one
+   * published here) is forwarded to it (src/cluster/forwards.ts ends them after a while).
    */
-  async releaseToNode(clientId: string, resume: boolean): Promise<SessionState | null> {
+  async releaseToNode(clientId: string, resume: boolean, forward?: number): Promise<SessionState | null> {
     const { chain, life } = this.env;
     if (this.env.registry.lookup(clientId) === null) return null;
     const { claim, previous } = chain.claim(clientId, !resume);
@@ -92,6 +103,11 @@ export class NodeHandover {
       return null;
     }
     life.bind(claim, session);
+    if (forward !== undefined && resume && session.expiryInterval > 0) {
+      for (const filter of session.subscriptions.keys()) if (forwardedFilter(filter)) this.env.router.tap(forward, filter);
+      // Deliveries another worker routed to it before, arriving after it left, follow it too.
+      this.env.index.markLeft(session.handle, forward);
+    }
     const state = exportState(session);
     await life.end(session, false).catch(() => undefined); // a failure is logged by Persistence
     chain.settle(claim);

@@ -55,6 +55,25 @@ export class SessionIndex {
     }, MOVED_MEMORY_MS).unref();
   }
 
+  /** Sessions that left for another node of a cluster recently: handle -> that node's forward
+   * handle (a delivery routed here before it left, arriving after, goes there: see
+   * src/cluster/forwards.ts). */
+  private readonly left = new Map<number, number>();
+
+  /** The forward handle of the node the session `handle` left for lately, if any. */
+  forwardOf(handle: number): number | undefined {
+    return this.left.get(handle);
+  }
+
+  /** The session `handle` left for the node whose forward handle is `forward`: remembered for
+   * MOVED_MEMORY_MS. */
+  markLeft(handle: number, forward: number): void {
+    this.left.set(handle, forward);
+    setTimeout(() => {
+      if (this.left.get(handle) === forward) this.left.delete(handle);
+    }, MOVED_MEMORY_MS).unref();
+  }
+
   /** The session `handle` is here (again): nothing of it is forwarded any more. */
   arrived(handle: number): void {
     this.moved.delete(handle);

@@ -72,6 +72,10 @@ export class SessionTable {
   private readonly chain: ClaimChain;
   private readonly life: SessionLifecycle;
   private readonly nodes: NodeHandover;
+  /** With a cluster: this node's tag (`<node>/<run>/`), which with a message's routing tick makes
+   * the identity of a message published here (Message.origin for the others). Null: no cluster,
+   * no identities kept. */
+  originTag: string | null = null;
 
   constructor(private readonly env: SessionTableEnv) {
     const index = (this.index = new SessionIndex(env.stats));
@@ -113,6 +117,11 @@ export class SessionTable {
   /** True when some worker holds a session for `clientId`. */
   known(clientId: string): boolean {
     return this.env.registry.lookup(clientId) !== null;
+  }
+
+  /** The forward handle of the node the session `handle` left for lately (see SessionIndex). */
+  forwardOf(handle: number): number | undefined {
+    return this.index.forwardOf(handle);
   }
 
   movedTo(handle: number): number | undefined {
@@ -171,8 +180,8 @@ export class SessionTable {
    * Another node claims `clientId`: the session leaves this node (see NodeHandover). Answers its
    * state when it is to be resumed, else null.
    */
-  releaseToNode(clientId: string, resume: boolean): Promise<SessionState | null> {
-    return this.nodes.releaseToNode(clientId, resume);
+  releaseToNode(clientId: string, resume: boolean, forward?: number): Promise<SessionState | null> {
+    return this.nodes.releaseToNode(clientId, resume, forward);
   }
 
   // ---- messages from other workers ----------------------------------------------------------
@@ -206,10 +215,32 @@ export class SessionTable {
   deliverLocal(handle: number, d: Delivery, frameCache: Map<string, Buffer> | null, from: number): boolean {
     const s = this.byHandle.get(handle) ?? this.internal.get(handle);
     if (!s) return false;
+    // In a cluster, a session that moves between nodes may be sent a message twice (see
+    // Session.firstCopy): the second copy is dropped. Only sessions that outlive their
+    // connection move with their state; QoS 0 is at most once anyway.
+    if (this.originTag !== null && d.qos > 0 && s.expiryInterval > 0 && s.sink === null) {
+      const m = d.message;
+      const key = m.origin ?? (m.seq === undefined ? undefined : this.originTag + m.seq);
+      if (key !== undefined && !s.firstCopy(key, Date.now())) {
+        this.env.stats.dropped.clusterCopy++;
+        return true;
+      }
+    }
     // Routed by another worker just after the session came here: after what it routed before.
     if (this.fences.hold(handle, d, from)) return true;
     this.env.outbox.deliver(s, d, frameCache);
     return true;
+  }
+
+  /** The handles of the sessions of these client ids on this node (any worker), for a routing
+   * that is only for them (NodeScope.only). */
+  handlesOf(clientIds: readonly string[]): Set<number> {
+    const out = new Set<number>();
+    for (const id of clientIds) {
+      const held = this.env.registry.lookup(id);
+      if (held) out.add(held[0]);
+    }
+    return out;
   }
 
   /** Takes on a session from the store (after a restart or a worker crash), offline: claims its

@@ -42,6 +42,12 @@ const NO_LOCAL = 0x04;
 /** A session with more subscriptions than this is assumed to have a No Local one (no scan). */
 const NO_LOCAL_SCAN_MAX = 16;
 
+/** How long, and how many at most, a session keeps the identities of the cluster messages it
+ * took (Session.firstCopy): longer than two copies of one message arrive apart on two nodes
+ * (the streams' lag, the old node's forwarding window), and at most ~330 messages a second. */
+export const SEEN_MS = 30_000;
+export const SEEN_MAX = 10_000;
+
 export class Session {
   // The collections are made when first used: an idle session keeps none (each empty Map costs
   // a few hundred bytes); the *Count getters read without making them.
@@ -106,6 +112,9 @@ export class Session {
    * client. Not stored: a session restored after a restart checks its will by client id and username. */
   identity: ClientIdentity | null = null;
   private nextPacketId = 1;
+  /** The cluster messages this session took lately, by identity (Message.origin, or this node's
+   * tag and the routing tick), and when (ms): see firstCopy. Made when first used. */
+  private seenMap: Map<string, number> | null = null;
 
   constructor(readonly handle: number, readonly clientId: string, private readonly limits: SessionLimits, public username: string | undefined = undefined) {}
 
@@ -126,6 +135,33 @@ export class Session {
     if (n > NO_LOCAL_SCAN_MAX) return true;
     for (const sub of this.subscriptions.values()) if (sub.options & NO_LOCAL) return true;
     return false;
+  }
+
+  /**
+   * Whether the cluster message `key` is new to this session (and notes it): false for a copy
+   * that came before. A session that moves between nodes can be sent two copies of one message:
+   * the node it left forwards what reached it after the move, and another node may have sent a
+   * copy to both nodes, one routed before the move and one after. Identities are kept
+   * SEEN_MS and SEEN_MAX at most (the oldest go first: a copy later than that is taken again).
+   */
+  firstCopy(key: string, now: number): boolean {
+    const seen = (this.seenMap ??= new Map());
+    if (seen.has(key)) return false;
+    for (const [k, at] of seen) {
+      if (at > now - SEEN_MS && seen.size < SEEN_MAX) break;
+      seen.delete(k);
+    }
+    seen.set(key, now);
+    return true;
+  }
+
+  /** The identities noted by firstCopy, oldest first (they move with the session). */
+  get seen(): [string, number][] {
+    return this.seenMap === null ? [] : [...this.seenMap];
+  }
+
+  set seen(entries: readonly [string, number][]) {
+    this.seenMap = entries.length === 0 ? null : new Map(entries);
   }
 
   clearTimers(): void {

@@ -49,7 +49,7 @@ export class Drain {
   /** Clients sent to each node since its load was measured (`at`): a drain spreads them. */
   private readonly sent = new Map<string, { at: number; n: number }>();
 
-  constructor(private readonly host: DrainHost, cluster: FeatureContext['cluster']) {
+  constructor(private readonly host: DrainHost, private readonly cluster: FeatureContext['cluster']) {
     this.current = idle(host.config.drain.rate);
     this.part = cluster ? new DrainPart({ load: () => this.load(), moveForPeer: (move, rate) => this.moveForPeer(move, rate) }) : null;
   }
@@ -100,6 +100,9 @@ export class Drain {
       rate,
       pick: (n) => leastLoaded(this.peers(), this.sentSince(), n, fallback),
       used: (targets) => this.noteSent(targets),
+      // Drained once what still reached this node for the moved sessions has followed them: the
+      // node may be stopped then.
+      settled: async () => (await this.cluster?.departuresSettled()) ?? true,
     });
     this.host.log.info('draining: no new connections; clients move away', { rate, clients: total });
     return this.status();
@@ -210,7 +213,7 @@ export class Drain {
     this.current = { ...idle(rate), state, reason, started: new Date().toISOString(), total, remaining: total };
   }
 
-  private startRun(reason: MoveReason, job: Pick<MoveJob, 'limit' | 'rate' | 'pick' | 'used'>): void {
+  private startRun(reason: MoveReason, job: Pick<MoveJob, 'limit' | 'rate' | 'pick' | 'used' | 'settled'>): void {
     const st = this.current;
     const mover = new Mover(this.host.workers, st);
     this.mover = mover;

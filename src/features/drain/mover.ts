@@ -20,6 +20,9 @@ export interface MoveJob {
   /** Counted as each client moves, and as each moved session is claimed or not. */
   onMoved(n: number): void;
   onHandover(claimed: number, timedOut: number): void;
+  /** Once every client moved and every session was claimed: whether the run may end now (asked
+   * again at the next tick when not). */
+  settled?(): Promise<boolean>;
 }
 
 export class Mover {
@@ -77,7 +80,7 @@ export class Mover {
       if (awaiting.size > 0) await this.settleHandovers(awaiting, job);
       st.remaining = Math.max(0, Math.min(connected, job.limit - st.moved));
       st.awaitingHandover = awaiting.size;
-      if (st.remaining === 0 && awaiting.size === 0) return true;
+      if (st.remaining === 0 && awaiting.size === 0 && (await job.settled?.().catch(() => false)) !== false) return true;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         this.timer = setTimeout(resolve, TICK_MS);

@@ -267,8 +267,12 @@ export const clientOps = {
     const waits: Promise<unknown>[] = [];
     const fromNode = env.router.fromCluster(args.publisher);
     const missedBefore = env.router.sharesMissed;
-    for (const m of args.messages) {
-      const scope: NodeScope | undefined = fromNode ? { plain: m.plain ?? true, shares: m.shares ?? [] } : undefined;
+    /** Messages only for sessions some of which are not on this node (yet): by index, those. */
+    const absent: { index: number; only: string[] }[] = [];
+    for (const [index, m] of args.messages.entries()) {
+      let only: Set<number> | null = null;
+      if (fromNode && m.only) only = env.sessions.handlesOf(m.only);
+      const scope: NodeScope | undefined = fromNode ? { plain: m.plain ?? true, shares: m.shares ?? [], only } : undefined;
       const message: Message = {
         topic: m.topic,
         topicBytes: Buffer.from(m.topic, 'utf8'),
@@ -280,14 +284,34 @@ export const clientOps = {
         receivedAt: now,
         storeId: undefined,
         seq: undefined,
+        origin: fromNode && m.origin ? m.origin : undefined,
+      };
+      // Named sessions it did not reach: not here yet, or here but their subscriptions not yet
+      // routed (a claim's answer being taken on another worker); routed again for them later
+      // (a session here that does not match the topic is asked again for nothing, 2 s at most).
+      const absentFor = (): void => {
+        if (!only || !m.only) return;
+        const reached = env.router.onlyReached;
+        const missing = m.only.filter((id) => {
+          const h = env.sessions.handlesOf([id]);
+          return h.size === 0 || ![...h].some((x) => reached.has(x));
+        });
+        if (missing.length > 0) absent.push({ index, only: missing });
       };
       // The hash_clientid strategy picks by the publisher on the node it published on.
       const hash = fromNode ? m.publisherHash ?? args.publisherHash : args.publisherHash;
       if (!persistence) {
         matched.push(env.router.publish(message, args.publisher, hash, scope));
+        absentFor();
+        // Forwarded to the node a session moved to: routed here once the cluster has it.
+        const forwarded = env.bridges.take(message);
+        if (forwarded) waits.push(forwarded);
         continue;
       }
       const routed = env.router.route(message, args.publisher, hash, scope);
+      absentFor();
+      const forwarded = env.bridges.take(message);
+      if (forwarded) waits.push(forwarded);
       const kept = persistence.messageRouted(message, routed);
       // A message from another node: its retained side is the cluster's (src/cluster/retained.ts).
       const retained = message.retain && !env.router.fromCluster(args.publisher) ? persistence.retained(message) : undefined;
@@ -303,7 +327,7 @@ export const clientOps = {
     }
     const sharesMissed = env.router.sharesMissed - missedBefore;
     await Promise.all(waits);
-    return { matched, sharesMissed };
+    return { matched, sharesMissed, absent };
   },
 
   async 'clients.subscribe'(args: { clientId: string; topic: string; options: number }, env) {
