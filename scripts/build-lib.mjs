@@ -30,6 +30,8 @@ const result = await build({
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
   legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
   metafile: true,
   logLevel: 'warning',
 });
