@@ -35,6 +35,8 @@ import { QosStream } from './qos-stream.ts';
 import { SessionForwards } from './forwards.ts';
 import { Leases } from './leases.ts';
 import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
+import { WIRE_FORMAT, wireFormatOf } from './wire-format.ts';
+import { VERSION } from '../install/root.ts';
 
 export type { ClusterPart, ClusterPartContext } from './part.ts';
 
@@ -91,9 +93,12 @@ interface Ticket {
 export interface ClusterNode {
   id: string;
   address: string;
-  status: 'running' | 'down';
+  /** incompatible: a node of another wire format (wire-format.ts), not joined. */
+  status: 'running' | 'down' | 'incompatible';
   self: boolean;
   lastSeen: string | null;
+  /** Its Spindle version, when its heartbeat says it. */
+  version?: string;
 }
 
 interface Peer {
@@ -140,6 +145,16 @@ export interface ClusterCounters {
   /** Messages forwarded here for sessions that had moved here from another node, that did not
    * come (ABSENT_TRIES): dropped. */
   forwardsUnclaimed: number;
+  /** Frames (direct or from the QoS stream) from nodes of another wire format: dropped. */
+  incompatibleFrames: number;
+}
+
+/** A node heard from whose wire format is not this build's: never joined. */
+interface Stranger {
+  wire: number;
+  version: string | null;
+  address: string;
+  lastSeen: number;
 }
 
 export class ClusterLink {
@@ -173,7 +188,9 @@ export class ClusterLink {
   adminOps: ClusterAdminOps | null = null;
   /** Objects that run on one node at a time (commands). */
   readonly leases: Leases;
-  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0, sharedSent: 0, sharedReceived: 0, sharedNoMember: 0, forwardsUnclaimed: 0 };
+  readonly counters: ClusterCounters = { sentMessages: 0, sentFrames: 0, receivedMessages: 0, receivedFrames: 0, badFrames: 0, publishFailures: 0, resyncs: 0, tooLarge: 0, natsDisconnects: 0, natsReconnects: 0, sharedSent: 0, sharedReceived: 0, sharedNoMember: 0, forwardsUnclaimed: 0, incompatibleFrames: 0 };
+  /** Nodes of another wire format, by name (logged once each, shown by nodes()). */
+  private readonly strangers = new Map<string, Stranger>();
   /** The number of each shared group some node has members of (`$share/<group>/<filter>`): the
    * subscription id its node handles' memberships carry, so a worker names a pick with a number.
    * Counted by the nodes holding it; never reused while held. */
@@ -276,7 +293,9 @@ export class ClusterLink {
   /** Every node known, this one first. */
   nodes(): ClusterNode[] {
     const self: ClusterNode = { id: this.options.nodeName, address: this.options.localAddress, status: 'running', self: true, lastSeen: new Date().toISOString() };
-    return [self, ...[...this.peers.values()].map((p) => ({ id: p.name, address: p.address, status: p.down ? 'down' as const : 'running' as const, self: false, lastSeen: new Date(p.lastSeen).toISOString() }))];
+    const peers = [...this.peers.values()].filter((p) => !this.strangers.has(p.name)).map((p) => ({ id: p.name, address: p.address, status: p.down ? 'down' as const : 'running' as const, self: false, lastSeen: new Date(p.lastSeen).toISOString() }));
+    const strangers = [...this.strangers].map(([id, s]) => ({ id, address: s.address, status: 'incompatible' as const, self: false, lastSeen: new Date(s.lastSeen).toISOString(), ...(s.version ? { version: s.version } : {}) }));
+    return [{ ...self, version: VERSION }, ...peers, ...strangers];
   }
 
   async close(): Promise<void> {
@@ -292,12 +311,18 @@ export class ClusterLink {
   }
 
   private heartbeat(): void {
-    this.nc?.publish('spindle.hb', JSON.stringify({ node: this.options.nodeName, epoch: this.epoch, address: this.options.localAddress }));
+    this.nc?.publish('spindle.hb', JSON.stringify({ node: this.options.nodeName, epoch: this.epoch, address: this.options.localAddress, wire: WIRE_FORMAT, version: VERSION }));
   }
 
   private onHeartbeat(m: Msg): void {
-    const hb = parse<{ node: string; epoch: number; address: string }>(m);
+    const hb = parse<{ node: string; epoch: number; address: string; wire?: unknown; version?: unknown }>(m);
     if (!hb || typeof hb.node !== 'string' || hb.node === this.options.nodeName) return;
+    const wire = wireFormatOf(hb);
+    if (wire !== WIRE_FORMAT) {
+      this.refuse(hb.node, wire, typeof hb.version === 'string' ? hb.version : null, hb.address);
+      return;
+    }
+    if (this.strangers.delete(hb.node)) this.log.info('cluster: node now of this wire format', { node: hb.node });
     let p = this.peers.get(hb.node);
     if (p && (p.epoch !== hb.epoch || p.down)) {
       // It restarted, or came back: what it wanted before is forgotten, then synced again.
@@ -326,6 +351,23 @@ export class ClusterLink {
     }
     p.lastSeen = Date.now();
     p.address = hb.address;
+  }
+
+  /** A node of another wire format: not joined (a joined one that comes back so, e.g. upgraded
+   * or downgraded, leaves as if down), logged once, its frames dropped. */
+  private refuse(node: string, wire: number, version: string | null, address: string): void {
+    const known = this.strangers.get(node);
+    this.strangers.set(node, { wire, version, address, lastSeen: Date.now() });
+    if (known?.wire === wire) return;
+    this.log.error('cluster: a node of another wire format is not joined; all nodes must run builds of the same format (docs/operating/cluster.md, rolling upgrades)', {
+      node, wireFormat: wire, ownWireFormat: WIRE_FORMAT, version: version ?? 'unknown', ownVersion: VERSION,
+    });
+    const p = this.peers.get(node);
+    if (p && !p.down) {
+      p.down = true;
+      this.dropInterest(p);
+      this.tellParts(false, p.name);
+    }
   }
 
   private sweep(): void {
@@ -530,6 +572,11 @@ export class ClusterLink {
   /** Routes a frame from `source` here, after the ones before it from the same node; rejects when
    * it could not be (a frame of the QoS stream is then delivered again). */
   private routeFrame(source: string, data: Uint8Array, tries = 1, only?: readonly string[]): Promise<void> {
+    if (this.strangers.has(source)) {
+      // Another wire format: it would be read wrongly (logged when the node was heard from).
+      this.counters.incompatibleFrames++;
+      return Promise.resolve();
+    }
     let messages: BatchMessage[];
     try {
       messages = decodeBatch(data);

@@ -59,6 +59,23 @@ export function registerClusterMetrics(registry: Registry, link: ClusterLink): v
     },
   });
   new Gauge({
+    name: 'spindle_cluster_incompatible_nodes',
+    help: 'Nodes heard from whose wire format is not this build\'s (src/cluster/wire-format.ts): not joined, nothing sent to them; all nodes of a cluster must run builds of the same format.',
+    registers: [registry],
+    collect() {
+      this.set(link.nodes().filter((n) => n.status === 'incompatible').length);
+    },
+  });
+  new Counter({
+    name: 'spindle_cluster_incompatible_frames_total',
+    help: 'Frames (direct, or from the QoS stream) from nodes of another wire format: dropped, since this build would read them wrongly.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(link.counters.incompatibleFrames);
+    },
+  });
+  new Gauge({
     name: 'spindle_cluster_retained_tombstones',
     help: 'Cleared retained topics remembered (24 h, at most 100000) so that a node coming back does not bring them back.',
     registers: [registry],

@@ -17,6 +17,7 @@ import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { token } from '../../src/cluster/names.ts';
 import { ASK_TIMEOUT_MS } from '../../src/cluster/index.ts';
+import { WIRE_FORMAT } from '../../src/cluster/wire-format.ts';
 
 let nats: TestNats;
 const nodes: AdminBroker[] = [];
@@ -192,7 +193,7 @@ async function hungNode(name: string): Promise<{ stop(): Promise<void> }> {
     m.respond(JSON.stringify({ seq: 0, epoch, filters: [] }));
   } });
   nc.subscribe(`spindle.ops.${token(name)}`, { callback: () => undefined });
-  const beat = () => nc.publish('spindle.hb', JSON.stringify({ node: name, epoch, address: '127.0.0.9:1' }));
+  const beat = () => nc.publish('spindle.hb', JSON.stringify({ node: name, epoch, address: '127.0.0.9:1', wire: WIRE_FORMAT }));
   beat();
   const timer = setInterval(beat, 500);
   return {
