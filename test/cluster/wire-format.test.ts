@@ -74,7 +74,9 @@ test('a node that comes back with another format leaves the running ones, and is
   const [a] = nodes;
   const epoch = Date.now();
   let wire = WIRE_FORMAT;
-  nc.subscribe(`spindle.int.sync.${token('wire-c')}`, { callback: (_e, m) => m.respond(JSON.stringify({ seq: 0, epoch, filters: [] })) });
+  nc.subscribe(`spindle.int.sync.${token('wire-c')}`, { callback: (_e, m) => {
+    m.respond(JSON.stringify({ seq: 0, epoch, filters: [] }));
+  } });
   const beat = () => nc.publish('spindle.hb', JSON.stringify({ node: 'wire-c', epoch, address: '127.0.0.9:2', wire, version: 'x' }));
   beat();
   const timer = setInterval(beat, 300);
