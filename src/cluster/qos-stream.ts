@@ -34,7 +34,7 @@ const TRIES = 3;
 /** A frame a node took and neither acknowledged nor refused within this long is delivered again. */
 const ACK_WAIT_MS = 30_000;
 const RETRY_MS = 1000;
-const PULL_EXPIRES_MS = 5000;
+const PULL_EXPIRES_MS = 2000;
 /** A consumer taking a gone node's frames that no one uses for this long is removed by NATS. */
 const TAKE_IDLE_MS = 30_000;
 /** How long start waits for JetStream to answer. */
