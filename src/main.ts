@@ -35,21 +35,21 @@ async function main(): Promise<void> {
   // stops it gracefully once it has started, rather than killing it halfway.
   let node: NodeHandle | null = null;
   let stopping: string | null = null;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = signal;
-    if (!node) {
-      log.info('stopping once started', { signal });
-      return;
-    }
+  const shutdown = (started: NodeHandle, signal: string) => {
     log.info('shutting down', { signal });
-    node.close().then(() => {
+    started.close().then(() => {
       log.info('stopped');
       process.exit(0);
     }, (err) => {
       log.error('shutdown failed', { err });
       process.exit(1);
     });
+  };
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = signal;
+    if (node) shutdown(node, signal);
+    else log.info('stopping once started', { signal });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -64,11 +64,7 @@ async function main(): Promise<void> {
   void dropWarmWorkers();
   const { ports, admin } = node;
   log.info('spindle started', { workers: config.workers, ...ports, admin: admin?.port, node: config.nodeName });
-  const pending = stopping;
-  if (pending) {
-    stopping = null;
-    stop(pending);
-  }
+  if (stopping) shutdown(node, stopping);
 }
 
 main().catch((err) => {

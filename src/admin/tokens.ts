@@ -2,12 +2,11 @@
 // user record by its immutable id (`sub`) and carries the record's credential version (`ver`);
 // auth.ts refuses a token whose user is gone or whose version has moved on. HS256 only: a token
 // with any other `alg` (none, RS256, ...) is refused before its signature is looked at.
-type Jose = typeof import('jose');
+import { lazyImport } from '../lazy/lazy-import.ts';
 
 const ALG = 'HS256';
 // Loaded at the first sign-in or token (~60 ms of a start that has none yet).
-let jose: Promise<Jose> | null = null;
-const loadJose = (): Promise<Jose> => (jose ??= import('jose'));
+const loadJose = lazyImport('jose', () => import('jose'));
 
 export interface TokenClaims {
   /** The user record's id (never the username: a re-created user is another record). */

@@ -1,17 +1,11 @@
 // Owns password hashes: recognising an argon2 or bcrypt hash, checking that it can be verified,
 // hashing a new password and verifying one. Hashing and verifying run on the libuv thread pool
 // (@node-rs/argon2, @node-rs/bcrypt), off the event loop.
-import { createRequire } from 'node:module';
-
-type Argon2 = typeof import('@node-rs/argon2');
-type Bcrypt = typeof import('@node-rs/bcrypt');
+import { lazyRequire } from '../lazy/lazy-require.ts';
 
 // Loaded on first use (both are native addons, ~50 ms of a start that has no password to check).
-const require = createRequire(import.meta.url);
-let argon2Module: Argon2 | null = null;
-let bcryptModule: Bcrypt | null = null;
-export const argon2 = (): Argon2 => (argon2Module ??= require('@node-rs/argon2') as Argon2);
-export const bcrypt = (): Bcrypt => (bcryptModule ??= require('@node-rs/bcrypt') as Bcrypt);
+export const argon2 = lazyRequire<typeof import('@node-rs/argon2')>('@node-rs/argon2');
+export const bcrypt = lazyRequire<typeof import('@node-rs/bcrypt')>('@node-rs/bcrypt');
 
 export type PasswordAlgorithm = 'argon2' | 'bcrypt';
 export const PASSWORD_ALGORITHMS: readonly PasswordAlgorithm[] = ['argon2', 'bcrypt'];

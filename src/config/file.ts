@@ -2,13 +2,12 @@
 // errors and YAML warnings are errors naming the file; an empty file is an empty mapping.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
+
+import { lazyRequire } from '../lazy/lazy-require.ts';
+import { ConfigError } from './errors.ts';
 
 // The YAML parser loads only for a YAML file (~50 ms of a start from JSON or the environment).
-const require = createRequire(import.meta.url);
-const parseDocument: typeof import('yaml').parseDocument = (...args) => (require('yaml') as typeof import('yaml')).parseDocument(...args);
-
-import { ConfigError } from './errors.ts';
+const yaml = lazyRequire<typeof import('yaml')>('yaml');
 
 export function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
@@ -34,7 +33,7 @@ function parseJson(file: string, text: string): unknown {
 }
 
 function parseYaml(file: string, text: string): unknown {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const doc = yaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const first = doc.errors[0] ?? doc.warnings[0];
   if (first !== undefined) {
     throw new ConfigError('CONFIG_FILE', `config file ${file} is not valid YAML: ${first.message}`, undefined, `file ${file}`, { cause: first });

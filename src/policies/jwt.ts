@@ -6,7 +6,12 @@
 //   verification fails (signature, exp/nbf, algorithm, unknown key id, claim mismatch) -> deny;
 //   the key set cannot be fetched, or something unexpected -> ignore with error, warned at most
 //   once per 10 s with a count. authenticate() never throws and never allows on a failure.
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type RemoteJWKSet } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey, JWTVerifyOptions, RemoteJWKSet } from 'jose';
+
+type Jose = typeof import('jose');
+type JwksKey = Extract<VerificationKey, { kind: 'jwks' }>;
+
+import { lazyImport } from '../lazy/lazy-import.ts';
 
 import { aclOfClaim } from './jwt-acl.ts';
 import { CLAIM_PARAMS, readJwtPolicyConfig, type JwtPolicyConfig } from './jwt-config.ts';
@@ -15,6 +20,9 @@ import { fill, paramValue, paramsOf } from './params.ts';
 import { superuserOf } from './superuser-flag.ts';
 import { RateLimitedWarn } from './rate-limited-warn.ts';
 import { PolicyConfigError, type AclGrant, type AuthAnswer, type AuthQuery, type CompiledAuthPolicy, type PolicyContext, type PolicyParam, type PolicyRecord } from './types.ts';
+
+// jose loads with the first token a JWT policy verifies (the admin API's tokens load it too).
+const loadJose = lazyImport('jose', () => import('jose'));
 
 export { parseJwtPolicyConfig } from './jwt-config.ts';
 
@@ -43,9 +51,9 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
   readonly name: string;
   readonly type = 'jwt' as const;
   readonly params: ReadonlySet<PolicyParam>;
-  private readonly remote: RemoteJWKSet | undefined;
-  /** jwtVerify with this policy's key (a fixed key, or the remote set's resolver). */
-  private readonly verifyWithKey: (token: string, options: VerifyOptions) => Promise<JWTPayload>;
+  /** The remote key set (jwks) and its key resolver, made with the first verification or dry run. */
+  private remote: RemoteJWKSet | undefined;
+  private getKey: JWTVerifyGetKey | undefined;
   private readonly claimParams: Map<string, Set<PolicyParam>>;
   private readonly failureWarning: RateLimitedWarn;
   private readonly aclWarning: RateLimitedWarn;
@@ -60,14 +68,6 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
     this.name = record.name;
     this.claimParams = new Map(Object.entries(config.verifyClaims).map(([claim, t]) => [claim, paramsOf(t, CLAIM_PARAMS, `config.verifyClaims.${claim}`)]));
     this.params = new Set<PolicyParam>([config.from, ...[...this.claimParams.values()].flatMap((s) => [...s])]);
-    if (verification.kind === 'jwks') {
-      this.remote = createRemoteJWKSet(verification.url, { timeoutDuration: JWKS_TIMEOUT_MS, cacheMaxAge: verification.cacheMaxAgeMs, cooldownDuration: verification.cooldownMs });
-      const getKey = keyFromSet(this.remote, verification.url);
-      this.verifyWithKey = async (token, options) => (await jwtVerify(token, getKey, options)).payload;
-    } else {
-      const key = verification.key;
-      this.verifyWithKey = async (token, options) => (await jwtVerify(token, key, options)).payload;
-    }
     const log = ctx.log.child({ policy: record.name, policyId: record.id, type: 'jwt' });
     this.failureWarning = new RateLimitedWarn(log);
     this.aclWarning = new RateLimitedWarn(log);
@@ -86,9 +86,10 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
   }
 
   async dryRun(): Promise<void> {
-    if (this.remote === undefined) return; // a secret or a public key was checked when parsed
+    if (this.verification.kind !== 'jwks') return; // a secret or a public key was checked when parsed
+    const remote = this.keySet(await loadJose(), this.verification);
     try {
-      await this.remote.reload();
+      await remote.reload();
     } catch (err) {
       throw new PolicyConfigError('config.jwksUrl', `cannot fetch the key set: ${errorText(err)}`);
     }
@@ -103,29 +104,40 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
     return text !== undefined && JWT_SHAPE.test(text) ? text : undefined;
   }
 
+  /** The remote key set, made once. */
+  private keySet(jose: Jose, v: JwksKey): RemoteJWKSet {
+    return (this.remote ??= jose.createRemoteJWKSet(v.url, { timeoutDuration: JWKS_TIMEOUT_MS, cacheMaxAge: v.cacheMaxAgeMs, cooldownDuration: v.cooldownMs }));
+  }
+
   private async verify(token: string): Promise<Checked> {
-    const options: VerifyOptions = { algorithms: this.verification.algorithms, clockTolerance: this.config.clockTolerance };
+    const jose = await loadJose();
+    const v = this.verification;
+    const options: VerifyOptions = { algorithms: v.algorithms, clockTolerance: this.config.clockTolerance };
     try {
-      return { payload: await this.verifyWithKey(token, options) };
+      // jwtVerify with this policy's key: a fixed key, or the remote set's resolver.
+      const verified = v.kind === 'jwks'
+        ? await jose.jwtVerify(token, (this.getKey ??= keyFromSet(jose, this.keySet(jose, v), v.url)), options)
+        : await jose.jwtVerify(token, v.key, options);
+      return { payload: verified.payload };
     } catch (err) {
-      if (err instanceof errors.JWKSMultipleMatchingKeys) return this.verifyWithEach(token, err, options);
-      return this.verifyFailure(err);
+      if (err instanceof jose.errors.JWKSMultipleMatchingKeys) return this.verifyWithEach(jose, token, err, options);
+      return this.verifyFailure(jose, err);
     }
   }
 
   /** A token without a kid that several keys of the set could have signed: try each. */
-  private async verifyWithEach(token: string, candidates: errors.JWKSMultipleMatchingKeys, options: VerifyOptions): Promise<Checked> {
+  private async verifyWithEach(jose: Jose, token: string, candidates: InstanceType<Jose['errors']['JWKSMultipleMatchingKeys']>, options: VerifyOptions): Promise<Checked> {
     for await (const key of candidates) {
       try {
-        return { payload: (await jwtVerify(token, key, options)).payload };
+        return { payload: (await jose.jwtVerify(token, key, options)).payload };
       } catch (err) {
-        if (!(err instanceof errors.JWSSignatureVerificationFailed)) return this.verifyFailure(err);
+        if (!(err instanceof jose.errors.JWSSignatureVerificationFailed)) return this.verifyFailure(jose, err);
       }
     }
     return { result: 'deny', reason: 'JWT signature invalid' };
   }
 
-  private verifyFailure(err: unknown): AuthAnswer {
+  private verifyFailure({ errors }: Jose, err: unknown): AuthAnswer {
     if (err instanceof KeySetUnavailable) return this.failed(err.message);
     if (err instanceof errors.JWTExpired) return { result: 'deny', reason: 'JWT expired' };
     if (err instanceof errors.JWSSignatureVerificationFailed) return { result: 'deny', reason: 'JWT signature invalid' };
@@ -181,7 +193,7 @@ class JwtAuthPolicy implements CompiledAuthPolicy {
 }
 
 /** jose's remote key set, with its fetch failures told apart from the token's own key errors. */
-function keyFromSet(remote: RemoteJWKSet, url: URL): JWTVerifyGetKey {
+function keyFromSet({ errors }: Jose, remote: RemoteJWKSet, url: URL): JWTVerifyGetKey {
   return async function keyOfToken(header, token) {
     try {
       return await remote(header, token);

@@ -49,10 +49,7 @@ export class SessionIndex {
 
   /** The session `handle` was handed to worker `worker`: remembered for MOVED_MEMORY_MS. */
   markMoved(handle: number, worker: number): void {
-    this.moved.set(handle, worker);
-    setTimeout(() => {
-      if (this.moved.get(handle) === worker) this.moved.delete(handle);
-    }, MOVED_MEMORY_MS).unref();
+    rememberAWhile(this.moved, handle, worker);
   }
 
   /** Sessions that left for another node of a cluster recently: handle -> that node's forward
@@ -68,14 +65,19 @@ export class SessionIndex {
   /** The session `handle` left for the node whose forward handle is `forward`: remembered for
    * MOVED_MEMORY_MS. */
   markLeft(handle: number, forward: number): void {
-    this.left.set(handle, forward);
-    setTimeout(() => {
-      if (this.left.get(handle) === forward) this.left.delete(handle);
-    }, MOVED_MEMORY_MS).unref();
+    rememberAWhile(this.left, handle, forward);
   }
 
   /** The session `handle` is here (again): nothing of it is forwarded any more. */
   arrived(handle: number): void {
     this.moved.delete(handle);
   }
+}
+
+/** Sets handle -> value for MOVED_MEMORY_MS (unless set again meanwhile). */
+function rememberAWhile(map: Map<number, number>, handle: number, value: number): void {
+  map.set(handle, value);
+  setTimeout(() => {
+    if (map.get(handle) === value) map.delete(handle);
+  }, MOVED_MEMORY_MS).unref();
 }

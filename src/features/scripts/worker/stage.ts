@@ -9,7 +9,6 @@
 // thread writes a heartbeat into a shared word; past 3x the time limit the task is aborted and
 // its thread ended) fails as a whole: each of its messages then passes unchanged or is dropped
 // (scripts.onError), counted against the processor that was running.
-import { createRequire } from 'node:module';
 import type { Piscina } from 'piscina';
 
 import type { Logger } from '../../../log/index.ts';
@@ -19,19 +18,17 @@ import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnE
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
 import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../pool/heartbeat.ts';
 import { threadEntry } from '../../../threads/entry.ts';
+import { FROM_SOURCE } from '../../../install/root.ts';
+import { lazyRequire } from '../../../lazy/lazy-require.ts';
 
 // piscina is loaded with the first processor: a worker without scripts or extensions never does.
-const require = createRequire(import.meta.url);
-type PiscinaClass = typeof import('piscina').Piscina;
-let PiscinaImpl: PiscinaClass | null = null;
-const piscina = (): PiscinaClass => (PiscinaImpl ??= (require('piscina') as { Piscina: PiscinaClass }).Piscina);
+const piscina = lazyRequire<typeof import('piscina')>('piscina');
 
 /** The pool thread's task handler: compiled, run-batch.js's runBatch; from the TypeScript sources,
  * thread.mjs, which registers tsx first and exports runBatch as its default. */
-const RUN_BATCH = threadEntry('run-batch');
-const POOL_ENTRY = RUN_BATCH.pathname.endsWith('.ts')
+const POOL_ENTRY = FROM_SOURCE
   ? { filename: new URL('../pool/thread.mjs', import.meta.url).href }
-  : { filename: RUN_BATCH.href, name: 'runBatch' };
+  : { filename: threadEntry('run-batch').href, name: 'runBatch' };
 
 export interface StageOptions {
   log: Logger;
@@ -358,7 +355,7 @@ export class ProcessorStage {
   }
 
   private newPool(): Piscina {
-    return new (piscina())({
+    return new (piscina().Piscina)({
       ...POOL_ENTRY,
       minThreads: this.options.threads,
       maxThreads: this.options.threads,
