@@ -38,6 +38,7 @@ export class SourceRegistry {
   /** Names taken by an add that is still persisting (two concurrent adds of one name: one wins). */
   private readonly reserved = new Set<string>();
   private inUse: (id: string) => boolean = () => false;
+  private lastCreated = 0;
 
   constructor(
     private readonly store: Store,
@@ -80,7 +81,7 @@ export class SourceRegistry {
     const type = this.validType(input.type);
     const config = this.driver(type).parse(input.config) as Record<string, unknown>;
     if (this.reserved.has(name) || [...this.records.values()].some((r) => r.name === name)) throw new SourceNameConflictError(name);
-    const record: SourceRecord = { id: `source-${randomBytes(6).toString('hex')}`, name, type, config, createTime: new Date().toISOString() };
+    const record: SourceRecord = { id: `source-${randomBytes(6).toString('hex')}`, name, type, config, createTime: this.nextCreateTime() };
     this.reserved.add(name);
     try {
       await this.store.putAdmin(SOURCE_KIND, record.id, record);
@@ -161,6 +162,15 @@ export class SourceRegistry {
     const closing = [...this.sources.values()].map((s) => s.close());
     this.sources.clear();
     await Promise.allSettled(closing);
+  }
+
+  /** Now, or 1 ms after the newest record: two sources added in one millisecond still list in
+   *  the order they were added, before and after a reload (ties would fall back to random ids). */
+  private nextCreateTime(): string {
+    let newest = 0;
+    for (const r of this.records.values()) newest = Math.max(newest, Date.parse(r.createTime) || 0);
+    this.lastCreated = Math.max(Date.now(), newest + 1, this.lastCreated + 1);
+    return new Date(this.lastCreated).toISOString();
   }
 
   private validType(type: unknown): SourceType {
