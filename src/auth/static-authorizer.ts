@@ -2,12 +2,15 @@
 // otherwise a Mosquitto ACL file when one is set (it denies what it does not grant), otherwise
 // aclDefault. A rule applies when its username and clientId (if set) equal the
 // client's, its action matches ('pubsub' matches both), and its topic pattern (%c, %u expanded)
-// matches the published topic, or covers the whole requested subscription filter.
+// matches the published topic, or covers the whole requested subscription filter. A subscription
+// is granted when some topic of its filter may be read (subscribeScope): the deliveries of one
+// that a rule only partly covers are checked one by one, as Mosquitto does.
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from './acl-pattern.ts';
 import { AuthError } from './errors.ts';
 import { coverLevels, matchLevels, parseFilter } from './topic-filter.ts';
-import type { Action, Authorizer, ClientIdentity } from './types.ts';
-import { aclFileAllows, type AclFile } from './mosquitto/acl-file.ts';
+import type { Action, Authorizer, ClientIdentity, Overlaps, ReadScope } from './types.ts';
+import { ScopeWalk } from './acl-scope.ts';
+import { aclFileAllows, aclFileScope, type AclFile } from './mosquitto/acl-file.ts';
 
 export interface AclRule {
   permission: 'allow' | 'deny';
@@ -69,6 +72,26 @@ export class StaticAuthorizer implements Authorizer {
     }
     if (this.aclFile) return aclFileAllows(this.aclFile.current, who, publish, requested);
     return this.defaultAllow;
+  }
+
+  /** What a subscription to `filter` may read: the rules in order (acl-scope.ts), then the ACL
+   * file's scope or aclDefault for the topics no rule decided. `before`: the overlaps of the ACLs
+   * asked before this one (a policy chain that ignored). */
+  subscribeScope(who: ClientIdentity, filter: string, before?: Overlaps): ReadScope {
+    const walk = new ScopeWalk(before);
+    if (this.allowsEverything) return walk.decide(true);
+    const requested = parseFilter(subscriptionFilter(filter));
+    for (const rule of this.rules) {
+      if (!rule.subscribe) continue;
+      if (rule.username !== undefined && rule.username !== who.username) continue;
+      if (rule.clientId !== undefined && rule.clientId !== who.clientId) continue;
+      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+      if (levels === undefined) continue;
+      const decided = walk.rule(rule.allow, levels, requested);
+      if (decided !== undefined) return decided;
+    }
+    if (this.aclFile) return walk.then(aclFileScope(this.aclFile.current, who, requested));
+    return walk.decide(this.defaultAllow);
   }
 }
 

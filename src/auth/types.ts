@@ -50,6 +50,15 @@ export interface Authenticator {
 
 export type Action = 'publish' | 'subscribe';
 
+/** What a subscription may read (acl-scope.ts): every topic its filter can match, some, or none. */
+export type ReadScope = 'all' | 'some' | 'none';
+
+/** Rules met along an ordered ACL that apply to some, not all, of a filter's topics. */
+export interface Overlaps {
+  allow: boolean;
+  deny: boolean;
+}
+
 export interface ClientIdentity {
   clientId: string;
   username?: string;
@@ -66,7 +75,15 @@ export interface Authorizer {
   readonly allowsEverything: boolean;
   /** Changes whenever the rules change (a reload): decisions cached under another value are stale. */
   readonly generation?: number;
+  /** publish: may `who` publish to the topic name `topic`? subscribe: may it read the topics of
+   * the filter `topic` (its $share/$queue prefix included)? A subscribe question about a topic
+   * name is the read check of one delivered message. */
   authorize(who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean>;
+  /** What a subscription to `filter` may read (acl-scope.ts): 'none' refuses it, 'some' marks it
+   * so each delivery is checked with authorize(who, 'subscribe', topic). Without it, authorize()
+   * answers for the whole filter ('all' or 'none'). `before`: the overlaps of the ACLs asked
+   * before this one (a chain of policies that ignored). */
+  subscribeScope?(who: ClientIdentity, filter: string, before?: Overlaps): ReadScope | Promise<ReadScope>;
 }
 
 /** An enhanced-authentication method (MQTT 5.0 section 4.12) completed within CONNECT. */

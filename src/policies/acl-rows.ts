@@ -10,6 +10,7 @@
 // requested filter, so `a/+` does not grant `a/#`). A pattern using %u never applies to a client
 // without a username. A row that cannot be read is skipped and reported; no row applying: undefined.
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from '../auth/acl-pattern.ts';
+import type { ScopeWalk } from '../auth/acl-scope.ts';
 import { coverLevels, matchLevels, parseFilter } from '../auth/topic-filter.ts';
 import type { Row } from '../sources/types.ts';
 import type { AclQuery } from './types.ts';
@@ -41,8 +42,9 @@ const ACTIONS = new Map<string, { publish: boolean; subscribe: boolean }>([
 ]);
 
 /** The decision of `rows` for `q`, or undefined when no row applies. `skipped` hears of every
- * row that cannot be read (with why). */
-export function decideAcl(rows: readonly Row[], q: AclQuery, skipped: (problem: string) => void): 'allow' | 'deny' | undefined {
+ * row that cannot be read (with why). For a subscribe question, `walk` collects the rows met
+ * before the decision that apply to some, not all, of the filter's topics (auth/acl-scope.ts). */
+export function decideAcl(rows: readonly Row[], q: AclQuery, skipped: (problem: string) => void, walk?: ScopeWalk): 'allow' | 'deny' | undefined {
   const publish = q.action === 'publish';
   const requested = publish ? q.topic.split('/') : parseFilter(q.topic);
   for (const row of rows) {
@@ -55,7 +57,7 @@ export function decideAcl(rows: readonly Row[], q: AclQuery, skipped: (problem: 
       if (publish ? !rule.publish : !rule.subscribe) continue;
       const levels = expandAclPattern(rule.pattern, q.clientid, q.username);
       if (levels === undefined) continue;
-      const applies = publish ? matchLevels(levels, requested as string[]) : coverLevels(levels, requested);
+      const applies = publish ? matchLevels(levels, requested as string[]) : walk ? walk.rule(rule.allow, levels, requested) !== undefined : coverLevels(levels, requested);
       if (applies) return rule.allow ? 'allow' : 'deny';
     }
   }

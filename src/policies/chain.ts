@@ -1,7 +1,9 @@
 // Owns running an ordered chain of policies for one question: the first allow or deny decides; a
 // policy that ignores (or fails: its source down, a bad answer) passes to the next; when all
 // ignore, the answer is ignore and the worker's static users or ACL decide. A failure on the way
-// makes the answer not cacheable (the next question asks again), and is counted per policy.
+// makes the answer not cacheable (the next question asks again), and is counted per policy. A
+// subscribe answer carries the overlaps met along the chain (auth/acl-scope.ts).
+import type { Overlaps } from '../auth/types.ts';
 import type { AclAnswer, AclQuery, AuthAnswer, AuthQuery, CompiledAclPolicy, CompiledAuthPolicy } from './types.ts';
 
 /** Per policy: how it answered. */
@@ -22,7 +24,7 @@ export interface ChainResult<A> {
   cacheable: boolean;
 }
 
-const IGNORED = Object.freeze({ result: 'ignore' as const });
+const IGNORED: Readonly<{ result: 'ignore'; overlaps?: Overlaps }> = Object.freeze({ result: 'ignore' as const });
 
 /** The first allow or deny of `chain` for `ask`, or ignore when every policy ignored. */
 async function runChain<P extends { id: string }, A extends AuthAnswer | AclAnswer>(
@@ -31,12 +33,16 @@ async function runChain<P extends { id: string }, A extends AuthAnswer | AclAnsw
   counters: (id: string) => PolicyCounters,
 ): Promise<ChainResult<A | typeof IGNORED>> {
   let cacheable = true;
+  let overlaps: Overlaps | undefined;
   for (const policy of chain) {
     const answer = await ask(policy);
     const c = counters(policy.id);
+    // What a subscription may read is decided along the whole chain: the overlaps of the
+    // policies that ignored go with the answer (auth/acl-scope.ts).
+    if ('overlaps' in answer && answer.overlaps !== undefined) overlaps = merge(overlaps, answer.overlaps);
     if (answer.result !== 'ignore') {
       c[answer.result]++;
-      return { answer, cacheable };
+      return { answer: overlaps === undefined ? answer : { ...answer, overlaps }, cacheable };
     }
     if (answer.error === true) {
       c.error++;
@@ -45,7 +51,11 @@ async function runChain<P extends { id: string }, A extends AuthAnswer | AclAnsw
       c.ignore++;
     }
   }
-  return { answer: IGNORED, cacheable };
+  return { answer: overlaps === undefined ? IGNORED : { result: 'ignore' as const, overlaps }, cacheable };
+}
+
+function merge(a: Overlaps | undefined, b: Overlaps): Overlaps {
+  return a === undefined ? b : { allow: a.allow || b.allow, deny: a.deny || b.deny };
 }
 
 export function runAuthChain(chain: readonly CompiledAuthPolicy[], q: AuthQuery, counters: (id: string) => PolicyCounters): Promise<ChainResult<AuthAnswer>> {

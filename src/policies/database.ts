@@ -7,6 +7,7 @@
 // The config is database-config.ts; the query database-query.ts; the source policy-source.ts.
 import { verifyWithStrategy, type StrategyOptions } from '../auth/strategies/password-strategy.ts';
 import type { Row } from '../sources/types.ts';
+import { ScopeWalk } from '../auth/acl-scope.ts';
 import { decideAcl } from './acl-rows.ts';
 import { isSuperuser, storedPasswordOf } from './auth-row.ts';
 import { readDatabaseAclConfig, readDatabaseAuthConfig, type DatabaseConfig } from './database-config.ts';
@@ -163,8 +164,11 @@ class DatabaseAclPolicy implements CompiledAclPolicy {
     if (noUsername) return noUsername;
     const rows = await ask(this.base, q);
     if (!Array.isArray(rows)) return { result: 'ignore', error: true, reason: rows.failure };
-    const decision = decideAcl(rows, q, (problem) => this.base.skippedRow.warn('database ACL policy skipped a row', { problem }));
-    return decision === undefined ? { result: 'ignore', reason: 'no rule applies' } : { result: decision };
+    const walk = q.action === 'subscribe' ? new ScopeWalk() : undefined;
+    const decision = decideAcl(rows, q, (problem) => this.base.skippedRow.warn('database ACL policy skipped a row', { problem }), walk);
+    const overlaps = walk?.overlaps();
+    const answer: AclAnswer = decision === undefined ? { result: 'ignore', reason: 'no rule applies' } : { result: decision };
+    return overlaps === undefined ? answer : { ...answer, overlaps };
   }
 
   dryRun(): Promise<void> {

@@ -49,7 +49,7 @@ export function compileHttpAclPolicy(record: PolicyRecord<'http'>, ctx: PolicyCo
     name: record.name,
     type: 'http',
     params: core.template.params,
-    authorize: (q: AclQuery): Promise<AclAnswer> => core.ask(q, aclAnswerOf),
+    authorize: async (q: AclQuery): Promise<AclAnswer> => readScoped(q, await core.ask(q, aclAnswerOf)),
     dryRun: () => core.dryRun(DRY_RUN_ACL),
     close: async () => core.close(),
   };
@@ -96,4 +96,13 @@ class HttpPolicyCore {
   close(): void {
     this.exchanger.close();
   }
+}
+
+/** An HTTP service answers for the filter it was shown, not for each topic the filter can match:
+ * a wildcard subscription it allows (or ignores) is checked per delivered topic, each asked of the
+ * service as a subscribe to that topic name (auth/acl-scope.ts), as Mosquitto's auth plugins are
+ * asked for read access. */
+function readScoped(q: AclQuery, answer: AclAnswer): AclAnswer {
+  if (q.action !== 'subscribe' || answer.result === 'deny' || !/(^|\/)[+#](\/|$)/.test(q.topic)) return answer;
+  return { ...answer, overlaps: answer.result === 'allow' ? { allow: false, deny: true } : { allow: true, deny: true } };
 }

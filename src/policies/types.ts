@@ -3,7 +3,7 @@
 // the store, the admin routes) and the workers (which ask through a batched channel and cache the
 // answers). Everything that crosses to a worker is plain data (postMessage).
 import { DomainError } from '../errors/domain-error.ts';
-import type { AclGrant } from '../auth/types.ts';
+import type { AclGrant, Overlaps } from '../auth/types.ts';
 import type { TenantRef } from '../broker/tenant-counters.ts';
 import type { Logger } from '../log/index.ts';
 import type { AnySource, SourceType } from '../sources/types.ts';
@@ -64,7 +64,9 @@ export interface AclQuery {
   topic: string;
 }
 
-export type AclAnswer = { result: 'allow' | 'deny' } | { result: 'ignore'; reason?: string; error?: boolean };
+/** `overlaps`: for a subscribe question about a filter, the rules met before the decision (or
+ * before ignoring) that apply to some, not all, of its topics (auth/acl-scope.ts). */
+export type AclAnswer = { result: 'allow' | 'deny'; overlaps?: Overlaps } | { result: 'ignore'; reason?: string; error?: boolean; overlaps?: Overlaps };
 
 /** The query parameters a policy's templates read: a cached answer is keyed by these (and the password). */
 export type PolicyParam = 'username' | 'clientid' | 'peerhost' | 'password' | 'topic' | 'action';

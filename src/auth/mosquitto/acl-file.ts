@@ -6,13 +6,15 @@
 //   user <name>
 // The access word is optional (readwrite); with it, the topic may contain spaces. Lines starting
 // with '#' and blank lines are ignored; anything else is a MosquittoFileError naming the line.
-// Decisions: `read` grants subscribe (a rule filter covering the requested filter), `write` grants
-// publish (a rule filter matching the topic); deny rules are tried first and win (for a subscribe,
-// a deny rule overlapping the requested filter denies it: Spindle checks at subscribe time only,
-// so a subscription that could receive a denied topic is refused); anything not granted is denied.
+// Decisions: `read` grants reading (a rule filter covering the requested filter, or matching a
+// delivered topic), `write` grants publish (a rule filter matching the topic); deny rules are
+// tried first and win; anything not granted is denied. As in Mosquitto, read access is checked
+// per delivered message: a subscription is granted when some topic of its filter may be read
+// (aclFileScope), and one that a deny overlaps or a grant only partly covers is checked message by
+// message (aclFileAllows on the topic name).
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from '../acl-pattern.ts';
 import { coverLevels, matchLevels, overlapLevels, type FilterLevel } from '../topic-filter.ts';
-import type { ClientIdentity } from '../types.ts';
+import type { ClientIdentity, ReadScope } from '../types.ts';
 import { MosquittoFileError } from './errors.ts';
 
 export type AclAccess = 'read' | 'write' | 'readwrite' | 'deny';
@@ -103,4 +105,33 @@ export function aclFileAllows(acl: AclFile, who: ClientIdentity, publish: boolea
     }
   }
   return false;
+}
+
+/** What a subscription to the filter `requested` (parsed, without '$share/<group>/') may read
+ * under the ACL file (acl-scope.ts): 'none' when a deny covers it or no read grant overlaps it,
+ * 'all' when a read grant covers it and no deny overlaps it, 'some' otherwise. */
+export function aclFileScope(acl: AclFile, who: ClientIdentity, requested: readonly FilterLevel[]): ReadScope {
+  const own = who.username === undefined ? acl.anonymous : acl.users.get(who.username);
+  const lists = own ? [own, acl.patterns] : [acl.patterns];
+  let denyOverlaps = false;
+  for (const list of lists) {
+    for (const rule of list) {
+      if (rule.access !== 'deny') continue;
+      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+      if (levels === undefined) continue;
+      if (coverLevels(levels, requested)) return 'none';
+      if (overlapLevels(levels, requested)) denyOverlaps = true;
+    }
+  }
+  let grantOverlaps = false;
+  for (const list of lists) {
+    for (const rule of list) {
+      if (rule.access !== 'read' && rule.access !== 'readwrite') continue;
+      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+      if (levels === undefined) continue;
+      if (coverLevels(levels, requested)) return denyOverlaps ? 'some' : 'all';
+      if (overlapLevels(levels, requested)) grantOverlaps = true;
+    }
+  }
+  return grantOverlaps ? 'some' : 'none';
 }

@@ -5,10 +5,13 @@
 // first) and dropped when the policies or the static ACL change; a decision reached while a policy
 // failed (its source down) is not cached, and a question the chain did not answer in time is
 // refused (never allowed) and not cached. Everything it needs is read when asked, so policies
-// added while the client is connected apply to it at once.
+// added while the client is connected apply to it at once. A SUBSCRIBE asks subscribeScope (what
+// the filter may read); each message delivered through a subscription granted only in part asks
+// authorize(who, 'subscribe', topic) for its topic, cached like any decision.
 import { LruMap } from '../../auth/lru.ts';
 import { subscriptionFilter } from '../../auth/static-authorizer.ts';
-import type { Action, Authorizer, ClientIdentity } from '../../auth/types.ts';
+import { ScopeWalk } from '../../auth/acl-scope.ts';
+import type { Action, Authorizer, ClientIdentity, ReadScope } from '../../auth/types.ts';
 import type { AclAnswer } from '../types.ts';
 import { Grants } from './grants.ts';
 import type { WorkerPolicies } from './worker-policies.ts';
@@ -78,6 +81,31 @@ export class PolicyAuthorizer implements Authorizer {
       const allowed = answer.result === 'allow';
       return cacheable ? this.remember(action, topic, key, allowed) : allowed;
     });
+  }
+
+  /** What a subscription to `filter` may read: the credentials' rules, then the ACL policy chain
+   * (asked about the filter; its answer carries the overlaps met along it), then the static ACL
+   * for what they left undecided (auth/acl-scope.ts). Not cached: SUBSCRIBE is rare. */
+  subscribeScope(who: ClientIdentity, filter: string): ReadScope | Promise<ReadScope> {
+    const f = subscriptionFilter(filter);
+    const walk = new ScopeWalk();
+    const granted = this.grants?.scope(who, f, walk);
+    if (granted !== undefined) return granted;
+    if (!this.policies.state.acl) return this.staticScope(who, filter, walk);
+    const q = { clientid: who.clientId, username: who.username, peerhost: this.peerhost(), action: 'subscribe' as const, topic: f };
+    return this.policies.ask('acl', q).then((reply) => {
+      if (reply === null) return 'none';
+      const answer = reply.answer as AclAnswer;
+      if (answer.overlaps !== undefined) walk.add(answer.overlaps);
+      if (answer.result === 'ignore') return this.staticScope(who, filter, walk);
+      return walk.decide(answer.result === 'allow');
+    });
+  }
+
+  private staticScope(who: ClientIdentity, filter: string, walk: ScopeWalk): ReadScope | Promise<ReadScope> {
+    if (this.fallback.subscribeScope !== undefined) return this.fallback.subscribeScope(who, filter, walk.overlaps());
+    const d = this.fallback.authorize(who, 'subscribe', filter);
+    return typeof d === 'boolean' ? walk.decide(d) : d.then((allowed) => walk.decide(allowed));
   }
 
   private staticDecision(key: string, who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean> {
