@@ -6,7 +6,7 @@ export { StaticAuthorizer, subscriptionFilter, type AclRule, type StaticAuthoriz
 export { hashPassword, verifyPassword, hashAlgorithmOf, passwordHashProblem, DEFAULT_BCRYPT_COST, type PasswordAlgorithm } from './password.ts';
 export { matches, covers, topicFilterProblem, topicNameProblem } from './topic-filter.ts';
 export { aclPatternProblem } from './acl-pattern.ts';
-export { parsePasswdFile, verifyMosquittoHash, type MosquittoHash, type PasswdFile } from './mosquitto/passwd-file.ts';
+export { parsePasswdFile, parseMosquittoHash, verifyMosquittoHash, type MosquittoHash, type PasswdFile } from './mosquitto/passwd-file.ts';
 export { parseAclFile, aclFileAllows, type AclFile, type AclFileRule, type AclAccess } from './mosquitto/acl-file.ts';
 export { ReloadableFile } from './mosquitto/reloadable-file.ts';
 export { MosquittoFileError, type MosquittoFileErrorCode } from './mosquitto/errors.ts';

@@ -39,6 +39,8 @@ import { PolicyAuthorizer, SUPERUSER } from '../policies/worker/policy-authorize
 import { AnswerCache } from '../policies/worker/answer-cache.ts';
 import { ProcessorStage } from '../features/scripts/worker/stage.ts';
 import { EV } from '../engine/session/events.ts';
+import { WorkerClientDb } from '../features/client-db/worker-db.ts';
+import { ClientDbAuthenticator } from '../features/client-db/authenticator.ts';
 
 interface WorkerData {
   workerId: number;
@@ -97,15 +99,18 @@ const policies = new WorkerPolicies({
   maxPending: config.auth.policyMaxPending,
   counters: stats.policies,
 });
-const authenticator = new PolicyAuthenticator(
+// The built-in client database (src/features/client-db) comes first: it decides for the usernames
+// it holds, on this thread; the others go to the policies, then the static users.
+const clientDb = new WorkerClientDb();
+const authenticator = new ClientDbAuthenticator(clientDb, new PolicyAuthenticator(
   policies,
   new AnswerCache(config.auth.policyCacheSize, config.auth.policyCacheTtl * 1000),
   new StaticAuthenticator({ ...config.auth, mosquittoUsers: passwordFile }),
   workerId,
-);
+), config.auth.clientDbCache);
 function authorizerFor(who: ClientIdentity, peerhost: () => string = () => ''): Authorizer {
   if (who.superuser === true) return SUPERUSER;
-  return new PolicyAuthorizer(policies, staticAuthorizer, who, peerhost, config.auth.cacheSize);
+  return new PolicyAuthorizer(policies, staticAuthorizer, who, peerhost, config.auth.cacheSize, clientDb);
 }
 const registry = ClientRegistry.open(data.routerName);
 // MEMORY keeps nothing: the broker then skips the store entirely.
@@ -344,7 +349,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, clientDb };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

@@ -36,15 +36,15 @@ export function parsePasswdFile(text: string, source = 'password file'): PasswdF
     if (colon <= 0) throw new MosquittoFileError('MOSQUITTO_PASSWD_INVALID', `${at}: expected "username:hash"`);
     const username = line.slice(0, colon);
     if (users.has(username)) throw new MosquittoFileError('MOSQUITTO_PASSWD_INVALID', `${at}: user ${JSON.stringify(username)} is listed twice`);
-    const problem = parseHash(line.slice(colon + 1));
+    const problem = parseMosquittoHash(line.slice(colon + 1));
     if (typeof problem === 'string') throw new MosquittoFileError('MOSQUITTO_PASSWD_INVALID', `${at}: ${problem}`);
     users.set(username, problem);
   }
   return users;
 }
 
-/** The parsed hash, or why it cannot be used. */
-function parseHash(text: string): MosquittoHash | string {
+/** The parsed hash (`$7$...` or `$6$...`), or why it cannot be used. */
+export function parseMosquittoHash(text: string): MosquittoHash | string {
   const parts = text.split('$');
   if (parts[0] !== '') return 'the password is not hashed (run mosquitto_passwd -U on the file)';
   if (parts[1] === '6' && parts.length === 4) {

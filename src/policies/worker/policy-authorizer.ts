@@ -1,5 +1,6 @@
 // Owns one connection's authorization when ACL policies may exist: the rules that came with its
-// credentials (a JWT's acl claim) first, then the ACL policy chain (the main thread's, through
+// credentials (a JWT's acl claim) first, then a LocalAcl (the built-in client database's roles),
+// then the ACL policy chain (the main thread's, through
 // WorkerPolicies), then the static ACL (auth.acl, the Mosquitto ACL file, auth.aclDefault) when
 // every policy ignores. Decisions are cached per connection (bounded, least recently used out
 // first) and dropped when the policies or the static ACL change; a decision reached while a policy
@@ -16,6 +17,22 @@ import type { AclAnswer } from '../types.ts';
 import { Grants } from './grants.ts';
 import type { WorkerPolicies } from './worker-policies.ts';
 
+/**
+ * An ACL this worker holds and reads when asked (the built-in client database's roles,
+ * src/features/client-db): asked after the credentials' rules and before the policy chain, so its
+ * clients' PUBLISHes and SUBSCRIBEs never leave the worker. undefined: it has nothing to say for
+ * this client or topic (the chain goes on). `generation` changes whenever its rules do.
+ */
+export interface LocalAcl {
+  readonly generation: number;
+  /** Whether it may answer for `who` now (a client of its own). */
+  governs(who: ClientIdentity): boolean;
+  decide(who: ClientIdentity, action: Action, topic: string): boolean | undefined;
+  /** What a subscription to `filter` (without its $share/$queue prefix) may read, or undefined
+   * with the overlaps left on `walk` for the next ACL. */
+  scope(who: ClientIdentity, filter: string, walk: ScopeWalk): ReadScope | undefined;
+}
+
 export class PolicyAuthorizer implements Authorizer {
   private readonly cache: LruMap<string, boolean>;
   private readonly grants: Grants | undefined;
@@ -29,17 +46,22 @@ export class PolicyAuthorizer implements Authorizer {
     who: ClientIdentity,
     private readonly peerhost: () => string,
     capacity: number,
+    private readonly local: LocalAcl | null = null,
   ) {
     this.cache = new LruMap(capacity);
     this.grants = who.acl !== undefined && who.acl.length > 0 ? new Grants(who.acl) : undefined;
+    this.who = who;
   }
 
+  private readonly who: ClientIdentity;
+
   get allowsEverything(): boolean {
-    return !this.policies.state.acl && this.grants === undefined && this.fallback.allowsEverything;
+    return !this.policies.state.acl && this.grants === undefined && this.fallback.allowsEverything && (this.local === null || !this.local.governs(this.who));
   }
 
   get generation(): number {
-    return this.policies.state.generation * 0x10000 + (this.fallback.generation ?? 0);
+    // Three generations in one number, each below 2^16 (the local one below 2^20) before it wraps.
+    return ((this.local?.generation ?? 0) * 0x10000 + this.policies.state.generation) * 0x10000 + (this.fallback.generation ?? 0);
   }
 
   authorize(who: ClientIdentity, action: Action, topic: string): boolean | Promise<boolean> {
@@ -65,7 +87,7 @@ export class PolicyAuthorizer implements Authorizer {
     }
     counters.aclCacheMisses++;
     const filter = action === 'publish' ? topic : subscriptionFilter(topic);
-    const granted = this.grants?.decide(who, action, filter);
+    const granted = this.grants?.decide(who, action, filter) ?? this.local?.decide(who, action, filter);
     if (granted !== undefined) return this.remember(action, topic, key, granted);
     if (!this.policies.state.acl) return this.staticDecision(key, who, action, topic);
     const q = { clientid: who.clientId, username: who.username, peerhost: this.peerhost(), action, topic: filter };
@@ -89,7 +111,7 @@ export class PolicyAuthorizer implements Authorizer {
   subscribeScope(who: ClientIdentity, filter: string): ReadScope | Promise<ReadScope> {
     const f = subscriptionFilter(filter);
     const walk = new ScopeWalk();
-    const granted = this.grants?.scope(who, f, walk);
+    const granted = this.grants?.scope(who, f, walk) ?? this.local?.scope(who, f, walk);
     if (granted !== undefined) return granted;
     if (!this.policies.state.acl) return this.staticScope(who, filter, walk);
     const q = { clientid: who.clientId, username: who.username, peerhost: this.peerhost(), action: 'subscribe' as const, topic: f };

@@ -1,0 +1,78 @@
+// Owns authentication by the built-in client database (worker thread): first in the chain, it
+// decides for every username it holds and passes the others on (the policy chain, then the static
+// users). A password is verified off the event loop (argon2 and bcrypt on the libuv pool, a
+// Mosquitto PBKDF2 hash with the async crypto.pbkdf2). With the verified cache on, the HMAC-SHA256
+// of username and password under a key made at random by this worker (never stored, never sent)
+// is kept per client once verified; the next CONNECT with the same password compares digests in
+// constant time instead of hashing again. A change of the client (a new password, disabled,
+// removed) replaces its entry and drops the digest.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+import { parseMosquittoHash, verifyMosquittoHash } from '../../auth/mosquitto/passwd-file.ts';
+import { verifyPassword } from '../../auth/password.ts';
+import type { AuthRequest, AuthResult, Authenticator } from '../../auth/types.ts';
+import type { HeldClient, WorkerClientDb } from './worker-db.ts';
+
+const EMPTY = Buffer.alloc(0);
+const BAD_CREDENTIALS: AuthResult = Object.freeze({ ok: false as const, reason: 'bad_credentials' as const });
+const NOT_AUTHORIZED: AuthResult = Object.freeze({ ok: false as const, reason: 'not_authorized' as const });
+
+export class ClientDbAuthenticator implements Authenticator {
+  private readonly key = randomBytes(32);
+
+  constructor(
+    private readonly db: WorkerClientDb,
+    private readonly next: Authenticator,
+    private readonly verifiedCache: boolean,
+  ) {}
+
+  authenticate(req: AuthRequest): AuthResult | Promise<AuthResult> {
+    // A certificate is the credential of the static users; anonymous clients are theirs too.
+    if (req.username === undefined || req.certificateCN !== undefined || this.db.size === 0) return this.next.authenticate(req);
+    const client = this.db.clients.get(req.username);
+    if (client === undefined) return this.next.authenticate(req);
+    const counters = this.db.counters;
+    if (!client.enabled) {
+      counters.authDisabled++;
+      return NOT_AUTHORIZED;
+    }
+    if (client.clientId !== undefined && client.clientId !== req.clientId) {
+      counters.authClientIdMismatch++;
+      return NOT_AUTHORIZED;
+    }
+    const password = req.password ?? EMPTY;
+    const digest = this.verifiedCache ? this.digest(req.username, password) : null;
+    if (digest !== null && client.verified !== null && timingSafeEqual(digest, client.verified)) {
+      counters.authCacheHits++;
+      counters.authSuccess++;
+      return { ok: true, username: req.username };
+    }
+    return this.verify(client, password, digest);
+  }
+
+  private async verify(client: HeldClient, password: Buffer, digest: Buffer | null): Promise<AuthResult> {
+    const valid = await verifyHash(client.passwordHash, password);
+    if (!valid) {
+      this.db.counters.authBadCredentials++;
+      return BAD_CREDENTIALS;
+    }
+    // Kept only while this is still the client's entry (a change made meanwhile replaced it).
+    if (digest !== null && this.db.clients.get(client.username) === client) client.verified = digest;
+    this.db.counters.authSuccess++;
+    return { ok: true, username: client.username };
+  }
+
+  private digest(username: string, password: Buffer): Buffer {
+    return createHmac('sha256', this.key).update(username).update('\0').update(password).digest();
+  }
+}
+
+/** True when `password` matches a stored hash: argon2, bcrypt, or Mosquitto's $7$ / $6$. */
+export async function verifyHash(hash: string, password: Buffer): Promise<boolean> {
+  if (hash.startsWith('$7$') || hash.startsWith('$6$')) {
+    const parsed = parseMosquittoHash(hash);
+    if (typeof parsed === 'string') return false; // checked when stored; never trusted
+    return verifyMosquittoHash(parsed, password);
+  }
+  return verifyPassword(hash, password);
+}

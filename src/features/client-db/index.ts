@@ -1,0 +1,3 @@
+// What the built-in client database offers the node and the other features.
+export { clientDb } from './feature.ts';
+export type { ClientDbManager } from './manager.ts';

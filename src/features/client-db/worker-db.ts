@@ -1,0 +1,190 @@
+// Owns a worker's copy of the built-in client database (worker thread): its clients, its roles
+// compiled once, its settings, and the ACL they give each connection (LocalAcl, asked by
+// PolicyAuthorizer before the policy chain). The main thread (manager.ts) sends changes with the
+// clientDb.apply operation (src/worker/ops/client-db.ts): a change of one client sends that client,
+// never the whole database. Every change bumps `generation`, which drops the decisions each
+// connection cached, so the next PUBLISH or SUBSCRIBE reads the rules as they are now.
+import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from '../../auth/acl-pattern.ts';
+import { coverLevels, matchLevels, parseFilter } from '../../auth/topic-filter.ts';
+import type { ScopeWalk } from '../../auth/acl-scope.ts';
+import type { Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
+import { DEFAULT_SETTINGS, type ClientDbDelta, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
+
+interface CompiledRule {
+  allow: boolean;
+  publish: boolean;
+  /** A read rule: subscription scope and delivered messages. */
+  read: boolean;
+  /** A subscribe-filter rule: the SUBSCRIBE filter only. */
+  gate: boolean;
+  literal: boolean;
+  pattern: AclPattern;
+}
+
+/** The rules of a client (or of anonymous clients): its roles' rules in order. */
+interface Resolved {
+  rules: CompiledRule[];
+  hasGate: boolean;
+}
+
+/** A client as this worker holds it, with the digest of the password verified last (verifier.ts). */
+export interface HeldClient extends WorkerClient {
+  verified: Buffer | null;
+}
+
+/** Counted here, summed over the workers by the main thread (metrics.ts). */
+export interface ClientDbCounters {
+  authSuccess: number;
+  authBadCredentials: number;
+  authDisabled: number;
+  authClientIdMismatch: number;
+  authCacheHits: number;
+}
+
+/** Generations wrap below 2^20 (PolicyAuthorizer packs three into one number). */
+const GENERATION_MASK = 0xfffff;
+
+export class WorkerClientDb {
+  readonly clients = new Map<string, HeldClient>();
+  private readonly roles = new Map<string, CompiledRule[]>();
+  private settings: SettingsDoc = DEFAULT_SETTINGS;
+  private resolved = new Map<string, Resolved>();
+  private anonymous: Resolved | null = null;
+  generation = 0;
+  readonly counters: ClientDbCounters = { authSuccess: 0, authBadCredentials: 0, authDisabled: 0, authClientIdMismatch: 0, authCacheHits: 0 };
+
+  /** Applies a change from the main thread. */
+  apply(delta: ClientDbDelta): void {
+    if (delta.full === true) {
+      this.clients.clear();
+      this.roles.clear();
+      this.settings = DEFAULT_SETTINGS;
+    }
+    for (const name of delta.removeRoles ?? []) this.roles.delete(name);
+    for (const role of delta.roles ?? []) this.roles.set(role.name, compileRules(role));
+    for (const username of delta.removeClients ?? []) this.clients.delete(username);
+    for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null });
+    if (delta.settings !== undefined) this.settings = delta.settings;
+    this.resolved = new Map();
+    this.anonymous = null;
+    this.generation = (this.generation + 1) & GENERATION_MASK;
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** Whether the database answers for `who`: a client of its own, or an anonymous client when
+   * the settings give anonymous clients roles. */
+  governs(who: ClientIdentity): boolean {
+    if (who.username === undefined) return this.settings.anonymousRoles !== null;
+    return this.clients.size > 0 && this.clients.has(who.username);
+  }
+
+  decide(who: ClientIdentity, action: Action, topic: string): boolean | undefined {
+    const r = this.rulesOf(who);
+    if (r === undefined) return undefined;
+    const defaults = this.settings.defaultAccess;
+    if (action === 'publish') {
+      const requested = topic.split('/');
+      for (const rule of r.rules) {
+        if (!rule.publish) continue;
+        const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+        if (levels !== undefined && matchLevels(levels, requested)) return rule.allow;
+      }
+      return defaults.publish === undefined ? undefined : defaults.publish === 'allow';
+    }
+    // A read: a message delivered through a subscription granted in part (a topic name), or a
+    // whole filter asked by a caller that has no scope question.
+    const requested = parseFilter(topic);
+    for (const rule of r.rules) {
+      if (!rule.read) continue;
+      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+      if (levels !== undefined && coverLevels(levels, requested)) return rule.allow;
+    }
+    return defaults.subscribe === undefined ? undefined : defaults.subscribe === 'allow';
+  }
+
+  scope(who: ClientIdentity, filter: string, walk: ScopeWalk): ReadScope | undefined {
+    const r = this.rulesOf(who);
+    if (r === undefined) return undefined;
+    const defaults = this.settings.defaultAccess;
+    const requested = parseFilter(filter);
+    if (r.hasGate || defaults.subscribeFilter !== undefined) {
+      let gate: boolean | undefined;
+      for (const rule of r.rules) {
+        if (!rule.gate) continue;
+        if (rule.literal) {
+          if (rule.pattern.source === filter) {
+            gate = rule.allow;
+            break;
+          }
+          continue;
+        }
+        const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+        if (levels !== undefined && coverLevels(levels, requested)) {
+          gate = rule.allow;
+          break;
+        }
+      }
+      gate ??= defaults.subscribeFilter === undefined ? undefined : defaults.subscribeFilter === 'allow';
+      if (gate === false) return 'none';
+    }
+    for (const rule of r.rules) {
+      if (!rule.read) continue;
+      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+      if (levels === undefined) continue;
+      const decided = walk.rule(rule.allow, levels, requested);
+      if (decided !== undefined) return decided;
+    }
+    return defaults.subscribe === undefined ? undefined : walk.decide(defaults.subscribe === 'allow');
+  }
+
+  /** The rules that apply to `who` now, or undefined when the database does not answer for it. */
+  private rulesOf(who: ClientIdentity): Resolved | undefined {
+    if (who.username === undefined) {
+      const names = this.settings.anonymousRoles;
+      if (names === null) return undefined;
+      if (this.anonymous === null) this.anonymous = this.resolve(names);
+      return this.anonymous;
+    }
+    if (this.clients.size === 0) return undefined;
+    const client = this.clients.get(who.username);
+    if (client === undefined) return undefined;
+    let r = this.resolved.get(who.username);
+    if (r === undefined) {
+      r = this.resolve(client.roles);
+      this.resolved.set(who.username, r);
+    }
+    return r;
+  }
+
+  private resolve(roleNames: readonly string[]): Resolved {
+    const rules: CompiledRule[] = [];
+    for (const name of roleNames) {
+      const role = this.roles.get(name);
+      if (role !== undefined) for (const rule of role) rules.push(rule);
+    }
+    return { rules, hasGate: rules.some((r) => r.gate) };
+  }
+}
+
+function compileRules(role: WorkerRole): CompiledRule[] {
+  const out: CompiledRule[] = [];
+  for (const r of role.rules) {
+    if (aclPatternProblem(r.topic) !== undefined) continue; // checked by the manager; never trusted
+    out.push(compileRule(r));
+  }
+  return out;
+}
+
+function compileRule(r: RoleRule): CompiledRule {
+  return {
+    allow: r.permission === 'allow',
+    publish: r.action === 'publish' || r.action === 'all',
+    read: r.action === 'subscribe' || r.action === 'all',
+    gate: r.action === 'subscribe-filter',
+    literal: r.action === 'subscribe-filter' && r.literal === true,
+    pattern: compileAclPattern(r.topic),
+  };
+}
