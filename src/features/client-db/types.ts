@@ -69,7 +69,8 @@ export interface SettingsDoc {
   defaultAccess: DefaultAccess;
 }
 
-export const DEFAULT_SETTINGS: SettingsDoc = Object.freeze({ anonymousRoles: null, defaultAccess: Object.freeze({}) }) as SettingsDoc;
+/** Until changed: a built-in client may publish and read only what its roles allow. */
+export const DEFAULT_SETTINGS: SettingsDoc = Object.freeze({ anonymousRoles: null, defaultAccess: Object.freeze({ publish: 'deny', subscribe: 'deny' }) }) as SettingsDoc;
 
 /** The database as exported and imported (GET /api/client-db/export). */
 export interface ClientDbExport {
