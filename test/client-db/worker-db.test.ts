@@ -110,6 +110,8 @@ test('dynamic-security semantics: subscribe-filter rules gate the SUBSCRIBE, rea
   assert.equal(a.authorize(who, 'subscribe', 'secret/x'), false);
   assert.equal(a.authorize(who, 'subscribe', 'public/x'), true, 'default publishClientReceive allow');
   assert.equal(a.subscribeScope(who, 'lit/+'), 'all');
+  assert.equal(a.subscribeScope(who, 'secret/#'), 'some', 'the filter check grants it (as Mosquitto does); every delivery is refused');
+  assert.equal(a.subscribeScope(who, 'lit/x'), 'all', 'granted by the # pattern; lit/+ as text applies to the filter lit/+ only');
   const anon = { clientId: 'anon' };
   const b = new PolicyAuthorizer(policies, allowAll, anon, () => '', 16, d);
   assert.equal(b.allowsEverything, false, 'anonymous clients have roles');

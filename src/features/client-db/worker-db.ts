@@ -5,7 +5,7 @@
 // never the whole database. Every change bumps `generation`, which drops the decisions each
 // connection cached, so the next PUBLISH or SUBSCRIBE reads the rules as they are now.
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from '../../auth/acl-pattern.ts';
-import { coverLevels, matchLevels, parseFilter } from '../../auth/topic-filter.ts';
+import { coverLevels, matchLevels, parseFilter, type FilterLevel } from '../../auth/topic-filter.ts';
 import type { ScopeWalk } from '../../auth/acl-scope.ts';
 import type { Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
 import { DEFAULT_SETTINGS, type ClientDbDelta, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
@@ -129,7 +129,18 @@ export class WorkerClientDb {
       }
       gate ??= defaults.subscribeFilter === undefined ? undefined : defaults.subscribeFilter === 'allow';
       if (gate === false) return 'none';
+      // As Mosquitto's dynamic security: the filter check alone answers the SUBSCRIBE; the read
+      // rules decide each delivery, so a granted filter none of whose topics may be read is still
+      // granted, and delivers nothing.
+      if (gate === true) {
+        const read = this.readScope(r, who, requested, walk);
+        return read === 'none' ? 'some' : read;
+      }
     }
+    return this.readScope(r, who, requested, walk);
+  }
+
+  private readScope(r: Resolved, who: ClientIdentity, requested: FilterLevel[], walk: ScopeWalk): ReadScope | undefined {
     for (const rule of r.rules) {
       if (!rule.read) continue;
       const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
@@ -137,7 +148,8 @@ export class WorkerClientDb {
       const decided = walk.rule(rule.allow, levels, requested);
       if (decided !== undefined) return decided;
     }
-    return defaults.subscribe === undefined ? undefined : walk.decide(defaults.subscribe === 'allow');
+    const read = this.settings.defaultAccess.subscribe;
+    return read === undefined ? undefined : walk.decide(read === 'allow');
   }
 
   /** The rules that apply to `who` now, or undefined when the database does not answer for it. */
