@@ -14,12 +14,12 @@ import { WorkerPolicies } from '../../src/policies/worker/worker-policies.ts';
 import { WorkerClientDb } from '../../src/features/client-db/worker-db.ts';
 import { ClientDbAuthenticator } from '../../src/features/client-db/authenticator.ts';
 import { orderRoles } from '../../src/features/client-db/manager.ts';
-import type { RoleRule } from '../../src/features/client-db/types.ts';
+import type { RoleRule, SettingsDoc } from '../../src/features/client-db/types.ts';
 
 const policies = new WorkerPolicies({ post: () => undefined, timeoutMs: 100, maxPending: 10, counters: { authCacheHits: 0, authCacheMisses: 0, aclCacheHits: 0, aclCacheMisses: 0, timeouts: 0, overloaded: 0 } });
 const allowAll = new StaticAuthorizer({ acl: [], aclDefault: 'allow' });
 
-function db(roles: Record<string, RoleRule[]>, clients: Record<string, string[]>, settings = { anonymousRoles: null as string[] | null, defaultAccess: { publish: 'deny' as const, subscribe: 'deny' as const } }): WorkerClientDb {
+function db(roles: Record<string, RoleRule[]>, clients: Record<string, string[]>, settings: SettingsDoc = { anonymousRoles: null, defaultAccess: { publish: 'deny', subscribe: 'deny' } }): WorkerClientDb {
   const d = new WorkerClientDb();
   d.apply({
     full: true,
@@ -60,7 +60,7 @@ test('read scope: a wildcard over a deny is some (each delivery checked), a filt
 });
 
 test('clients the database does not hold are left to the rest of the chain; with defaults left out, so are its own', () => {
-  const d = db({ device: DEVICE }, { u: ['device'] }, { anonymousRoles: null, defaultAccess: {} as never });
+  const d = db({ device: DEVICE }, { u: ['device'] }, { anonymousRoles: null, defaultAccess: {} });
   const stranger = { clientId: 's', username: 'someone' };
   const a = new PolicyAuthorizer(policies, allowAll, stranger, () => '', 16, d);
   assert.equal(a.allowsEverything, true, 'no check at all for a client it does not hold');
@@ -102,7 +102,7 @@ test('dynamic-security semantics: subscribe-filter rules gate the SUBSCRIBE, rea
     ] as RoleRule[],
     narrow: [{ action: 'subscribe-filter', permission: 'allow', topic: 'pub/#' }] as RoleRule[],
   };
-  const settings = { anonymousRoles: ['narrow'], defaultAccess: { publish: 'deny' as const, subscribe: 'allow' as const, subscribeFilter: 'deny' as const } };
+  const settings: SettingsDoc = { anonymousRoles: ['narrow'], defaultAccess: { publish: 'deny', subscribe: 'allow', subscribeFilter: 'deny' } };
   const d = db(roles, { u: ['r'] }, settings);
   const who = { clientId: 'c', username: 'u' };
   const a = new PolicyAuthorizer(policies, allowAll, who, () => '', 16, d);
