@@ -41,7 +41,7 @@ test('defaults', () => {
     slowConsumerTimeout: 30,
     partialPacketTimeout: 60,
   });
-  assert.deepEqual(c.auth, { allowAnonymous: true, users: [], acl: [], aclDefault: 'allow', passwordFile: '', aclFile: '', cacheSize: 1024, policyCacheTtl: 60, policyCacheSize: 100_000, policyTimeout: 15_000, policyMaxPending: 10_000, hashConcurrency: 0 });
+  assert.deepEqual(c.auth, { allowAnonymous: true, users: [], acl: [], aclDefault: 'allow', passwordFile: '', aclFile: '', cacheSize: 1024, clientDbCache: true, policyCacheTtl: 60, policyCacheSize: 100_000, policyTimeout: 15_000, policyMaxPending: 10_000, hashConcurrency: 0 });
   assert.deepEqual(c.bridges, []);
   assert.deepEqual(c.sys, { enabled: true, interval: 10 });
   assert.deepEqual(c.scripts, { threads: 1, timeout: 100, memoryLimit: 128, onError: 'pass' });
