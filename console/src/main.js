@@ -15,6 +15,7 @@ import { Sources } from './pages/sources.js';
 import { Scripts } from './pages/scripts.js';
 import { Commands } from './pages/commands.js';
 import { Policies } from './pages/policies.js';
+import { ClientDb } from './pages/client-db.js';
 import { Topics } from './pages/topics.js';
 import { Users } from './pages/users.js';
 import { Cluster } from './pages/cluster.js';
@@ -41,6 +42,7 @@ const PAGES = [
   { id: 'scripts', title: 'Scripts', view: Scripts },
   { id: 'commands', title: 'Commands', view: Commands },
   { id: 'policies', title: 'Auth and ACL', view: Policies },
+  { id: 'client-db', title: 'Client database', view: ClientDb },
   { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },
