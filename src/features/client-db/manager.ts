@@ -231,7 +231,8 @@ export class ClientDbManager implements ClientDbCountsHost {
       const total = mode === 'replace' ? clients.length : new Set([...this.clientDocs.keys(), ...clients.map((c) => c.username)]).size;
       if (total > LIMITS.clients) throw new ClientDbError(400, 'clients', `clients: the database would hold ${total} clients, over its limit of ${LIMITS.clients}`);
 
-      const removeClients = mode === 'replace' ? [...this.clientDocs.keys()].filter((u) => !clients.some((c) => c.username === u)) : [];
+      const usernames = new Set(clients.map((c) => c.username));
+      const removeClients = mode === 'replace' ? [...this.clientDocs.keys()].filter((u) => !usernames.has(u)) : [];
       const removeRoles = mode === 'replace' ? [...this.roleDocs.keys()].filter((n) => !roleNames.has(n)) : [];
       for (const u of removeClients) {
         await this.store.deleteAdmin(KINDS.client, u);
