@@ -64,13 +64,17 @@ before(async () => {
   ctrl('createClient', 'dave', '-p', 'dave-pw');
   ctrl('addClientRole', 'dave', 'sensor');
   ctrl('disableClient', 'dave');
+  ctrl('createRole', 'narrow');
+  ctrl('addRoleACL', 'narrow', 'subscribePattern', 'a/+', 'allow');
+  ctrl('createClient', 'erin', '-p', 'erin-pw');
+  ctrl('addClientRole', 'erin', 'narrow');
   // Mosquitto writes the file after each change.
-  await waitFor(() => readFileSync(dynsecFile, 'utf8').includes('"disabled"'), { message: 'dynamic-security.json written' });
+  await waitFor(() => readFileSync(dynsecFile, 'utf8').includes('"erin"'), { message: 'dynamic-security.json written' });
 
   spindle = await startAdminBroker({ auth: { allowAnonymous: false }, limits: { authMaxFailures: 0 } });
   const imported = await spindle.api('POST', '/api/client-db/import/mosquitto', { body: { mode: 'replace', config: JSON.parse(readFileSync(dynsecFile, 'utf8')) } });
   assert.equal(imported.status, 200, imported.text);
-  assert.equal(imported.json.data.clients, 6);
+  assert.equal(imported.json.data.clients, 7);
 });
 after(async () => {
   await spindle?.stop();
@@ -151,13 +155,16 @@ test('publishes and subscriptions: the same are allowed and refused by both (the
     const subs = [await subCode(alice, 'cmd/#'), await subCode(alice, 'cmd/a/b'), await subCode(alice, 'status/+'), await subCode(alice, 'status/x'), await subCode(alice, 'other/#'), await subCode(alice, '#')];
     const bob = await connect(b.url, { username: 'bob', password: 'bob-pw', clientId: `bob-${b.name}`, protocolVersion: 5 });
     const bobSubs = [await subCode(bob, '#'), await subCode(bob, 'private/#'), await subCode(bob, 'anything/else')];
-    answers[b.name] = { published, subs, bobSubs };
-    await end(observer, alice, bob);
+    const erin = await connect(b.url, { username: 'erin', password: 'erin-pw', clientId: `erin-${b.name}`, protocolVersion: 5 });
+    const erinSubs = [await subCode(erin, 'a/+'), await subCode(erin, 'a/x'), await subCode(erin, 'a/#'), await subCode(erin, '+/x'), await subCode(erin, 'a/+/b')];
+    answers[b.name] = { published, subs, bobSubs, erinSubs };
+    await end(observer, alice, bob, erin);
   }
   assert.deepEqual(answers.mosquitto, {
     published: ['sensors/1'],
     subs: ['granted', 'granted', 'granted', 'refused', 'refused', 'refused'],
     bobSubs: ['granted', 'granted', 'granted'],
+    erinSubs: ['granted', 'granted', 'refused', 'refused', 'refused'],
   });
   assert.deepEqual(answers.spindle, answers.mosquitto);
 });
