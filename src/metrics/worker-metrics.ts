@@ -15,6 +15,7 @@ const DROP_REASONS: Record<string, string> = {
   tooLarge: 'too_large',
   noSession: 'no_session',
   notAuthorized: 'not_authorized',
+  readDenied: 'read_denied',
   qos0Offline: 'qos0_offline',
   slowConsumer: 'slow_consumer',
   clusterCopy: 'cluster_copy',

@@ -28,6 +28,8 @@ export class WorkerStats {
     tooLarge: 0,
     noSession: 0,
     notAuthorized: 0,
+    /** Delivered through a subscription its ACL grants in part, to a topic the client may not read. */
+    readDenied: 0,
     qos0Offline: 0,
     slowConsumer: 0,
     /** A second copy of a cluster message for a session that took it (Session.firstCopy). */
