@@ -4,7 +4,7 @@
 // publish and the retained messages sent on subscribe. One per thread; state is that thread's.
 // It sees the sessions only through RouterHost, by handle: the session layer is its caller.
 import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, TAP_WORKER, TopicError, native } from '../native/index.ts';
-import { toRecord, records, type Message } from '../broker/message.ts';
+import { toRecord, records, retainedExpiresAt, setRecordExpiresAt, type Message } from '../broker/message.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
 import { RetainedChanges, type PostRetained } from './retained-changes.ts';
 import type { Delivery, NodeScope, Routed } from './delivery.ts';
@@ -43,6 +43,17 @@ export interface RouterHost {
    * nodes); absent where there is no main thread to post to. */
   postRetained?: PostRetained;
 }
+
+/** The retained-message limits (config `limits.maxRetainedMessages`, `maxRetainedPayloadSize`,
+ * `retainedDefaultExpiry`, the last in ms); 0: none. */
+export interface RetainedLimits {
+  maxCount: number;
+  maxPayload: number;
+  defaultExpiryMs: number;
+}
+
+/** Why a retained PUBLISH is refused: past the count limit, or its payload past the size limit. */
+export type RetainedRefusal = 'count' | 'size';
 
 /** Topics whose deliveries this thread remembers (see `match`); the map starts over when full. */
 const MATCH_CACHE_MAX = 10_000;
@@ -83,6 +94,9 @@ export class WorkerRouter {
   sharesMissed = 0;
   /** The sessions the last routing limited to some (NodeScope.only) reached. */
   readonly onlyReached = new Set<number>();
+  private retainedLimits: RetainedLimits = { maxCount: 0, maxPayload: 0, defaultExpiryMs: 0 };
+  /** Whether a retained PUBLISH must pass `retainRefusal` (a count or size limit is set). */
+  retainLimited = false;
 
   constructor(
     private readonly host: RouterHost,
@@ -380,9 +394,32 @@ export class WorkerRouter {
       this.retainedChanges?.add(m.topic, null, m.receivedAt);
     } else {
       const record = toRecord(m);
+      const defaultExpiry = this.retainedLimits.defaultExpiryMs;
+      // Only the retained copy gets the default expiry (the one delivered now is as published).
+      if (m.expiresAt === 0 && defaultExpiry !== 0) setRecordExpiresAt(record, 0, retainedExpiresAt(m, defaultExpiry));
       this.retained.set(m.topic, record);
       this.retainedChanges?.add(m.topic, record, m.receivedAt);
     }
+  }
+
+  setRetainedLimits(limits: RetainedLimits): void {
+    this.retainedLimits = { ...limits };
+    this.retainLimited = limits.maxCount !== 0 || limits.maxPayload !== 0;
+  }
+
+  /**
+   * Whether a retained message may be taken (null) or why not. A clear (empty payload) never is
+   * refused, nor a replace by the count. Checked when the PUBLISH is accepted, before it is
+   * routed; the record is stored later in the same turn (or once stored, with a store), so
+   * workers admitting at the same moment may pass the count by one each (docs/features/
+   * retained-limits.md).
+   */
+  retainRefusal(m: Message): RetainedRefusal | null {
+    if (m.payload.length === 0) return null;
+    const l = this.retainedLimits;
+    if (l.maxPayload !== 0 && m.payload.length > l.maxPayload) return 'size';
+    if (l.maxCount !== 0 && !this.retained.admits(m.topic, l.maxCount)) return 'count';
+    return null;
   }
 
   /** The cluster is on: `inbound` is the handle messages from other nodes are published with. */
