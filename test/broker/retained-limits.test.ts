@@ -6,7 +6,8 @@
 // limit is dropped; the admin API's publish is refused with 409; the default expiry makes a
 // retained message vanish; the figures per first topic level in /prometheus and
 // /mqtt/retain/stats. One worker, so a marker published after a refused message on another
-// connection arrives after anything the refused one could have caused.
+// connection arrives after anything the refused one could have caused. The brokers keep a LOCAL
+// store (the default); the last test has none.
 // needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -201,6 +202,9 @@ test('retainedDefaultExpiry: a retained message without expiry vanishes after it
   await pub.publishAsync('exp/own', 'long', { qos: 1, retain: true, properties: { messageExpiryInterval: 3600 } });
   const delivered = await got;
   assert.equal(delivered[0].packet.properties?.messageExpiryInterval, undefined, 'the live copy carries no expiry');
+  // The stored copy (LOCAL store) expires too, so it does not come back after a restart.
+  const stored = (await expiring.supervisor.openedStore!.loadRetained()).find((r) => r.topic === 'exp/default');
+  assert.ok(stored && stored.message.expiresAt > Date.now() && stored.message.expiresAt <= Date.now() + 2000, JSON.stringify(stored?.message.expiresAt));
 
   // A fresh subscriber at once gets both, the default one with the time left.
   const first = await connect(expiring.url, { protocolVersion: 5 });
@@ -222,4 +226,20 @@ test('retainedDefaultExpiry: a retained message without expiry vanishes after it
   assert.deepEqual(received.filter((t) => t !== 'exp/marker'), ['exp/own']);
   assert.notEqual(expiring.supervisor.retained.get('exp/own'), null);
   await end(live, pub, later);
+});
+
+test('without a store (MEMORY) the limits hold the same way', async () => {
+  const m = await startBroker({ store: { storeType: 'MEMORY' }, limits: { maxRetainedMessages: 1, maxRetainedPayloadSize: 4 } });
+  try {
+    const pub = await connect(m.url, { protocolVersion: 5 });
+    assert.equal(await publishCode(pub, 'mem/a', 'one', 1), undefined);
+    assert.equal(await publishCode(pub, 'mem/b', 'two', 1), 0x97);
+    assert.equal(await publishCode(pub, 'mem/a', 'five!', 2), 0x97, 'past the payload size');
+    assert.equal(await publishCode(pub, 'mem/a', 'new', 2), undefined, 'a replace at the limit');
+    assert.equal(retainedPayload(m, 'mem/a'), 'new');
+    assert.equal(retainedPayload(m, 'mem/b'), null);
+    await end(pub);
+  } finally {
+    await m.stop();
+  }
 });
