@@ -21,11 +21,12 @@ export interface MetricsHost {
   readonly retainedLimit: number;
 }
 
-/** First topic levels with a series of their own in spindle_retained_*_by_level. */
-export const RETAINED_LEVELS = 20;
 import { MetricSet, type MetricJson } from './metric-json.ts';
 import { brokerMetrics, endpointLabels, endpointWorkerMetrics, type EndpointFilter } from './worker-metrics.ts';
 import { OPERATIONS, RateWindow, rateCounters, sumEndpoints, type EndpointTotals, type Rates } from './endpoint-totals.ts';
+
+/** First topic levels with a series of their own in spindle_retained_*_by_level. */
+export const RETAINED_LEVELS = 20;
 
 /** Endpoint counters are sampled this often for the rates ... */
 export const SAMPLE_INTERVAL_MS = 5_000;

@@ -55,6 +55,10 @@ export interface RetainedLimits {
 /** Why a retained PUBLISH is refused: past the count limit, or its payload past the size limit. */
 export type RetainedRefusal = 'count' | 'size';
 
+/** RetainedStore.admit's answers (1: a place is held; 0, free, needs nothing). */
+const ADMIT_RESERVED = 1;
+const ADMIT_REFUSED = 2;
+
 /** Topics whose deliveries this thread remembers (see `match`); the map starts over when full. */
 const MATCH_CACHE_MAX = 10_000;
 
@@ -95,6 +99,9 @@ export class WorkerRouter {
   /** The sessions the last routing limited to some (NodeScope.only) reached. */
   readonly onlyReached = new Set<number>();
   private retainedLimits: RetainedLimits = { maxCount: 0, maxPayload: 0, defaultExpiryMs: 0 };
+  /** Admitted messages for which the retained store holds a place (new topics under the count
+   * limit) until they are retained (`retain`) or given up (`releaseRetained`). */
+  private readonly retainedPlaces = new WeakSet<Message>();
   /** Whether a retained PUBLISH must pass `retainRefusal` (a count or size limit is set). */
   retainLimited = false;
 
@@ -397,7 +404,8 @@ export class WorkerRouter {
       const defaultExpiry = this.retainedLimits.defaultExpiryMs;
       // Only the retained copy gets the default expiry (the one delivered now is as published).
       if (m.expiresAt === 0 && defaultExpiry !== 0) setRecordExpiresAt(record, 0, retainedExpiresAt(m, defaultExpiry));
-      this.retained.set(m.topic, record);
+      if (this.retainLimited && this.retainedPlaces.delete(m)) this.retained.setReserved(m.topic, record);
+      else this.retained.set(m.topic, record);
       this.retainedChanges?.add(m.topic, record, m.receivedAt);
     }
   }
@@ -408,18 +416,29 @@ export class WorkerRouter {
   }
 
   /**
-   * Whether a retained message may be taken (null) or why not. A clear (empty payload) never is
-   * refused, nor a replace by the count. Checked when the PUBLISH is accepted, before it is
-   * routed; the record is stored later in the same turn (or once stored, with a store), so
-   * workers admitting at the same moment may pass the count by one each (docs/features/
+   * Whether a retained message may be taken (null) or why not, checked when its PUBLISH is
+   * accepted, before it is routed. A clear (empty payload) never is refused, nor a replace by the
+   * count. A new topic under the count gets a place held in the shared store until `retain`
+   * stores it (with a store, once written) or `releaseRetained` gives it up: admissions on every
+   * worker, and those waiting for their store write, count together (docs/features/
    * retained-limits.md).
    */
   retainRefusal(m: Message): RetainedRefusal | null {
     if (m.payload.length === 0) return null;
     const l = this.retainedLimits;
     if (l.maxPayload !== 0 && m.payload.length > l.maxPayload) return 'size';
-    if (l.maxCount !== 0 && !this.retained.admits(m.topic, l.maxCount)) return 'count';
+    if (l.maxCount !== 0) {
+      const admission = this.retained.admit(m.topic, l.maxCount);
+      if (admission === ADMIT_REFUSED) return 'count';
+      if (admission === ADMIT_RESERVED) this.retainedPlaces.add(m);
+    }
     return null;
+  }
+
+  /** An admitted message that will not be retained after all (its store write failed): the
+   * place held for it is given back. */
+  releaseRetained(m: Message): void {
+    if (this.retainedPlaces.delete(m)) this.retained.release();
   }
 
   /** The cluster is on: `inbound` is the handle messages from other nodes are published with. */

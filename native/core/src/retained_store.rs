@@ -6,8 +6,9 @@
 //! not counted against a limit), and the records that expire, in expiry order.
 //! Lock order: `records` before the index's own lock (the index never calls back).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::RwLock;
 
@@ -15,6 +16,9 @@ use crate::topic::RetainedIndex;
 
 /// The first topic level of the broker's own statistics, not counted against a count limit.
 const SYSTEM_LEVEL: &str = "$SYS";
+/// How long a place reserved by `admit` is held for its `set_reserved` at most (a store write that
+/// failed, or a worker that died, gives its places back by then).
+const RESERVATION_TTL: Duration = Duration::from_secs(10);
 
 #[derive(Default)]
 pub struct RetainedStore {
@@ -44,6 +48,19 @@ struct Records {
     levels: HashMap<Box<str>, LevelTotals>,
     /// (expires_at, id) of every record that expires.
     expiring: BTreeSet<(u64, u64)>,
+    /// Places `admit` reserved for new topics whose records are not set yet, by deadline.
+    reservations: VecDeque<Instant>,
+}
+
+/// What `admit` answered.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum Admission {
+    /// No limit applies (no limit, a `$SYS` topic, or a topic that has a record: a replace).
+    Free,
+    /// A new topic: a place is held for it until `set_reserved` (or `release`, or the TTL).
+    Reserved,
+    /// A new topic past the limit, counting the places held.
+    Refused,
 }
 
 /// What `set_within` did.
@@ -95,6 +112,12 @@ impl Records {
         Some(entry)
     }
 
+    fn drop_stale_reservations(&mut self, now: Instant) {
+        while self.reservations.front().is_some_and(|&deadline| deadline <= now) {
+            self.reservations.pop_front();
+        }
+    }
+
     /// Records a count limit applies to: all but the broker's own `$SYS` ones.
     fn counted(&self) -> usize {
         self.by_id.len() - self.levels.get(SYSTEM_LEVEL).map_or(0, |t| t.count)
@@ -132,13 +155,48 @@ impl RetainedStore {
         }
     }
 
-    /// Whether a record for `topic` would be taken under `max_count` now (see `set_within`).
+    /// Whether a record for `topic` would be admitted under `max_count` now, places held
+    /// counted, without holding one (see `admit`).
     pub fn admits(&self, topic: &str, max_count: usize) -> bool {
         if max_count == 0 || first_level(topic) == SYSTEM_LEVEL {
             return true;
         }
         let r = self.records.read();
-        r.counted() < max_count || self.index.get(topic).is_some()
+        r.counted() + r.reservations.len() < max_count || self.index.get(topic).is_some()
+    }
+
+    /// Admits a record for `topic` under `max_count` (0: no limit), holding a place for a new
+    /// topic until its record is set: the check a worker makes when it accepts a PUBLISH, before
+    /// the record is stored (with a store, only once the write is done). Places held count
+    /// against the limit, so workers admitting at the same moment, or many PUBLISHes waiting for
+    /// their store write, cannot pass it together.
+    pub fn admit(&self, topic: &str, max_count: usize) -> Admission {
+        if max_count == 0 || first_level(topic) == SYSTEM_LEVEL {
+            return Admission::Free;
+        }
+        let mut r = self.records.write();
+        if self.index.get(topic).is_some() {
+            return Admission::Free;
+        }
+        let now = Instant::now();
+        r.drop_stale_reservations(now);
+        if r.counted() + r.reservations.len() >= max_count {
+            return Admission::Refused;
+        }
+        r.reservations.push_back(now + RESERVATION_TTL);
+        Admission::Reserved
+    }
+
+    /// `set` for a topic `admit` reserved a place for: the place is taken by the record.
+    pub fn set_reserved(&self, topic: &str, record: &[u8], expires_at: u64) -> bool {
+        let replaced = self.set(topic, record, expires_at);
+        self.release();
+        replaced
+    }
+
+    /// Gives back a place `admit` reserved (its message was not retained after all).
+    pub fn release(&self) {
+        self.records.write().reservations.pop_front();
     }
 
     /// Removes the retained record of `topic` [MQTT-3.3.1-6]. Returns whether there was one.
@@ -298,6 +356,55 @@ mod tests {
             .collect();
         let added: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
         assert_eq!(added, 100);
+        assert_eq!(s.len(), 100);
+    }
+
+    #[test]
+    fn admitted_places_count_until_set_or_released() {
+        let s = RetainedStore::new();
+        s.set("a/1", b"x", 0);
+        assert_eq!(s.admit("a/2", 3), Admission::Reserved);
+        assert_eq!(s.admit("a/3", 3), Admission::Reserved);
+        assert_eq!(s.admit("a/4", 3), Admission::Refused, "one record and two places held");
+        assert!(!s.admits("a/4", 3));
+        assert_eq!(s.admit("a/1", 3), Admission::Free, "a replace holds no place");
+        assert_eq!(s.admit("$SYS/x", 3), Admission::Free);
+        assert_eq!(s.admit("a/4", 0), Admission::Free);
+        s.set_reserved("a/2", b"x", 0);
+        assert_eq!(s.admit("a/4", 3), Admission::Refused, "two records and one place held");
+        s.release(); // a/3's message was not retained after all
+        assert_eq!(s.admit("a/4", 3), Admission::Reserved);
+        s.set_reserved("a/4", b"x", 0);
+        assert_eq!(s.counted(), 3);
+        assert_eq!(s.admit("a/5", 3), Admission::Refused);
+        s.release(); // more releases than places: nothing to give back
+        assert_eq!(s.admit("a/5", 3), Admission::Refused);
+    }
+
+    #[test]
+    fn admission_holds_across_threads() {
+        let s = Arc::new(RetainedStore::new());
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    let mut admitted = Vec::new();
+                    for i in 0..200 {
+                        let topic = format!("t{t}/{i}");
+                        if s.admit(&topic, 100) == Admission::Reserved {
+                            admitted.push(topic);
+                        }
+                    }
+                    // Stored afterwards, as with a store write in between.
+                    for topic in &admitted {
+                        s.set_reserved(topic, b"x", 0);
+                    }
+                    admitted.len()
+                })
+            })
+            .collect();
+        let admitted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(admitted, 100);
         assert_eq!(s.len(), 100);
     }
 

@@ -126,6 +126,30 @@ impl RetainedStore {
         self.inner.admits(&topic, max_count as usize)
     }
 
+    /// Admits a record for `topic` under `maxCount` (0: no limit) when a PUBLISH is accepted:
+    /// 0 free (no limit applies, or a replace), 1 a place is held for the new topic until
+    /// `setReserved` or `release` (10 s at most), 2 refused (past the limit, places held counted).
+    #[napi(catch_unwind)]
+    pub fn admit(&self, topic: String, max_count: u32) -> u32 {
+        match self.inner.admit(&topic, max_count as usize) {
+            retained_store::Admission::Free => 0,
+            retained_store::Admission::Reserved => 1,
+            retained_store::Admission::Refused => 2,
+        }
+    }
+
+    /// `set` for a topic `admit` held a place for (the place is taken by the record).
+    #[napi(catch_unwind)]
+    pub fn set_reserved(&self, topic: String, record: &[u8]) -> bool {
+        self.inner.set_reserved(&topic, record, record_expires_at(record))
+    }
+
+    /// Gives back a place `admit` held (its message was not retained after all).
+    #[napi(catch_unwind)]
+    pub fn release(&self) {
+        self.inner.release()
+    }
+
     /// Removes the records whose expiry (ms since the epoch) is at or before `now`; answers how many.
     #[napi(catch_unwind)]
     pub fn remove_expired(&self, now: f64) -> u32 {

@@ -256,6 +256,7 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
   const gate = before === null ? stored! : stored === undefined ? before : Promise.all([before, stored]);
   chain(host, c, gate.then(finish, (err: unknown) => {
     host.router.discardRouted(routed);
+    host.router.releaseRetained(message);
     throw err;
   }));
 }

@@ -80,6 +80,7 @@ export class Wills {
         () => env.router.deliverRouted(message, routed),
         (err: unknown) => {
           env.router.discardRouted(routed);
+          env.router.releaseRetained(message);
           env.log.error('will could not be stored; not published', { clientId: session.clientId, err });
         },
       );
