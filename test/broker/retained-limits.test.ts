@@ -7,7 +7,7 @@
 // retained message vanish; the figures per first topic level in /prometheus and
 // /mqtt/retain/stats. One worker, so a marker published after a refused message on another
 // connection arrives after anything the refused one could have caused. The brokers keep a LOCAL
-// store (the default); the last test has none.
+// store (the default) but one; the last races 40 clients on two workers for 10 places.
 // needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -239,6 +239,21 @@ test('without a store (MEMORY) the limits hold the same way', async () => {
     assert.equal(retainedPayload(m, 'mem/a'), 'new');
     assert.equal(retainedPayload(m, 'mem/b'), null);
     await end(pub);
+  } finally {
+    await m.stop();
+  }
+});
+
+test('40 clients on two workers racing for 10 places (LOCAL store, writes in between): exactly 10 are retained, the other 30 get 0x97', async () => {
+  const m = await startBroker({ workers: 2, limits: { maxRetainedMessages: 10 } });
+  try {
+    const clients = await Promise.all(Array.from({ length: 40 }, (_, i) => connect(m.url, { protocolVersion: 5, clientId: `race-${i}` })));
+    const codes = await Promise.all(clients.map((c, i) => publishCode(c, `race/${i}`, `v${i}`, 1)));
+    assert.equal(codes.filter((c) => c === undefined).length, 10, JSON.stringify(codes));
+    assert.equal(codes.filter((c) => c === 0x97).length, 30);
+    assert.equal(m.supervisor.retained.counted, 10);
+    codes.forEach((c, i) => assert.equal(retainedPayload(m, `race/${i}`) !== null, c === undefined, `race/${i}`));
+    await end(...clients);
   } finally {
     await m.stop();
   }
