@@ -35,6 +35,9 @@ export class WorkerStats {
     /** A second copy of a cluster message for a session that took it (Session.firstCopy). */
     clusterCopy: 0,
   };
+  /** Retained PUBLISHes refused: past limits.maxRetainedMessages (count) or with a payload past
+   * limits.maxRetainedPayloadSize (size). */
+  retainedRefused = { count: 0, size: 0 };
   authFailed = 0;
   /** Source addresses locked out after too many failed authentications, and CONNECTs refused
    * while locked out. */

@@ -100,6 +100,9 @@ export function createEngine(deps: EngineDeps): Engine {
     RetainedStore.open(deps.routerName),
     deps.routeShared,
   );
+  const retainedDefaultExpiryMs = limits.retainedDefaultExpiry * 1000;
+  router.setRetainedLimits({ maxCount: limits.maxRetainedMessages, maxPayload: limits.maxRetainedPayloadSize, defaultExpiryMs: retainedDefaultExpiryMs });
+  if (persistence) persistence.retainedDefaultExpiryMs = retainedDefaultExpiryMs;
   const events = deps.events ?? NO_EVENTS;
   const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events);
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
