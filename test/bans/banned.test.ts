@@ -139,8 +139,8 @@ test('an expired ban refuses nobody, and the sweep removes it', async () => {
   const until = new Date(Date.now() + 1500).toISOString();
   await ban({ as: 'clientid', who: 'brief', until });
   assert.equal(await connackCode(b.url, v5('brief')), 0x8a);
-  await waitFor(async () => (await connackCode(b.url, v5('brief'))) === 0, { timeoutMs: 5000 });
-  await waitFor(async () => !(await b.api('GET', '/api/banned?as=clientid')).json.data.some((d: any) => d.who === 'brief'), { timeoutMs: 5000 });
+  await waitFor(async () => (await connackCode(b.url, v5('brief'))) === 0, { timeout: 5000 });
+  await waitFor(async () => !(await b.api('GET', '/api/banned?as=clientid')).json.data.some((d: any) => d.who === 'brief'), { timeout: 5000 });
 });
 
 test('bad bans are 400 naming the field; an unknown ban is 404', async () => {

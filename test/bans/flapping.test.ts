@@ -32,8 +32,8 @@ test('a client reconnecting maxCount + 1 times is banned for banTime, then conne
   const other = await connect(b.url, { clientId: 'steady', protocolVersion: 5 });
   // The fourth goes past the limit: banned, and kicked.
   const fourth = await connect(b.url, { clientId: 'flappy', protocolVersion: 5 });
-  const closed = new Promise((resolve) => fourth.once('close', resolve));
-  const banned = await waitFor(async () => (await b.api('GET', '/api/banned?as=clientid')).json.data.find((d: any) => d.who === 'flappy'), { timeoutMs: 5000 });
+  const closed = new Promise<void>((resolve) => fourth.once('close', () => resolve()));
+  const banned = await waitFor(async () => (await b.api('GET', '/api/banned?as=clientid')).json.data.find((d: any) => d.who === 'flappy'), { timeout: 5000 });
   assert.equal(banned.by, 'flapping');
   assert.match(banned.reason, /more than 3 times within 30 s/);
   assert.ok(banned.until !== null && Date.parse(banned.until) > Date.now());
@@ -44,6 +44,6 @@ test('a client reconnecting maxCount + 1 times is banned for banTime, then conne
   const metrics = (await b.api('GET', '/prometheus')).text;
   assert.match(metrics, /spindle_flapping_bans_total 1/);
   // banTime over: connects again (and the sweep removes the ban).
-  await waitFor(async () => (await connackCode('flappy')) === 0, { timeoutMs: 6000 });
-  await waitFor(async () => (await b.api('GET', '/api/banned')).json.total === 0, { timeoutMs: 5000 });
+  await waitFor(async () => (await connackCode('flappy')) === 0, { timeout: 6000 });
+  await waitFor(async () => (await b.api('GET', '/api/banned')).json.total === 0, { timeout: 5000 });
 });
