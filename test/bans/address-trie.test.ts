@@ -122,7 +122,7 @@ test('BanTable: client ids and usernames, expiry, removal', () => {
   assert.equal(t.check('a', undefined, '1.2.3.4'), 'clientid');
   assert.equal(t.check('b', 'u', '1.2.3.4'), 'username');
   assert.equal(t.check('b', 'u', '1.2.3.4', now + 1000), null, 'expired');
-  assert.equal(t.check('b', undefined, () => { throw new Error('the address is not read without address bans'); }), null);
+  assert.equal(t.check('b', undefined, { get remoteAddress(): string { throw new Error('the address is not read without address bans'); } }), null);
   t.remove([{ as: 'clientid', who: 'a' }]);
   assert.equal(t.check('a', undefined, '1.2.3.4'), null);
   assert.equal(t.size, 1);

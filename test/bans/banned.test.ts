@@ -78,6 +78,12 @@ test('a client id ban refuses with 0x8A (v5) and 5 (3.1.1), in mqtt.js and mosqu
   assert.match(metrics, /spindle_banned_refused_total\{kind="clientid"\} [1-9]/);
   await unban('clientid', 'bad-client');
   assert.equal(await connackCode(b.url, v5('bad-client')), 0, 'delete lifts the ban');
+  // Both writes are in the audit log, by the admin, naming the ban.
+  await b.admin!.context.audit.flush();
+  const audited = (await b.admin!.context.audit.query({ resource: 'ban', offset: 0, limit: 100 })).entries;
+  const ours = audited.filter((e) => e.resourceId === 'clientid:bad-client');
+  assert.deepEqual(ours.map((e) => e.action).sort(), ['create', 'delete']);
+  assert.ok(ours.every((e) => e.username === 'admin'));
 });
 
 test('a username ban refuses whatever the client id', async () => {
@@ -102,6 +108,7 @@ test('an IPv4 address and CIDR block refuse IPv4 clients (seen as IPv4-mapped IP
   await ban({ as: 'peerhost_net', who: '127.0.0.0/8' });
   assert.equal(await connackCode(b.url, v5('net-1')), 0x8a);
   assert.equal(await connackCode(b.url, v4('net-1')), 5);
+  assert.equal(await connackCode(b.wsUrl, v5('net-ws')), 0x8a, 'a WebSocket client too');
   assert.equal(await connackCode(`mqtt://[::1]:${b.ports.tcp}`, v5('net-v6')), 0, 'an IPv6 client is outside 127.0.0.0/8');
   await unban('peerhost_net', '127.0.0.0/8');
   assert.equal(await connackCode(b.url, v5('net-1')), 0);

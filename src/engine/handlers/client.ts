@@ -118,9 +118,9 @@ export interface HandlerHost {
  * `active` (a ban is held or flapping detection is on). */
 export interface ConnectGate {
   readonly active: boolean;
-  /** What bans the client ('clientid', 'username', 'peerhost'), or null; `address` is read only
-   * when an address or block is banned. */
-  refuses(clientId: string, username: string | undefined, address: () => string): string | null;
+  /** What bans the client ('clientid', 'username', 'peerhost'), or null; the peer's address is
+   * read only when an address or block is banned (no closure per CONNECT). */
+  refuses(clientId: string, username: string | undefined, peer: { readonly remoteAddress: string }): string | null;
 }
 
 /** Nobody is banned. */

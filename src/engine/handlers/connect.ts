@@ -80,7 +80,7 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
   // The ban list (and flapping detection), before authentication and before the client takes a
   // place: 0x8A Banned (v5) or 5 Not authorized (v3, send.connack maps it), then close.
   const gate = host.gate;
-  if (gate.active && gate.refuses(clientId, p.username ?? undefined, peerhostOf(c)) !== null) {
+  if (gate.active && gate.refuses(clientId, p.username ?? undefined, c) !== null) {
     refuse(RC.BANNED, 'not_authorized');
     return;
   }

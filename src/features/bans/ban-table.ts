@@ -67,9 +67,9 @@ export class BanTable {
 
   /**
    * What bans this client now: 'clientid', 'username' or 'peerhost' (an address or block), or
-   * null. `address` is read only when a block is held.
+   * null. `peer`'s address (or the address given) is read only when a block is held.
    */
-  check(clientId: string, username: string | undefined, address: string | (() => string), now = Date.now()): BanAs | null {
+  check(clientId: string, username: string | undefined, peer: string | { readonly remoteAddress: string }, now = Date.now()): BanAs | null {
     if (this.clientIds.size > 0) {
       const until = this.clientIds.get(clientId);
       if (until !== undefined && until > now) return 'clientid';
@@ -79,7 +79,7 @@ export class BanTable {
       if (until !== undefined && until > now) return 'username';
     }
     if (this.blocks.size > 0) {
-      const bytes = parseAddress(typeof address === 'string' ? address : address());
+      const bytes = parseAddress(typeof peer === 'string' ? peer : peer.remoteAddress);
       if (bytes !== null && this.trie.covers(bytes, now)) return 'peerhost';
     }
     return null;

@@ -1,11 +1,11 @@
 // The ban list's routes (EMQX's banned API): list, add one, add many, delete one, clear.
-// Each write is audited by the admin API like any other.
+// Each write is audited (resource `ban`, id `<as>:<who>`; a bulk import and a clear by count).
 import { Type } from '@sinclair/typebox';
 
 import { ok, paged, type Route } from '../../admin/http.ts';
 import { PAGING, pageOf, route, strict } from '../../admin/schema.ts';
 import type { BanInput, BanList } from './ban-list.ts';
-import { BAN_KINDS, type BanAs } from './types.ts';
+import { BAN_KINDS, banId, type BanAs } from './types.ts';
 
 const AS = Type.Union(BAN_KINDS.map((k) => Type.Literal(k)), { description: 'what the ban names: clientid, username, peerhost (an IPv4 or IPv6 address) or peerhost_net (a CIDR block)' });
 
@@ -49,7 +49,11 @@ export function banRoutes(list: BanList): Route[] {
       tag: 'banned',
       summary: 'Ban a client id, username, address or CIDR block (replacing a ban of the same as and who): checked at every CONNECT before authentication (0x8A Banned; 5 in MQTT 3.1.1), on every node; connected clients it names are disconnected. Addresses are kept in canonical form (IPv4-mapped IPv6 as IPv4). 409 past banned.maxEntries',
       body: BAN,
-      handler: async (req) => ok(await list.add(inputOf(req.body, req.user?.username))),
+      async handler(req) {
+        const made = await list.add(inputOf(req.body, req.user?.username));
+        req.audit = { action: 'create', resource: 'ban', resourceId: banId(made.as, made.who), after: made };
+        return ok(made);
+      },
     }),
     route({
       method: 'POST',
@@ -61,6 +65,7 @@ export function banRoutes(list: BanList): Route[] {
       async handler(req) {
         const user = req.user?.username;
         const made = await list.addMany(req.body.bans.map((b) => inputOf(b, user)));
+        req.audit = { action: 'import', resource: 'ban', resourceId: null, after: { count: made.length } };
         return ok({ count: made.length });
       },
     }),
@@ -70,7 +75,11 @@ export function banRoutes(list: BanList): Route[] {
       access: 'write',
       tag: 'banned',
       summary: 'Lift a ban (a CIDR block\'s `/` URL-encoded as %2F); answers the ban removed, 404 when none',
-      handler: async (req) => ok(await list.delete(req.params.as, req.params.who)),
+      async handler(req) {
+        const gone = await list.delete(req.params.as, req.params.who);
+        req.audit = { action: 'delete', resource: 'ban', resourceId: banId(gone.as, gone.who), before: gone };
+        return ok(gone);
+      },
     },
     {
       method: 'DELETE',
@@ -78,7 +87,11 @@ export function banRoutes(list: BanList): Route[] {
       access: 'write',
       tag: 'banned',
       summary: 'Lift every ban; answers {deleted}',
-      handler: async () => ok({ deleted: await list.clear() }),
+      async handler(req) {
+        const deleted = await list.clear();
+        req.audit = { action: 'clear', resource: 'ban', resourceId: null, after: { deleted } };
+        return ok({ deleted });
+      },
     },
   ];
 }

@@ -67,7 +67,7 @@ export class WorkerBans {
     const now = Date.now();
     const named: C[] = [];
     for (const c of connected) {
-      if (fresh.check(c.clientId, c.username, () => c.remoteAddress, now) !== null) named.push(c);
+      if (fresh.check(c.clientId, c.username, c, now) !== null) named.push(c);
     }
     return named;
   }
@@ -91,8 +91,8 @@ export class WorkerBans {
    * in counts towards flapping; one that goes past the limit is kept for the main thread, which
    * bans it (a normal ban, on every worker and node).
    */
-  refuses(clientId: string, username: string | undefined, address: () => string): string | null {
-    const kind = this.table.size > 0 ? this.table.check(clientId, username, address) : null;
+  refuses(clientId: string, username: string | undefined, peer: { readonly remoteAddress: string }): string | null {
+    const kind = this.table.size > 0 ? this.table.check(clientId, username, peer) : null;
     if (kind !== null) {
       if (this.counters) Atomics.add(this.counters, REFUSED_WORDS[kind as keyof typeof REFUSED_WORDS], 1);
       return kind;
