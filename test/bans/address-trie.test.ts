@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { AddressTrie, canonical, parseAddress, parseBlock, type Block } from '../../src/features/bans/address-trie.ts';
+import { AddressTrie, canonical, parseAddress, parseAddressInto, parseBlock, type Block } from '../../src/features/bans/address-trie.ts';
 import { BanTable } from '../../src/features/bans/ban-table.ts';
 
 function block(text: string): Block {
@@ -126,4 +126,29 @@ test('BanTable: client ids and usernames, expiry, removal', () => {
   t.remove([{ as: 'clientid', who: 'a' }]);
   assert.equal(t.check('a', undefined, '1.2.3.4'), null);
   assert.equal(t.size, 1);
+});
+
+test('IPv4 lookups start at the ::ffff:0:0/96 node while no block of 96 bits or fewer is held', () => {
+  const t = new AddressTrie();
+  const has = (a: string) => t.covers(parseAddress(a)!, 0);
+  assert.ok(!has('10.0.0.1'), 'empty');
+  t.set(block('2001:db8::1'), Infinity); // a v6 address: no mapped node yet
+  assert.ok(!has('10.0.0.1'));
+  t.set(block('10.0.0.0/8'), Infinity); // the mapped node appears after a lookup found none
+  assert.ok(has('10.0.0.1'));
+  assert.ok(!has('11.0.0.1'));
+  assert.ok(has('2001:db8::1') && !has('2001:db8::2'));
+  t.set(block('8000::/1'), Infinity); // a short v6 block that does not hold ::ffff:0:0/96
+  assert.ok(has('10.0.0.1') && !has('11.0.0.1'));
+  t.set(block('::ffff:0.0.0.0/96'), Infinity); // every IPv4 address, as a 96-bit block
+  assert.ok(has('11.0.0.1'), 'a block of 96 bits holds every IPv4 address');
+  assert.ok(t.delete(block('::ffff:0.0.0.0/96')));
+  assert.ok(!has('11.0.0.1'));
+  t.set(block('::/1'), Infinity); // short, and it holds ::ffff:0:0/96: the whole walk finds it
+  assert.ok(has('11.0.0.1'));
+  const buf = new Uint8Array(16);
+  for (const [text, ok] of [['10.0.0.1', true], ['010.0.0.1', false], ['1.2.3', false], ['1.2.3.4.', false], ['256.0.0.1', false], ['::ffff:10.0.0.1', true]] as const) {
+    assert.equal(parseAddressInto(text, buf), ok, text);
+    if (ok) assert.deepEqual(buf, parseAddress(text));
+  }
 });

@@ -2,7 +2,7 @@
 // Maps (O(1)), addresses and CIDR blocks in one prefix trie (address-trie.ts). An entry whose
 // expiry passed never refuses, even before the sweep removes it. Owned by the thread that built
 // it (every worker has one; changes arrive as worker operations).
-import { AddressTrie, parseAddress, parseBlock, type Block } from './address-trie.ts';
+import { AddressTrie, parseAddressInto, parseBlock, type Block } from './address-trie.ts';
 import type { BanAs, BanSpec } from './types.ts';
 
 /** Past this many removed blocks (and more than the blocks held), the trie is rebuilt. */
@@ -15,6 +15,8 @@ export class BanTable {
   /** The blocks in the trie, by their text: what a rebuild puts back. */
   private readonly blocks = new Map<string, { block: Block; until: number }>();
   private removedBlocks = 0;
+  /** The address being checked (one per table: a check allocates nothing for IPv4). */
+  private readonly scratch = new Uint8Array(16);
 
   /** Bans held (expired ones until they are removed). */
   get size(): number {
@@ -79,8 +81,7 @@ export class BanTable {
       if (until !== undefined && until > now) return 'username';
     }
     if (this.blocks.size > 0) {
-      const bytes = parseAddress(typeof peer === 'string' ? peer : peer.remoteAddress);
-      if (bytes !== null && this.trie.covers(bytes, now)) return 'peerhost';
+      if (parseAddressInto(typeof peer === 'string' ? peer : peer.remoteAddress, this.scratch) && this.trie.covers(this.scratch, now)) return 'peerhost';
     }
     return null;
   }
