@@ -44,6 +44,8 @@ export interface BanMetrics {
 
 export class BanList {
   private readonly held = new Map<string, Held>();
+  /** The list newest first, kept until the next change (a console polls it). */
+  private sorted: BanDoc[] | null = null;
   private readonly timer: NodeJS.Timeout;
   readonly metrics: BanMetrics;
   /** Changes run one at a time (a bulk add, a clear, a sweep, a change from another node), so a
@@ -101,6 +103,7 @@ export class BanList {
       }
       if (h.until !== 0 && h.until <= now) await this.store.deleteAdmin(BAN_KIND, id);
       else this.held.set(id, h);
+      this.sorted = null;
     }
   }
 
@@ -110,9 +113,8 @@ export class BanList {
 
   /** Bans, newest first; `as` filters by kind. */
   list(as?: BanAs): BanDoc[] {
-    const out: BanDoc[] = [];
-    for (const h of this.held.values()) if (as === undefined || h.doc.as === as) out.push(h.doc);
-    return out.sort((a, b) => b.at.localeCompare(a.at) || a.who.localeCompare(b.who));
+    this.sorted ??= [...this.held.values()].map((h) => h.doc).sort((a, b) => b.at.localeCompare(a.at) || a.who.localeCompare(b.who));
+    return as === undefined ? this.sorted : this.sorted.filter((d) => d.as === as);
   }
 
   get(as: string, who: string): BanDoc | undefined {
@@ -144,6 +146,7 @@ export class BanList {
       }
       await inChunks(made, (h) => this.store.putAdmin(BAN_KIND, banId(h.doc.as, h.doc.who), h.doc));
       for (const h of made) this.held.set(banId(h.doc.as, h.doc.who), h);
+      this.sorted = null;
       await this.install(made.map(specOf));
       return made.map((h) => h.doc);
     });
@@ -156,6 +159,7 @@ export class BanList {
       if (key === null || h === undefined) throw new BanError(404, 'who', `no ban of ${as} ${who}`);
       await this.store.deleteAdmin(BAN_KIND, key);
       this.held.delete(key);
+      this.sorted = null;
       await this.uninstall([h.doc]);
       return h.doc;
     });
@@ -167,6 +171,7 @@ export class BanList {
       const ids = [...this.held.keys()];
       await inChunks(ids, (id) => this.store.deleteAdmin(BAN_KIND, id));
       this.held.clear();
+      this.sorted = null;
       await Promise.all(this.workers.running().map((w) => this.workers.call(w, 'bans.clear').catch((err: unknown) => this.log.error('bans not cleared on a worker', { worker: w, err }))));
       return ids.length;
     });
@@ -180,12 +185,14 @@ export class BanList {
         const h = this.held.get(id);
         if (!h) return;
         this.held.delete(id);
+        this.sorted = null;
         await this.uninstall([h.doc]);
         return;
       }
       const h = heldOf(doc);
       if (h === null || banId(h.doc.as, h.doc.who) !== id) throw new BanError(400, 'ban', `ban ${id} from another node is not a ban`);
       this.held.set(id, h);
+      this.sorted = null;
       await this.install([specOf(h)]);
     });
   }
@@ -197,6 +204,7 @@ export class BanList {
       for (const h of this.held.values()) if (h.until !== 0 && h.until <= now) gone.push(h);
       if (gone.length === 0) return 0;
       for (const h of gone) this.held.delete(banId(h.doc.as, h.doc.who));
+      this.sorted = null;
       await inChunks(gone, (h) => this.store.deleteAdmin(BAN_KIND, banId(h.doc.as, h.doc.who)).then(() => undefined));
       await this.uninstall(gone.map((h) => h.doc));
       this.metrics.expired.inc(gone.length);
