@@ -76,6 +76,7 @@ test('a client id ban refuses with 0x8A (v5) and 5 (3.1.1), in mqtt.js and mosqu
   assert.ok(list.json.data.some((d: any) => d.who === 'bad-client' && d.reason === 'testing'));
   const metrics = (await b.api('GET', '/prometheus')).text;
   assert.match(metrics, /spindle_banned_refused_total\{kind="clientid"\} [1-9]/);
+  assert.match(metrics, /svc_endpoint_connection_errors_total\{[^}]*error_code="0x8a"[^}]*\} [1-9]/, 'counted in the endpoint\'s connection errors');
   await unban('clientid', 'bad-client');
   assert.equal(await connackCode(b.url, v5('bad-client')), 0, 'delete lifts the ban');
   // Both writes are in the audit log, by the admin, naming the ban.
