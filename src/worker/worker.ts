@@ -146,7 +146,7 @@ const processors = new ProcessorStage({
 const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', claims }));
 
 // The ban list and flapping detection (src/features/bans), asked per CONNECT while active.
-const bans = new WorkerBans(log);
+const bans = new WorkerBans(log, rules);
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   gate: bans,

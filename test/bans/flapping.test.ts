@@ -1,13 +1,14 @@
 // Flapping detection: a client id that connects more than flapping.maxCount times within
 // flapping.window (over the node's workers: the count is shared) is banned by "flapping" for
-// flapping.banTime, refused with 0x8A, counted, and connects again once the ban ends.
+// flapping.banTime, refused with 0x8A, counted, told to the rule engine ($EVENT.FLAPPING), and
+// connects again once the ban ends.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
 import mqtt from 'mqtt';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { connect } from '../helpers/broker.ts';
+import { connect, nextMessages } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -26,6 +27,12 @@ function connackCode(clientId: string): Promise<number> {
 }
 
 test('a client reconnecting maxCount + 1 times is banned for banTime, then connects again', async () => {
+  // $EVENT.FLAPPING reaches the rule engine: republished where a watcher listens.
+  const rule = await b.api('POST', '/rule/add', { body: { name: 'flapping-alert', sql: 'SELECT clientid, max_count, window FROM "$EVENT.FLAPPING"', actions: [{ type: 'republish', config: { topic: 'alerts/flapping', payload: '${clientid} ${max_count} ${window}', qos: 1 } }] } });
+  assert.equal(rule.status, 200, rule.text);
+  const watcher = await connect(b.url, { clientId: 'flapping-watcher' });
+  await watcher.subscribeAsync('alerts/flapping', { qos: 1 });
+  const alert = nextMessages(watcher, 1);
   // maxCount connections are allowed: no ban.
   for (let i = 0; i < 3; i++) (await connect(b.url, { clientId: 'flappy', protocolVersion: 5 })).end(true);
   assert.equal((await b.api('GET', '/api/banned')).json.total, 0);
@@ -38,6 +45,8 @@ test('a client reconnecting maxCount + 1 times is banned for banTime, then conne
   assert.match(banned.reason, /more than 3 times within 30 s/);
   assert.ok(banned.until !== null && Date.parse(banned.until) > Date.now());
   await closed;
+  assert.equal((await alert)[0].payload, 'flappy 3 30');
+  watcher.end(true);
   assert.equal(await connackCode('flappy'), 0x8a);
   assert.equal(other.connected, true, 'another client id is not touched');
   other.end(true);

@@ -26,7 +26,7 @@ export interface FlappingLimits {
 export class FlappingTable {
   private readonly t: Int32Array;
 
-  constructor(buffer: SharedArrayBuffer, private readonly limits: FlappingLimits) {
+  constructor(buffer: SharedArrayBuffer, readonly limits: FlappingLimits) {
     this.t = new Int32Array(buffer);
   }
 

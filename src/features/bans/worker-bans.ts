@@ -4,6 +4,7 @@
 // shared counters (refusals by kind, and the flapping table) come once as the 'bans' worker
 // state. With no ban held and flapping off, `active` is false and a CONNECT asks nothing.
 import type { Logger } from '../../log/index.ts';
+import { EV, type EngineEvents } from '../../engine/session/events.ts';
 import { BanTable } from './ban-table.ts';
 import { FlappingTable, type FlappingLimits } from './flapping-table.ts';
 import type { BanAs, BanSpec } from './types.ts';
@@ -43,7 +44,11 @@ export class WorkerBans {
   /** Whether a CONNECT must ask (a ban is held, or flapping is on). */
   active = false;
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    /** The rule engine's events: $EVENT.FLAPPING. */
+    private readonly events: EngineEvents,
+  ) {}
 
   setState(state: BanWorkerState): void {
     this.counters = new Int32Array(state.counters);
@@ -100,6 +105,10 @@ export class WorkerBans {
     if (this.flapping !== null && this.flapping.connected(clientId)) {
       if (this.flagged.length < MAX_FLAGGED && !this.flagged.includes(clientId)) this.flagged.push(clientId);
       this.log.warn('client id found flapping', { clientId });
+      if (this.events.wants[EV.FLAPPING]) {
+        const { maxCount, windowSeconds } = this.flapping.limits;
+        this.events.emit('FLAPPING', { clientid: clientId, username: username ?? null, peerhost: peer.remoteAddress, max_count: maxCount, window: windowSeconds, timestamp: Date.now() });
+      }
     }
     return null;
   }
