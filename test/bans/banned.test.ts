@@ -161,6 +161,7 @@ test('bad bans are 400 naming the field; an unknown ban is 404', async () => {
     [{ as: 'device', who: 'x' }, 'as'],
     [{ as: 'clientid', who: 'x', until: '2001-01-01T00:00:00Z' }, 'until'],
     [{ as: 'clientid', who: 'x', until: 'tomorrow' }, 'until'],
+    [{ as: 'clientid', who: 'x', until: Date.now() * 1000 }, 'until'],
   ];
   for (const [body, field] of cases) {
     const r = await b.api('POST', '/api/banned', { body });

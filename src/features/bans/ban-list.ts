@@ -14,6 +14,8 @@ import { BAN_KINDS, banId, type BanAs, type BanDoc, type BanSpec } from './types
 import { REFUSED_WORDS } from './worker-bans.ts';
 
 export const BAN_KIND = 'ban';
+/** The last instant an RFC 3339 date-time can name (9999-12-31T23:59:59Z), in ms. */
+const MAX_UNTIL = 253_402_300_799_000;
 
 /** A ban as the API or flapping detection asks for it. */
 export interface BanInput {
@@ -261,6 +263,7 @@ function checked(input: BanInput, now: number, field: string): Held {
   if (input.until !== undefined && input.until !== null) {
     until = typeof input.until === 'number' ? input.until * 1000 : Date.parse(input.until);
     if (!Number.isFinite(until) || (typeof input.until === 'string' && !/^\d{4}-\d{2}-\d{2}T/.test(input.until))) throw new BanError(400, `${field}until`, `${field}until: must be an RFC 3339 date-time or seconds since the epoch`);
+    if (until > MAX_UNTIL) throw new BanError(400, `${field}until`, `${field}until: after 9999-12-31 (seconds since the epoch, not milliseconds?)`);
     if (until <= now) throw new BanError(400, `${field}until`, `${field}until: ${new Date(until).toISOString()} is in the past`);
   }
   const doc: BanDoc = { as, who, by: input.by, reason: input.reason ?? '', at: new Date(now).toISOString(), until: until === 0 ? null : new Date(until).toISOString() };
