@@ -1,3 +1,4 @@
+// needs: broker
 // The ban list against a real broker (admin API on): bans by client id, username, address and
 // CIDR block refuse CONNECT before authentication with 0x8A Banned (v5) or 5 (3.1.1), seen by
 // mqtt.js and by mosquitto_sub; a ban kicks the clients it names (v5: DISCONNECT 0x98 Administrative action, reason "banned"); expiry and delete lift it;

@@ -1,3 +1,4 @@
+// needs: broker
 // Flapping detection: a client id that connects more than flapping.maxCount times within
 // flapping.window (over the node's workers: the count is shared) is banned by "flapping" for
 // flapping.banTime, refused with 0x8A, counted, told to the rule engine ($EVENT.FLAPPING), and
