@@ -12,6 +12,7 @@ import mqtt, { type IClientOptions } from 'mqtt';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect } from '../helpers/broker.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
+import { workerUrls } from '../helpers/worker-ports.ts';
 
 let b: AdminBroker;
 /** Every request but a GET says JSON, also one without a body (the admin API's CSRF rule). */
@@ -125,8 +126,10 @@ test('an IPv6 CIDR block refuses IPv6 clients only', async () => {
 });
 
 test('a ban kicks the connected clients it names: DISCONNECT 0x98 with reason "banned" for v5, a close for 3.1.1', async () => {
-  const c5 = await connect(b.url, v5('kick-me'));
-  const c4 = await connect(b.url, v4('kick-me-too', { username: 'kicked-user' }));
+  // One on each worker.
+  const urls = await workerUrls(b);
+  const c5 = await connect(urls[0], v5('kick-me'));
+  const c4 = await connect(urls[1], v4('kick-me-too', { username: 'kicked-user' }));
   const other = await connect(b.url, v5('stay'));
   const disconnect = waitForEvent<[mqtt.IDisconnectPacket]>(c5, 'disconnect');
   const closed4 = waitForEvent(c4, 'close');

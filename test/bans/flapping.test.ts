@@ -11,6 +11,7 @@ import mqtt from 'mqtt';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, nextMessages } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { workerUrls } from '../helpers/worker-ports.ts';
 
 let b: AdminBroker;
 
@@ -34,12 +35,15 @@ test('a client reconnecting maxCount + 1 times is banned for banTime, then conne
   const watcher = await connect(b.url, { clientId: 'flapping-watcher' });
   await watcher.subscribeAsync('alerts/flapping', { qos: 1 });
   const alert = nextMessages(watcher, 1);
-  // maxCount connections are allowed: no ban.
-  for (let i = 0; i < 3; i++) (await connect(b.url, { clientId: 'flappy', protocolVersion: 5 })).end(true);
+  // maxCount connections are allowed: no ban. They alternate between the two workers (the
+  // count is the node's, not a worker's: neither worker alone sees more than 2).
+  const urls = await workerUrls(b);
+  assert.equal(urls.length, 2);
+  for (let i = 0; i < 3; i++) (await connect(urls[i % 2], { clientId: 'flappy', protocolVersion: 5 })).end(true);
   assert.equal((await b.api('GET', '/api/banned')).json.total, 0);
   const other = await connect(b.url, { clientId: 'steady', protocolVersion: 5 });
   // The fourth goes past the limit: banned, and kicked.
-  const fourth = await connect(b.url, { clientId: 'flappy', protocolVersion: 5 });
+  const fourth = await connect(urls[1], { clientId: 'flappy', protocolVersion: 5 });
   const closed = new Promise<void>((resolve) => fourth.once('close', () => resolve()));
   const banned = await waitFor(async () => (await b.api('GET', '/api/banned?as=clientid')).json.data.find((d: any) => d.who === 'flappy'), { timeout: 5000 });
   assert.equal(banned.by, 'flapping');
