@@ -6,12 +6,14 @@ import { tracing } from '../features/tracing/index.ts';
 import { commands } from '../features/commands/index.ts';
 import { scripts } from '../features/scripts/index.ts';
 import { drain } from '../features/drain/index.ts';
+import { bans } from '../features/bans/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
   proxySubscriptions,
   tracing,
   drain,
+  bans,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

@@ -79,6 +79,14 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
   c.clientHash = hashString(clientId);
   c.cleanStart = clean;
 
+  // The ban list (and flapping detection), before authentication and before the client takes a
+  // place: 0x8A Banned (v5) or 5 Not authorized (v3, send.connack maps it), then close.
+  const gate = host.gate;
+  if (gate.active && gate.refuses(clientId, p.username ?? undefined, c) !== null) {
+    refuse(RC.BANNED, 'not_authorized');
+    return;
+  }
+
   // The endpoint's connection limit, across every worker: 0x97 Quota Exceeded (v5) or 0x03
   // Server Unavailable (v3) [MQTT-3.2.2-6: the server then closes the connection].
   const endpoint = c.endpoint;

@@ -15,6 +15,7 @@ import { scriptOps } from './scripts.ts';
 import { bridgeOps } from './bridges.ts';
 import { clusterOps } from './cluster.ts';
 import { drainOps } from './drain.ts';
+import { banOps } from './bans.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -30,6 +31,7 @@ export const OPS = {
   ...bridgeOps,
   ...clusterOps,
   ...drainOps,
+  ...banOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;

@@ -17,6 +17,7 @@ import type { WorkerLogTopics } from '../../features/tracing/worker-log-topics.t
 import type { WorkerTraces } from '../../features/tracing/worker-traces.ts';
 import type { WorkerBridges } from '../../bridges/worker-bridges.ts';
 import type { WorkerNodeClaims } from '../node-claims.ts';
+import type { WorkerBans } from '../../features/bans/worker-bans.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
@@ -40,6 +41,7 @@ export interface OpsEnv {
   readonly bridges: WorkerBridges;
   readonly nodeClaims: WorkerNodeClaims;
   readonly sessionLimits: SessionLimits;
+  readonly bans: WorkerBans;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types
