@@ -27,6 +27,7 @@ import { PlatformUsers } from './pages/platform-users.js';
 import { Audit } from './pages/audit.js';
 import { LiveMessages } from './pages/live-messages.js';
 import { Logs } from './pages/logs.js';
+import { Banned } from './pages/banned.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -43,6 +44,7 @@ const PAGES = [
   { id: 'commands', title: 'Commands', view: Commands },
   { id: 'policies', title: 'Auth and ACL', view: Policies },
   { id: 'client-db', title: 'Client database', view: ClientDb },
+  { id: 'banned', title: 'Banned', view: Banned },
   { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },

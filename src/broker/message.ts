@@ -107,6 +107,17 @@ export function recordReceivedAt(buf: Buffer, offset: number): number {
   return buf.readUInt32LE(offset + 12) * 1000;
 }
 
+/** Sets the expiry (ms since the epoch) of the record at `offset`. */
+export function setRecordExpiresAt(buf: Buffer, offset: number, expiresAt: number): void {
+  buf.writeDoubleLE(expiresAt, offset + 16);
+}
+
+/** When the retained copy of `m` expires: its own expiry, or with none, `defaultMs` (0: never)
+ * after it was received (config limits.retainedDefaultExpiry). */
+export function retainedExpiresAt(m: Message, defaultMs: number): number {
+  return m.expiresAt !== 0 || defaultMs === 0 ? m.expiresAt : m.receivedAt + defaultMs;
+}
+
 /** A record in a Buffer of its own (for the retained store). */
 export function toRecord(m: Message): Buffer {
   const out = Buffer.allocUnsafe(recordLength(m));

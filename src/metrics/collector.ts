@@ -17,10 +17,16 @@ export interface MetricsHost {
   callAll: WorkerCallAll;
   readonly router: InstanceType<typeof Router>;
   readonly retained: InstanceType<typeof RetainedStore>;
+  /** config limits.maxRetainedMessages (0: no limit). */
+  readonly retainedLimit: number;
 }
+
 import { MetricSet, type MetricJson } from './metric-json.ts';
 import { brokerMetrics, endpointLabels, endpointWorkerMetrics, type EndpointFilter } from './worker-metrics.ts';
 import { OPERATIONS, RateWindow, rateCounters, sumEndpoints, type EndpointTotals, type Rates } from './endpoint-totals.ts';
+
+/** First topic levels with a series of their own in spindle_retained_*_by_level. */
+export const RETAINED_LEVELS = 20;
 
 /** Endpoint counters are sampled this often for the rates ... */
 export const SAMPLE_INTERVAL_MS = 5_000;
@@ -121,6 +127,7 @@ export class MetricsCollector {
     own.gauge('spindle_subscriptions_current', 'Subscriptions in the shared routing core (every session, every worker).', this.supervisor.router.subscriptionCount, {}, 'first');
     own.gauge('spindle_retained_messages', 'Retained messages held.', this.supervisor.retained.size, {}, 'first');
     own.gauge('spindle_retained_bytes', 'Bytes of the retained messages held.', this.supervisor.retained.bytes, {}, 'first');
+    this.retainedLevels(own);
     own.gauge('spindle_router_trie_bytes', 'Approximate heap bytes of the subscription trie.', this.supervisor.router.heapBytes, {}, 'first');
     own.gauge('spindle_workers_running', 'Worker threads answering.', c.workers.length, {}, 'first');
     own.gauge('spindle_memory_heap_bytes', 'V8 heap in use, all threads (main and workers).', c.process.heapUsed, {}, 'first');
@@ -132,6 +139,20 @@ export class MetricsCollector {
     });
     this.endpointMainMetrics(c, own, () => true);
     return this.render([...perWorker, own.list(), await this.main.getMetricsAsJSON() as unknown as MetricJson[]]);
+  }
+
+  /** Retained messages and bytes by first topic level: the RETAINED_LEVELS levels holding the
+   * most, the rest summed under "(other)" (a bounded label set whatever the topics). */
+  private retainedLevels(own: MetricSet): void {
+    own.declare('spindle_retained_messages_by_level', `Retained messages held, by first topic level: the ${RETAINED_LEVELS} levels holding the most, the others summed under level "(other)"; "(empty)" for topics starting with '/'.`, 'gauge', 'first');
+    own.declare('spindle_retained_bytes_by_level', 'Bytes of the retained messages held (records: topic, properties, payload and a 32-byte header), by first topic level as spindle_retained_messages_by_level.', 'gauge', 'first');
+    own.gauge('spindle_retained_limit_messages', 'limits.maxRetainedMessages (0: no limit).', this.supervisor.retainedLimit, {}, 'first');
+    own.gauge('spindle_retained_counted_messages', 'Retained messages limits.maxRetainedMessages applies to (all but the broker\'s own $SYS ones).', this.supervisor.retained.counted, {}, 'first');
+    for (const l of this.supervisor.retained.levels(RETAINED_LEVELS)) {
+      const level = typeof l.level !== 'string' ? '(other)' : l.level === '' ? '(empty)' : l.level;
+      own.gauge('spindle_retained_messages_by_level', '', l.count, { level }, 'first');
+      own.gauge('spindle_retained_bytes_by_level', '', l.bytes, { level }, 'first');
+    }
   }
 
   /** The svc_endpoint_* metrics of one endpoint (null: no endpoint on that port). */

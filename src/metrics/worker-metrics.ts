@@ -15,6 +15,7 @@ const DROP_REASONS: Record<string, string> = {
   tooLarge: 'too_large',
   noSession: 'no_session',
   notAuthorized: 'not_authorized',
+  readDenied: 'read_denied',
   qos0Offline: 'qos0_offline',
   slowConsumer: 'slow_consumer',
   clusterCopy: 'cluster_copy',
@@ -42,6 +43,8 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   for (const [key, reason] of Object.entries(DROP_REASONS)) {
     set.counter('spindle_messages_dropped_total', 'Messages not delivered, by reason: expired, queue_full (session queue at limits.maxQueuedMessages), too_large (above the client\'s Maximum Packet Size), no_session (subscriber gone), not_authorized, qos0_offline, slow_consumer (QoS 0 past limits.maxOutboundBytes of a client that does not read).', s.dropped[key as keyof typeof s.dropped], { reason });
   }
+  set.counter('spindle_retained_refused_total', 'Retained PUBLISHes refused (not retained, not delivered; MQTT 5 QoS 1/2 get 0x97 Quota exceeded), by reason: count (a new topic past limits.maxRetainedMessages), size (a payload past limits.maxRetainedPayloadSize).', s.retainedRefused.count, { reason: 'count' });
+  set.counter('spindle_retained_refused_total', '', s.retainedRefused.size, { reason: 'size' });
   set.counter('spindle_auth_failures_total', 'CONNECTs refused by authentication.', s.authFailed);
   set.counter('spindle_auth_lockouts_total', 'Source addresses locked out after limits.authMaxFailures failed authentications.', s.authLockouts);
   set.counter('spindle_auth_locked_out_total', 'CONNECTs refused (0x8A) because their source address was locked out.', s.authLockedOut);

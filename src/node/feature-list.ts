@@ -7,6 +7,7 @@ import { commands } from '../features/commands/index.ts';
 import { scripts } from '../features/scripts/index.ts';
 import { drain } from '../features/drain/index.ts';
 import { clientDb } from '../features/client-db/index.ts';
+import { bans } from '../features/bans/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -14,6 +15,7 @@ export const FEATURES: readonly Feature[] = [
   tracing,
   drain,
   clientDb,
+  bans,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

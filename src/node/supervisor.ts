@@ -31,6 +31,7 @@ export type { ClusterTicket } from './taps.ts';
 
 export type { Ports } from './node-endpoints.ts';
 
+const RETAINED_SWEEP_MS = 1000;
 
 export class Supervisor {
   readonly ports: Ports = {};
@@ -45,6 +46,9 @@ export class Supervisor {
   private readonly nodeStore: NodeStore;
   private stopping = false;
   private sysTimer: NodeJS.Timeout | null = null;
+  /** Removes expired retained messages from the shared retained store once a second (they are
+   * never delivered once expired; this frees their place under limits.maxRetainedMessages). */
+  private retainedSweep: NodeJS.Timeout | null = null;
   /** The stored sessions open() read, until startWorkers() hands them to the workers. */
   private stored: StoredSession[] = [];
   private nextPublishWorker = 0;
@@ -130,6 +134,7 @@ export class Supervisor {
     this.stored = [];
     await this.pool.start(this.config.workers, stored);
     this.sysTimer = this.config.sys.enabled ? setInterval(() => void this.publishSys(), this.config.sys.interval * 1000) : null;
+    this.retainedSweep = setInterval(() => this.retained.removeExpired(Date.now()), RETAINED_SWEEP_MS);
     return this.ports;
   }
 
@@ -250,6 +255,11 @@ export class Supervisor {
     this.pool.postAll({ t: 'reload-tls' });
   }
 
+  /** config limits.maxRetainedMessages (0: no limit). */
+  get retainedLimit(): number {
+    return this.config.limits.maxRetainedMessages;
+  }
+
   /** Every worker reads auth.passwordFile and auth.aclFile again (a bad file: logged, old kept). */
   reloadAuth(): void {
     this.pool.postAll({ t: 'reload-auth' });
@@ -260,6 +270,7 @@ export class Supervisor {
     if (this.stopping) return;
     this.stopping = true;
     if (this.sysTimer) clearInterval(this.sysTimer);
+    if (this.retainedSweep) clearInterval(this.retainedSweep);
     await this.pool.stop();
     await this.nodeStore.close();
     this.nodeLog.close();

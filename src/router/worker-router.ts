@@ -4,7 +4,7 @@
 // publish and the retained messages sent on subscribe. One per thread; state is that thread's.
 // It sees the sessions only through RouterHost, by handle: the session layer is its caller.
 import { Router, RetainedStore, DELIVERY_RAP, DELIVERY_SHARED, NO_PUBLISHER, TAP_WORKER, TopicError, native } from '../native/index.ts';
-import { toRecord, records, type Message } from '../broker/message.ts';
+import { toRecord, records, retainedExpiresAt, setRecordExpiresAt, type Message } from '../broker/message.ts';
 import { DeliveryBatch, readBatch } from './batch.ts';
 import { RetainedChanges, type PostRetained } from './retained-changes.ts';
 import type { Delivery, NodeScope, Routed } from './delivery.ts';
@@ -43,6 +43,21 @@ export interface RouterHost {
    * nodes); absent where there is no main thread to post to. */
   postRetained?: PostRetained;
 }
+
+/** The retained-message limits (config `limits.maxRetainedMessages`, `maxRetainedPayloadSize`,
+ * `retainedDefaultExpiry`, the last in ms); 0: none. */
+export interface RetainedLimits {
+  maxCount: number;
+  maxPayload: number;
+  defaultExpiryMs: number;
+}
+
+/** Why a retained PUBLISH is refused: past the count limit, or its payload past the size limit. */
+export type RetainedRefusal = 'count' | 'size';
+
+/** RetainedStore.admit's answers (1: a place is held; 0, free, needs nothing). */
+const ADMIT_RESERVED = 1;
+const ADMIT_REFUSED = 2;
 
 /** Topics whose deliveries this thread remembers (see `match`); the map starts over when full. */
 const MATCH_CACHE_MAX = 10_000;
@@ -83,6 +98,12 @@ export class WorkerRouter {
   sharesMissed = 0;
   /** The sessions the last routing limited to some (NodeScope.only) reached. */
   readonly onlyReached = new Set<number>();
+  private retainedLimits: RetainedLimits = { maxCount: 0, maxPayload: 0, defaultExpiryMs: 0 };
+  /** Admitted messages for which the retained store holds a place (new topics under the count
+   * limit) until they are retained (`retain`) or given up (`releaseRetained`). */
+  private readonly retainedPlaces = new WeakSet<Message>();
+  /** Whether a retained PUBLISH must pass `retainRefusal` (a count or size limit is set). */
+  retainLimited = false;
 
   constructor(
     private readonly host: RouterHost,
@@ -380,9 +401,44 @@ export class WorkerRouter {
       this.retainedChanges?.add(m.topic, null, m.receivedAt);
     } else {
       const record = toRecord(m);
-      this.retained.set(m.topic, record);
+      const defaultExpiry = this.retainedLimits.defaultExpiryMs;
+      // Only the retained copy gets the default expiry (the one delivered now is as published).
+      if (m.expiresAt === 0 && defaultExpiry !== 0) setRecordExpiresAt(record, 0, retainedExpiresAt(m, defaultExpiry));
+      if (this.retainLimited && this.retainedPlaces.delete(m)) this.retained.setReserved(m.topic, record);
+      else this.retained.set(m.topic, record);
       this.retainedChanges?.add(m.topic, record, m.receivedAt);
     }
+  }
+
+  setRetainedLimits(limits: RetainedLimits): void {
+    this.retainedLimits = { ...limits };
+    this.retainLimited = limits.maxCount !== 0 || limits.maxPayload !== 0;
+  }
+
+  /**
+   * Whether a retained message may be taken (null) or why not, checked when its PUBLISH is
+   * accepted, before it is routed. A clear (empty payload) never is refused, nor a replace by the
+   * count. A new topic under the count gets a place held in the shared store until `retain`
+   * stores it (with a store, once written) or `releaseRetained` gives it up: admissions on every
+   * worker, and those waiting for their store write, count together (docs/features/
+   * retained-limits.md).
+   */
+  retainRefusal(m: Message): RetainedRefusal | null {
+    if (m.payload.length === 0) return null;
+    const l = this.retainedLimits;
+    if (l.maxPayload !== 0 && m.payload.length > l.maxPayload) return 'size';
+    if (l.maxCount !== 0) {
+      const admission = this.retained.admit(m.topic, l.maxCount);
+      if (admission === ADMIT_REFUSED) return 'count';
+      if (admission === ADMIT_RESERVED) this.retainedPlaces.add(m);
+    }
+    return null;
+  }
+
+  /** An admitted message that will not be retained after all (its store write failed): the
+   * place held for it is given back. */
+  releaseRetained(m: Message): void {
+    if (this.retainedPlaces.delete(m)) this.retained.release();
   }
 
   /** The cluster is on: `inbound` is the handle messages from other nodes are published with. */

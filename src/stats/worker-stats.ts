@@ -28,11 +28,16 @@ export class WorkerStats {
     tooLarge: 0,
     noSession: 0,
     notAuthorized: 0,
+    /** Delivered through a subscription its ACL grants in part, to a topic the client may not read. */
+    readDenied: 0,
     qos0Offline: 0,
     slowConsumer: 0,
     /** A second copy of a cluster message for a session that took it (Session.firstCopy). */
     clusterCopy: 0,
   };
+  /** Retained PUBLISHes refused: past limits.maxRetainedMessages (count) or with a payload past
+   * limits.maxRetainedPayloadSize (size). */
+  retainedRefused = { count: 0, size: 0 };
   authFailed = 0;
   /** Source addresses locked out after too many failed authentications, and CONNECTs refused
    * while locked out. */

@@ -18,7 +18,7 @@ import type { Session, SessionLimits } from '../engine/session/session.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import { NO_ACK_GATES, NO_TRANSFORMS, type AckGates, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
+import { NO_ACK_GATES, NO_TRANSFORMS, OPEN_GATE, type AckGates, type ConnectGate, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
@@ -56,6 +56,8 @@ export interface EngineDeps {
   postRetained?: PostRetained;
   /** Failed authentications per source address, shared by every worker (none when not given). */
   readonly authFailures?: AuthFailureLimiter | null;
+  /** Who may not connect (none when not given). */
+  readonly gate?: ConnectGate;
   /** Scripts and extensions (none when not given). */
   readonly transforms?: MessageTransforms;
   /** Client-id claims across a cluster's nodes (none when not given). */
@@ -100,6 +102,9 @@ export function createEngine(deps: EngineDeps): Engine {
     RetainedStore.open(deps.routerName),
     deps.routeShared,
   );
+  const retainedDefaultExpiryMs = limits.retainedDefaultExpiry * 1000;
+  router.setRetainedLimits({ maxCount: limits.maxRetainedMessages, maxPayload: limits.maxRetainedPayloadSize, defaultExpiryMs: retainedDefaultExpiryMs });
+  if (persistence) persistence.retainedDefaultExpiryMs = retainedDefaultExpiryMs;
   const events = deps.events ?? NO_EVENTS;
   const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events);
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
@@ -142,6 +147,7 @@ export function createEngine(deps: EngineDeps): Engine {
     authorizerFor: deps.authorizerFor,
     events,
     authFailures: deps.authFailures ?? null,
+    gate: deps.gate ?? OPEN_GATE,
     transforms: deps.transforms ?? NO_TRANSFORMS,
     ackGates: deps.ackGates ?? NO_ACK_GATES,
   };

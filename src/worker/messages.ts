@@ -11,6 +11,7 @@ import type { BridgeOutput, ViewerSkips } from '../bridges/worker-bridges.ts';
 import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../features/scripts/types.ts';
+import type { BanWorkerState } from '../features/bans/worker-bans.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 
 export interface PlainMessage {
@@ -45,6 +46,9 @@ export interface WorkerStates {
   processors: ProcessorState;
   /** The node is draining (src/features/drain): new connections are closed at once. */
   draining: boolean;
+  /** The ban list's shared counters and flapping detection (src/features/bans); the bans
+   * themselves come as worker operations (bans.*). */
+  bans: BanWorkerState;
 }
 
 export type ToWorker =

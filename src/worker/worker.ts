@@ -31,6 +31,7 @@ import { createEngine } from './engine.ts';
 import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../features/tracing/worker-log-topics.ts';
 import { WorkerTraces } from '../features/tracing/worker-traces.ts';
+import { WorkerBans } from '../features/bans/worker-bans.ts';
 import { WorkerBridges } from '../bridges/worker-bridges.ts';
 import { AuthFailureLimiter } from '../auth/failure-limiter.ts';
 import { WorkerPolicies } from '../policies/worker/worker-policies.ts';
@@ -149,7 +150,11 @@ const processors = new ProcessorStage({
 // Client ids across the cluster's nodes (turned on by the cluster's 'cluster.set').
 const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', claims }));
 
+// The ban list and flapping detection (src/features/bans), asked per CONNECT while active.
+const bans = new WorkerBans(log, rules);
+
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
+  gate: bans,
   nodes: nodeClaims,
   // A QoS 1/2 message another node wants is acknowledged once the cluster has it.
   ackGates: bridges,
@@ -313,6 +318,7 @@ parentPort!.on('message', (msg: ToWorker) => {
       // Before 'open': the supervisor sends every piece of state first.
       if (msg.key === 'policies') policies.setState(msg.value);
       else if (msg.key === 'draining') listeners.setDraining(msg.value);
+      else if (msg.key === 'bans') bans.setState(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':
@@ -349,7 +355,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, clientDb };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

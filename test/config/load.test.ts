@@ -40,6 +40,9 @@ test('defaults', () => {
     maxOutboundBytes: 8388608,
     slowConsumerTimeout: 30,
     partialPacketTimeout: 60,
+    maxRetainedMessages: 0,
+    maxRetainedPayloadSize: 0,
+    retainedDefaultExpiry: 0,
   });
   assert.deepEqual(c.auth, { allowAnonymous: true, users: [], acl: [], aclDefault: 'allow', passwordFile: '', aclFile: '', cacheSize: 1024, clientDbCache: true, policyCacheTtl: 60, policyCacheSize: 100_000, policyTimeout: 15_000, policyMaxPending: 10_000, hashConcurrency: 0 });
   assert.deepEqual(c.bridges, []);

@@ -267,6 +267,10 @@ export class FakeClient implements Client {
     this.close(why);
   }
 
+  canRead(topic: string): boolean | Promise<boolean> {
+    return this.authorizer.authorize(this.identity, 'subscribe', topic);
+  }
+
   kick(reason: number, why: CloseReason, message?: string): void {
     this.disconnectWith(reason, why, message);
   }

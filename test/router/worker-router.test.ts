@@ -204,3 +204,30 @@ test('rule subscribers (TAP_WORKER) are told of the publishes their filters matc
   assert.deepEqual(routed.map((r) => r.handle), [1]);
   assert.equal(host.rules.at(-1)!.topic, 'plant/c/temp');
 });
+
+test('retained limits: an admitted new topic holds its place until retained or released, across two workers\' routers; a replace and a clear need none; the default expiry goes on the retained copy only', () => {
+  const shared = new SharedArrayBuffer(8);
+  const name = `wr-${randomUUID()}`;
+  const { router: w0 } = setup(0, shared, name);
+  const w1 = new WorkerRouter(setup(1).host, Router.open(name), RetainedStore.open(name), shared);
+  for (const r of [w0, w1]) r.setRetainedLimits({ maxCount: 2, maxPayload: 8, defaultExpiryMs: 60_000 });
+  w0.retain(message('lim/a', 1, true, 'a'));
+  // One place left: w0 admits a new topic (held while its store write would run), so w1 cannot.
+  const held = message('lim/b', 1, true, 'b');
+  assert.equal(w0.retainRefusal(held), null);
+  assert.equal(w1.retainRefusal(message('lim/c', 1, true, 'c')), 'count');
+  assert.equal(w1.retainRefusal(message('lim/a', 1, true, 'again')), null, 'a replace');
+  assert.equal(w1.retainRefusal(message('lim/c', 1, true, '')), null, 'a clear');
+  assert.equal(w1.retainRefusal(message('lim/a', 1, true, 'too long!')), 'size');
+  // Given back (its store write failed): w1 may take it, and its retain takes the place.
+  w0.releaseRetained(held);
+  const taken = message('lim/c', 1, true, 'c');
+  assert.equal(w1.retainRefusal(taken), null);
+  w1.retain(taken);
+  assert.equal(w0.retained.counted, 2);
+  assert.equal(w0.retainRefusal(message('lim/d', 1, true, 'd')), 'count');
+  // The retained record expires after the default; the message itself keeps none.
+  const rec = w0.retained.get('lim/c')!;
+  assert.ok(Math.abs(rec.readDoubleLE(16) - (taken.receivedAt + 60_000)) < 1);
+  assert.equal(taken.expiresAt, 0);
+});

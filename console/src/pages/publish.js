@@ -1,5 +1,6 @@
 // HTTP publish (a message to the subscribers, through /api/publish) and the retained messages
-// (query by filter, delete).
+// (query by filter, delete; their count against limits.maxRetainedMessages, the other retained
+// limits and the largest first topic levels, from /mqtt/retain/stats).
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -47,12 +48,14 @@ function Retained({ canWrite }) {
   const [filter, setFilter] = useState('#');
   const [rows, setRows] = useState([]);
   const [total, setTotal] = useState(0);
+  const [stats, setStats] = useState(null);
   const [error, setError] = useState(null);
   async function load(f = filter) {
     try {
-      const r = await api('POST', '/mqtt/retain/query', { topic: f, page: 1, size: 100 });
+      const [r, s] = await Promise.all([api('POST', '/mqtt/retain/query', { topic: f, page: 1, size: 100 }), api('GET', '/mqtt/retain/stats').then((a) => a.data)]);
       setRows(r.data);
       setTotal(r.total ?? r.data.length);
+      setStats(s);
       setError(null);
     } catch (err) {
       setError(err.message);
@@ -76,6 +79,7 @@ function Retained({ canWrite }) {
       <button type="submit">Search</button>
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${stats && html`<${RetainedFigures} stats=${stats} />`}
     <p class="muted">${total} retained${total > rows.length ? `, the first ${rows.length} shown` : ''}</p>
     <table>
       <thead><tr><th>Topic</th><th>QoS</th><th>Payload</th><th>Time</th><th></th></tr></thead>
@@ -86,4 +90,17 @@ function Retained({ canWrite }) {
       </tr>`)}</tbody>
     </table>
   </section>`;
+}
+
+/** The retained count against its limit, the other limits, and the largest first levels. */
+function RetainedFigures({ stats }) {
+  const l = stats.limits;
+  const full = l.maxRetainedMessages > 0 && stats.counted >= l.maxRetainedMessages;
+  return html`<p class=${full ? 'error' : 'muted'} data-testid="retained-figures">
+    <span data-testid="retained-count">${stats.counted}</span> of <span data-testid="retained-limit">${l.maxRetainedMessages || 'no limit'}</span> retained
+    (${stats.bytes} bytes)${full ? ', full: new topics are refused' : ''};
+    payload at most ${l.maxRetainedPayloadSize ? `${l.maxRetainedPayloadSize} bytes` : 'any size'};
+    ${l.retainedDefaultExpiry ? `kept ${l.retainedDefaultExpiry} s without an expiry of their own` : 'kept until replaced without an expiry of their own'}.
+    ${stats.levels.length > 0 && html`<br />Largest levels: ${stats.levels.map((v, i) => html`${i > 0 ? ', ' : ''}<span data-level=${v.level ?? '(other)'}>${v.level ?? '(other)'} ${v.count}</span>`)}`}
+  </p>`;
 }

@@ -113,9 +113,65 @@ impl RetainedStore {
     }
 
     /// Stores the record for a topic name (validated by the caller); true when it replaced one.
+    /// The record's expiry is read from it (see `record_expires_at`).
     #[napi(catch_unwind)]
     pub fn set(&self, topic: String, record: &[u8]) -> bool {
-        self.inner.set(&topic, record)
+        self.inner.set(&topic, record, record_expires_at(record))
+    }
+
+    /// Whether a record for `topic` would be taken with at most `maxCount` retained messages
+    /// (0: no limit; `$SYS` ones not counted): true for a topic that has one (a replace).
+    #[napi(catch_unwind)]
+    pub fn admits(&self, topic: String, max_count: u32) -> bool {
+        self.inner.admits(&topic, max_count as usize)
+    }
+
+    /// Admits a record for `topic` under `maxCount` (0: no limit) when a PUBLISH is accepted:
+    /// 0 free (no limit applies, or a replace), 1 a place is held for the new topic until
+    /// `setReserved` or `release` (10 s at most), 2 refused (past the limit, places held counted).
+    #[napi(catch_unwind)]
+    pub fn admit(&self, topic: String, max_count: u32) -> u32 {
+        match self.inner.admit(&topic, max_count as usize) {
+            retained_store::Admission::Free => 0,
+            retained_store::Admission::Reserved => 1,
+            retained_store::Admission::Refused => 2,
+        }
+    }
+
+    /// `set` for a topic `admit` held a place for (the place is taken by the record).
+    #[napi(catch_unwind)]
+    pub fn set_reserved(&self, topic: String, record: &[u8]) -> bool {
+        self.inner.set_reserved(&topic, record, record_expires_at(record))
+    }
+
+    /// Gives back a place `admit` held (its message was not retained after all).
+    #[napi(catch_unwind)]
+    pub fn release(&self) {
+        self.inner.release()
+    }
+
+    /// Removes the records whose expiry (ms since the epoch) is at or before `now`; answers how many.
+    #[napi(catch_unwind)]
+    pub fn remove_expired(&self, now: f64) -> u32 {
+        self.inner.remove_expired(now.max(0.0) as u64) as u32
+    }
+
+    /// Records and bytes under the `top` first topic levels holding the most, most first; the
+    /// others summed in a last entry whose `level` is null (absent when there are none).
+    #[napi(catch_unwind)]
+    pub fn levels(&self, top: u32) -> Vec<RetainedLevel> {
+        let (levels, rest) = self.inner.levels(top as usize);
+        let mut out: Vec<RetainedLevel> = levels.into_iter().map(|(level, t)| RetainedLevel { level: Some(level), count: t.count as u32, bytes: t.bytes as f64 }).collect();
+        if rest.count > 0 {
+            out.push(RetainedLevel { level: None, count: rest.count as u32, bytes: rest.bytes as f64 });
+        }
+        out
+    }
+
+    /// Retained messages a count limit applies to: all but the broker's own `$SYS` ones.
+    #[napi(getter, catch_unwind)]
+    pub fn counted(&self) -> u32 {
+        self.inner.counted() as u32
     }
 
     #[napi(catch_unwind)]
@@ -162,6 +218,27 @@ impl RetainedStore {
     #[napi(getter, catch_unwind)]
     pub fn bytes(&self) -> f64 {
         self.inner.bytes() as f64
+    }
+}
+
+/// Records and bytes of retained messages under one first topic level.
+#[napi(object)]
+pub struct RetainedLevel {
+    /// The first level; null for the sum of the levels past the top ones.
+    pub level: Option<String>,
+    pub count: u32,
+    pub bytes: f64,
+}
+
+/// A record's expiry: bytes 16..24 are its expiresAt, an f64 of ms since the epoch, 0 for none
+/// (the record layout of src/broker/message.ts, writeRecord).
+fn record_expires_at(record: &[u8]) -> u64 {
+    match record.get(16..24) {
+        Some(b) => {
+            let at = f64::from_le_bytes(b.try_into().unwrap());
+            if at.is_finite() && at > 0.0 { at as u64 } else { 0 }
+        }
+        None => 0,
     }
 }
 

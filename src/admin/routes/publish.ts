@@ -3,7 +3,7 @@
 // once the message is routed (and stored, where it must be).
 import { Type, type Static } from '@sinclair/typebox';
 
-import { DomainError, invalid } from '../../errors/domain-error.ts';
+import { DomainError, conflict, invalid } from '../../errors/domain-error.ts';
 import { hashString } from '../../protocol/client-hash.ts';
 import { forwardedProperties } from '../../protocol/send.ts';
 import { NO_PUBLISHER } from '../../native/index.ts';
@@ -58,6 +58,14 @@ function properties(ctx: AdminContext, p: Static<typeof PROPERTIES> | undefined)
   return { props, expiresAt: expiry !== undefined ? Date.now() + expiry * 1000 : 0 };
 }
 
+/** A retained message the limits refuse from a client is refused here too: 400 for a payload
+ * past limits.maxRetainedPayloadSize, 409 for a new topic past limits.maxRetainedMessages. */
+function retainedWithinLimits(ctx: AdminContext, topic: string, payloadLength: number): void {
+  const l = ctx.config.limits;
+  if (l.maxRetainedPayloadSize !== 0 && payloadLength > l.maxRetainedPayloadSize) throw invalid('payload', `larger than limits.maxRetainedPayloadSize (${l.maxRetainedPayloadSize} bytes) for a retained message`);
+  if (l.maxRetainedMessages !== 0 && !ctx.supervisor.retained.admits(topic, l.maxRetainedMessages)) throw conflict('retain', `limits.maxRetainedMessages (${l.maxRetainedMessages}) retained messages are held; replace or clear one first`);
+}
+
 export function publishRoutes(ctx: AdminContext): Route[] {
   return [
     route({
@@ -73,6 +81,7 @@ export function publishRoutes(ctx: AdminContext): Route[] {
         if (encoding === 'base64' && !BASE64.test(text)) throw invalid('payload', 'is not valid base64');
         const payload = Buffer.from(text, encoding === 'base64' ? 'base64' : 'utf8');
         if (payload.length > ctx.config.limits.maxPacketSize) throw invalid('payload', `larger than limits.maxPacketSize (${ctx.config.limits.maxPacketSize} bytes)`);
+        if (retain && payload.length > 0) retainedWithinLimits(ctx, topic, payload.length);
         const clientId = req.body.clientId || undefined;
         const { props, expiresAt } = properties(ctx, req.body.properties);
         // As the client when it has a session (No Local, shared-subscription hashing); else as the broker.

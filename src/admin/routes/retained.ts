@@ -6,10 +6,14 @@ import { Type } from '@sinclair/typebox';
 import { notFound } from '../../errors/domain-error.ts';
 import { readRecord, recordReceivedAt, isExpired } from '../../broker/message.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
+import { clientRetainedCount } from '../../broker/client-retained.ts';
 import type { AdminContext } from '../context.ts';
 import { json, ok, type Route } from '../http.ts';
 import { PAGING, pageOf, route, strict } from '../schema.ts';
 import { TOPIC_NAME, topicFilter, topicName } from './mqtt-common.ts';
+
+/** First topic levels /mqtt/retain/stats lists one by one. */
+const RETAINED_STATS_LEVELS = 10;
 
 interface RetainedView {
   topic: string;
@@ -67,5 +71,22 @@ export function retainedRoutes(ctx: AdminContext): Route[] {
         return ok();
       },
     }),
+    {
+      method: 'GET',
+      path: '/mqtt/retain/stats',
+      access: 'read',
+      tag: 'retained',
+      summary: `Retained figures and limits: {count (as clients see them, $SYS not included), counted (what limits.maxRetainedMessages applies to), bytes, limits: {maxRetainedMessages, maxRetainedPayloadSize, retainedDefaultExpiry} (0: none), levels: [{level, count, bytes}] (the ${RETAINED_STATS_LEVELS} first topic levels holding the most; level null: the others summed)}`,
+      handler() {
+        const l = ctx.config.limits;
+        return ok({
+          count: clientRetainedCount(retained),
+          counted: retained.counted,
+          bytes: retained.bytes,
+          limits: { maxRetainedMessages: l.maxRetainedMessages, maxRetainedPayloadSize: l.maxRetainedPayloadSize, retainedDefaultExpiry: l.retainedDefaultExpiry },
+          levels: retained.levels(RETAINED_STATS_LEVELS).map((v) => ({ level: v.level ?? null, count: v.count, bytes: v.bytes })),
+        });
+      },
+    },
   ];
 }

@@ -508,6 +508,12 @@ export class Connection implements Client, TransportHandlers, Expiring {
     this.close(why);
   }
 
+  /** Read access to one delivered topic (SessionLink.canRead): the ACL's subscribe answer for
+   * the topic name, cached by the authorizer. */
+  canRead(topic: string): boolean | Promise<boolean> {
+    return this.authorizer.authorize(this.identity, 'subscribe', topic);
+  }
+
   kick(reason: number, why: CloseReason, message?: string): void {
     this.disconnectWith(reason, why, message);
   }

@@ -105,12 +105,26 @@ export interface HandlerHost {
   readonly events: EngineEvents;
   /** Failed authentications per source address, shared by every worker (null: no limit). */
   readonly authFailures: AuthFailureLimiter | null;
+  /** Who may not connect (the ban list, flapping detection), asked before authentication. */
+  readonly gate: ConnectGate;
   /** The scripts and extensions that transform accepted PUBLISHes before routing. */
   readonly transforms: MessageTransforms;
   /** What must accept a routed message elsewhere before it is acknowledged (a cluster's other
    * nodes, for QoS 1/2). */
   readonly ackGates: AckGates;
 }
+
+/** Who may not connect (src/features/bans): asked per CONNECT before authentication, only while
+ * `active` (a ban is held or flapping detection is on). */
+export interface ConnectGate {
+  readonly active: boolean;
+  /** What bans the client ('clientid', 'username', 'peerhost'), or null; the peer's address is
+   * read only when an address or block is banned (no closure per CONNECT). */
+  refuses(clientId: string, username: string | undefined, peer: { readonly remoteAddress: string }): string | null;
+}
+
+/** Nobody is banned. */
+export const OPEN_GATE: ConnectGate = { active: false, refuses: () => null };
 
 /**
  * Acceptance elsewhere that a message's acknowledgement waits for: asked right after the message

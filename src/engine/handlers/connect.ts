@@ -10,7 +10,9 @@ import { RC } from '../../protocol/reason-codes.ts';
 import { hashString } from '../../protocol/client-hash.ts';
 import * as send from '../../protocol/send.ts';
 import { NEVER_EXPIRES } from '../../store/types.ts';
-import type { Will } from '../session/session.ts';
+import type { Session, Will } from '../session/session.ts';
+import { setReadChecked } from '../session/subscriptions.ts';
+import { subscribeScope } from '../../auth/acl-scope.ts';
 import type { Opening } from '../session/session-lifecycle.ts';
 import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
 import { EV } from '../session/events.ts';
@@ -76,6 +78,14 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
   c.clientId = clientId;
   c.clientHash = hashString(clientId);
   c.cleanStart = clean;
+
+  // The ban list (and flapping detection), before authentication and before the client takes a
+  // place: 0x8A Banned (v5) or 5 Not authorized (v3, send.connack maps it), then close.
+  const gate = host.gate;
+  if (gate.active && gate.refuses(clientId, p.username ?? undefined, c) !== null) {
+    refuse(RC.BANNED, 'not_authorized');
+    return;
+  }
 
   // The endpoint's connection limit, across every worker: 0x97 Quota Exceeded (v5) or 0x03
   // Server Unavailable (v3) [MQTT-3.2.2-6: the server then closes the connection].
@@ -231,6 +241,7 @@ function opened(host: HandlerHost, c: Client, k: Connecting, opening: Opening | 
   }
   c.session = session;
   session.identity = c.identity;
+  markReadChecks(c, session);
   if (k.p.will) session.will = willOf(k.p.will, k.version);
   // A persistent session exists for the client only once it is stored.
   const saved = host.persistence?.sessionConnected(session);
@@ -275,6 +286,32 @@ function connected(host: HandlerHost, c: Client, opening: Opening, k: Connecting
   }
   // Subscriptions the operator adds to every client (admin API proxy subscriptions).
   applyProxySubscriptions(host.proxies, opening.session);
+}
+
+/**
+ * A resumed session's subscriptions were granted to an earlier connection, maybe to another
+ * identity or under other rules: what this client's ACL lets each read is asked again. A sync
+ * answer applies now; one from the policies keeps the subscription checked until it comes.
+ */
+function markReadChecks(c: Client, session: Session): void {
+  session.readHold = null;
+  if (session.subscriptionCount === 0) return;
+  const authorizer = c.authorizer;
+  for (const entry of session.subscriptions.values()) {
+    if (authorizer.allowsEverything) {
+      setReadChecked(session, entry, false);
+      continue;
+    }
+    const scope = subscribeScope(authorizer, c.identity, entry.filter);
+    if (typeof scope === 'string') {
+      setReadChecked(session, entry, scope !== 'all');
+      continue;
+    }
+    setReadChecked(session, entry, true);
+    scope.then((s) => {
+      if (c.session === session && session.subscriptions.get(entry.filter) === entry) setReadChecked(session, entry, s !== 'all');
+    }, () => undefined);
+  }
 }
 
 /** The client's address when a policy asks. Made here, not inline in the handler: a closure

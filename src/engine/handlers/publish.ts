@@ -217,6 +217,13 @@ function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId
 
 /** Routes (storing first what must be kept) and acknowledges an accepted message. */
 function publishAccepted(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  if (message.retain && host.router.retainLimited) {
+    const refusal = host.router.retainRefusal(message);
+    if (refusal !== null) {
+      refuseRetained(host, c, message, packetId, refusal);
+      return;
+    }
+  }
   const persistence = host.persistence;
   if (persistence === null || (message.qos === 0 && !message.retain && c.publishChain === null)) {
     // Nothing to keep: route and acknowledge now (or once accepted elsewhere).
@@ -249,6 +256,7 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
   const gate = before === null ? stored! : stored === undefined ? before : Promise.all([before, stored]);
   chain(host, c, gate.then(finish, (err: unknown) => {
     host.router.discardRouted(routed);
+    host.router.releaseRetained(message);
     throw err;
   }));
 }
@@ -328,6 +336,29 @@ function acknowledge(host: HandlerHost, c: Client, message: Message, packetId: n
   const reason = matched <= 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0;
   if (message.qos === 1) c.write(ack(PUBACK, packetId, c.version, reason));
   else if (message.qos === 2) c.write(ack(PUBREC, packetId, c.version, reason));
+}
+
+/**
+ * A retained PUBLISH past a retained-message limit is not accepted: neither retained nor
+ * delivered, so what a publisher is told holds for every subscriber. MQTT 5 QoS 1/2 get
+ * 0x97 Quota exceeded (0x95 Packet too large is no PUBACK/PUBREC code: a payload past
+ * limits.maxRetainedPayloadSize gets 0x97 too); a failed PUBREC ends a QoS 2 exchange, so its
+ * packet id is free again. QoS 0 and MQTT 3.1.1 cannot be told: the message is dropped and, for
+ * 3.1.1 QoS 1/2, acknowledged [MQTT-3.3.5-2]. Counted, and a DROP event. The acknowledgement
+ * waits behind those of earlier messages [MQTT-4.6.0-2].
+ */
+function refuseRetained(host: HandlerHost, c: Client, message: Message, packetId: number, refusal: 'count' | 'size'): void {
+  host.stats.retainedRefused[refusal]++;
+  if (host.events.wants[EV.DROP]) dropEvent(host, c, message, refusal === 'count' ? 'retained_quota_exceeded' : 'retained_payload_too_large');
+  if (packetId === NO_ACK) return;
+  const refuse = () => {
+    if (c.state === 'closed') return;
+    if (message.qos === 2 && c.version === 5) c.session!.incomingQos2.delete(packetId);
+    refusePublish(c, message.qos, packetId, RC.QUOTA_EXCEEDED);
+  };
+  const before = c.publishChain;
+  if (before === null) refuse();
+  else chain(host, c, before.then(refuse));
 }
 
 /** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has

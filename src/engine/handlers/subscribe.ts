@@ -9,6 +9,8 @@ import { RC } from '../../protocol/reason-codes.ts';
 import { suback } from '../../protocol/send.ts';
 import { addSubscription, optionsByte, sendRetained, SubscriptionRefused } from '../session/subscriptions.ts';
 import { EV } from '../session/events.ts';
+import { subscribeScope } from '../../auth/acl-scope.ts';
+import type { ReadScope } from '../../auth/types.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
 export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): HandlerResult {
@@ -18,13 +20,15 @@ export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): Handle
   if (before !== null) return before.then(() => handleSubscribe(host, c, p), () => handleSubscribe(host, c, p));
   const startedAt = performance.now();
   const subs = p.subscriptions!;
-  if (c.authorizer.allowsEverything) return finishSubscribe(host, c, p, subs.map(() => true), startedAt);
-  const decisions = subs.map((s) => c.authorizer.authorize(c.identity, 'subscribe', s.topic));
-  if (decisions.every((d) => typeof d === 'boolean')) return finishSubscribe(host, c, p, decisions as boolean[], startedAt);
-  return Promise.all(decisions).then((ok) => finishSubscribe(host, c, p, ok, startedAt));
+  if (c.authorizer.allowsEverything) return finishSubscribe(host, c, p, subs.map(() => 'all' as const), startedAt);
+  // Refused only when no topic of the filter may be read; granted in part, each delivery through
+  // it is checked (auth/acl-scope.ts, Outbox).
+  const scopes = subs.map((s) => subscribeScope(c.authorizer, c.identity, s.topic));
+  if (scopes.every((d) => typeof d === 'string')) return finishSubscribe(host, c, p, scopes as ReadScope[], startedAt);
+  return Promise.all(scopes).then((all) => finishSubscribe(host, c, p, all, startedAt));
 }
 
-function finishSubscribe(host: HandlerHost, c: Client, p: Packet, allowed: boolean[], startedAt: number): HandlerResult {
+function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadScope[], startedAt: number): HandlerResult {
   if (c.state === 'closed') return;
   const session = c.session!;
   const env = host.proxies;
@@ -33,7 +37,7 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, allowed: boole
   const added: { filter: string; options: number; existed: boolean }[] = [];
   const storing: Promise<void>[] = [];
   p.subscriptions!.forEach((sub, i) => {
-    if (!allowed[i]) {
+    if (scopes[i] === 'none') {
       c.identity.tenant?.denied();
       host.stats.aclDenied++;
       c.endpoint.stats.aclDenied++;
@@ -42,7 +46,7 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, allowed: boole
     }
     const options = optionsByte(sub.qos, sub.nl ?? false, sub.rap ?? false, sub.rh ?? 0);
     try {
-      const { existed, stored } = addSubscription(env, session, sub.topic, options, subscriptionId);
+      const { existed, stored } = addSubscription(env, session, sub.topic, options, subscriptionId, scopes[i] === 'some');
       if (stored) storing.push(stored);
       added.push({ filter: sub.topic, options, existed });
       codes.push(sub.qos); // granted QoS: we support all three

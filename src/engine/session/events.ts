@@ -13,6 +13,8 @@ export const EV = {
   ACK: 5,
   DELIVERED: 6,
   DROP: 7,
+  /** A client id went past the flapping limit (src/features/bans, flapping detection). */
+  FLAPPING: 8,
 } as const;
 
 export type EngineEvent = keyof typeof EV;
@@ -24,4 +26,4 @@ export interface EngineEvents {
   emit(event: EngineEvent, fields: Record<string, unknown>): void;
 }
 
-export const NO_EVENTS: EngineEvents = { wants: new Uint8Array(8), emit() {} };
+export const NO_EVENTS: EngineEvents = { wants: new Uint8Array(Object.keys(EV).length), emit() {} };

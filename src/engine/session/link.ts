@@ -30,6 +30,9 @@ export interface SessionLink {
   write(frame: Buffer): void;
   /** A PUBLISH frame of `bytes` went out (per-connection and endpoint counters). */
   published(bytes: number): void;
+  /** May the client read a message on `topic` (its ACL, asked as a subscribe to the topic name)?
+   * Asked only for sessions with a subscription its ACL grants in part (Session.readChecks). */
+  canRead(topic: string): boolean | Promise<boolean>;
   /** Server-initiated close: DISCONNECT with `reason` to a connected v5 client, then close. */
   kick(reason: number, why: CloseReason, message?: string): void;
 }

@@ -2,7 +2,10 @@
 // delivery now or queues it (offline, or the inflight window is full), allocates packet ids and
 // records QoS 1/2 messages in flight, resends what was in flight when a session resumes, drains
 // the queue as acknowledgements free the window, and counts every message it drops by reason.
-// It writes through the session's SessionLink and tells Persistence what changed.
+// It writes through the session's SessionLink and tells Persistence what changed. For a session
+// with a subscription its client's ACL grants only in part (Session.readChecks), each message's
+// topic is checked before it is sent, in order: a check waiting for the ACL policies holds the
+// messages behind it in the queue.
 import { isExpired, routedBefore } from '../../broker/message.ts';
 import { ack, packetIdOffset, PUBREL } from '../../protocol/send.ts';
 import type { WorkerStats } from '../../stats/worker-stats.ts';
@@ -59,6 +62,24 @@ export class Outbox {
     if (d.qos === 0 && routedBefore(d.message, session.attachedTick)) {
       this.dropQos0Offline(session, d.message);
       return;
+    }
+    // Read access per message, as Mosquitto checks it: only for sessions with a subscription the
+    // ACL grants in part (a deny of secret/# under a granted #); one branch for the others.
+    if (session.readChecks > 0 || session.readHold !== null) {
+      if (session.readHold !== null) {
+        this.enqueue(session, d);
+        return;
+      }
+      const allowed = link.canRead(d.message.topic);
+      if (allowed === false) {
+        this.dropUnreadable(session, link, d.message);
+        return;
+      }
+      if (allowed !== true) {
+        this.enqueue(session, d);
+        this.hold(session, d, allowed);
+        return;
+      }
     }
     // Behind what already waits: a QoS 1/2 message never passes an older one [MQTT-4.6.0-6] (the
     // queue fills while the store is congested or the client slow, and drains later).
@@ -173,6 +194,51 @@ export class Outbox {
     }
   }
 
+  /** A message the client may not read (its ACL denies the topic under a wildcard it granted). */
+  private dropUnreadable(session: Session, link: SessionLink, m: Message): void {
+    this.stats.dropped.readDenied++;
+    link.endpointStats.dropped.others++;
+    if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'not_authorized');
+    this.persistence?.delivered(session, m);
+  }
+
+  /** `d` (queued) waits for the ACL policies' answer about its topic; so does what follows it. */
+  private hold(session: Session, d: Delivery, answer: Promise<boolean>): void {
+    const hold: { d: Delivery; allowed?: boolean } = { d };
+    session.readHold = hold;
+    const settle = (allowed: boolean) => {
+      if (session.readHold !== hold) return;
+      hold.allowed = allowed;
+      this.drain(session);
+    };
+    answer.then(settle, () => settle(false));
+  }
+
+  /** Whether the queued `d` may be sent ('send'), was dropped as unreadable ('drop'), or waits
+   * for an answer ('wait'). */
+  private readVerdict(session: Session, link: SessionLink, d: Delivery): 'send' | 'drop' | 'wait' {
+    const hold = session.readHold;
+    if (hold !== null) {
+      if (hold.allowed === undefined) return 'wait';
+      session.readHold = null;
+      // The held message itself (unless the bounded queue dropped it meanwhile).
+      if (hold.d === d) {
+        if (hold.allowed) return 'send';
+        this.dropUnreadable(session, link, d.message);
+        return 'drop';
+      }
+    }
+    if (session.readChecks === 0) return 'send';
+    const allowed = link.canRead(d.message.topic);
+    if (allowed === true) return 'send';
+    if (allowed === false) {
+      this.dropUnreadable(session, link, d.message);
+      return 'drop';
+    }
+    this.hold(session, d, allowed);
+    return 'wait';
+  }
+
   private dropQos0Offline(session: Session, m: Message): void {
     this.stats.dropped.qos0Offline++;
     if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'client_disconnected');
@@ -198,6 +264,14 @@ export class Outbox {
     const window = this.window(link);
     while (session.queuedCount > 0) {
       const next = session.queue.peek()!;
+      if (session.readChecks > 0 || session.readHold !== null) {
+        const verdict = this.readVerdict(session, link, next);
+        if (verdict === 'wait') return;
+        if (verdict === 'drop') {
+          session.queue.shift();
+          continue;
+        }
+      }
       if (next.qos > 0 && session.inflightCount >= window) return;
       if (!link.writable) {
         link.congested();

@@ -6,7 +6,7 @@
 // One per worker thread (the stores batch across callers themselves).
 import type { ClientRegistry } from '../../native/index.ts';
 import type { Logger } from '../../log/index.ts';
-import type { Message } from '../../broker/message.ts';
+import { retainedExpiresAt, type Message } from '../../broker/message.ts';
 import type { Routed } from '../../router/delivery.ts';
 import type { Store, StoredMessage, StoredSession } from '../../store/types.ts';
 import { MessageIds } from '../../store/message-id.ts';
@@ -25,6 +25,8 @@ export class Persistence {
   private waiting: (() => void)[] = [];
   private lastFailureLog = 0;
   private unloggedFailures = 0;
+  /** config limits.retainedDefaultExpiry in ms (0: none), for the stored retained copy. */
+  retainedDefaultExpiryMs = 0;
 
   constructor(
     readonly store: Store,
@@ -143,7 +145,8 @@ export class Persistence {
   /** [MQTT-3.3.1-5..7] the retained message of a topic, or its removal. Guards the ack. */
   retained(message: Message): Promise<void> {
     if (message.payload.length === 0) return this.store.deleteRetained(message.topic);
-    return this.store.setRetained(message.topic, this.toStoredMessage({ ...message, storeId: message.storeId ?? this.nextMessageId() }));
+    const expiresAt = retainedExpiresAt(message, this.retainedDefaultExpiryMs);
+    return this.store.setRetained(message.topic, this.toStoredMessage({ ...message, expiresAt, storeId: message.storeId ?? this.nextMessageId() }));
   }
 
   /** True while background writes pile up faster than the store commits them. */

@@ -15,6 +15,9 @@ export interface SubscriptionEntry {
   /** v5 subscription options byte: QoS, No Local, Retain As Published, Retain Handling. */
   options: number;
   subscriptionId: number;
+  /** The client's ACL grants this filter only some of its topics (auth/acl-scope.ts): each
+   * message delivered to the session is checked for its topic (Outbox). Set per connection. */
+  readChecked?: boolean;
 }
 
 export interface Inflight extends Delivery {
@@ -88,6 +91,11 @@ export class Session {
   }
   /** Made when first used (QoS 2 publishers): idle sessions stay small. */
   private incomingQos2Set: Set<number> | null = null;
+  /** Subscriptions marked readChecked: while any is, every delivery's topic is checked against
+   * the client's ACL before it is sent (Outbox). */
+  readChecks = 0;
+  /** A read check waits for the ACL policies (Outbox.hold): deliveries queue behind it. */
+  readHold: { d: Delivery; allowed?: boolean } | null = null;
   /** The connection the session is attached to; null while the client is away. */
   connection: SessionLink | null = null;
   /** The routing clock's tick when the current connection was attached (see Outbox.deliver). */

@@ -38,7 +38,7 @@ export function optionsByte(qos: number, noLocal: boolean, retainAsPublished: bo
  * and the store write to wait for before acknowledging it (undefined: nothing stored). Throws
  * SubscriptionRefused.
  */
-export function addSubscription(env: SubscriptionEnv, session: Session, filter: string, options: number, subscriptionId = 0): { existed: boolean; stored: Promise<void> | undefined } {
+export function addSubscription(env: SubscriptionEnv, session: Session, filter: string, options: number, subscriptionId = 0, readChecked = false): { existed: boolean; stored: Promise<void> | undefined } {
   if (tooManyLevels(filter, env.maxTopicLevels)) {
     throw new SubscriptionRefused(RC.TOPIC_FILTER_INVALID, `more than ${env.maxTopicLevels} levels (limits.maxTopicLevels)`);
   }
@@ -49,7 +49,10 @@ export function addSubscription(env: SubscriptionEnv, session: Session, filter: 
     if (err instanceof TopicError) throw new SubscriptionRefused(err.reason ?? RC.TOPIC_FILTER_INVALID, err.message, { cause: err });
     throw err;
   }
-  const entry: SubscriptionEntry = { filter, options, subscriptionId };
+  const entry: SubscriptionEntry = readChecked ? { filter, options, subscriptionId, readChecked } : { filter, options, subscriptionId };
+  const before = session.subscriptions.get(filter);
+  if (before?.readChecked === true) session.readChecks--;
+  if (readChecked) session.readChecks++;
   session.subscriptions.set(filter, entry);
   return { existed, stored: env.persistence?.subscribed(session, entry) };
 }
@@ -68,9 +71,18 @@ export function sendRetained(env: SubscriptionEnv, session: Session, filter: str
 
 /** Removes the subscription of `session` to `filter`; false when it had none. */
 export function removeSubscription(env: SubscriptionEnv, session: Session, filter: string): boolean {
+  const entry = session.subscriptions.get(filter);
+  if (entry?.readChecked === true) session.readChecks--;
   const had = session.subscriptions.delete(filter);
   if (had) env.persistence?.unsubscribed(session, filter);
   return env.router.unsubscribe(filter, session.handle) || had;
+}
+
+/** Marks (or unmarks) a subscription as one whose deliveries are checked for their topic. */
+export function setReadChecked(session: Session, entry: SubscriptionEntry, checked: boolean): void {
+  if ((entry.readChecked === true) === checked) return;
+  entry.readChecked = checked;
+  session.readChecks += checked ? 1 : -1;
 }
 
 /**

@@ -61,6 +61,13 @@ export class Wills {
         env.stats.dropped.notAuthorized++;
         return;
       }
+      // Past a retained-message limit a will is refused like a PUBLISH of its client (no one to
+      // tell: dropped and counted, see handlers/publish.ts refuseRetained).
+      const refusal = message.retain && env.router.retainLimited ? env.router.retainRefusal(message) : null;
+      if (refusal !== null) {
+        env.stats.retainedRefused[refusal]++;
+        return;
+      }
       const persistence = env.persistence;
       if (!persistence) {
         env.router.publish(message, NO_PUBLISHER, 0);
@@ -73,6 +80,7 @@ export class Wills {
         () => env.router.deliverRouted(message, routed),
         (err: unknown) => {
           env.router.discardRouted(routed);
+          env.router.releaseRetained(message);
           env.log.error('will could not be stored; not published', { clientId: session.clientId, err });
         },
       );

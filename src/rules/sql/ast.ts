@@ -2,10 +2,10 @@
 // The admin API's /rule/sql answers this tree as JSON, so node shapes favour readability: operators
 // are spelled as in SQL, paths are arrays of keys, and no node holds a function or a position.
 
-export type EventName = 'PUBLISH' | 'CONNECT' | 'DISCONNECT' | 'CLOSE' | 'SUBSCRIBE' | 'UNSUBSCRIBE' | 'ACK' | 'DELIVERED' | 'DROP';
+export type EventName = 'PUBLISH' | 'CONNECT' | 'DISCONNECT' | 'CLOSE' | 'SUBSCRIBE' | 'UNSUBSCRIBE' | 'ACK' | 'DELIVERED' | 'DROP' | 'FLAPPING';
 
 export const EVENT_NAMES: readonly EventName[] = Object.freeze([
-  'PUBLISH', 'CONNECT', 'DISCONNECT', 'CLOSE', 'SUBSCRIBE', 'UNSUBSCRIBE', 'ACK', 'DELIVERED', 'DROP',
+  'PUBLISH', 'CONNECT', 'DISCONNECT', 'CLOSE', 'SUBSCRIBE', 'UNSUBSCRIBE', 'ACK', 'DELIVERED', 'DROP', 'FLAPPING',
 ] as const);
 
 /** A FROM source: a topic filter (the PUBLISH event on it) or a named event. */

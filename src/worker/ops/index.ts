@@ -16,6 +16,7 @@ import { bridgeOps } from './bridges.ts';
 import { clusterOps } from './cluster.ts';
 import { drainOps } from './drain.ts';
 import { clientDbOps } from './client-db.ts';
+import { banOps } from './bans.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -32,6 +33,7 @@ export const OPS = {
   ...clusterOps,
   ...drainOps,
   ...clientDbOps,
+  ...banOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;

@@ -18,6 +18,7 @@ import type { WorkerTraces } from '../../features/tracing/worker-traces.ts';
 import type { WorkerBridges } from '../../bridges/worker-bridges.ts';
 import type { WorkerNodeClaims } from '../node-claims.ts';
 import type { WorkerClientDb } from '../../features/client-db/worker-db.ts';
+import type { WorkerBans } from '../../features/bans/worker-bans.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
@@ -43,6 +44,7 @@ export interface OpsEnv {
   readonly sessionLimits: SessionLimits;
   /** The worker's copy of the built-in client database (src/features/client-db). */
   readonly clientDb: WorkerClientDb;
+  readonly bans: WorkerBans;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types

@@ -67,7 +67,7 @@ test('FROM: several sources, events in any case, EMQX aliases, events and filter
   for (const [name, event] of [['session_subscribed', 'SUBSCRIBE'], ['session_unsubscribed', 'UNSUBSCRIBE'], ['message_delivered', 'DELIVERED'], ['message_dropped', 'DROP']]) {
     assert.deepEqual(parseRule(`SELECT * FROM "$events/${name}"`).sources, [{ kind: 'event', event }]);
   }
-  for (const name of ['PUBLISH', 'CONNECT', 'DISCONNECT', 'CLOSE', 'SUBSCRIBE', 'UNSUBSCRIBE', 'ACK', 'DELIVERED', 'DROP']) {
+  for (const name of ['PUBLISH', 'CONNECT', 'DISCONNECT', 'CLOSE', 'SUBSCRIBE', 'UNSUBSCRIBE', 'ACK', 'DELIVERED', 'DROP', 'FLAPPING']) {
     assert.deepEqual(parseRule(`SELECT * FROM "$EVENT.${name}"`).events, [name]);
   }
 });
