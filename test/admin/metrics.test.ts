@@ -202,7 +202,7 @@ test('every metric the issue asks for is there, with its labels', async () => {
   for (const name of ['spindle_messages_received_total', 'spindle_messages_sent_total', 'spindle_publish_bytes_received_total', 'spindle_publish_bytes_sent_total']) {
     assert.deepEqual(s.all(name).map((x) => x.labels.qos).sort(), ['0', '1', '2'], name);
   }
-  assert.deepEqual(s.all('spindle_messages_dropped_total').map((x) => x.labels.reason).sort(), ['cluster_copy', 'expired', 'no_session', 'not_authorized', 'qos0_offline', 'queue_full', 'slow_consumer', 'too_large']);
+  assert.deepEqual(s.all('spindle_messages_dropped_total').map((x) => x.labels.reason).sort(), ['cluster_copy', 'expired', 'no_session', 'not_authorized', 'qos0_offline', 'queue_full', 'read_denied', 'slow_consumer', 'too_large']);
   assert.equal(s.declared.get('spindle_delivery_latency_seconds'), 'histogram');
   const buckets = s.all('spindle_delivery_latency_seconds_bucket').map((x) => x.value);
   assert.deepEqual(buckets, [...buckets].sort((x, y) => x - y), 'cumulative buckets');
