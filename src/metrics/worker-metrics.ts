@@ -1,6 +1,7 @@
 // One worker thread's snapshot (src/worker/ops/metrics.ts) as prom-client metric JSON: the
 // broker-wide spindle_* counters and the summable svc_endpoint_* ones. The supervisor's
 // collector aggregates these across workers with AggregatorRegistry.aggregate (sums).
+import { THROTTLE_KINDS } from '../broker/rate-limit.ts';
 import { LATENCY_BUCKETS } from '../stats/worker-stats.ts';
 import { SIZE_BUCKETS, type EndpointStatsSnapshot } from '../stats/endpoint-stats.ts';
 import type { EndpointSnapshot, WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
@@ -98,6 +99,8 @@ function oneEndpoint(e: EndpointSnapshot, set: MetricSet): void {
   set.gauge('svc_endpoint_sessions_persistent', 'Persistent sessions (Session Expiry > 0 / clean session 0) of the endpoint.', s.sessionsPersistent, l);
   set.declare('svc_endpoint_connection_errors_total', 'Connections refused or failed, by error_code: the CONNACK reason code (0x86 bad credentials, 0x97 endpoint full, ...) or rate_limited.', 'counter');
   for (const [code, n] of Object.entries(s.connectionErrors)) set.counter('svc_endpoint_connection_errors_total', '', n, { ...l, error_code: code });
+  set.declare('spindle_rate_limit_throttled_total', 'Times a connection of the endpoint stopped reading because it was over a rate limit (throttled; nothing is lost), by kind: messages or bytes (the client\'s own limit: the endpoint\'s rateLimit or its authenticator\'s), total_messages or total_bytes (the endpoint\'s totalRateLimit on this node), tenant (its application\'s licence rate).', 'counter');
+  THROTTLE_KINDS.forEach((kind, i) => set.counter('spindle_rate_limit_throttled_total', '', s.throttled[i] ?? 0, { endpoint: e.id, kind }));
   set.gauge('svc_endpoint_subscriptions_current', 'Subscriptions of the endpoint\'s sessions.', s.subscriptions, l);
   set.counter('svc_endpoint_topics_published_total', 'PUBLISH packets the endpoint accepted for routing (valid topic, authorized) since start.', s.topicsPublished, l);
   for (const [type, n] of [['auth_failed', s.authFailed], ['acl_denied', s.aclDenied], ['protocol_error', s.protocolErrors]] as const) {

@@ -12,6 +12,7 @@ import { loadConfig, type BrokerConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { StaticAuthenticator, StaticAuthorizer, type Authorizer } from '../../src/auth/index.ts';
 import { EndpointCounters, createCounters } from '../../src/broker/endpoint-counters.ts';
+import type { RateLimiter } from '../../src/broker/rate-limiter.ts';
 import { completeEndpoint } from '../../src/broker/endpoint-config.ts';
 import { remainingExpiry } from '../../src/broker/message.ts';
 import type { CloseReason } from '../../src/protocol/reason-codes.ts';
@@ -167,8 +168,12 @@ export class FakeClient implements Client {
   publishPending = 0;
   transforming = 0;
   paused = false;
+  limiter: RateLimiter | null = null;
+  throttledUntil = 0;
   /** Set false to play a client that does not read (slow consumer). */
   writable = true;
+  /** Bytes written and not taken (overload shedding reads it). */
+  outboundBacklog = 0;
   congestedCount = 0;
   closeReason: CloseReason | undefined;
   /** Everything the broker wrote, parsed, in order. */

@@ -10,6 +10,8 @@ import { tooManyLevels } from '../../protocol/topic-levels.ts';
 import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
 import { EV } from '../session/events.ts';
+import { THROTTLE } from '../../broker/rate-limit.ts';
+import { throttle } from './throttle.ts';
 import type { Client, HandlerHost, HandlerResult, TransformDone } from './client.ts';
 
 export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
@@ -47,10 +49,16 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
   stats.messagesReceived++;
   c.messagesIn++;
   const now = Date.now();
-  // A tenant over its licence's message rate: the message is taken, and reading pauses until the
-  // next second (throttling; nothing is lost).
+  // Over a rate limit (the client's, or its endpoint's total): the message is taken, and reading
+  // pauses until the buckets refilled (throttling; nothing is lost). No limit: this one check.
+  const limiter = c.limiter;
+  if (limiter !== null) {
+    const over = limiter.take(d[o + 2], now);
+    if (over !== THROTTLE.none) throttle(host, c, over, now, limiter.waitMs(now));
+  }
+  // A tenant over its licence's message rate: the same, until the next second.
   const tenant = c.identity.tenant;
-  if (tenant !== undefined && !tenant.message(now)) throttle(c, now);
+  if (tenant !== undefined && !tenant.message(now)) throttle(host, c, THROTTLE.tenant, now, 1001 - (now % 1000));
   stats.publishReceived[qos]++;
   stats.publishBytesReceived[qos] += d[o + 2];
   c.endpoint.stats.publishIn(d[o + 2]);
@@ -142,19 +150,6 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
     return;
   }
   publishAccepted(host, c, message, packetId);
-}
-
-/** Connections paused until the next second (over their tenant's message rate). */
-const throttled = new WeakSet<Client>();
-
-function throttle(c: Client, now: number): void {
-  if (throttled.has(c)) return;
-  throttled.add(c);
-  c.pauseReading();
-  setTimeout(() => {
-    throttled.delete(c);
-    if (!c.isClosed()) c.resumeReading();
-  }, 1001 - (now % 1000));
 }
 
 /** A packet id meaning "do not acknowledge": all but the last message a processor made of one. */
@@ -311,7 +306,7 @@ function chain(host: HandlerHost, c: Client, p: Promise<void>): void {
 function settle(c: Client, link: Promise<void> | null, max: number): void {
   c.publishPending--;
   if (c.publishChain === link) c.publishChain = null;
-  if (c.publishPending === max - 1 && c.state !== 'closed') c.resumeReading();
+  if (c.publishPending === max - 1 && c.state !== 'closed' && c.throttledUntil === 0) c.resumeReading();
 }
 
 /** $EVENT.DROP for a message of this client that goes nowhere. */
