@@ -1,15 +1,17 @@
 // RateLimiter: the token buckets of one connection's inbound rate limit (src/broker/rate-limit.ts),
 // owned by the connection (made at CONNECT only when a limit applies, so a connection without one
 // pays a single null check per PUBLISH). Milli-tokens in plain numbers (exact integers: a bucket
-// refills `rate` milli-tokens per millisecond), no allocation per message. A message is always
-// taken, even past the limit: its bucket goes into debt, and the connection stops reading until
-// the debt is paid (waitMs), so nothing is lost and the average rate holds.
+// refills `rate` milli-tokens per millisecond), no allocation per message. A PUBLISH the buckets
+// cannot take now is not taken: admit answers how long to wait, and the connection holds it (and
+// what follows) that long, reading paused, then asks again; nothing is lost. A packet larger than
+// a burst is taken from a full bucket, which then owes the rest.
 import { limits, THROTTLE, type RateLimit } from './rate-limit.ts';
 
 /** The listener's total buckets, shared by every worker (src/broker/shared-rate-buckets.ts). */
 export interface TotalBuckets {
-  take(slot: number, limit: RateLimit, bytes: number, nowMs: number): number;
-  waitMs(slot: number, limit: RateLimit, nowMs: number): number;
+  /** 0: taken; else ms to wait (nothing taken), the kind in `lastKind`. */
+  admit(slot: number, limit: RateLimit, bytes: number, nowMs: number): number;
+  readonly lastKind: number;
 }
 
 /** Where a connection's endpoint keeps its total limit (read per message: it changes at run time). */
@@ -26,8 +28,8 @@ export class RateLimiter {
   private bCap = 0;
   private bTokens = 0;
   private at: number;
-  /** Reading is paused for this limiter (the throttle's timer runs). */
-  paused = false;
+  /** The kind (THROTTLE.*) of the last wait admit answered. */
+  lastKind: number = THROTTLE.none;
 
   constructor(
     limit: RateLimit | null,
@@ -68,37 +70,36 @@ export class RateLimiter {
   }
 
   /**
-   * Takes one PUBLISH of `bytes` (the whole packet). Answers THROTTLE.none while every bucket
-   * holds enough, else the kind of the first one now in debt (THROTTLE.messages, .bytes,
-   * .totalMessages, .totalBytes).
+   * Takes one PUBLISH of `bytes` (the whole packet) when every bucket (the client's, its
+   * listener's total) holds enough, answering 0; else takes nothing and answers the ms until
+   * they will (the kind in lastKind).
    */
-  take(bytes: number, nowMs: number): number {
+  admit(bytes: number, nowMs: number): number {
     this.refill(nowMs);
-    let over: number = THROTTLE.none;
-    if (this.mRate !== 0) {
-      this.mTokens -= 1000;
-      if (this.mTokens < 0) over = THROTTLE.messages;
+    const bCost = bytes * 1000;
+    let wait = 0;
+    if (this.mRate !== 0 && this.mTokens < 1000 && this.mTokens < this.mCap) {
+      wait = Math.ceil((Math.min(1000, this.mCap) - this.mTokens) / this.mRate);
+      this.lastKind = THROTTLE.messages;
     }
-    if (this.bRate !== 0) {
-      this.bTokens -= bytes * 1000;
-      if (this.bTokens < 0 && over === THROTTLE.none) over = THROTTLE.bytes;
+    if (this.bRate !== 0 && this.bTokens < bCost && this.bTokens < this.bCap) {
+      const w = Math.ceil((Math.min(bCost, this.bCap) - this.bTokens) / this.bRate);
+      if (w > wait) {
+        wait = w;
+        this.lastKind = THROTTLE.bytes;
+      }
     }
+    if (wait > 0) return wait;
     const total = this.endpoint.config.totalRateLimit;
     if (total !== undefined) {
-      const t = this.totals.take(this.endpoint.slot, total, bytes, nowMs);
-      if (over === THROTTLE.none) over = t;
+      const w = this.totals.admit(this.endpoint.slot, total, bytes, nowMs);
+      if (w > 0) {
+        this.lastKind = this.totals.lastKind;
+        return w;
+      }
     }
-    return over;
-  }
-
-  /** Milliseconds until no bucket of this connection (nor its listener's total) is in debt. */
-  waitMs(nowMs: number): number {
-    this.refill(nowMs);
-    let wait = 0;
-    if (this.mTokens < 0) wait = Math.ceil(-this.mTokens / this.mRate);
-    if (this.bTokens < 0) wait = Math.max(wait, Math.ceil(-this.bTokens / this.bRate));
-    const total = this.endpoint.config.totalRateLimit;
-    if (total !== undefined) wait = Math.max(wait, this.totals.waitMs(this.endpoint.slot, total, nowMs));
-    return wait;
+    if (this.mRate !== 0) this.mTokens -= 1000;
+    if (this.bRate !== 0) this.bTokens -= bCost;
+    return 0;
   }
 }

@@ -53,36 +53,43 @@ export class SharedRateBuckets {
     if (b !== undefined) st[s + B] = Math.min((limit.bytesBurst ?? b) * 1000, st[s + B] + elapsed * b);
   }
 
-  /** Takes one PUBLISH of `bytes` from the listener's total: THROTTLE.none, or the kind in debt. */
-  take(slot: number, limit: RateLimit, bytes: number, nowMs: number): number {
-    if (slot < 0 || slot >= this.slots) return THROTTLE.none;
-    const s = slot * 3;
-    const st = this.state;
-    this.lock(slot);
-    this.refill(s, limit, nowMs);
-    let over: number = THROTTLE.none;
-    if (limit.messagesPerSecond !== undefined) {
-      st[s + M] -= 1000;
-      if (st[s + M] < 0) over = THROTTLE.totalMessages;
-    }
-    if (limit.bytesPerSecond !== undefined) {
-      st[s + B] -= bytes * 1000;
-      if (st[s + B] < 0 && over === THROTTLE.none) over = THROTTLE.totalBytes;
-    }
-    this.unlock(slot);
-    return over;
-  }
+  /** The kind (THROTTLE.totalMessages or .totalBytes) of the last wait admit answered (this
+   * thread's). */
+  lastKind: number = THROTTLE.none;
 
-  /** Milliseconds until the listener's total is out of debt. */
-  waitMs(slot: number, limit: RateLimit, nowMs: number): number {
+  /** Takes one PUBLISH of `bytes` from the listener's total when both buckets hold enough,
+   * answering 0; else takes nothing and answers the ms until they will. */
+  admit(slot: number, limit: RateLimit, bytes: number, nowMs: number): number {
     if (slot < 0 || slot >= this.slots) return 0;
     const s = slot * 3;
     const st = this.state;
+    const bCost = bytes * 1000;
+    let wait = 0;
     this.lock(slot);
     this.refill(s, limit, nowMs);
-    let wait = 0;
-    if (limit.messagesPerSecond !== undefined && st[s + M] < 0) wait = Math.ceil(-st[s + M] / limit.messagesPerSecond);
-    if (limit.bytesPerSecond !== undefined && st[s + B] < 0) wait = Math.max(wait, Math.ceil(-st[s + B] / limit.bytesPerSecond));
+    const m = limit.messagesPerSecond;
+    if (m !== undefined) {
+      const cap = (limit.messagesBurst ?? m) * 1000;
+      if (st[s + M] < 1000 && st[s + M] < cap) {
+        wait = Math.ceil((Math.min(1000, cap) - st[s + M]) / m);
+        this.lastKind = THROTTLE.totalMessages;
+      }
+    }
+    const b = limit.bytesPerSecond;
+    if (b !== undefined) {
+      const cap = (limit.bytesBurst ?? b) * 1000;
+      if (st[s + B] < bCost && st[s + B] < cap) {
+        const w = Math.ceil((Math.min(bCost, cap) - st[s + B]) / b);
+        if (w > wait) {
+          wait = w;
+          this.lastKind = THROTTLE.totalBytes;
+        }
+      }
+    }
+    if (wait === 0) {
+      if (m !== undefined) st[s + M] -= 1000;
+      if (b !== undefined) st[s + B] -= bCost;
+    }
     this.unlock(slot);
     return wait;
   }

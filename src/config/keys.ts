@@ -96,7 +96,7 @@ export const KEYS = Object.freeze([
   fixed('limits.slowConsumerTimeout', integer(1, 86400), 30, 'Seconds a connection may stay over limits.maxOutboundBytes before it is closed (1..86400).'),
   fixed('limits.partialPacketTimeout', integer(1, 86400), 60, 'Seconds a packet may take to arrive once its first byte has, for clients without keep alive (with keep alive, 1.5 x keep alive bounds it) (1..86400).'),
   fixed('auth.allowAnonymous', boolean(), true, 'Accept clients without a username.'),
-  fixed('auth.users', users(), [], 'Users: a list of `{username, password}` where password is an argon2 or bcrypt hash (see "Password hashes"). Environment: JSON.'),
+  fixed('auth.users', users(), [], 'Users: a list of `{username, password, rateLimit?}` where password is an argon2 or bcrypt hash (see "Password hashes") and rateLimit (`{messagesPerSecond, messagesBurst, bytesPerSecond, bytesBurst}`, each optional) is the user\'s own inbound rate limit, used instead of its endpoint\'s. Environment: JSON.'),
   fixed('auth.acl', aclRules(), [], 'Access rules, first match wins: `{permission: allow|deny, action: publish|subscribe|pubsub, topic, username?, clientId?}`; `topic` is a filter where `%c` and `%u` stand for the client id and username. Environment: JSON.'),
   fixed('auth.aclDefault', oneOf(['allow', 'deny']), 'allow', 'Decision when no ACL rule matches: allow or deny.'),
   fixed('auth.passwordFile', string(), '', 'A Mosquitto password file (as `mosquitto_passwd` writes it: `user:$7$...` PBKDF2-SHA512 or `user:$6$...` SHA-512), path; empty: none. Its users can sign in besides `auth.users`; a name in both is checked against `auth.users`. Read at start (a bad file stops the start) and again on SIGHUP (a bad file is logged and the old contents stay).'),

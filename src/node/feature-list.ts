@@ -6,12 +6,16 @@ import { tracing } from '../features/tracing/index.ts';
 import { commands } from '../features/commands/index.ts';
 import { scripts } from '../features/scripts/index.ts';
 import { drain } from '../features/drain/index.ts';
+import { overload } from '../features/overload/index.ts';
+import { rateLimits } from '../features/rate-limits/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
   proxySubscriptions,
   tracing,
   drain,
+  overload,
+  rateLimits,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

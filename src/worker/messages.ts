@@ -12,6 +12,7 @@ import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../features/scripts/types.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
+import type { OverloadMarks } from '../features/overload/types.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -45,6 +46,8 @@ export interface WorkerStates {
   processors: ProcessorState;
   /** The node is draining (src/features/drain): new connections are closed at once. */
   draining: boolean;
+  /** Overload protection's marks (src/features/overload). */
+  overload: OverloadMarks;
 }
 
 export type ToWorker =

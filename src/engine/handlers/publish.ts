@@ -2,7 +2,7 @@
 // packet object): resolves the topic alias, checks flow control and authorization, routes, and
 // acknowledges. QoS 2 is routed once, when the PUBLISH first arrives; its packet id is kept until
 // PUBREL so a resent PUBLISH is acknowledged without being routed again [MQTT-4.3.3-10].
-import { DESC_EXPIRY, rewritePublishProperties } from '../../native/index.ts';
+import { DESC_EXPIRY, DESC_SLOTS, rewritePublishProperties } from '../../native/index.ts';
 import type { Message } from '../../broker/message.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import { ack, PUBACK, PUBREC } from '../../protocol/send.ts';
@@ -11,7 +11,7 @@ import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
 import { EV } from '../session/events.ts';
 import { THROTTLE } from '../../broker/rate-limit.ts';
-import { throttle } from './throttle.ts';
+import { pauseUntil, throttled } from './throttle.ts';
 import type { Client, HandlerHost, HandlerResult, TransformDone } from './client.ts';
 
 export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
@@ -19,6 +19,18 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
     c.protocolError(RC.PROTOCOL_ERROR, 'PUBLISH before CONNACK');
     return;
   }
+  // Over a rate limit (the client's, or its endpoint's total on this node): the message waits
+  // until the buckets can take it, and the connection reads nothing meanwhile (throttling;
+  // nothing is lost). No limit: this one check.
+  const limiter = c.limiter;
+  if (limiter !== null) {
+    const wait = limiter.admit(d[o + 2], Date.now());
+    if (wait !== 0) return throttled(c, limiter.lastKind, wait, src, d, o, DESC_SLOTS, (cc, s, dd, oo) => handlePublish(host, cc, s, dd, oo));
+  }
+  return publishAdmitted(host, c, src, d, o);
+}
+
+function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
   const header = d[o] & 0xff;
   const qos = ((header >> 1) & 3) as 0 | 1 | 2;
   const packetId = d[o + 5];
@@ -49,16 +61,10 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
   stats.messagesReceived++;
   c.messagesIn++;
   const now = Date.now();
-  // Over a rate limit (the client's, or its endpoint's total): the message is taken, and reading
-  // pauses until the buckets refilled (throttling; nothing is lost). No limit: this one check.
-  const limiter = c.limiter;
-  if (limiter !== null) {
-    const over = limiter.take(d[o + 2], now);
-    if (over !== THROTTLE.none) throttle(host, c, over, now, limiter.waitMs(now));
-  }
-  // A tenant over its licence's message rate: the same, until the next second.
+  // A tenant over its licence's message rate: the message is taken, and reading pauses until the
+  // next second (throttling; nothing is lost).
   const tenant = c.identity.tenant;
-  if (tenant !== undefined && !tenant.message(now)) throttle(host, c, THROTTLE.tenant, now, 1001 - (now % 1000));
+  if (tenant !== undefined && !tenant.message(now)) pauseUntil(host, c, THROTTLE.tenant, now, now + 1001 - (now % 1000));
   stats.publishReceived[qos]++;
   stats.publishBytesReceived[qos] += d[o + 2];
   c.endpoint.stats.publishIn(d[o + 2]);

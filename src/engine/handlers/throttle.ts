@@ -1,44 +1,54 @@
-// Throttling: a connection over an inbound rate limit (its own or its endpoint's, see
-// src/broker/rate-limiter.ts, or its tenant's licence rate) stops reading until the limit allows
-// it again; every message already read is handled, so nothing is lost. The pause lives on the
-// connection (Client.throttledUntil): one timer per pause, none per message. Also makes a
-// connection's limiter at CONNECT, and again when its endpoint's limits change at run time.
-import { limits, type RateLimit } from '../../broker/rate-limit.ts';
+// Throttling: a connection over an inbound rate limit stops reading until the limit allows it
+// again; nothing is lost. Two ways:
+// - the client's limiter (its own limit or its endpoint's, and the endpoint's total on this node;
+//   src/broker/rate-limiter.ts): a PUBLISH the buckets cannot take now is handled once they can
+//   (`throttled` answers the handler's promise, so the connection holds that packet and those
+//   after it, reading paused, for the wait; no promise or timer while under the limit);
+// - the tenant's licence rate (a fixed window per second, counted across workers): the message is
+//   taken, and reading pauses until the next second (`pauseUntil`).
+// Also makes a connection's limiter at CONNECT, and again when its endpoint's limits change.
+import { limits, THROTTLE, type RateLimit } from '../../broker/rate-limit.ts';
 import { RateLimiter, type TotalBuckets } from '../../broker/rate-limiter.ts';
-import type { Client, HandlerHost } from './client.ts';
+import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
-/**
- * Pauses reading for `waitMs` (or longer, when a pause already runs past it), counting the
- * throttle of `kind` (THROTTLE.*) on the endpoint when reading was going on.
- */
-export function throttle(host: HandlerHost, c: Client, kind: number, nowMs: number, waitMs: number): void {
-  const until = nowMs + Math.max(1, waitMs);
+/** Handles the PUBLISH of `src`/`d` at `o` `waitMs` from now (its descriptor copied: the table is
+ * reused), through `handle`, which asks the limiter again. Counted as a throttle. */
+export function throttled(
+  c: Client,
+  kind: number,
+  waitMs: number,
+  src: Buffer,
+  d: Uint32Array,
+  o: number,
+  slots: number,
+  handle: (c: Client, src: Buffer, d: Uint32Array, o: number) => HandlerResult,
+): Promise<void> {
+  c.endpoint.stats.throttled[kind]++;
+  const desc = d.slice(o, o + slots);
+  return new Promise<void>((resolve) => setTimeout(resolve, waitMs)).then(() => (c.isClosed() ? undefined : handle(c, src, desc, 0)));
+}
+
+/** Pauses reading until `until` (epoch ms; later when a pause already runs past it), counting
+ * the throttle of `kind` when reading was going on. */
+export function pauseUntil(host: HandlerHost, c: Client, kind: number, nowMs: number, until: number): void {
   if (c.throttledUntil !== 0) {
-    // Packets of a read already under way: the pause lasts until their debt is paid too.
     if (until > c.throttledUntil) c.throttledUntil = until;
     return;
   }
   c.throttledUntil = until;
   c.endpoint.stats.throttled[kind]++;
   c.pauseReading();
-  setTimeout(endThrottle, until - nowMs, host, c);
+  setTimeout(endPause, Math.max(1, until - nowMs), host, c);
 }
 
-function endThrottle(host: HandlerHost, c: Client): void {
-  if (c.isClosed()) {
-    c.throttledUntil = 0;
-    return;
-  }
+function endPause(host: HandlerHost, c: Client): void {
   const now = Date.now();
-  let until = c.throttledUntil;
-  const limiter = c.limiter;
-  if (limiter !== null) until = Math.max(until, now + limiter.waitMs(now));
-  if (until > now) {
-    c.throttledUntil = until;
-    setTimeout(endThrottle, until - now, host, c);
+  if (!c.isClosed() && c.throttledUntil > now) {
+    setTimeout(endPause, c.throttledUntil - now, host, c);
     return;
   }
   c.throttledUntil = 0;
+  if (c.isClosed()) return;
   // The publish pipeline may hold reading paused as well (its bound); it resumes it then.
   if (c.publishPending < host.config.limits.receiveMaximum) c.resumeReading();
 }
@@ -64,6 +74,7 @@ export function rateLimitChanged(c: Client, totals: TotalBuckets): void {
     return;
   }
   c.limiter.set(ownLimit(c));
-  // A paused connection keeps its limiter until its pause ends (endThrottle reads it).
-  if (!c.limiter.active && c.throttledUntil === 0) c.limiter = null;
+  if (!c.limiter.active) c.limiter = null;
 }
+
+export { THROTTLE };

@@ -15,6 +15,8 @@ import { scriptOps } from './scripts.ts';
 import { bridgeOps } from './bridges.ts';
 import { clusterOps } from './cluster.ts';
 import { drainOps } from './drain.ts';
+import { overloadOps } from './overload.ts';
+import { rateLimitOps } from './rate-limits.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -30,6 +32,8 @@ export const OPS = {
   ...bridgeOps,
   ...clusterOps,
   ...drainOps,
+  ...overloadOps,
+  ...rateLimitOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;

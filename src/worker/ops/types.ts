@@ -20,6 +20,7 @@ import type { WorkerNodeClaims } from '../node-claims.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
+import type { WorkerOverload } from '../../features/overload/worker-overload.ts';
 
 export interface OpsEnv {
   readonly workerId: number;
@@ -40,6 +41,7 @@ export interface OpsEnv {
   readonly bridges: WorkerBridges;
   readonly nodeClaims: WorkerNodeClaims;
   readonly sessionLimits: SessionLimits;
+  readonly overload: WorkerOverload;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types
