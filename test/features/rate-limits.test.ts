@@ -149,3 +149,9 @@ test('an endpoint\'s total limit, set at run time, holds across two clients; a b
   assert.deepEqual(row.totalRateLimit, { messagesPerSecond: 20, messagesBurst: 5 });
   assert.equal(row.rateLimit, null);
 });
+
+test('the overload debug switch is off unless overload.debugBusy is on', async () => {
+  const r = await b.api('POST', '/api/overload/debug/busy', { body: { totalMs: 100, blockMs: 10 } });
+  assert.equal(r.status, 403, r.text);
+  assert.match(r.text, /overload\.debugBusy/);
+});
