@@ -34,6 +34,7 @@ export const endpointOps = {
     const ep = env.listeners.endpoints.get(args.config.id)!;
     // Disabled: the endpoint stays known but its connections go.
     if (!args.config.enabled) closeAll(ep.config.id, ep.connections);
+    else for (const conn of env.connections) if (conn.endpoint === ep) rateLimitChanged(conn, env.listeners.counters.totals);
     return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
   },
 
