@@ -21,8 +21,7 @@ export async function brokerSignals(supervisor: Supervisor, rules: RuleManager):
     if (w.state === 'overloaded') overloaded++;
     refused += w.refused;
   }
-  let throttled = 0;
-  for (const list of await supervisor.callAll('rateLimits.endpoints')) for (const e of list) for (const n of e.throttled) throttled += n;
+  const throttled = (await supervisor.callAll('rateLimits.throttled')).reduce((a, b) => a + b, 0);
   let actionsFailed = 0;
   for (const r of await rules.allRuntimes()) for (const a of r.actions) actionsFailed += a.failed;
   return {

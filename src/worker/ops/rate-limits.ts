@@ -18,6 +18,14 @@ export interface EndpointRateLimits {
 }
 
 export const rateLimitOps = {
+  /** Throttles of every endpoint here, summed (the alert signal rate.throttled): no walk of the
+   * connections. */
+  'rateLimits.throttled'(_args: undefined, env): number {
+    let n = 0;
+    for (const ep of env.listeners.endpoints.values()) for (const t of ep.stats.throttled) n += t;
+    return n;
+  },
+
   'rateLimits.endpoints'(_args: undefined, env): EndpointRateLimits[] {
     const out = new Map<string, EndpointRateLimits>();
     for (const ep of env.listeners.endpoints.values()) {
