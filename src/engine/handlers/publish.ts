@@ -22,15 +22,16 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
   // Over a rate limit (the client's, or its endpoint's total on this node): the message waits
   // until the buckets can take it, and the connection reads nothing meanwhile (throttling;
   // nothing is lost). No limit: this one check.
+  const now = Date.now();
   const limiter = c.limiter;
   if (limiter !== null) {
-    const wait = limiter.admit(d[o + 2], Date.now());
+    const wait = limiter.admit(d[o + 2], now);
     if (wait !== 0) return throttled(c, limiter.lastKind, wait, src, d, o, DESC_SLOTS, (cc, s, dd, oo) => handlePublish(host, cc, s, dd, oo));
   }
-  return publishAdmitted(host, c, src, d, o);
+  return publishAdmitted(host, c, src, d, o, now);
 }
 
-function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
+function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number, now: number): HandlerResult {
   const header = d[o] & 0xff;
   const qos = ((header >> 1) & 3) as 0 | 1 | 2;
   const packetId = d[o + 5];
@@ -60,7 +61,6 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
   const stats = host.stats;
   stats.messagesReceived++;
   c.messagesIn++;
-  const now = Date.now();
   // A tenant over its licence's message rate: the message is taken, and reading pauses until the
   // next second (throttling; nothing is lost).
   const tenant = c.identity.tenant;
