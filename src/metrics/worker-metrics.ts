@@ -74,6 +74,12 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.gauge('spindle_worker_event_loop_lag_mean_seconds', 'Mean event-loop delay of a worker thread over the last 10 s window.', lag.mean, w);
   set.gauge('spindle_worker_heap_used_bytes', 'V8 heap in use by a worker thread.', snap.heap.used, w);
   set.gauge('spindle_worker_connections_current', 'Open MQTT connections of a worker thread.', s.connectionsCurrent, w);
+  // Per endpoint but broker-wide (in /prometheus, not in one endpoint's svc_endpoint_* form).
+  set.declare('spindle_rate_limit_throttled_total', 'Times a connection of the endpoint stopped reading because it was over a rate limit (throttled; nothing is lost), by kind: messages or bytes (the client\'s own limit: the endpoint\'s rateLimit or its authenticator\'s), total_messages or total_bytes (the endpoint\'s totalRateLimit on this node), tenant (its application\'s licence rate).', 'counter');
+  for (const e of snap.endpoints) {
+    const s = e.stats;
+    THROTTLE_KINDS.forEach((kind, i) => set.counter('spindle_rate_limit_throttled_total', '', s.throttled[i] ?? 0, { endpoint: e.id, kind }));
+  }
 }
 
 export type EndpointFilter = (e: { id: string; port: number }) => boolean;
@@ -99,8 +105,6 @@ function oneEndpoint(e: EndpointSnapshot, set: MetricSet): void {
   set.gauge('svc_endpoint_sessions_persistent', 'Persistent sessions (Session Expiry > 0 / clean session 0) of the endpoint.', s.sessionsPersistent, l);
   set.declare('svc_endpoint_connection_errors_total', 'Connections refused or failed, by error_code: the CONNACK reason code (0x86 bad credentials, 0x97 endpoint full, ...) or rate_limited.', 'counter');
   for (const [code, n] of Object.entries(s.connectionErrors)) set.counter('svc_endpoint_connection_errors_total', '', n, { ...l, error_code: code });
-  set.declare('spindle_rate_limit_throttled_total', 'Times a connection of the endpoint stopped reading because it was over a rate limit (throttled; nothing is lost), by kind: messages or bytes (the client\'s own limit: the endpoint\'s rateLimit or its authenticator\'s), total_messages or total_bytes (the endpoint\'s totalRateLimit on this node), tenant (its application\'s licence rate).', 'counter');
-  THROTTLE_KINDS.forEach((kind, i) => set.counter('spindle_rate_limit_throttled_total', '', s.throttled[i] ?? 0, { endpoint: e.id, kind }));
   set.gauge('svc_endpoint_subscriptions_current', 'Subscriptions of the endpoint\'s sessions.', s.subscriptions, l);
   set.counter('svc_endpoint_topics_published_total', 'PUBLISH packets the endpoint accepted for routing (valid topic, authorized) since start.', s.topicsPublished, l);
   for (const [type, n] of [['auth_failed', s.authFailed], ['acl_denied', s.aclDenied], ['protocol_error', s.protocolErrors]] as const) {
