@@ -8,6 +8,7 @@ import { api } from './api.js';
 import { Live } from './live.js';
 import { Overview } from './pages/overview.js';
 import { Endpoints } from './pages/endpoints.js';
+import { Limits } from './pages/limits.js';
 import { Connections } from './pages/connections.js';
 import { Messages } from './pages/publish.js';
 import { Rules } from './pages/rules.js';
@@ -34,6 +35,7 @@ const html = htm.bind(h);
 const PAGES = [
   { id: 'overview', title: 'Overview', view: Overview },
   { id: 'endpoints', title: 'Endpoints', view: Endpoints },
+  { id: 'limits', title: 'Limits', view: Limits },
   { id: 'connections', title: 'Connections', view: Connections },
   { id: 'topics', title: 'Topics', view: Topics },
   { id: 'messages', title: 'Messages', view: Messages },

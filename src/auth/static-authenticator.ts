@@ -9,13 +9,15 @@
 // the file (a configured user shadows the file's entry of the same name).
 import { AuthError } from './errors.ts';
 import { passwordHashProblem, verifyPassword } from './password.ts';
-import type { AuthRequest, AuthResult, Authenticator } from './types.ts';
+import type { AuthRequest, AuthResult, Authenticator, RateLimit } from './types.ts';
 import { verifyMosquittoHash, type PasswdFile } from './mosquitto/passwd-file.ts';
 
 export interface StaticUser {
   username: string;
   /** An argon2 or bcrypt hash. */
   password: string;
+  /** The user's own inbound rate limit (AuthResult.rateLimit), over its endpoint's. */
+  rateLimit?: RateLimit;
 }
 
 export interface StaticAuthenticatorOptions {
@@ -34,6 +36,7 @@ const NOT_AUTHORIZED: AuthResult = Object.freeze({ ok: false as const, reason: '
 export class StaticAuthenticator implements Authenticator {
   private readonly allowAnonymous: boolean;
   private readonly users: Map<string, string>;
+  private readonly limits = new Map<string, RateLimit>();
   /** A hash verified for unknown users: a configured one, so the cost matches a real check. */
   private readonly dummyHash: string;
   private readonly passwordFile: StaticAuthenticatorOptions['mosquittoUsers'];
@@ -51,6 +54,7 @@ export class StaticAuthenticator implements Authenticator {
       const problem = typeof user.password === 'string' ? passwordHashProblem(user.password) : 'must be a string';
       if (problem !== undefined) throw new AuthError('AUTH_CONFIG_INVALID', `users[${i}].password ${problem}`);
       this.users.set(user.username, user.password);
+      if (user.rateLimit !== undefined) this.limits.set(user.username, user.rateLimit);
     });
     this.passwordFile = options.mosquittoUsers;
     this.dummyHash = options.users.length > 0 ? options.users[0].password : DUMMY_HASH;
@@ -84,7 +88,9 @@ export class StaticAuthenticator implements Authenticator {
       return { ok: false, reason: 'bad_credentials' };
     }
     const valid = await verifyPassword(hash, password);
-    return valid ? { ok: true, username: req.username } : { ok: false, reason: 'bad_credentials' };
+    if (!valid) return { ok: false, reason: 'bad_credentials' };
+    const rateLimit = this.limits.get(req.username);
+    return rateLimit !== undefined ? { ok: true, username: req.username, rateLimit } : { ok: true, username: req.username };
   }
 
   /** The certificate is the credential: no password is checked. */

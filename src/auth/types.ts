@@ -1,4 +1,7 @@
 // Owns the contracts between the broker and its authentication and authorization providers.
+import type { RateLimit } from '../broker/rate-limit.ts';
+
+export type { RateLimit };
 
 export interface AuthRequest {
   clientId: string;
@@ -38,9 +41,12 @@ export interface TenantLink {
 }
 
 /** ok: the client may connect; `superuser` skips every ACL check; `acl` rules come with the
- * credentials. 'unavailable': nobody could decide in time (CONNACK 0x88 / 3). */
+ * credentials; `rateLimit` is the client's own inbound rate limit, used instead of its
+ * endpoint's rateLimit (an authenticator of built-in clients or roles sets it from the client's
+ * or role's record; a limit with neither rate means none for this client, whatever its endpoint
+ * says; absent: the endpoint's). 'unavailable': nobody could decide in time (CONNACK 0x88 / 3). */
 export type AuthResult =
-  | { ok: true; username?: string; superuser?: boolean; acl?: readonly AclGrant[]; tenant?: TenantLink }
+  | { ok: true; username?: string; superuser?: boolean; acl?: readonly AclGrant[]; tenant?: TenantLink; rateLimit?: RateLimit }
   | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' | 'unavailable' };
 
 export interface Authenticator {
@@ -68,6 +74,8 @@ export interface ClientIdentity {
   acl?: readonly AclGrant[];
   /** Set for a tenant's client (control platform): its licence counters. */
   tenant?: TenantLink;
+  /** The client's own inbound rate limit (AuthResult.rateLimit), over its endpoint's. */
+  rateLimit?: RateLimit;
 }
 
 export interface Authorizer {

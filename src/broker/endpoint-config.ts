@@ -8,6 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { BrokerConfig } from '../config/index.ts';
 import { invalid } from '../errors/domain-error.ts';
 import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/check.ts';
+import { limits, RATE_LIMIT_SCHEMA, rateLimitProblem, type RateLimit } from './rate-limit.ts';
 
 export interface SslConfig {
   /** PEM file paths. */
@@ -51,6 +52,12 @@ export interface EndpointConfig {
   maxSessionSize?: number;
   maxConnectionSize?: number;
   maxConnectionPerSecond?: number;
+  /** The inbound rate limit of each client of this endpoint (messages and bytes per second, with
+   * bursts); an authentication answer's rateLimit overrides it for its client. Absent: none. */
+  rateLimit?: RateLimit;
+  /** The inbound rate limit of every client of this endpoint together, on this node (shared by
+   * its workers). Absent: none. */
+  totalRateLimit?: RateLimit;
   /** TLS (or WSS with useWebsocket) when present. */
   sslConfig?: SslConfig;
   serverOptions: ServerOptions;
@@ -90,6 +97,8 @@ export const ENDPOINT_FIELDS = Type.Object(
     maxSessionSize: limit('maxSessionSize'),
     maxConnectionSize: limit('maxConnectionSize'),
     maxConnectionPerSecond: limit('maxConnectionPerSecond'),
+    rateLimit: Type.Optional(orNull({ ...RATE_LIMIT_SCHEMA, description: 'inbound rate limit of each client of this endpoint (throttled past it; an authenticator may give a client its own); absent or null: none' })),
+    totalRateLimit: Type.Optional(orNull({ ...RATE_LIMIT_SCHEMA, description: 'inbound rate limit of all the clients of this endpoint together, on this node; absent or null: none' })),
     sslConfig: Type.Optional(orNull(Type.Object(
       {
         cert: Type.String({ minLength: 1, description: 'PEM file path' }),
@@ -127,6 +136,11 @@ export function checkEndpointFields(input: unknown): Partial<EndpointConfig> {
   // A bridge is a connection of the whole broker to a remote one (src/bridges), not a property
   // of a listener: an endpoint must not claim a setting that would do nothing.
   if (v.enableBridge) throw invalid('enableBridge', 'bridges belong to the broker, not to an endpoint: configure them with the `bridges` key or /bridge/add');
+  for (const f of ['rateLimit', 'totalRateLimit'] as const) {
+    const l = v[f];
+    const problem = l ? rateLimitProblem(l) : null;
+    if (problem) throw invalid(`${f}.${problem.field}`, problem.message);
+  }
   const out: Partial<EndpointConfig> = {};
   for (const [k, value] of Object.entries(v)) if (value !== null) (out as Record<string, unknown>)[k] = value;
   if (v.sslConfig) {
@@ -154,6 +168,8 @@ export function completeEndpoint(fields: Partial<EndpointConfig>, defaults: { me
     ...(fields.maxSessionSize !== undefined ? { maxSessionSize: fields.maxSessionSize } : {}),
     ...(fields.maxConnectionSize !== undefined ? { maxConnectionSize: fields.maxConnectionSize } : {}),
     ...(fields.maxConnectionPerSecond !== undefined ? { maxConnectionPerSecond: fields.maxConnectionPerSecond } : {}),
+    ...(limits(fields.rateLimit) ? { rateLimit: fields.rateLimit } : {}),
+    ...(limits(fields.totalRateLimit) ? { totalRateLimit: fields.totalRateLimit } : {}),
     ...(fields.sslConfig ? { sslConfig: fields.sslConfig } : {}),
     serverOptions: fields.serverOptions ?? {},
     childOptions: fields.childOptions ?? {},
@@ -172,7 +188,12 @@ export function configEndpoints(config: BrokerConfig, ports: { tcp?: number; tls
   const c = config.mqtt;
   const max = config.limits.maxPacketSize;
   const out: EndpointConfig[] = [];
-  const base = { enableAuth: true, enableAcl: true, enableBridge: false, messageMaxSize: max, serverOptions: {}, childOptions: {}, enabled: true, createTime: new Date().toISOString(), source: 'config' as const, path: c.ws.path };
+  const rateLimit = configRateLimit(c.rateLimit);
+  const totalRateLimit = configRateLimit(c.totalRateLimit);
+  const base = {
+    enableAuth: true, enableAcl: true, enableBridge: false, messageMaxSize: max, serverOptions: {}, childOptions: {}, enabled: true, createTime: new Date().toISOString(), source: 'config' as const, path: c.ws.path,
+    ...(rateLimit ? { rateLimit } : {}), ...(totalRateLimit ? { totalRateLimit } : {}),
+  };
   if (c.tcp.enabled && ports.tcp) out.push({ ...base, id: 'tcp', port: ports.tcp, useWebsocket: false, isDefault: true });
   if (c.tls.enabled && ports.tls) {
     out.push({
@@ -186,4 +207,19 @@ export function configEndpoints(config: BrokerConfig, ports: { tcp?: number; tls
   }
   if (c.ws.enabled && ports.ws) out.push({ ...base, id: 'ws', port: ports.ws, useWebsocket: true, isDefault: out.length === 0 });
   return out;
+}
+
+/** A rate limit from the configuration keys (mqtt.rateLimit.*, mqtt.totalRateLimit.*): 0 is
+ * absent; undefined when neither rate is set. */
+function configRateLimit(k: { messagesPerSecond: number; messagesBurst: number; bytesPerSecond: number; bytesBurst: number }): RateLimit | undefined {
+  const out: RateLimit = {};
+  if (k.messagesPerSecond > 0) {
+    out.messagesPerSecond = k.messagesPerSecond;
+    if (k.messagesBurst > 0) out.messagesBurst = k.messagesBurst;
+  }
+  if (k.bytesPerSecond > 0) {
+    out.bytesPerSecond = k.bytesPerSecond;
+    if (k.bytesBurst > 0) out.bytesBurst = k.bytesBurst;
+  }
+  return limits(out) ? out : undefined;
 }

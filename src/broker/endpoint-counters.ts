@@ -1,7 +1,10 @@
 // Per-endpoint counters every worker thread shares, so an endpoint's limits hold across all of
 // them: connections and sessions in use, and accepts in the current second. An Int32Array over a
 // SharedArrayBuffer the supervisor creates; updated with Atomics only. Slots are never reused
-// within a process (a session outliving its endpoint cannot release into another's slot).
+// within a process (a session outliving its endpoint cannot release into another's slot). After
+// the counters, the same buffer holds each endpoint's total rate-limit buckets
+// (shared-rate-buckets.ts).
+import { SharedRateBuckets, sharedRateBucketsBytes } from './shared-rate-buckets.ts';
 
 export const MAX_ENDPOINT_SLOTS = 4096;
 const FIELDS = 4;
@@ -10,15 +13,20 @@ const SESSIONS = 1;
 const RATE_SECOND = 2;
 const RATE_COUNT = 3;
 
+const COUNTERS_BYTES = MAX_ENDPOINT_SLOTS * FIELDS * 4;
+
 export function createCounters(): SharedArrayBuffer {
-  return new SharedArrayBuffer(MAX_ENDPOINT_SLOTS * FIELDS * 4);
+  return new SharedArrayBuffer(COUNTERS_BYTES + sharedRateBucketsBytes(MAX_ENDPOINT_SLOTS));
 }
 
 export class EndpointCounters {
   private readonly a: Int32Array;
+  /** Each endpoint's totalRateLimit buckets, shared by every worker. */
+  readonly totals: SharedRateBuckets;
 
   constructor(buffer: SharedArrayBuffer) {
-    this.a = new Int32Array(buffer);
+    this.a = new Int32Array(buffer, 0, COUNTERS_BYTES / 4);
+    this.totals = new SharedRateBuckets(buffer, COUNTERS_BYTES, MAX_ENDPOINT_SLOTS);
   }
 
   /** Takes a connection in `slot` unless `max` are in use. */

@@ -249,7 +249,7 @@ export class EndpointManager {
     const next: EndpointConfig = { ...prev, ...fields, id: prev.id, createTime: prev.createTime, source: prev.source };
     // null clears a limit (unlimited) or TLS.
     const raw = input as Record<string, unknown>;
-    for (const f of ['maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond', 'sslConfig'] as const) if (raw[f] === null) delete next[f];
+    for (const f of ['maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond', 'rateLimit', 'totalRateLimit', 'sslConfig'] as const) if (raw[f] === null) delete next[f];
     return next;
   }
 

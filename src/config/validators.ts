@@ -2,6 +2,7 @@
 // coerced (its kind), describes the accepted values, and returns the problem with a value, or
 // the cleaned value when it is acceptable. A checker's type parameter is the type of that cleaned
 // value: the type of its key in BrokerConfig (types.ts) is read from it.
+import { RATE_LIMIT_RANGES, rateLimitProblem, type RateLimit } from '../broker/rate-limit.ts';
 import { aclPatternProblem } from '../auth/acl-pattern.ts';
 import { passwordHashProblem } from '../auth/password.ts';
 import { parseBridgeConfig, type BridgeConfig } from '../bridges/bridge-config.ts';
@@ -36,6 +37,8 @@ export interface UserEntry {
   username: string;
   /** An argon2 or bcrypt hash. */
   password: string;
+  /** The user's own inbound rate limit, over its endpoint's (src/broker/rate-limit.ts). */
+  rateLimit?: RateLimit;
 }
 
 export interface AclEntry {
@@ -194,7 +197,7 @@ function aclPattern(): Checker<string> {
 
 /** auth.users: [{username, password}] with unique usernames and hashed passwords. */
 export function users(): Checker<UserEntry[]> {
-  const entries = list((value, at) => record(value, at, { username: string({ nonEmpty: true }), password: passwordHash() }, {}));
+  const entries = list((value, at) => record(value, at, { username: string({ nonEmpty: true }), password: passwordHash() }, { rateLimit: rateLimit() }));
   return {
     kind: 'json',
     check(value) {
@@ -207,6 +210,24 @@ export function users(): Checker<UserEntry[]> {
         seen.add(all[i].username);
       }
       return result;
+    },
+  };
+}
+
+/** A rate limit ({messagesPerSecond, messagesBurst, bytesPerSecond, bytesBurst}, each optional;
+ * a burst needs its rate). */
+export function rateLimit(): Checker<RateLimit> {
+  const r = RATE_LIMIT_RANGES;
+  return {
+    kind: 'json',
+    check(value) {
+      const result = record(value, '', {}, {
+        messagesPerSecond: integer(...r.messagesPerSecond), messagesBurst: integer(...r.messagesBurst),
+        bytesPerSecond: integer(...r.bytesPerSecond), bytesBurst: integer(...r.bytesBurst),
+      });
+      if (!result.ok) return result;
+      const problem = rateLimitProblem(result.value);
+      return problem ? reject(problem.message, `.${problem.field}`) : result;
     },
   };
 }

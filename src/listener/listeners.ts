@@ -212,7 +212,8 @@ export class Listeners {
         );
       },
       open: (ws) => {
-        const t = new WsTransport(ws, c.port);
+        // Held while paused at most: a packet, plus a second's worth of small ones.
+        const t = new WsTransport(ws, c.port, Math.max(c.messageMaxSize, 1024 * 1024) + 1024 * 1024);
         ws.getUserData().transport = t;
         ep.wsTransports.add(t);
         this.accept(t, ep);
@@ -226,7 +227,7 @@ export class Listeners {
           return;
         }
         // uWS reuses the ArrayBuffer after this callback: copy.
-        t?.handlers?.onTransportData(Buffer.from(new Uint8Array(message)));
+        t?.receive(Buffer.from(new Uint8Array(message)));
       },
       drain: (ws) => {
         ws.getUserData().transport?.handlers?.onTransportDrain();

@@ -24,7 +24,7 @@ export class WsTransport implements Transport {
    * is a bug if it ever counts). */
   static dropped = 0;
 
-  constructor(private readonly ws: WebSocket<WsUserData>, readonly localPort: number) {
+  constructor(private readonly ws: WebSocket<WsUserData>, readonly localPort: number, private readonly maxHeldBytes: number) {
     const data = ws.getUserData();
     this.remoteAddress = data.remoteAddress;
     this.remotePort = data.remotePort;
@@ -73,8 +73,51 @@ export class WsTransport implements Transport {
     this.ws.close();
   }
 
-  // Outbound: the connection bounds what waits (limits.maxOutboundBytes). Inbound reads are not
-  // paused on a WebSocket.
-  pause(): void {}
-  resume(): void {}
+  // Outbound: the connection bounds what waits (limits.maxOutboundBytes). Inbound: uWebSockets.js
+  // cannot stop reading a WebSocket, so a paused connection (throttled by a rate limit, or its
+  // publish pipeline full) holds what arrives, in order, and takes it when it resumes; past
+  // maxHeldBytes the client is not slowing down and the connection closes (protocol error).
+  private paused = false;
+  private held: Buffer[] | null = null;
+  private heldBytes = 0;
+
+  /** Bytes arrived from the client (the listener's message handler). */
+  receive(chunk: Buffer): void {
+    if (!this.paused) {
+      this.handlers?.onTransportData(chunk);
+      return;
+    }
+    (this.held ??= []).push(chunk);
+    this.heldBytes += chunk.length;
+    if (this.heldBytes > this.maxHeldBytes) {
+      this.held = null;
+      this.heldBytes = 0;
+      this.handlers?.onTransportViolation(`more than ${this.maxHeldBytes} bytes sent while reading was paused`);
+    }
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    const held = this.held;
+    if (held === null) return;
+    this.held = null;
+    this.heldBytes = 0;
+    for (let i = 0; i < held.length; i++) {
+      if (this.closed) return;
+      if (this.paused) {
+        // Paused again by what was taken: the rest waits, still first in line.
+        const rest = held.slice(i);
+        const later = this.held as Buffer[] | null;
+        if (later !== null) rest.push(...later);
+        this.held = rest;
+        for (const b of rest) this.heldBytes += b.length;
+        return;
+      }
+      this.handlers?.onTransportData(held[i]);
+    }
+  }
 }

@@ -38,6 +38,7 @@ function addInto(a: EndpointStatsSnapshot, b: EndpointStatsSnapshot): void {
   b.sizeIn.forEach((n, i) => (a.sizeIn[i] += n));
   b.sizeOut.forEach((n, i) => (a.sizeOut[i] += n));
   for (const [code, n] of Object.entries(b.connectionErrors)) a.connectionErrors[code] = (a.connectionErrors[code] ?? 0) + n;
+  b.throttled.forEach((n, i) => (a.throttled[i] = (a.throttled[i] ?? 0) + n));
   for (const op of OPERATIONS) {
     a.responseTime[op].sum += b.responseTime[op].sum;
     a.responseTime[op].count += b.responseTime[op].count;

@@ -1,6 +1,7 @@
 // One worker thread's snapshot (src/worker/ops/metrics.ts) as prom-client metric JSON: the
 // broker-wide spindle_* counters and the summable svc_endpoint_* ones. The supervisor's
 // collector aggregates these across workers with AggregatorRegistry.aggregate (sums).
+import { THROTTLE_KINDS } from '../broker/rate-limit.ts';
 import { LATENCY_BUCKETS } from '../stats/worker-stats.ts';
 import { SIZE_BUCKETS, type EndpointStatsSnapshot } from '../stats/endpoint-stats.ts';
 import type { EndpointSnapshot, WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
@@ -76,6 +77,12 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.gauge('spindle_worker_event_loop_lag_mean_seconds', 'Mean event-loop delay of a worker thread over the last 10 s window.', lag.mean, w);
   set.gauge('spindle_worker_heap_used_bytes', 'V8 heap in use by a worker thread.', snap.heap.used, w);
   set.gauge('spindle_worker_connections_current', 'Open MQTT connections of a worker thread.', s.connectionsCurrent, w);
+  // Per endpoint but broker-wide (in /prometheus, not in one endpoint's svc_endpoint_* form).
+  set.declare('spindle_rate_limit_throttled_total', 'Times a connection of the endpoint stopped reading because it was over a rate limit (throttled; nothing is lost), by kind: messages or bytes (the client\'s own limit: the endpoint\'s rateLimit or its authenticator\'s), total_messages or total_bytes (the endpoint\'s totalRateLimit on this node), tenant (its application\'s licence rate).', 'counter');
+  for (const e of snap.endpoints) {
+    const s = e.stats;
+    THROTTLE_KINDS.forEach((kind, i) => set.counter('spindle_rate_limit_throttled_total', '', s.throttled[i] ?? 0, { endpoint: e.id, kind }));
+  }
 }
 
 export type EndpointFilter = (e: { id: string; port: number }) => boolean;

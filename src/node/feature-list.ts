@@ -8,6 +8,8 @@ import { scripts } from '../features/scripts/index.ts';
 import { drain } from '../features/drain/index.ts';
 import { clientDb } from '../features/client-db/index.ts';
 import { bans } from '../features/bans/index.ts';
+import { overload } from '../features/overload/index.ts';
+import { rateLimits } from '../features/rate-limits/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -16,6 +18,8 @@ export const FEATURES: readonly Feature[] = [
   drain,
   clientDb,
   bans,
+  overload,
+  rateLimits,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

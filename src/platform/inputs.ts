@@ -6,6 +6,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 import { compileSchema, orNull, type Checker } from '../schema/check.ts';
+import { RATE_LIMIT_SCHEMA } from '../broker/rate-limit.ts';
 import { PlatformError } from './errors.ts';
 
 export const MAX_CONNECTIONS = 10_000_000;
@@ -46,6 +47,7 @@ export const LICENSE_INPUT = Type.Object(
     applicationId: Type.Optional(orNull(Type.String({ description: 'null or absent: the whole organization' }))),
     maxConnections: Type.Optional(orNull(Type.Integer({ minimum: 0, maximum: MAX_CONNECTIONS, description: 'null: no limit' }))),
     maxMessageRate: Type.Optional(orNull(Type.Integer({ minimum: 1, maximum: MAX_RATE, description: 'per second; null: no limit' }))),
+    clientRateLimit: Type.Optional(orNull({ ...RATE_LIMIT_SCHEMA, description: 'inbound rate limit of each client of the application (of every application of an organization licence, unless its own licence sets one): {messagesPerSecond, messagesBurst, bytesPerSecond, bytesBurst}; past it the client is throttled; null: none' })),
     features: Type.Optional(orNull(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 64 }))),
     expires: Type.Optional(orNull(Type.String({ description: 'ISO 8601; null: never' }))),
     description: DESCRIPTION,

@@ -4,6 +4,7 @@
 // counters, where every worker enforces them: connections (CONNACK 0x97 past the maximum) and
 // messages per second (the connection is throttled past it). An expired licence admits no new
 // connection. Usage is read from the same counters.
+import { limits, rateLimitProblem, type RateLimit } from '../broker/rate-limit.ts';
 import { randomUUID } from 'node:crypto';
 
 import { Serial } from './serial.ts';
@@ -19,7 +20,13 @@ export class LicenseBook {
   private readonly licenses = new Map<string, License>();
   private readonly writes = new Serial();
 
-  constructor(private readonly store: Store, private readonly tenants: TenantDirectory) {}
+  constructor(
+    private readonly store: Store,
+    private readonly tenants: TenantDirectory,
+    /** The licences changed (not their expiry): the tenant policy's answers carry their client
+     * rate limits, so the workers' cached answers go. */
+    private readonly changed: () => void = () => {},
+  ) {}
 
   async load(): Promise<void> {
     for (const { doc } of await this.store.listAdmin<License>(LICENSE_KIND)) this.licenses.set(doc.id, doc);
@@ -33,6 +40,7 @@ export class LicenseBook {
       if (doc === null) this.licenses.delete(id);
       else this.licenses.set(id, doc);
       this.apply();
+      this.changed();
     });
   }
 
@@ -71,6 +79,7 @@ export class LicenseBook {
       await this.store.putAdmin(LICENSE_KIND, license.id, license);
       this.licenses.set(license.id, license);
       this.apply();
+      this.changed();
       return license;
     });
   }
@@ -86,6 +95,7 @@ export class LicenseBook {
       await this.store.putAdmin(LICENSE_KIND, id, after);
       this.licenses.set(id, after);
       this.apply();
+      this.changed();
       return { before, after };
     });
   }
@@ -97,6 +107,7 @@ export class LicenseBook {
       await this.store.deleteAdmin(LICENSE_KIND, id);
       this.licenses.delete(id);
       this.apply();
+      this.changed();
       return license;
     });
   }
@@ -110,7 +121,14 @@ export class LicenseBook {
         this.licenses.delete(l.id);
       }
       this.apply();
+      this.changed();
     });
+  }
+
+  /** The inbound rate limit of each client of an application: its licence's clientRateLimit, else
+   * its organization's; null: none. */
+  clientRateLimit(organizationId: string, applicationId: string): RateLimit | null {
+    return this.of(organizationId, applicationId)?.clientRateLimit ?? this.of(organizationId, null)?.clientRateLimit ?? null;
   }
 
   /** Writes every tenant's limits into the shared counters (also when a licence expires: the
@@ -149,11 +167,15 @@ export class LicenseBook {
   }
 
   /** The terms given, over those of `before`: an absent limit or expiry keeps it, null clears it. */
-  private terms(input: LicenseInput, before: License | null): Pick<License, 'maxConnections' | 'maxMessageRate' | 'features' | 'expires' | 'description'> {
+  private terms(input: LicenseInput, before: License | null): Pick<License, 'maxConnections' | 'maxMessageRate' | 'clientRateLimit' | 'features' | 'expires' | 'description'> {
     const kept = <K extends 'maxConnections' | 'maxMessageRate'>(k: K) => (input[k] === undefined ? before?.[k] ?? null : input[k]);
+    const client = input.clientRateLimit === undefined ? before?.clientRateLimit ?? null : input.clientRateLimit;
+    const problem = client ? rateLimitProblem(client) : null;
+    if (problem) throw invalid(`clientRateLimit.${problem.field}`, problem.message);
     return {
       maxConnections: kept('maxConnections'),
       maxMessageRate: kept('maxMessageRate'),
+      clientRateLimit: client && limits(client) ? client : null,
       features: input.features ? [...new Set(input.features)] : before?.features ?? [],
       expires: input.expires === undefined ? before?.expires ?? null : expiry(input.expires),
       description: input.description ?? before?.description ?? '',

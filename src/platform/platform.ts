@@ -72,8 +72,8 @@ export class ControlPlatform {
         this.host.kickTenants(ids).catch((err: unknown) => this.log.warn('tenant clients could not all be disconnected', { applications: ids, err }));
       },
     });
-    this.licenses = new LicenseBook(store, this.tenants);
-    this.policy = tenantPolicy(this.tenants);
+    this.licenses = new LicenseBook(store, this.tenants, () => this.publishPolicy());
+    this.policy = tenantPolicy(this.tenants, (org, app) => this.licenses.clientRateLimit(org, app));
     this.timer = setInterval(() => this.licenses.apply(), EXPIRY_CHECK_MS).unref();
     this.channels = new ChannelBook(store);
     this.signals = new Signals(this.tenants, this.licenses, host.brokerSignals);

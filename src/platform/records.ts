@@ -3,6 +3,8 @@
 // applications (device fleets with MQTT credentials and a topic namespace), and licences grant an
 // organization or one application its entitlements.
 
+import type { RateLimit } from '../broker/rate-limit.ts';
+
 export interface Organization {
   id: string;
   /** Topic-safe and unique; the first level of its applications' default namespaces. Fixed. */
@@ -52,6 +54,10 @@ export interface License {
   maxConnections: number | null;
   /** Messages received per second; null: no limit. */
   maxMessageRate: number | null;
+  /** The inbound rate limit of each client of the application (of every application of the
+   * organization, for the organization's licence, unless the application's own licence sets
+   * one); null or absent (licences stored before it): none. */
+  clientRateLimit?: RateLimit | null;
   features: string[];
   /** After it, no new connection is accepted (ISO 8601); null: never expires. */
   expires: string | null;

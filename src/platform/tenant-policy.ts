@@ -2,13 +2,15 @@
 // thread): an app key with its secret is allowed, confined to its namespace (ACL rules carried with
 // the answer, checked on every worker before any other ACL) and counted in its tenant slots (the
 // licence's limits); a wrong secret or a disabled application is denied; any other username is not
-// this policy's (ignore: the next policy or the static users decide).
+// this policy's (ignore: the next policy or the static users decide). A licence's clientRateLimit
+// comes with the answer: each client of the application is throttled past it.
 import type { AuthAnswer, AuthQuery, CompiledAuthPolicy, PolicyParam } from '../policies/types.ts';
 import type { TenantDirectory } from './tenants.ts';
+import type { RateLimit } from '../broker/rate-limit.ts';
 
 export const TENANT_POLICY_ID = 'platform-applications';
 
-export function tenantPolicy(tenants: TenantDirectory): CompiledAuthPolicy {
+export function tenantPolicy(tenants: TenantDirectory, clientRateLimit: (organizationId: string, applicationId: string) => RateLimit | null = () => null): CompiledAuthPolicy {
   const params: ReadonlySet<PolicyParam> = new Set<PolicyParam>(['username']);
   return {
     id: TENANT_POLICY_ID,
@@ -23,7 +25,9 @@ export function tenantPolicy(tenants: TenantDirectory): CompiledAuthPolicy {
       const appSlot = tenants.slots.of(app.id);
       const orgSlot = tenants.slots.of(app.organizationId);
       if (!appSlot || !orgSlot) return { result: 'deny', reason: 'application has no tenant slot' };
+      const rateLimit = clientRateLimit(app.organizationId, app.id);
       return {
+        ...(rateLimit ? { rateLimit } : {}),
         result: 'allow',
         superuser: false,
         acl: [

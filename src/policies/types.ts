@@ -5,6 +5,7 @@
 import { DomainError } from '../errors/domain-error.ts';
 import type { AclGrant, Overlaps } from '../auth/types.ts';
 import type { TenantRef } from '../broker/tenant-counters.ts';
+import type { RateLimit } from '../broker/rate-limit.ts';
 import type { Logger } from '../log/index.ts';
 import type { AnySource, SourceType } from '../sources/types.ts';
 
@@ -50,7 +51,7 @@ export interface AuthQuery {
  * and counted, never cached.
  */
 export type AuthAnswer =
-  | { result: 'allow'; superuser: boolean; username?: string; acl?: AclGrant[]; validUntil?: number; tenant?: TenantRef }
+  | { result: 'allow'; superuser: boolean; username?: string; acl?: AclGrant[]; validUntil?: number; tenant?: TenantRef; rateLimit?: RateLimit }
   | { result: 'deny'; reason: string }
   | { result: 'ignore'; reason?: string; error?: boolean };
 

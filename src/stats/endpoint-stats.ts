@@ -41,6 +41,9 @@ export class EndpointStats {
   subscriptions = 0;
   /** PUBLISH packets accepted for routing (valid topic, authorized). */
   topicsPublished = 0;
+  /** Times a connection's reading was paused by a rate limit, by kind (index of THROTTLE_KINDS:
+   * messages, bytes, total_messages, total_bytes, tenant). */
+  throttled = [0, 0, 0, 0, 0];
   // The PUBLISH being timed (at most one at a time): no allocation per message.
   private publishSeq = 0;
   private sampled: object | null = null;
@@ -112,6 +115,7 @@ export class EndpointStats {
       },
       subscriptions: this.subscriptions,
       topicsPublished: this.topicsPublished,
+      throttled: [...this.throttled],
     };
   }
 }
@@ -136,6 +140,7 @@ export interface EndpointStatsSnapshot {
   responseTime: Record<Operation, { sum: number; count: number }>;
   subscriptions: number;
   topicsPublished: number;
+  throttled: number[];
 }
 
 export function sizeBucket(bytes: number): number {

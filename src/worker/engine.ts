@@ -11,7 +11,7 @@ import { WorkerRouter } from '../router/worker-router.ts';
 import type { PostRetained } from '../router/retained-changes.ts';
 import { SessionTable } from '../engine/session/session-table.ts';
 import type { NodeClaims } from '../engine/session/node-handover.ts';
-import { Outbox } from '../engine/session/outbox.ts';
+import { Outbox, type Shedding } from '../engine/session/outbox.ts';
 import { Wills } from '../engine/session/wills.ts';
 import type { Persistence } from '../engine/session/persistence.ts';
 import type { Session, SessionLimits } from '../engine/session/session.ts';
@@ -64,6 +64,10 @@ export interface EngineDeps {
   readonly nodes?: NodeClaims;
   /** What must accept a routed QoS 1/2 message before it is acknowledged (none when not given). */
   readonly ackGates?: AckGates;
+  /** Overload protection's state on this worker (never refusing when not given). */
+  readonly overload?: HandlerHost['overload'];
+  /** QoS 0 shedding to slow clients while overloaded (none when not given). */
+  readonly shedding?: Shedding;
 }
 
 export interface Engine {
@@ -106,7 +110,7 @@ export function createEngine(deps: EngineDeps): Engine {
   router.setRetainedLimits({ maxCount: limits.maxRetainedMessages, maxPayload: limits.maxRetainedPayloadSize, defaultExpiryMs: retainedDefaultExpiryMs });
   if (persistence) persistence.retainedDefaultExpiryMs = retainedDefaultExpiryMs;
   const events = deps.events ?? NO_EVENTS;
-  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events);
+  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding);
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
   const sessions: SessionTable = new SessionTable({
     workerId,
@@ -150,6 +154,7 @@ export function createEngine(deps: EngineDeps): Engine {
     gate: deps.gate ?? OPEN_GATE,
     transforms: deps.transforms ?? NO_TRANSFORMS,
     ackGates: deps.ackGates ?? NO_ACK_GATES,
+    overload: deps.overload ?? { refusing: false, refused: 0 },
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

@@ -13,6 +13,7 @@ import type { RetainedChange } from '../router/retained-changes.ts';
 import type { ProcessorState } from '../features/scripts/types.ts';
 import type { BanWorkerState } from '../features/bans/worker-bans.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
+import type { OverloadMarks } from '../features/overload/types.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -49,6 +50,8 @@ export interface WorkerStates {
   /** The ban list's shared counters and flapping detection (src/features/bans); the bans
    * themselves come as worker operations (bans.*). */
   bans: BanWorkerState;
+  /** Overload protection's marks (src/features/overload). */
+  overload: OverloadMarks;
 }
 
 export type ToWorker =

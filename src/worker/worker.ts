@@ -1,6 +1,8 @@
 // Worker thread: owns its listeners, the connections they accept and the sessions of those
 // connections. Routes through the process-wide native core; talks to the other workers over
 // MessagePorts (delivery batches and session hand-over) and to the supervisor over parentPort.
+import { WorkerOverload } from '../features/overload/worker-overload.ts';
+import { configMarks } from '../features/overload/marks.ts';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 
 import { ClientRegistry, DESC_SLOTS, NO_PUBLISHER } from '../native/index.ts';
@@ -152,9 +154,16 @@ const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', cla
 
 // The ban list and flapping detection (src/features/bans), asked per CONNECT while active.
 const bans = new WorkerBans(log, rules);
+// Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
+const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
+  if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });
+  else log.info('worker no longer overloaded: accepting connections again', { lagMs: st.lagMs });
+});
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   gate: bans,
+  overload: overload.flag,
+  shedding: overload.shedding,
   nodes: nodeClaims,
   // A QoS 1/2 message another node wants is acknowledged once the cluster has it.
   ackGates: bridges,
@@ -257,6 +266,7 @@ let shuttingDown = false;
 /** Stop accepting, tell v5 clients the server is going away (0x8B), flush, and report. */
 async function shutdown(): Promise<void> {
   shuttingDown = true;
+  overload.close();
   listeners.stopAccepting();
   policies.close();
   await processors.close();
@@ -319,6 +329,7 @@ parentPort!.on('message', (msg: ToWorker) => {
       if (msg.key === 'policies') policies.setState(msg.value);
       else if (msg.key === 'draining') listeners.setDraining(msg.value);
       else if (msg.key === 'bans') bans.setState(msg.value);
+      else if (msg.key === 'overload') overload.setMarks(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':
@@ -355,7 +366,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

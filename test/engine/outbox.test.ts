@@ -30,3 +30,31 @@ test('over the outbound limit: QoS 0 dropped and counted, QoS 1 queued, then dra
   e.workers[0].host.outbox.drain(sub.session!);
   assert.deepEqual(sub.packets('publish').map((p) => p.payload.toString()), ['one', 'two']);
 });
+
+test('overloaded with shedQos0: QoS 0 to a client with a large backlog is shed and counted; QoS 1, and clients keeping up, are not', async () => {
+  const shedding = { on: false, shed: 0 };
+  const s = startEngine({ shedding });
+  try {
+    const slow = s.client();
+    await slow.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: 'slow', clean: true, keepalive: 60 });
+    await slow.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'shed/#', qos: 1 }] });
+    const quick = s.client();
+    await quick.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: 'quick', clean: true, keepalive: 60 });
+    await quick.send({ cmd: 'subscribe', messageId: 1, subscriptions: [{ topic: 'shed/#', qos: 1 }] });
+    const pub = s.client();
+    await pub.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clientId: 'shed-pub', clean: true, keepalive: 60 });
+    slow.outboundBacklog = 100_000; // over SHED_BACKLOG, still writable
+    await pub.send({ cmd: 'publish', topic: 'shed/a', payload: Buffer.from('before'), qos: 0 });
+    shedding.on = true;
+    await pub.send(
+      { cmd: 'publish', topic: 'shed/b', payload: Buffer.from('shed'), qos: 0 },
+      { cmd: 'publish', topic: 'shed/c', payload: Buffer.from('kept'), qos: 1, messageId: 1 },
+    );
+    assert.deepEqual(slow.packets('publish').map((p) => p.payload.toString()), ['before', 'kept']);
+    assert.deepEqual(quick.packets('publish').map((p) => p.payload.toString()), ['before', 'shed', 'kept']);
+    assert.equal(shedding.shed, 1);
+    assert.equal(s.workers[0].stats.dropped.slowConsumer, 1);
+  } finally {
+    s.close();
+  }
+});

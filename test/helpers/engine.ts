@@ -12,6 +12,8 @@ import { loadConfig, type BrokerConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { StaticAuthenticator, StaticAuthorizer, type Authorizer } from '../../src/auth/index.ts';
 import { EndpointCounters, createCounters } from '../../src/broker/endpoint-counters.ts';
+import type { RateLimiter } from '../../src/broker/rate-limiter.ts';
+import type { Shedding } from '../../src/engine/session/outbox.ts';
 import { completeEndpoint } from '../../src/broker/endpoint-config.ts';
 import { remainingExpiry } from '../../src/broker/message.ts';
 import type { CloseReason } from '../../src/protocol/reason-codes.ts';
@@ -73,6 +75,8 @@ export interface EngineOptions {
   /** Loads a stored session (a dead worker's, or one another node left in the shared store);
    * none unless given. */
   loadStored?: (clientId: string, handle: number) => Promise<Session | null>;
+  /** QoS 0 shedding while overloaded, shared by every worker (none unless given). */
+  shedding?: Shedding;
 }
 
 export function startEngine(options: EngineOptions = {}): Engine {
@@ -121,6 +125,7 @@ export function startEngine(options: EngineOptions = {}): Engine {
       peers: () => workers.map((w) => w.id).filter((w) => w !== id),
       loadStored: options.loadStored ?? (async () => null),
       nodes: options.nodes?.(id),
+      shedding: options.shedding,
     });
     workers.push({ id, host: engine.host, router: engine.router, sessions: engine.sessions, stats, dispatch: engine.dispatcher });
   }
@@ -167,8 +172,12 @@ export class FakeClient implements Client {
   publishPending = 0;
   transforming = 0;
   paused = false;
+  limiter: RateLimiter | null = null;
+  throttledUntil = 0;
   /** Set false to play a client that does not read (slow consumer). */
   writable = true;
+  /** Bytes written and not taken (overload shedding reads it). */
+  outboundBacklog = 0;
   congestedCount = 0;
   closeReason: CloseReason | undefined;
   /** Everything the broker wrote, parsed, in order. */

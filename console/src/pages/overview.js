@@ -1,12 +1,13 @@
 // Overview: live charts of the broker (connections, messages in and out per second, drops,
 // subscriptions, retained), and the same per endpoint, from the samples the admin server pushes.
 // In a cluster the samples carry every node's figures too: a table and charts per node (at the
-// bottom, so their arrival moves nothing above them).
+// bottom, so their arrival moves nothing above them). Overload protection's state, read every 2 s.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { Chart } from '../chart.js';
+import { api } from '../api.js';
 
 const html = htm.bind(h);
 
@@ -24,6 +25,7 @@ export function Overview({ live }) {
       <div class="stat"><span>Retained</span><b>${fmt(last?.retained)}</b></div>
     </section>
     <p class="muted">Live: ${live.state}; ${live.samples.length} samples kept (the last hour, one a second).</p>
+    <${OverloadCard} />
     <div class="grid">
       <${Chart} title="Messages per second" testId="chart-messages" live=${live} series=${[{ label: 'in', value: (s) => s.in }, { label: 'out', value: (s) => s.out }]} />
       <${Chart} title="Connections" testId="chart-connections" live=${live} series=${[{ label: 'connections', value: (s) => s.connections }]} />
@@ -60,5 +62,27 @@ function PerNode({ live, last, fmt }) {
       <${Chart} key=${`i ${key}`} title="Messages in per second, per node" testId="chart-node-in" live=${live} series=${per('in')} />
       <${Chart} key=${`o ${key}`} title="Messages out per second, per node" testId="chart-node-out" live=${live} series=${per('out')} />
     </div>
+  </section>`;
+}
+
+/** Overload protection: the node's state (overloaded when a worker is), and each worker's measures. */
+function OverloadCard() {
+  const [o, setO] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    const load = () => api('GET', '/api/overload').then((r) => { setO(r.data); setError(null); }, (err) => setError(err.message));
+    void load();
+    const t = setInterval(load, 2000);
+    return () => clearInterval(t);
+  }, []);
+  const mb = (n) => `${Math.round(n / 1048576)} MB`;
+  if (!o) return html`<section class="card" aria-label="overload">${error && html`<p class="error" role="alert">${error}</p>`}</section>`;
+  return html`<section class="card" aria-label="overload">
+    <h3>Overload protection: <span data-testid="overload-state" class=${o.state === 'overloaded' ? 'error' : ''}>${o.marks.enabled ? o.state : 'off'}</span></h3>
+    <p class="muted">New connections are refused (CONNACK 0x89 Server busy) on a worker whose event-loop lag passes ${o.marks.lagHighMs} ms${o.marks.heapHighMB ? `, heap ${o.marks.heapHighMB} MB` : ''}${o.marks.rssHighMB ? `, RSS ${o.marks.rssHighMB} MB` : ''}, until below ${o.marks.lagLowMs} ms.</p>
+    <table>
+      <thead><tr><th>Worker</th><th>State</th><th>Lag (ms)</th><th>Heap</th><th>RSS</th><th>Refused</th><th>Shed</th></tr></thead>
+      <tbody>${o.workers.map((w) => html`<tr key=${w.worker} data-worker=${w.worker}><td>${w.worker}</td><td>${w.state}${w.reasons.length ? ` (${w.reasons.join(', ')})` : ''}</td><td>${w.lagMs}</td><td>${mb(w.heapUsedBytes)}</td><td>${mb(w.rssBytes)}</td><td data-testid=${`overload-refused-${w.worker}`}>${w.refused}</td><td>${w.shed}</td></tr>`)}</tbody>
+    </table>
   </section>`;
 }

@@ -9,6 +9,7 @@ import type { Logger } from '../../log/index.ts';
 import type { Authorizer, ClientIdentity } from '../../auth/index.ts';
 import { remainingExpiry } from '../../broker/message.ts';
 import type { EndpointCounters } from '../../broker/endpoint-counters.ts';
+import type { RateLimiter } from '../../broker/rate-limiter.ts';
 import type { Transport, TransportFraming, TransportHandlers } from './transport.ts';
 import { RC, type CloseReason } from '../../protocol/reason-codes.ts';
 import { PT } from '../../protocol/packet-types.ts';
@@ -97,6 +98,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
   messagesOut = 0;
   publishChain: Promise<void> | null = null;
   publishPending = 0;
+  /** The inbound rate limit (made at CONNECT when one applies; see handlers/throttle.ts). */
+  limiter: RateLimiter | null = null;
+  /** Reading paused by a rate limit until this epoch ms (0: not). */
+  throttledUntil = 0;
   transforming = 0;
   /** Set at CONNECT, once the client is authenticated. */
   authorizer!: Authorizer;
@@ -153,6 +158,11 @@ export class Connection implements Client, TransportHandlers, Expiring {
   }
 
   /** Below limits.maxOutboundBytes: deliveries may be written. */
+  /** Bytes written for the client and not yet taken by it. */
+  get outboundBacklog(): number {
+    return this.transport.bufferedBytes;
+  }
+
   get writable(): boolean {
     return this.transport.bufferedBytes < this.host.limits.maxOutboundBytes;
   }

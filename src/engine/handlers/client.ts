@@ -9,6 +9,7 @@ import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../.
 import type { BrokerConfig } from '../../config/index.ts';
 import type { EndpointConfig } from '../../broker/endpoint-config.ts';
 import type { EndpointCounters } from '../../broker/endpoint-counters.ts';
+import type { RateLimiter } from '../../broker/rate-limiter.ts';
 import type { CloseReason } from '../../protocol/reason-codes.ts';
 import type { Version } from '../../protocol/send.ts';
 import type { EndpointStats } from '../../stats/endpoint-stats.ts';
@@ -77,6 +78,10 @@ export interface Client extends SessionLink {
   /** Server DISCONNECT (v5, once connected) with `reason`, then close [MQTT-4.13.2-1]. */
   disconnectWith(reason: number, why: CloseReason, message?: string): void;
   close(why: CloseReason): void;
+  /** The connection's inbound rate limit (null: none applies, one check per PUBLISH). */
+  limiter: RateLimiter | null;
+  /** Epoch ms until which reading is paused by a rate limit or the tenant's licence (0: not). */
+  throttledUntil: number;
   /** Stops and restarts reading from the client (back-pressure of the publish pipeline). */
   pauseReading(): void;
   resumeReading(): void;
@@ -96,6 +101,9 @@ export interface HandlerHost {
   readonly authMethods: ReadonlyMap<string, AuthMethod>;
   /** Connections and sessions per endpoint, shared by every worker (endpoint limits). */
   readonly endpointCounters: EndpointCounters;
+  /** Overload protection (src/features/overload): while `refusing`, a CONNECT is answered 0x89
+   * Server busy (MQTT 3.1.1: 3). */
+  readonly overload: { readonly refusing: boolean; refused: number };
   /** Where subscriptions are made: a client's own, and the ones the operator adds to every
    * client (proxy subscriptions). */
   readonly proxies: ProxyEnv;

@@ -17,6 +17,7 @@ import type { Opening } from '../session/session-lifecycle.ts';
 import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
 import { EV } from '../session/events.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
+import { limiterFor } from './throttle.ts';
 
 /** The authorizer of endpoints with enableAcl off. */
 const ALLOW_ALL: Authorizer = { allowsEverything: true, authorize: () => true };
@@ -59,6 +60,14 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
     c.write(send.connack(version, false, reason));
     c.close(why);
   };
+
+  // An overloaded worker (src/features/overload) takes no new client: 0x89 Server busy (v3:
+  // 3 Server unavailable, send.connack maps it); those connected keep working.
+  if (host.overload.refusing) {
+    host.overload.refused++;
+    refuse(RC.SERVER_BUSY);
+    return;
+  }
 
   // Client identifier [MQTT-3.1.3-6 .. MQTT-3.1.3-9].
   let clientId = p.clientId ?? '';
@@ -160,6 +169,9 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
     : result.superuser === true || result.acl !== undefined
     ? { clientId, username: c.username, superuser: result.superuser === true, acl: result.acl }
     : { clientId, username: c.username };
+  if (result.rateLimit !== undefined) c.identity.rateLimit = result.rateLimit;
+  // The client's inbound rate limit (its own or its endpoint's, and the endpoint's total).
+  c.limiter = limiterFor(c, host.endpointCounters.totals, Date.now());
   // An endpoint with enableAcl off lets its clients publish and subscribe to every topic; a
   // tenant's client stays in its namespace everywhere.
   c.authorizer = endpoint.config.enableAcl || tenant !== undefined ? host.authorizerFor(c.identity, peerhostOf(c)) : ALLOW_ALL;

@@ -2,7 +2,7 @@
 // packet object): resolves the topic alias, checks flow control and authorization, routes, and
 // acknowledges. QoS 2 is routed once, when the PUBLISH first arrives; its packet id is kept until
 // PUBREL so a resent PUBLISH is acknowledged without being routed again [MQTT-4.3.3-10].
-import { DESC_EXPIRY, rewritePublishProperties } from '../../native/index.ts';
+import { DESC_EXPIRY, DESC_SLOTS, rewritePublishProperties } from '../../native/index.ts';
 import type { Message } from '../../broker/message.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import { ack, PUBACK, PUBREC } from '../../protocol/send.ts';
@@ -10,6 +10,8 @@ import { tooManyLevels } from '../../protocol/topic-levels.ts';
 import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
 import { EV } from '../session/events.ts';
+import { THROTTLE } from '../../broker/rate-limit.ts';
+import { pauseUntil, throttled } from './throttle.ts';
 import type { Client, HandlerHost, HandlerResult, TransformDone } from './client.ts';
 
 export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
@@ -17,6 +19,19 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
     c.protocolError(RC.PROTOCOL_ERROR, 'PUBLISH before CONNACK');
     return;
   }
+  // Over a rate limit (the client's, or its endpoint's total on this node): the message waits
+  // until the buckets can take it, and the connection reads nothing meanwhile (throttling;
+  // nothing is lost). No limit: this one check.
+  const now = Date.now();
+  const limiter = c.limiter;
+  if (limiter !== null) {
+    const wait = limiter.admit(d[o + 2], now);
+    if (wait !== 0) return throttled(c, limiter.lastKind, wait, src, d, o, DESC_SLOTS, (cc, s, dd, oo) => handlePublish(host, cc, s, dd, oo));
+  }
+  return publishAdmitted(host, c, src, d, o, now);
+}
+
+function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number, now: number): HandlerResult {
   const header = d[o] & 0xff;
   const qos = ((header >> 1) & 3) as 0 | 1 | 2;
   const packetId = d[o + 5];
@@ -46,11 +61,10 @@ export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint
   const stats = host.stats;
   stats.messagesReceived++;
   c.messagesIn++;
-  const now = Date.now();
   // A tenant over its licence's message rate: the message is taken, and reading pauses until the
   // next second (throttling; nothing is lost).
   const tenant = c.identity.tenant;
-  if (tenant !== undefined && !tenant.message(now)) throttle(c, now);
+  if (tenant !== undefined && !tenant.message(now)) pauseUntil(host, c, THROTTLE.tenant, now, now + 1001 - (now % 1000));
   stats.publishReceived[qos]++;
   stats.publishBytesReceived[qos] += d[o + 2];
   c.endpoint.stats.publishIn(d[o + 2]);
@@ -142,19 +156,6 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
     return;
   }
   publishAccepted(host, c, message, packetId);
-}
-
-/** Connections paused until the next second (over their tenant's message rate). */
-const throttled = new WeakSet<Client>();
-
-function throttle(c: Client, now: number): void {
-  if (throttled.has(c)) return;
-  throttled.add(c);
-  c.pauseReading();
-  setTimeout(() => {
-    throttled.delete(c);
-    if (!c.isClosed()) c.resumeReading();
-  }, 1001 - (now % 1000));
 }
 
 /** A packet id meaning "do not acknowledge": all but the last message a processor made of one. */
@@ -319,7 +320,7 @@ function chain(host: HandlerHost, c: Client, p: Promise<void>): void {
 function settle(c: Client, link: Promise<void> | null, max: number): void {
   c.publishPending--;
   if (c.publishChain === link) c.publishChain = null;
-  if (c.publishPending === max - 1 && c.state !== 'closed') c.resumeReading();
+  if (c.publishPending === max - 1 && c.state !== 'closed' && c.throttledUntil === 0) c.resumeReading();
 }
 
 /** $EVENT.DROP for a message of this client that goes nowhere. */

@@ -20,6 +20,8 @@ export interface SessionLink {
   readonly normalDisconnect: boolean;
   /** The client takes what is written (below limits.maxOutboundBytes): deliveries may go out. */
   readonly writable: boolean;
+  /** Bytes written for the client and not yet taken by it (overload shedding reads it). */
+  readonly outboundBacklog: number;
   /** A delivery was held back or dropped for a client that does not read (slow consumer). */
   congested(): void;
   /** The counters of the endpoint that accepted the connection, and its slot. */

@@ -24,6 +24,19 @@ export interface OutboxLimits {
   readonly queueQos0: boolean;
 }
 
+/** QoS 0 shedding while the worker is overloaded (src/features/overload): `on` is set by the
+ * worker's overload monitor; a QoS 0 delivery to a client with more than SHED_BACKLOG bytes
+ * waiting is dropped then, and counted in `shed`. */
+export interface Shedding {
+  on: boolean;
+  shed: number;
+}
+
+/** Bytes waiting for a client above which it is slow, for shedding. */
+export const SHED_BACKLOG = 64 * 1024;
+
+const NO_SHEDDING: Shedding = { on: false, shed: 0 };
+
 export class Outbox {
   constructor(
     private readonly limits: OutboxLimits,
@@ -31,6 +44,7 @@ export class Outbox {
     private readonly persistence: Persistence | null,
     /** Rule events: DELIVERED, ACK and DROP happen here. */
     private readonly events: EngineEvents = NO_EVENTS,
+    private readonly shedding: Shedding = NO_SHEDDING,
   ) {}
 
   /** $EVENT.DROP: a message not delivered to `session`, with why. */
@@ -96,6 +110,14 @@ export class Outbox {
     }
     if (d.qos > 0 && session.inflightCount >= this.window(link)) {
       this.enqueue(session, d);
+      return;
+    }
+    if (d.qos === 0 && this.shedding.on && link.outboundBacklog > SHED_BACKLOG) {
+      // Overloaded: a slow client's QoS 0 goes first.
+      this.shedding.shed++;
+      this.stats.dropped.slowConsumer++;
+      link.endpointStats.dropped.buffer_full++;
+      if (this.events.wants[EV.DROP]) this.dropEvent(session, d.message, 'overload_shed');
       return;
     }
     if (!link.writable) {

@@ -37,6 +37,9 @@ export const SIGNALS: readonly SignalInfo[] = [
   { name: 'rules.actions.failed', kind: 'counter', scope: 'broker', unit: 'outputs', description: 'rule action outputs that failed to write' },
   { name: 'workers.down', kind: 'gauge', scope: 'broker', unit: 'workers', description: 'worker threads not running' },
   { name: 'node.down', kind: 'gauge', scope: 'broker', unit: 'nodes', description: 'nodes of the cluster down (0 on a single node)' },
+  { name: 'overload.workers', kind: 'gauge', scope: 'broker', unit: 'workers', description: 'worker threads overloaded (refusing new connections with 0x89 Server busy: event-loop lag, heap or RSS above the overload marks)' },
+  { name: 'overload.refused', kind: 'counter', scope: 'broker', unit: 'connections', description: 'CONNECTs refused because their worker was overloaded' },
+  { name: 'rate.throttled', kind: 'counter', scope: 'broker', unit: 'pauses', description: 'times a connection stopped reading because it was over a rate limit (its own, its endpoint\'s total, or its tenant\'s licence)' },
   // tenant scope (any rule; an organization's rule sees only its own organization's values)
   { name: 'tenant.connections', kind: 'gauge', scope: 'tenant', unit: 'connections', description: "the tenant's clients connected" },
   { name: 'tenant.messages.received', kind: 'counter', scope: 'tenant', unit: 'messages', description: "PUBLISH packets received from the tenant's clients" },

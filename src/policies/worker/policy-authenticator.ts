@@ -61,7 +61,7 @@ export class PolicyAuthenticator implements Authenticator {
       case 'allow':
         if (answer.tenant !== undefined) {
           const tenant = new SharedTenantLink(this.counters(), answer.tenant, this.workerId);
-          return { ok: true, username: answer.username ?? req.username, superuser: false, acl: answer.acl, tenant };
+          return { ok: true, username: answer.username ?? req.username, superuser: false, acl: answer.acl, tenant, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}) };
         }
         return { ok: true, username: answer.username ?? req.username, superuser: answer.superuser, acl: answer.acl };
       case 'deny':

@@ -5,6 +5,7 @@ import type { OpenEndpoint } from '../../listener/listeners.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import type { EndpointConnection } from '../../listener/listeners.ts';
 import type { Op, OpsEnv } from './types.ts';
+import { rateLimitChanged } from '../../engine/handlers/throttle.ts';
 import { OpError } from './types.ts';
 
 export interface EndpointRuntime {
@@ -33,6 +34,7 @@ export const endpointOps = {
     const ep = env.listeners.endpoints.get(args.config.id)!;
     // Disabled: the endpoint stays known but its connections go.
     if (!args.config.enabled) closeAll(ep.config.id, ep.connections);
+    else for (const conn of env.connections) if (conn.endpoint === ep) rateLimitChanged(conn, env.listeners.counters.totals);
     return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
   },
 
@@ -40,6 +42,8 @@ export const endpointOps = {
     env.listeners.update(args.config);
     const ep = env.listeners.endpoints.get(args.config.id);
     if (!ep) throw new OpError('NOT_FOUND', `endpoint ${args.config.id} not open here`);
+    // Its clients follow a new rate limit at once (their own override stays theirs).
+    for (const conn of env.connections) if (conn.endpoint === ep) rateLimitChanged(conn, env.listeners.counters.totals);
     return { id: ep.config.id, running: ep.running, connections: ep.connections.size };
   },
 

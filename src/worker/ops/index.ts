@@ -17,6 +17,8 @@ import { clusterOps } from './cluster.ts';
 import { drainOps } from './drain.ts';
 import { clientDbOps } from './client-db.ts';
 import { banOps } from './bans.ts';
+import { overloadOps } from './overload.ts';
+import { rateLimitOps } from './rate-limits.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -34,6 +36,8 @@ export const OPS = {
   ...drainOps,
   ...clientDbOps,
   ...banOps,
+  ...overloadOps,
+  ...rateLimitOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;

@@ -22,6 +22,7 @@ import type { WorkerBans } from '../../features/bans/worker-bans.ts';
 
 /** What the operations reach of their worker thread (the worker wires it). */
 import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
+import type { WorkerOverload } from '../../features/overload/worker-overload.ts';
 
 export interface OpsEnv {
   readonly workerId: number;
@@ -45,6 +46,7 @@ export interface OpsEnv {
   /** The worker's copy of the built-in client database (src/features/client-db). */
   readonly clientDb: WorkerClientDb;
   readonly bans: WorkerBans;
+  readonly overload: WorkerOverload;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types
