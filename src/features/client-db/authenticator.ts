@@ -45,7 +45,7 @@ export class ClientDbAuthenticator implements Authenticator {
     if (digest !== null && client.verified !== null && timingSafeEqual(digest, client.verified)) {
       counters.authCacheHits++;
       counters.authSuccess++;
-      return { ok: true, username: req.username };
+      return this.accepted(client);
     }
     return this.verify(client, password, digest);
   }
@@ -59,7 +59,13 @@ export class ClientDbAuthenticator implements Authenticator {
     // Kept only while this is still the client's entry (a change made meanwhile replaced it).
     if (digest !== null && this.db.clients.get(client.username) === client) client.verified = digest;
     this.db.counters.authSuccess++;
-    return { ok: true, username: client.username };
+    return this.accepted(client);
+  }
+
+  /** Signed in: its rate limit (its own or a role's) goes with it, over its endpoint's. */
+  private accepted(client: HeldClient): AuthResult {
+    const rateLimit = this.db.rateLimitOf(client);
+    return rateLimit === undefined ? { ok: true, username: client.username } : { ok: true, username: client.username, rateLimit };
   }
 
   private digest(username: string, password: Buffer): Buffer {

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { aclPatternProblem } from '../../auth/acl-pattern.ts';
 import { parseMosquittoHash } from '../../auth/mosquitto/passwd-file.ts';
 import { hashPassword, passwordHashProblem } from '../../auth/password.ts';
+import { rateLimitProblem, type RateLimit } from '../../broker/rate-limit.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Store } from '../../store/types.ts';
 import type { FeatureWorkers } from '../feature.ts';
@@ -97,6 +98,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       if (body.clientId !== undefined) doc.clientId = body.clientId;
       if (body.textName !== undefined) doc.textName = body.textName;
       if (body.description !== undefined) doc.description = body.description;
+      if (body.rateLimit !== undefined) doc.rateLimit = checkRateLimit(body.rateLimit);
       await this.putClients([doc]);
       return clientView(doc);
     });
@@ -113,6 +115,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       setOptional(doc, 'clientId', body.clientId);
       setOptional(doc, 'textName', body.textName);
       setOptional(doc, 'description', body.description);
+      setOptional(doc, 'rateLimit', body.rateLimit === undefined || body.rateLimit === null ? body.rateLimit : checkRateLimit(body.rateLimit));
       await this.putClients([doc]);
       if (kick) await this.kick([username]);
       return clientView(doc);
@@ -148,6 +151,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       const now = new Date().toISOString();
       const doc: RoleDoc = { name: body.name, rules: body.rules, createTime: now, updateTime: now };
       if (body.description !== undefined) doc.description = body.description;
+      if (body.rateLimit !== undefined) doc.rateLimit = checkRateLimit(body.rateLimit);
       await this.putRoles([doc]);
       return doc;
     });
@@ -159,6 +163,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       if (body.rules !== undefined) checkRules(body.rules, 'rules');
       const doc: RoleDoc = { ...old, rules: body.rules ?? old.rules, updateTime: new Date().toISOString() };
       setOptional(doc, 'description', body.description);
+      setOptional(doc, 'rateLimit', body.rateLimit === undefined || body.rateLimit === null ? body.rateLimit : checkRateLimit(body.rateLimit));
       await this.putRoles([doc]);
       if (kick) await this.kick(this.clientsOfRole(name));
       return doc;
@@ -210,6 +215,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       const now = new Date().toISOString();
       const roles: RoleDoc[] = data.roles.map((r, i) => {
         checkRules(r.rules, `roles[${i}].rules`);
+        if (r.rateLimit !== undefined) checkRateLimit(r.rateLimit, `roles[${i}].rateLimit`);
         return { ...r, createTime: r.createTime ?? now, updateTime: r.updateTime ?? now };
       });
       const roleNames = new Set(roles.map((r) => r.name));
@@ -218,6 +224,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       const clients: ClientDoc[] = data.clients.map((c, i) => {
         const problem = storedHashProblem(c.passwordHash);
         if (problem !== undefined) throw new ClientDbError(400, `clients[${i}].passwordHash`, `clients[${i}].passwordHash: ${problem}`);
+        if (c.rateLimit !== undefined) checkRateLimit(c.rateLimit, `clients[${i}].rateLimit`);
         c.roles.forEach((ref, j) => {
           if (!known(ref.name)) throw new ClientDbError(400, `clients[${i}].roles[${j}].name`, `clients[${i}].roles[${j}].name: role ${ref.name} is not in the import${mode === 'merge' ? ' or the database' : ''}`);
         });
@@ -364,6 +371,7 @@ export class ClientDbManager implements ClientDbCountsHost {
   private readonly workerClient = (c: ClientDoc): WorkerClient => {
     const w: WorkerClient = { username: c.username, passwordHash: c.passwordHash, enabled: c.enabled, roles: orderRoles(c.roles) };
     if (c.clientId !== undefined) w.clientId = c.clientId;
+    if (c.rateLimit !== undefined) w.rateLimit = c.rateLimit;
     return w;
   };
 
@@ -398,7 +406,14 @@ export function orderRoles(refs: readonly RoleRef[]): string[] {
 }
 
 function workerRole(r: RoleDoc): WorkerRole {
-  return { name: r.name, rules: r.rules };
+  return r.rateLimit === undefined ? { name: r.name, rules: r.rules } : { name: r.name, rules: r.rules, rateLimit: r.rateLimit };
+}
+
+/** A rate limit the schema let through, or 400 naming what it cannot say (a burst without its rate). */
+function checkRateLimit(l: RateLimit, field = 'rateLimit'): RateLimit {
+  const problem = rateLimitProblem(l);
+  if (problem !== null) throw new ClientDbError(400, `${field}.${problem.field}`, `${field}.${problem.field}: ${problem.message}`);
+  return l;
 }
 
 function clientView(c: ClientDoc): ClientView {

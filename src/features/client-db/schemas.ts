@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import { choice, orNull } from '../../schema/check.ts';
+import { RATE_LIMIT_SCHEMA } from '../../broker/rate-limit.ts';
 import { LIMITS, RULE_ACTIONS } from './types.ts';
 
 const strict = { additionalProperties: false } as const;
@@ -23,6 +24,8 @@ export const ROLE_REF = Type.Object({
 }, strict);
 
 const ROLES = Type.Array(ROLE_REF, { maxItems: LIMITS.rolesPerClient });
+const CLIENT_RATE_LIMIT = { ...RATE_LIMIT_SCHEMA, description: "the client's inbound rate limit (throttled past it), over its roles' and its endpoint's" };
+const ROLE_RATE_LIMIT = { ...RATE_LIMIT_SCHEMA, description: "its clients' inbound rate limit, over their endpoint's (a client's own, or a role of higher priority, comes first)" };
 const RULES = Type.Array(RULE, { maxItems: LIMITS.rulesPerRole });
 
 export const CLIENT_CREATE = Type.Object({
@@ -34,6 +37,7 @@ export const CLIENT_CREATE = Type.Object({
   textName: Type.Optional(TEXT),
   description: Type.Optional(TEXT),
   roles: Type.Optional(ROLES),
+  rateLimit: Type.Optional(CLIENT_RATE_LIMIT),
 }, strict);
 export type ClientCreate = Static<typeof CLIENT_CREATE>;
 
@@ -45,13 +49,14 @@ export const CLIENT_UPDATE = Type.Object({
   textName: Type.Optional(orNull(TEXT)),
   description: Type.Optional(orNull(TEXT)),
   roles: Type.Optional(ROLES),
+  rateLimit: Type.Optional(orNull(CLIENT_RATE_LIMIT)),
 }, strict);
 export type ClientUpdate = Static<typeof CLIENT_UPDATE>;
 
-export const ROLE_CREATE = Type.Object({ name: NAME, description: Type.Optional(TEXT), rules: RULES }, strict);
+export const ROLE_CREATE = Type.Object({ name: NAME, description: Type.Optional(TEXT), rules: RULES, rateLimit: Type.Optional(ROLE_RATE_LIMIT) }, strict);
 export type RoleCreate = Static<typeof ROLE_CREATE>;
 
-export const ROLE_UPDATE = Type.Object({ description: Type.Optional(orNull(TEXT)), rules: Type.Optional(RULES) }, strict);
+export const ROLE_UPDATE = Type.Object({ description: Type.Optional(orNull(TEXT)), rules: Type.Optional(RULES), rateLimit: Type.Optional(orNull(ROLE_RATE_LIMIT)) }, strict);
 export type RoleUpdate = Static<typeof ROLE_UPDATE>;
 
 export const DEFAULT_ACCESS = Type.Object({
@@ -75,11 +80,12 @@ export const CLIENT_DOC = Type.Object({
   textName: Type.Optional(TEXT),
   description: Type.Optional(TEXT),
   roles: ROLES,
+  rateLimit: Type.Optional(CLIENT_RATE_LIMIT),
   createTime: TIME,
   updateTime: TIME,
 }, strict);
 
-export const ROLE_DOC = Type.Object({ name: NAME, description: Type.Optional(TEXT), rules: RULES, createTime: TIME, updateTime: TIME }, strict);
+export const ROLE_DOC = Type.Object({ name: NAME, description: Type.Optional(TEXT), rules: RULES, rateLimit: Type.Optional(ROLE_RATE_LIMIT), createTime: TIME, updateTime: TIME }, strict);
 
 export const EXPORT = Type.Object({
   clients: Type.Array(CLIENT_DOC, { maxItems: LIMITS.clients }),

@@ -1,6 +1,7 @@
 // Owns the shapes of the built-in client database: its clients, its roles and its settings, as
 // stored (admin kinds 'client-db-client', 'client-db-role', 'client-db-settings'), replicated,
 // sent to every worker and answered by the admin API. A client's password is only ever a hash.
+import type { RateLimit } from '../../broker/rate-limit.ts';
 
 /** What a rule of a role is asked about.
  * - publish: a PUBLISH (and a will) to a topic name.
@@ -26,6 +27,9 @@ export interface RoleDoc {
   description?: string;
   /** Tried in order: the first rule that applies decides. */
   rules: RoleRule[];
+  /** The inbound rate limit of its clients (over their endpoint's), unless the client has its
+   * own or a role of higher priority has one. */
+  rateLimit?: RateLimit;
   createTime: string;
   updateTime: string;
 }
@@ -48,6 +52,8 @@ export interface ClientDoc {
   textName?: string;
   description?: string;
   roles: RoleRef[];
+  /** Its inbound rate limit, over its roles' and its endpoint's. */
+  rateLimit?: RateLimit;
   createTime: string;
   updateTime: string;
 }
@@ -98,11 +104,13 @@ export interface WorkerClient {
   enabled: boolean;
   /** Role names, already ordered by priority. */
   roles: string[];
+  rateLimit?: RateLimit;
 }
 
 export interface WorkerRole {
   name: string;
   rules: RoleRule[];
+  rateLimit?: RateLimit;
 }
 
 /** Limits of the database (documented in docs/features/client-db.md). */

@@ -8,6 +8,7 @@ import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern
 import { coverLevels, matchLevels, parseFilter, type FilterLevel } from '../../auth/topic-filter.ts';
 import type { ScopeWalk } from '../../auth/acl-scope.ts';
 import type { Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
+import type { RateLimit } from '../../broker/rate-limit.ts';
 import { DEFAULT_SETTINGS, type ClientDbDelta, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
 
 interface CompiledRule {
@@ -47,6 +48,8 @@ const GENERATION_MASK = 0xfffff;
 export class WorkerClientDb {
   readonly clients = new Map<string, HeldClient>();
   private readonly roles = new Map<string, CompiledRule[]>();
+  /** The roles that carry a rate limit. */
+  private readonly roleLimits = new Map<string, RateLimit>();
   private settings: SettingsDoc = DEFAULT_SETTINGS;
   private resolved = new Map<string, Resolved>();
   private anonymous: Resolved | null = null;
@@ -58,16 +61,36 @@ export class WorkerClientDb {
     if (delta.full === true) {
       this.clients.clear();
       this.roles.clear();
+      this.roleLimits.clear();
       this.settings = DEFAULT_SETTINGS;
     }
-    for (const name of delta.removeRoles ?? []) this.roles.delete(name);
-    for (const role of delta.roles ?? []) this.roles.set(role.name, compileRules(role));
+    for (const name of delta.removeRoles ?? []) {
+      this.roles.delete(name);
+      this.roleLimits.delete(name);
+    }
+    for (const role of delta.roles ?? []) {
+      this.roles.set(role.name, compileRules(role));
+      if (role.rateLimit !== undefined) this.roleLimits.set(role.name, role.rateLimit);
+      else this.roleLimits.delete(role.name);
+    }
     for (const username of delta.removeClients ?? []) this.clients.delete(username);
     for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null });
     if (delta.settings !== undefined) this.settings = delta.settings;
     this.resolved = new Map();
     this.anonymous = null;
     this.generation = (this.generation + 1) & GENERATION_MASK;
+  }
+
+  /** A client's inbound rate limit: its own, else that of its first role (by priority) with one;
+   * undefined: its endpoint's. */
+  rateLimitOf(client: WorkerClient): RateLimit | undefined {
+    if (client.rateLimit !== undefined) return client.rateLimit;
+    if (this.roleLimits.size === 0) return undefined;
+    for (const name of client.roles) {
+      const l = this.roleLimits.get(name);
+      if (l !== undefined) return l;
+    }
+    return undefined;
   }
 
   get size(): number {
