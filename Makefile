@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck deb image
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck deb image
 
 setup: node_modules/.installed
 
@@ -174,6 +174,10 @@ bench-platform: build
 # ACL policy. POLICIES_ROUNDS, POLICIES_USERS, POLICIES_CONNRATE_SECONDS, POLICIES_FANIN_SECONDS.
 # Built-in client database (issue 27): CONNECT rate with and without the verified-credentials
 # cache, against no authentication: bench/results/client-db.{md,json}.
+bench-operator: build
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/operator.ts
+
 bench-client-db: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/client-db.ts

@@ -128,11 +128,12 @@ function checkQuiet(what: string, before: Guards, after: Guards): void {
 async function addBans(s: BenchSpindle): Promise<void> {
   const bans: { as: string; who: string; reason: string }[] = [];
   for (let i = 0; bans.length < BANS; i++) {
+    const j = i >> 2; // each kind's own count: the addresses and blocks below are distinct for j < 2^22
     const kind = i % 4;
-    if (kind === 0) bans.push({ as: 'clientid', who: `banned-client-${i}`, reason: 'bench' });
-    else if (kind === 1) bans.push({ as: 'username', who: `banned-user-${i}`, reason: 'bench' });
-    else if (kind === 2) bans.push({ as: 'peerhost', who: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, reason: 'bench' });
-    else bans.push({ as: 'peerhost_net', who: `172.${16 + ((i >> 16) & 15)}.${(i >> 8) & 255}.0/24`, reason: 'bench' });
+    if (kind === 0) bans.push({ as: 'clientid', who: `banned-client-${j}`, reason: 'bench' });
+    else if (kind === 1) bans.push({ as: 'username', who: `banned-user-${j}`, reason: 'bench' });
+    else if (kind === 2) bans.push({ as: 'peerhost', who: `10.${(j >> 16) & 255}.${(j >> 8) & 255}.${j & 255}`, reason: 'bench' });
+    else bans.push({ as: 'peerhost_net', who: `${64 + ((j >> 16) & 63)}.${(j >> 8) & 255}.${j & 255}.0/24`, reason: 'bench' });
   }
   for (let from = 0; from < bans.length; from += 10_000) await s.api('/api/banned/bulk', { bans: bans.slice(from, from + 10_000) });
   const g = await guards(s);
@@ -171,6 +172,7 @@ async function main(): Promise<void> {
     await addClients(guarded, hash);
     const setupSeconds = (performance.now() - t0) / 1000;
     await refusesAnonymous(guarded);
+    await rateLimited(guarded);
 
     const measure = async (c: Case, s: BenchSpindle, which: 'plain' | 'guarded', round: number) => {
       const before = await guards(s);
@@ -217,6 +219,13 @@ async function refusesAnonymous(s: BenchSpindle): Promise<void> {
   if (r.refused !== 1) throw new Error(`the guarded broker did not refuse an anonymous client: ${JSON.stringify(r)}`);
 }
 
+/** The guarded endpoint must carry the rate limit (else the guarded numbers would not pay for it). */
+async function rateLimited(s: BenchSpindle): Promise<void> {
+  const { data } = await s.api('/api/rate-limits', undefined, 'GET');
+  const limited = (data?.endpoints ?? []).filter((e: { rateLimit?: { messagesPerSecond?: number } }) => e.rateLimit?.messagesPerSecond === RATE_LIMIT.messagesPerSecond);
+  if (limited.length === 0) throw new Error(`no endpoint of the guarded broker carries the rate limit: ${JSON.stringify(data).slice(0, 500)}`);
+}
+
 /** Passes over every built-in client until one had no cache miss (each worker keeps its own). */
 async function warmCache(s: BenchSpindle): Promise<number> {
   for (let pass = 1; pass <= 30; pass++) {
@@ -228,9 +237,14 @@ async function warmCache(s: BenchSpindle): Promise<number> {
   throw new Error('still cache misses after 30 warm-up passes');
 }
 
-/** The guarded endpoint's per-client rate limit, as configuration. */
+/** The guarded endpoint's per-client rate limit, as configuration (mqtt.rateLimit.*). */
 function rateLimitEnv(): NodeJS.ProcessEnv {
-  return { SPINDLE_MQTT_RATE_LIMIT: JSON.stringify(RATE_LIMIT) };
+  return {
+    SPINDLE_MQTT_RATE_LIMIT_MESSAGES_PER_SECOND: String(RATE_LIMIT.messagesPerSecond),
+    SPINDLE_MQTT_RATE_LIMIT_MESSAGES_BURST: String(RATE_LIMIT.messagesBurst),
+    SPINDLE_MQTT_RATE_LIMIT_BYTES_PER_SECOND: String(RATE_LIMIT.bytesPerSecond),
+    SPINDLE_MQTT_RATE_LIMIT_BYTES_BURST: String(RATE_LIMIT.bytesBurst),
+  };
 }
 
 await main();
