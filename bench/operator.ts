@@ -43,6 +43,9 @@ const BANS = setting('OPERATOR_BANS', 10_000);
 const CLIENTS = setting('OPERATOR_CLIENTS', 10_000);
 const SECONDS = setting('OPERATOR_SECONDS', 5);
 const CONCURRENCY = setting('OPERATOR_CONCURRENCY', 64);
+/** OPERATOR_PARTS: which guards the guarded broker has (bans, clients, limits; default all), to
+ * find which one costs what. OPERATOR_CASES: which cases run (fanin, fanout, connrate). */
+const PARTS = new Set((process.env.OPERATOR_PARTS ?? 'bans,clients,limits').split(','));
 const rootArg = process.argv.indexOf('--spindle-root');
 const SPINDLE_ROOT = rootArg > 0 ? path.resolve(process.argv[rootArg + 1]) : ROOT;
 setSpindleRoot(SPINDLE_ROOT);
@@ -60,6 +63,7 @@ const CASES = {
   connrate: { label: 'CONNECT rate, cache warm', unit: 'conn/s', target: 0.9, args: ['connrate', '--concurrency', String(CONCURRENCY), '--warmup', '0.5', '--duration', String(SECONDS), '--prefix', PREFIX] },
 } as const;
 type Case = keyof typeof CASES;
+const RUN_CASES = (process.env.OPERATOR_CASES ?? 'fanin,fanout,connrate').split(',').filter((c): c is Case => c in CASES);
 
 interface Measured {
   rate: number;
@@ -67,10 +71,18 @@ interface Measured {
   cores: number;
 }
 
+/** Pinned (the default): each broker on one core with one worker (taskset on all its threads),
+ * the load generator on the other, as the comparison bench's pinned mode; the spread between runs
+ * is then a few per cent instead of 15-20 %. OPERATOR_PINNED=0: default workers, unpinned. */
+const PINNED = process.env.OPERATOR_PINNED !== '0';
+const BROKER_CORE = 0;
+const LOADGEN_CORE = 1;
+
 async function loadgen(s: BenchSpindle, args: readonly string[], what: string): Promise<Measured> {
   const cpu = processCpuSeconds(s.pid);
   const t0 = performance.now();
-  const { stdout } = await run(LOADGEN, [...args, '--port', String(s.port), '--version', '5', '--sources', '16', ...CREDENTIALS], { maxBuffer: 16 * 1024 * 1024 });
+  const [command, ...pinned] = PINNED ? ['taskset', '-c', String(LOADGEN_CORE), LOADGEN] : [LOADGEN];
+  const { stdout } = await run(command, [...pinned, ...args, '--port', String(s.port), '--version', '5', '--sources', '16', ...CREDENTIALS], { maxBuffer: 16 * 1024 * 1024 });
   const seconds = (performance.now() - t0) / 1000;
   const r = JSON.parse(stdout.trim().split('\n').at(-1)!);
   if (r.ok === false || r.refused > 0 || r.errors > 0 || r.loss > 0) {
@@ -161,18 +173,20 @@ async function main(): Promise<void> {
   if (!existsSync(LOADGEN)) throw new Error(`${LOADGEN} is missing: cargo build --release -p spindle-loadgen (or set LOADGEN)`);
   const hash = await hashPassword(PASSWORD);
   const common = { SPINDLE_ADMIN_MAX_BODY_SIZE: String(64 * 1024 * 1024), SPINDLE_LIMITS_AUTH_MAX_FAILURES: '0' };
+  if (PINNED) Object.assign(common, { SPINDLE_WORKERS: '1' });
   const plain = await startBenchSpindle('operator-plain', { env: common, root: SPINDLE_ROOT });
-  const guarded = await startBenchSpindle('operator-guarded', { env: { ...common, SPINDLE_AUTH_ALLOW_ANONYMOUS: 'false', ...rateLimitEnv() }, root: SPINDLE_ROOT });
+  const guarded = await startBenchSpindle('operator-guarded', { env: { ...common, ...(PARTS.has('clients') ? { SPINDLE_AUTH_ALLOW_ANONYMOUS: 'false' } : {}), ...(PARTS.has('limits') ? rateLimitEnv() : {}) }, root: SPINDLE_ROOT });
+  if (PINNED) for (const s of [plain, guarded]) await run('taskset', ['-a', '-cp', String(BROKER_CORE), String(s.pid)]);
   const rates = Object.fromEntries(Object.keys(CASES).flatMap((c) => [[`${c}-plain`, [] as number[]], [`${c}-guarded`, [] as number[]]])) as Record<string, number[]>;
   const cores: Record<string, number[]> = {};
   const warmups: number[] = [];
   try {
     const t0 = performance.now();
-    await addBans(guarded);
-    await addClients(guarded, hash);
+    if (PARTS.has('bans')) await addBans(guarded);
+    if (PARTS.has('clients')) await addClients(guarded, hash);
     const setupSeconds = (performance.now() - t0) / 1000;
-    await refusesAnonymous(guarded);
-    await rateLimited(guarded);
+    if (PARTS.has('clients')) await refusesAnonymous(guarded);
+    if (PARTS.has('limits')) await rateLimited(guarded);
 
     const measure = async (c: Case, s: BenchSpindle, which: 'plain' | 'guarded', round: number) => {
       const before = await guards(s);
@@ -183,13 +197,13 @@ async function main(): Promise<void> {
       console.error(`round ${round + 1}/${ROUNDS} ${c} ${which}: ${Math.round(m.rate)} ${CASES[c].unit} (broker ${m.cores.toFixed(2)} cores)`);
     };
     for (let round = 0; round < ROUNDS; round++) {
-      if (round === 0 || warmups.length === 0) warmups.push(await warmCache(guarded));
+      if (PARTS.has('clients') && RUN_CASES.includes('connrate') && warmups.length === 0) warmups.push(await warmCache(guarded));
       const order: ['plain' | 'guarded', BenchSpindle][] = round % 2 === 0 ? [['plain', plain], ['guarded', guarded]] : [['guarded', guarded], ['plain', plain]];
-      for (const c of Object.keys(CASES) as Case[]) for (const [which, s] of order) await measure(c, s, which, round);
+      for (const c of RUN_CASES) for (const [which, s] of order) await measure(c, s, which, round);
     }
     const rows: Row[] = [];
     const verdicts: string[] = [];
-    for (const c of Object.keys(CASES) as Case[]) {
+    for (const c of RUN_CASES) {
       const p = median(rates[`${c}-plain`]);
       const g = median(rates[`${c}-guarded`]);
       const ratio = g / p;
@@ -202,10 +216,10 @@ async function main(): Promise<void> {
       `Per round (${ROUNDS}, interleaved, which broker goes first alternating): ${Object.entries(rates).map(([k, v]) => `${k} ${v.map(Math.round).join(', ')}`).join('; ')}.`,
       `Guarded broker: ${BANS} bans (client ids, usernames, IPv4 addresses, /24 blocks; none matching the load), ${CLIENTS} built-in clients with a role of 5 rules each (100 roles), anonymous refused, a per-client rate limit of ${RATE_LIMIT.messagesPerSecond} msgs/s and ${RATE_LIMIT.bytesPerSecond} B/s on its endpoint; set up in ${setupSeconds.toFixed(1)} s through the admin API. No ban refused, no client was throttled and no ACL denial happened during a measured run (checked from its metrics).`,
       `CONNECT rate: the guarded broker with the verified-credentials cache warm (warm-up passes over every user: ${warmups.join(', ')}); a client's first CONNECT on a worker verifies argon2id (bench/client-db.ts measures that rate).`,
-      `Spindle ${spindleCommit()}, default worker count; load generator MQTT 5.0, 16 source addresses, ${SECONDS} s per run.`,
+      `Spindle ${spindleCommit()}, ${PINNED ? `pinned: each broker on core ${BROKER_CORE} with one worker, the load generator on core ${LOADGEN_CORE}` : 'default worker count, unpinned'}; load generator MQTT 5.0, 16 source addresses, ${SECONDS} s per run.`,
     ];
     printResults('Operator tools: bans, built-in clients and rate limits on the hot path', rows, notes);
-    writeResults('operator', 'Operator tools: bans, built-in clients and rate limits on the hot path', rows, notes, { rates, cores });
+    if (PARTS.size === 3 && RUN_CASES.length === 3) writeResults('operator', 'Operator tools: bans, built-in clients and rate limits on the hot path', rows, notes, { rates, cores });
   } finally {
     await plain.stop();
     await guarded.stop();

@@ -55,9 +55,19 @@ export class PolicyAuthorizer implements Authorizer {
 
   private readonly who: ClientIdentity;
 
+  /** Asked before every PUBLISH: answered from the last answer while no generation changed (the
+   * local ACL's governs() is a lookup by username). */
   get allowsEverything(): boolean {
-    return !this.policies.state.acl && this.grants === undefined && this.fallback.allowsEverything && (this.local === null || !this.local.governs(this.who));
+    const generation = this.generation;
+    if (generation !== this.everythingSeen) {
+      this.everythingSeen = generation;
+      this.everything = !this.policies.state.acl && this.grants === undefined && this.fallback.allowsEverything && (this.local === null || !this.local.governs(this.who));
+    }
+    return this.everything;
   }
+
+  private everythingSeen = -1;
+  private everything = false;
 
   get generation(): number {
     // Three generations in one number, each below 2^16 (the local one below 2^20) before it wraps.
