@@ -122,7 +122,7 @@ typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
-bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-scripts bench-platform bench-compare
+bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-client-db bench-operator bench-scripts bench-platform bench-compare
 
 # Start to MQTT open, to /health UP, and idle RSS, with one worker and one per core (the targets of
 # issue 26: 500 ms, 1 s, 100 MB with two workers): bench/results/start.{md,json}.
