@@ -8,6 +8,7 @@
 // database policy's rows) is walked with a ScopeWalk: a rule that covers the whole filter decides
 // it, and the rules before it that only overlap the filter (a deny of secret/# before an allow of
 // #) make that decision partial.
+import { expandAclPattern, type AclPattern } from './acl-pattern.ts';
 import { coverLevels, overlapLevels, type FilterLevel } from './topic-filter.ts';
 import type { Authorizer, ClientIdentity, Overlaps, ReadScope } from './types.ts';
 
@@ -49,6 +50,28 @@ export class ScopeWalk {
   overlaps(): Overlaps | undefined {
     return this.allow || this.deny ? { allow: this.allow, deny: this.deny } : undefined;
   }
+}
+
+/**
+ * Walks ordered rules, their patterns' %c and %u expanded for `who`: the scope decided by the first
+ * of those `applies` picks that covers `requested`, or undefined when none does (the overlaps are
+ * left on `walk` for the next ACL).
+ */
+export function scopeOfRules<R extends { readonly allow: boolean; readonly pattern: AclPattern }>(
+  rules: readonly R[],
+  applies: (rule: R) => boolean,
+  who: ClientIdentity,
+  requested: readonly FilterLevel[],
+  walk: ScopeWalk,
+): ReadScope | undefined {
+  for (const rule of rules) {
+    if (!applies(rule)) continue;
+    const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
+    if (levels === undefined) continue;
+    const decided = walk.rule(rule.allow, levels, requested);
+    if (decided !== undefined) return decided;
+  }
+  return undefined;
 }
 
 /** The scope of a plain allow or deny of a filter by a source that cannot say more. */

@@ -9,7 +9,7 @@ import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern
 import { AuthError } from './errors.ts';
 import { coverLevels, matchLevels, parseFilter } from './topic-filter.ts';
 import type { Action, Authorizer, ClientIdentity, Overlaps, ReadScope } from './types.ts';
-import { ScopeWalk } from './acl-scope.ts';
+import { scopeOfRules, ScopeWalk } from './acl-scope.ts';
 import { aclFileAllows, aclFileScope, type AclFile } from './mosquitto/acl-file.ts';
 
 export interface AclRule {
@@ -81,15 +81,9 @@ export class StaticAuthorizer implements Authorizer {
     const walk = new ScopeWalk(before);
     if (this.allowsEverything) return walk.decide(true);
     const requested = parseFilter(subscriptionFilter(filter));
-    for (const rule of this.rules) {
-      if (!rule.subscribe) continue;
-      if (rule.username !== undefined && rule.username !== who.username) continue;
-      if (rule.clientId !== undefined && rule.clientId !== who.clientId) continue;
-      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
-      if (levels === undefined) continue;
-      const decided = walk.rule(rule.allow, levels, requested);
-      if (decided !== undefined) return decided;
-    }
+    const applies = (rule: CompiledRule) => rule.subscribe && (rule.username === undefined || rule.username === who.username) && (rule.clientId === undefined || rule.clientId === who.clientId);
+    const decided = scopeOfRules(this.rules, applies, who, requested, walk);
+    if (decided !== undefined) return decided;
     if (this.aclFile) return walk.then(aclFileScope(this.aclFile.current, who, requested));
     return walk.decide(this.defaultAllow);
   }

@@ -7,6 +7,15 @@
 // a burst is taken from a full bucket, which then owes the rest.
 import { limits, THROTTLE, type RateLimit } from './rate-limit.ts';
 
+/**
+ * Ms until a bucket of `tokens` milli-tokens, refilling `rate` per ms up to `cap`, can pay `cost`
+ * (0: now). A cost above the cap is paid from a full bucket, which then owes the rest.
+ */
+export function bucketWait(tokens: number, cost: number, cap: number, rate: number): number {
+  if (tokens >= cost || tokens >= cap) return 0;
+  return Math.ceil((Math.min(cost, cap) - tokens) / rate);
+}
+
 /** The listener's total buckets, shared by every worker (src/broker/shared-rate-buckets.ts). */
 export interface TotalBuckets {
   /** 0: taken; else ms to wait (nothing taken), the kind in `lastKind`. */
@@ -78,12 +87,12 @@ export class RateLimiter {
     this.refill(nowMs);
     const bCost = bytes * 1000;
     let wait = 0;
-    if (this.mRate !== 0 && this.mTokens < 1000 && this.mTokens < this.mCap) {
-      wait = Math.ceil((Math.min(1000, this.mCap) - this.mTokens) / this.mRate);
-      this.lastKind = THROTTLE.messages;
+    if (this.mRate !== 0) {
+      wait = bucketWait(this.mTokens, 1000, this.mCap, this.mRate);
+      if (wait > 0) this.lastKind = THROTTLE.messages;
     }
-    if (this.bRate !== 0 && this.bTokens < bCost && this.bTokens < this.bCap) {
-      const w = Math.ceil((Math.min(bCost, this.bCap) - this.bTokens) / this.bRate);
+    if (this.bRate !== 0) {
+      const w = bucketWait(this.bTokens, bCost, this.bCap, this.bRate);
       if (w > wait) {
         wait = w;
         this.lastKind = THROTTLE.bytes;

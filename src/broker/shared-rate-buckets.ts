@@ -10,6 +10,7 @@
 // (SO_REUSEPORT), rarely evenly; a fixed share would throttle a listener whose busy clients
 // happen to sit on one worker at a fraction of its limit while the others idle.
 import { THROTTLE, type RateLimit } from './rate-limit.ts';
+import { bucketWait } from './rate-limiter.ts';
 
 /** Bytes of the region: a lock (Int32, padded to 8) and 3 doubles per slot. */
 export function sharedRateBucketsBytes(slots: number): number {
@@ -69,21 +70,15 @@ export class SharedRateBuckets {
     this.refill(s, limit, nowMs);
     const m = limit.messagesPerSecond;
     if (m !== undefined) {
-      const cap = (limit.messagesBurst ?? m) * 1000;
-      if (st[s + M] < 1000 && st[s + M] < cap) {
-        wait = Math.ceil((Math.min(1000, cap) - st[s + M]) / m);
-        this.lastKind = THROTTLE.totalMessages;
-      }
+      wait = bucketWait(st[s + M], 1000, (limit.messagesBurst ?? m) * 1000, m);
+      if (wait > 0) this.lastKind = THROTTLE.totalMessages;
     }
     const b = limit.bytesPerSecond;
     if (b !== undefined) {
-      const cap = (limit.bytesBurst ?? b) * 1000;
-      if (st[s + B] < bCost && st[s + B] < cap) {
-        const w = Math.ceil((Math.min(bCost, cap) - st[s + B]) / b);
-        if (w > wait) {
-          wait = w;
-          this.lastKind = THROTTLE.totalBytes;
-        }
+      const w = bucketWait(st[s + B], bCost, (limit.bytesBurst ?? b) * 1000, b);
+      if (w > wait) {
+        wait = w;
+        this.lastKind = THROTTLE.totalBytes;
       }
     }
     if (wait === 0) {

@@ -157,12 +157,12 @@ export class Connection implements Client, TransportHandlers, Expiring {
     return this.endpoint.slot;
   }
 
-  /** Below limits.maxOutboundBytes: deliveries may be written. */
   /** Bytes written for the client and not yet taken by it. */
   get outboundBacklog(): number {
     return this.transport.bufferedBytes;
   }
 
+  /** Below limits.maxOutboundBytes: deliveries may be written. */
   get writable(): boolean {
     return this.transport.bufferedBytes < this.host.limits.maxOutboundBytes;
   }

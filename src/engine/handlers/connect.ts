@@ -308,13 +308,8 @@ function connected(host: HandlerHost, c: Client, opening: Opening, k: Connecting
 function markReadChecks(c: Client, session: Session): void {
   session.readHold = null;
   if (session.subscriptionCount === 0) return;
-  const authorizer = c.authorizer;
   for (const entry of session.subscriptions.values()) {
-    if (authorizer.allowsEverything) {
-      setReadChecked(session, entry, false);
-      continue;
-    }
-    const scope = subscribeScope(authorizer, c.identity, entry.filter);
+    const scope = subscribeScope(c.authorizer, c.identity, entry.filter);
     if (typeof scope === 'string') {
       setReadChecked(session, entry, scope !== 'all');
       continue;

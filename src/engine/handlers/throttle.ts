@@ -7,7 +7,7 @@
 // - the tenant's licence rate (a fixed window per second, counted across workers): the message is
 //   taken, and reading pauses until the next second (`pauseUntil`).
 // Also makes a connection's limiter at CONNECT, and again when its endpoint's limits change.
-import { limits, THROTTLE, type RateLimit } from '../../broker/rate-limit.ts';
+import { limits, type RateLimit } from '../../broker/rate-limit.ts';
 import { RateLimiter, type TotalBuckets } from '../../broker/rate-limiter.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 
@@ -77,4 +77,3 @@ export function rateLimitChanged(c: Client, totals: TotalBuckets): void {
   if (!c.limiter.active) c.limiter = null;
 }
 
-export { THROTTLE };

@@ -84,14 +84,10 @@ export class Outbox {
         this.enqueue(session, d);
         return;
       }
-      const allowed = link.canRead(d.message.topic);
-      if (allowed === false) {
-        this.dropUnreadable(session, link, d.message);
-        return;
-      }
-      if (allowed !== true) {
+      const verdict = this.readVerdict(session, link, d);
+      if (verdict === 'drop') return;
+      if (verdict === 'wait') {
         this.enqueue(session, d);
-        this.hold(session, d, allowed);
         return;
       }
     }
@@ -236,8 +232,8 @@ export class Outbox {
     answer.then(settle, () => settle(false));
   }
 
-  /** Whether the queued `d` may be sent ('send'), was dropped as unreadable ('drop'), or waits
-   * for an answer ('wait'). */
+  /** Whether `d` (queued, or not yet: the caller queues it on 'wait') may be sent ('send'), was
+   * dropped as unreadable ('drop'), or waits for an answer ('wait'). */
   private readVerdict(session: Session, link: SessionLink, d: Delivery): 'send' | 'drop' | 'wait' {
     const hold = session.readHold;
     if (hold !== null) {

@@ -6,7 +6,7 @@
 // connection cached, so the next PUBLISH or SUBSCRIBE reads the rules as they are now.
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from '../../auth/acl-pattern.ts';
 import { coverLevels, matchLevels, parseFilter, type FilterLevel } from '../../auth/topic-filter.ts';
-import type { ScopeWalk } from '../../auth/acl-scope.ts';
+import { scopeOfRules, type ScopeWalk } from '../../auth/acl-scope.ts';
 import type { Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
 import type { RateLimit } from '../../broker/rate-limit.ts';
 import { DEFAULT_SETTINGS, type ClientDbDelta, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
@@ -164,13 +164,8 @@ export class WorkerClientDb {
   }
 
   private readScope(r: Resolved, who: ClientIdentity, requested: FilterLevel[], walk: ScopeWalk): ReadScope | undefined {
-    for (const rule of r.rules) {
-      if (!rule.read) continue;
-      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
-      if (levels === undefined) continue;
-      const decided = walk.rule(rule.allow, levels, requested);
-      if (decided !== undefined) return decided;
-    }
+    const decided = scopeOfRules(r.rules, (rule) => rule.read, who, requested, walk);
+    if (decided !== undefined) return decided;
     const read = this.settings.defaultAccess.subscribe;
     return read === undefined ? undefined : walk.decide(read === 'allow');
   }

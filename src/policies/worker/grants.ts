@@ -4,7 +4,7 @@
 // Patterns are compiled once per client.
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from '../../auth/acl-pattern.ts';
 import { coverLevels, matchLevels, parseFilter } from '../../auth/topic-filter.ts';
-import type { ScopeWalk } from '../../auth/acl-scope.ts';
+import { scopeOfRules, type ScopeWalk } from '../../auth/acl-scope.ts';
 import type { AclGrant, Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
 
 interface CompiledGrant {
@@ -42,14 +42,6 @@ export class Grants {
   /** What a subscription to `filter` (without its $share/$queue prefix) may read by these rules,
    * or undefined when none covers it (the overlaps are left on `walk` for the next ACL). */
   scope(who: ClientIdentity, filter: string, walk: ScopeWalk): ReadScope | undefined {
-    const requested = parseFilter(filter);
-    for (const rule of this.rules) {
-      if (!rule.subscribe) continue;
-      const levels = expandAclPattern(rule.pattern, who.clientId, who.username);
-      if (levels === undefined) continue;
-      const decided = walk.rule(rule.allow, levels, requested);
-      if (decided !== undefined) return decided;
-    }
-    return undefined;
+    return scopeOfRules(this.rules, (rule) => rule.subscribe, who, parseFilter(filter), walk);
   }
 }
