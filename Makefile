@@ -172,12 +172,14 @@ bench-platform: build
 # Authentication and ACL policies (issue 13): connections/s with no auth, static users and a
 # postgresql auth policy (bcrypt, cache cold and warm), fan-in QoS 1 with and without a postgresql
 # ACL policy. POLICIES_ROUNDS, POLICIES_USERS, POLICIES_CONNRATE_SECONDS, POLICIES_FANIN_SECONDS.
-# Built-in client database (issue 27): CONNECT rate with and without the verified-credentials
-# cache, against no authentication: bench/results/client-db.{md,json}.
+# Operator tools (issue 27): 10,000 bans, 10,000 built-in clients and rate limits against a plain
+# broker, pinned: bench/results/operator.{md,json}.
 bench-operator: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/operator.ts
 
+# Built-in client database (issue 27): CONNECT rate with and without the verified-credentials
+# cache, against no authentication: bench/results/client-db.{md,json}.
 bench-client-db: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/client-db.ts
