@@ -4,7 +4,6 @@
 // the CONNACK's server-final v= is verified, as a careful client does), re-authenticates (AUTH
 // 0x19, which mqtt.js has no method for: written on its stream) and records every packet.
 import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { once } from 'node:events';
 
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import mqttPacket from 'mqtt-packet';
@@ -81,7 +80,7 @@ export interface ScramSignIn {
   /** The client verified the server's signature. */
   verified: boolean;
   /** Every packet the client received, in order. */
-  packets: (mqttPacket.Packet & Record<string, any>)[];
+  packets: ({ cmd: string } & Record<string, any>)[];
 }
 
 /**
@@ -106,7 +105,7 @@ export async function scramConnect(url: string, scram: ScramClient, options: ICl
       return { client, reasonCode: connack.reasonCode as number, data: data?.toString('utf8'), verified, packets };
     }
     if (Date.now() > deadline) throw new Error('no CONNACK');
-    await Promise.race([once(client, 'packetreceive'), once(client, 'close')]);
+    await packetOrClose(client);
     if (!client.connected && client.disconnected && !packets.some((p) => p.cmd === 'connack')) throw new Error(`closed without CONNACK after ${JSON.stringify(packets.map((p) => p.cmd))}`);
   }
 }
@@ -141,7 +140,7 @@ export async function reauthenticate(signIn: ScramSignIn, scram: ScramClient, me
       return { cmd: end.cmd as 'auth' | 'disconnect', reasonCode: end.reasonCode as number, verified: end.cmd === 'auth' && scram.verify(data), data: data?.toString('utf8') };
     }
     if (Date.now() > deadline) throw new Error(`no end of the re-authentication: ${JSON.stringify(packets.slice(seen).map((p) => [p.cmd, p.reasonCode]))}`);
-    await Promise.race([once(client, 'packetreceive'), once(client, 'close')]);
+    await packetOrClose(client);
     if (client.disconnected && !packets.slice(seen).some((p) => p.cmd === 'disconnect')) throw new Error('closed without DISCONNECT');
   }
 }
@@ -154,4 +153,17 @@ export function scramCredentials(mechanism: Mechanism, password: string, iterati
   const storedKey = createHash(hash).update(createHmac(hash, salted).update('Client Key').digest()).digest();
   const realServerKey = createHmac(hash, salted).update('Server Key').digest();
   return `${mechanism}$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${(serverKey ?? realServerKey).toString('base64')}`;
+}
+
+/** Resolves at the client's next received packet or close (both listeners removed then). */
+function packetOrClose(client: MqttClient): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      client.off('packetreceive', done);
+      client.off('close', done);
+      resolve();
+    };
+    client.on('packetreceive', done);
+    client.on('close', done);
+  });
 }

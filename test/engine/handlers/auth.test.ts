@@ -102,7 +102,7 @@ test('an exchange longer than auth.exchangeTimeout is refused with 0x87 (the wai
   void c.send(connect('slow', 'hello'), auth(0x18, 'hang'));
   await waitFor(() => c.packets('auth').length === 1);
   assert.equal(c.packets('connack').length, 0);
-  await waitFor(() => c.isClosed(), { timeoutMs: 5000 });
+  await waitFor(() => c.isClosed(), { timeout: 5000, message: 'closed by the exchange timeout' });
   assert.equal(reasonOf(c.packets('connack')[0]), 0x87);
   assert.equal(e.workers[0].stats.enhancedAuth.timeouts, 1);
 });
