@@ -94,7 +94,35 @@ export interface Authorizer {
   subscribeScope?(who: ClientIdentity, filter: string, before?: Overlaps): ReadScope | Promise<ReadScope>;
 }
 
-/** An enhanced-authentication method (MQTT 5.0 section 4.12) completed within CONNECT. */
+/**
+ * An enhanced-authentication method (MQTT 5.0 section 4.12), registered with the worker under its
+ * Authentication Method name. Each exchange, at CONNECT or at a re-authentication (AUTH 0x19),
+ * starts with the client's Authentication Data and goes on one step per AUTH 0x18 of the client;
+ * the object a step answers with holds that connection's state until the next.
+ */
 export interface AuthMethod {
-  authenticate(req: { clientId: string; username?: string; data?: Buffer }): Promise<{ ok: true; username?: string } | { ok: false; reason: 'bad_credentials' | 'not_authorized' | 'banned' }>;
+  start(req: AuthExchangeRequest): AuthStep | Promise<AuthStep>;
+}
+
+export interface AuthExchangeRequest {
+  clientId: string;
+  /** CONNECT: its User Name, if it had one. A re-authentication: the connection's username. */
+  username?: string;
+  /** The Authentication Data of the CONNECT or the AUTH 0x19. */
+  data?: Buffer;
+  remoteAddress: string;
+  /** A re-authentication of a connected client (the answer's username must be its username). */
+  reauthenticating: boolean;
+}
+
+/** continue: AUTH 0x18 with `data`; the client's next AUTH 0x18 goes to `next`. done: the
+ * exchange is over: `result` decides the CONNECT (or the re-authentication), and `data` goes
+ * with its CONNACK (or AUTH 0x00), also when refused (a SCRAM server-error, say). */
+export type AuthStep =
+  | { kind: 'continue'; data: Buffer; next: AuthContinuation }
+  | { kind: 'done'; result: AuthResult; data?: Buffer };
+
+export interface AuthContinuation {
+  /** The client's next Authentication Data (undefined: its AUTH had none). */
+  step(data: Buffer | undefined): AuthStep | Promise<AuthStep>;
 }

@@ -22,6 +22,16 @@ const DROP_REASONS: Record<string, string> = {
   clusterCopy: 'cluster_copy',
 };
 
+/** SCRAM results of WorkerStats.scram as label values. */
+const SCRAM_RESULTS: Record<string, string> = {
+  success: 'success',
+  invalidProof: 'invalid_proof',
+  unknownUser: 'unknown_user',
+  refused: 'refused',
+  badMessage: 'bad_message',
+  unavailable: 'unavailable',
+};
+
 export function endpointLabels(e: { id: string; port: number }): Labels {
   return { port: String(e.port), endpoint: e.id };
 }
@@ -50,6 +60,15 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.counter('spindle_auth_lockouts_total', 'Source addresses locked out after limits.authMaxFailures failed authentications.', s.authLockouts);
   set.counter('spindle_auth_locked_out_total', 'CONNECTs refused (0x8A) because their source address was locked out.', s.authLockedOut);
   set.counter('spindle_acl_denials_total', 'PUBLISH and SUBSCRIBE requests refused by the access rules.', s.aclDenied);
+  for (const [mechanism, results] of Object.entries(s.scram)) {
+    for (const [key, result] of Object.entries(SCRAM_RESULTS)) {
+      set.counter('spindle_auth_scram_total', 'SCRAM exchanges (MQTT 5 enhanced authentication, at CONNECT and re-authentication) by mechanism and result: success, invalid_proof (a wrong password), unknown_user (no credentials of the mechanism for the username; fails at the proof), refused (the proof held but the client is disabled or bound to another client id), bad_message (not SCRAM, channel binding or an extension asked for), unavailable (the database policies did not answer).', results[key as keyof typeof results], { mechanism, result });
+    }
+  }
+  const ea = s.enhancedAuth;
+  set.counter('spindle_auth_exchange_timeouts_total', 'Enhanced-authentication exchanges (MQTT 5 AUTH) not completed within auth.exchangeTimeout: the CONNECT refused (0x87) or the connection disconnected (re-authentication, 0x87).', ea.timeouts);
+  set.counter('spindle_auth_reauth_total', 'Re-authentications (MQTT 5 AUTH 0x19) by result: success (AUTH 0x00), failure (DISCONNECT 0x87: refused, timed out, or another user).', ea.reauthSuccess, { result: 'success' });
+  set.counter('spindle_auth_reauth_total', '', ea.reauthFailure, { result: 'failure' });
   const p = s.policies;
   set.counter('spindle_policy_cache_total', 'Authentication answers (kind auth: per credentials, auth.policyCacheTtl) and ACL decisions (kind acl: per connection, auth.cacheSize) taken from a worker cache (result hit) or asked for (miss: the policy chain, or the static users and ACL).', p.authCacheHits, { kind: 'auth', result: 'hit' });
   set.counter('spindle_policy_cache_total', '', p.authCacheMisses, { kind: 'auth', result: 'miss' });

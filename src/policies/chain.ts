@@ -4,7 +4,7 @@
 // makes the answer not cacheable (the next question asks again), and is counted per policy. A
 // subscribe answer carries the overlaps met along the chain (auth/acl-scope.ts).
 import type { Overlaps } from '../auth/types.ts';
-import type { AclAnswer, AclQuery, AuthAnswer, AuthQuery, CompiledAclPolicy, CompiledAuthPolicy } from './types.ts';
+import type { AclAnswer, AclQuery, AuthAnswer, AuthQuery, CompiledAclPolicy, CompiledAuthPolicy, ScramAnswer, ScramQuery } from './types.ts';
 
 /** Per policy: how it answered. */
 export interface PolicyCounters {
@@ -64,4 +64,24 @@ export function runAuthChain(chain: readonly CompiledAuthPolicy[], q: AuthQuery,
 
 export function runAclChain(chain: readonly CompiledAclPolicy[], q: AclQuery, counters: (id: string) => PolicyCounters): Promise<ChainResult<AclAnswer>> {
   return runChain(chain, (p) => p.authorize(q), counters);
+}
+
+/** The first SCRAM credentials the authentication chain holds for a username, asked of the
+ * policies that keep them (database) in chain order; the others are passed by. A failure on the
+ * way is counted (error) and makes the answer not cacheable, as for a password. */
+export async function runScramChain(chain: readonly CompiledAuthPolicy[], q: ScramQuery, counters: (id: string) => PolicyCounters): Promise<ChainResult<ScramAnswer>> {
+  let cacheable = true;
+  for (const policy of chain) {
+    if (policy.scramCredentials === undefined) continue;
+    const answer = await policy.scramCredentials(q);
+    if (answer.result === 'allow') return { answer, cacheable };
+    const c = counters(policy.id);
+    if (answer.error === true) {
+      c.error++;
+      cacheable = false;
+    } else {
+      c.ignore++;
+    }
+  }
+  return { answer: { result: 'ignore' }, cacheable };
 }

@@ -10,7 +10,8 @@ import { PolicyConfigError, type AclQuery, type AuthQuery } from './types.ts';
 
 /** Columns a result must have: each entry lists alternatives, one of which must be present. */
 export type NeededColumns = readonly (readonly string[])[];
-export const AUTH_COLUMNS: NeededColumns = [['password_hash', 'password']];
+/** A password hash, or SCRAM credentials (auth-row.ts). */
+export const AUTH_COLUMNS: NeededColumns = [['password_hash', 'password', 'scram_sha_256', 'scram_sha_512', 'stored_key']];
 export const ACL_COLUMNS: NeededColumns = [['permission'], ['action'], ['topic']];
 
 const SERVER_FAILURES: Partial<Record<FailureKind, string>> = {

@@ -9,7 +9,8 @@ import { verifyWithStrategy, type StrategyOptions } from '../auth/strategies/pas
 import type { Row } from '../sources/types.ts';
 import { ScopeWalk } from '../auth/acl-scope.ts';
 import { decideAcl } from './acl-rows.ts';
-import { isSuperuser, storedPasswordOf } from './auth-row.ts';
+import { hasScramColumns, isSuperuser, scramCredentialsOf, storedPasswordOf } from './auth-row.ts';
+import { formatScramCredentials } from '../auth/scram/credentials.ts';
 import { readDatabaseAclConfig, readDatabaseAuthConfig, type DatabaseConfig } from './database-config.ts';
 import { ACL_COLUMNS, AUTH_COLUMNS, dryRun } from './database-dry-run.ts';
 import { DRY_RUN_ACL, DRY_RUN_AUTH } from './params.ts';
@@ -28,6 +29,8 @@ import type {
   PolicyContext,
   PolicyParam,
   PolicyRecord,
+  ScramAnswer,
+  ScramQuery,
 } from './types.ts';
 
 const NO_PASSWORD = Buffer.alloc(0);
@@ -124,9 +127,34 @@ class DatabaseAuthPolicy implements CompiledAuthPolicy {
     if (!Array.isArray(rows)) return { result: 'ignore', error: true, reason: rows.failure };
     if (rows.length === 0) return { result: 'ignore', reason: 'not found' };
     const stored = storedPasswordOf(rows[0]);
+    // A client kept with SCRAM credentials only signs in with SCRAM (MQTT 5 AUTH), not a password.
+    if (typeof stored === 'string' && hasScramColumns(rows[0])) return { result: 'ignore', reason: 'the row has SCRAM credentials and no password hash' };
     if (typeof stored === 'string') return { result: 'ignore', error: true, reason: failed(this.base, stored).failure };
     if (!(await verifyWithStrategy(this.strategy, q.password ?? NO_PASSWORD, stored))) return { result: 'deny', reason: 'bad password' };
     return { result: 'allow', superuser: isSuperuser(rows[0]) };
+  }
+
+  async scramCredentials(q: ScramQuery): Promise<ScramAnswer> {
+    try {
+      return await this.decideScram(q);
+    } catch (err) {
+      const reason = `unexpected: ${err instanceof Error ? err.message : String(err)}`;
+      return { result: 'ignore', error: true, reason: failed(this.base, reason).failure };
+    }
+  }
+
+  /** The first row's SCRAM columns (auth-row.ts), found with the same query as a password. */
+  private async decideScram(q: ScramQuery): Promise<ScramAnswer> {
+    // A SCRAM client never sends its password: a query that needs it cannot find the client.
+    if (this.params.has('password')) return { result: 'ignore', reason: 'the query uses ${password}, which a SCRAM client never sends' };
+    const asked: AuthQuery = { clientid: q.clientid, username: q.username, peerhost: q.peerhost };
+    const rows = await ask(this.base, asked);
+    if (!Array.isArray(rows)) return { result: 'ignore', error: true, reason: rows.failure };
+    if (rows.length === 0) return { result: 'ignore', reason: 'not found' };
+    const credentials = scramCredentialsOf(rows[0], q.mechanism);
+    if (credentials === undefined) return { result: 'ignore', reason: `the row has no ${q.mechanism} credentials` };
+    if (typeof credentials === 'string') return { result: 'ignore', error: true, reason: failed(this.base, credentials).failure };
+    return { result: 'allow', credentials: formatScramCredentials(credentials), superuser: isSuperuser(rows[0]) };
   }
 
   dryRun(): Promise<void> {

@@ -10,14 +10,14 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { PolicyQuestion, PolicyReply, PolicyState } from './channel.ts';
-import { newCounters, runAclChain, runAuthChain, type ChainResult, type PolicyCounters } from './chain.ts';
+import { newCounters, runAclChain, runAuthChain, runScramChain, type ChainResult, type PolicyCounters } from './chain.ts';
 import { ACL_COMPILERS, AUTH_COMPILERS, type PolicyCompiler } from './compile.ts';
 import { PolicyError } from './errors.ts';
 import { redactPolicy } from './redact.ts';
 import {
   ACL_POLICY_TYPES, AUTH_POLICY_TYPES, PolicyConfigError,
   type AclAnswer, type AclQuery, type AuthAnswer, type AuthQuery, type CompiledAclPolicy, type CompiledAuthPolicy,
-  type PolicyContext, type PolicyKind, type PolicyParam, type PolicyRecord,
+  type PolicyContext, type PolicyKind, type PolicyParam, type PolicyRecord, type ScramAnswer, type ScramQuery,
 } from './types.ts';
 
 export type { PolicyKind };
@@ -217,6 +217,11 @@ export class PolicyManager {
     return runAuthChain(this.authChain, q, (id) => this.counters('auth', id));
   }
 
+  /** The SCRAM credentials of the authentication chain for a username (a worker's SCRAM sign-in). */
+  scramCredentials(q: ScramQuery): Promise<ChainResult<ScramAnswer>> {
+    return runScramChain(this.authChain, q, (id) => this.counters('auth', id));
+  }
+
   authorize(q: AclQuery): Promise<ChainResult<AclAnswer>> {
     return runAclChain(this.aclChain, q, (id) => this.counters('acl', id));
   }
@@ -241,7 +246,7 @@ export class PolicyManager {
 
   private answer(worker: number, questions: readonly PolicyQuestion[]): void {
     for (const question of questions) {
-      const asked = question.kind === 'auth' ? this.authenticate(withBufferPassword(question.q)) : this.authorize(question.q);
+      const asked: Promise<ChainResult<AuthAnswer | AclAnswer | ScramAnswer>> = question.kind === 'auth' ? this.authenticate(withBufferPassword(question.q)) : question.kind === 'scram' ? this.scramCredentials(question.q) : this.authorize(question.q);
       const generation = this.generation;
       asked.then(
         (r) => this.reply(worker, { id: question.id, answer: r.answer, cacheable: r.cacheable, generation }),

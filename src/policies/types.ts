@@ -55,6 +55,22 @@ export type AuthAnswer =
   | { result: 'deny'; reason: string }
   | { result: 'ignore'; reason?: string; error?: boolean };
 
+/** What an authentication policy is asked for a SCRAM sign-in (src/auth/scram): the stored
+ * credentials of `mechanism` for the username; no password ever comes with it. */
+export interface ScramQuery {
+  clientid: string;
+  username: string;
+  peerhost: string;
+  mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+}
+
+/** allow: the credentials in RFC 5803 form (`SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`),
+ * used once the worker verified the client's proof with them (`superuser` as for a password).
+ * ignore: the policy has none for the username (the next one is asked); `error` as in AuthAnswer. */
+export type ScramAnswer =
+  | { result: 'allow'; credentials: string; superuser: boolean }
+  | { result: 'ignore'; reason?: string; error?: boolean };
+
 /** What an ACL policy is asked. `topic` is the published topic or the requested subscription
  * filter (without its $share/<group>/ prefix). */
 export interface AclQuery {
@@ -80,6 +96,9 @@ export interface CompiledAuthPolicy {
   readonly params: ReadonlySet<PolicyParam>;
   /** Never rejects: a failure is { result: 'ignore', error: true } with the reason. */
   authenticate(q: AuthQuery): Promise<AuthAnswer>;
+  /** The SCRAM credentials a policy keeps (the database type); a policy without it is not asked.
+   * Never rejects, like authenticate. */
+  scramCredentials?(q: ScramQuery): Promise<ScramAnswer>;
   /** Runs the configured query (or request) once with sample parameters: rejects with a
    * PolicyConfigError naming the field when it cannot run (syntax, missing column, unreachable). */
   dryRun(): Promise<void>;

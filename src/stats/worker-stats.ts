@@ -5,6 +5,10 @@
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 const LATENCY_BUCKETS_MS = LATENCY_BUCKETS.map((s) => s * 1000);
 
+function scramResults() {
+  return { success: 0, invalidProof: 0, unknownUser: 0, refused: 0, badMessage: 0, unavailable: 0 };
+}
+
 export class WorkerStats {
   connectionsCurrent = 0;
   connectionsTotal = 0;
@@ -44,6 +48,11 @@ export class WorkerStats {
   authLockouts = 0;
   authLockedOut = 0;
   aclDenied = 0;
+  /** SCRAM exchanges (src/auth/scram) by mechanism and how they ended. */
+  scram = { 'SCRAM-SHA-256': scramResults(), 'SCRAM-SHA-512': scramResults() };
+  /** Enhanced authentication (MQTT 5 AUTH): exchanges closed for taking longer than
+   * auth.exchangeTimeout, and re-authentications (AUTH 0x19) by how they ended. */
+  enhancedAuth = { timeouts: 0, reauthSuccess: 0, reauthFailure: 0 };
   /** The policy chains as seen from this worker: answers from its caches, questions to the main
    * thread, and questions refused for want of an answer (src/policies/worker). */
   policies = { authCacheHits: 0, authCacheMisses: 0, aclCacheHits: 0, aclCacheMisses: 0, timeouts: 0, overloaded: 0 };

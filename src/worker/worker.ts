@@ -10,7 +10,7 @@ import { DomainError, toPlain } from '../errors/domain-error.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { createLogger } from '../log/index.ts';
 import {
-  StaticAuthenticator, StaticAuthorizer, ReloadableFile, parseAclFile, parsePasswdFile,
+  StaticAuthenticator, StaticAuthorizer, ReloadableFile, parseAclFile, parsePasswdFile, ScramMethod, SCRAM_MECHANISM_NAMES,
   type AclFile, type Authorizer, type AuthMethod, type ClientIdentity, type PasswdFile,
 } from '../auth/index.ts';
 import { Persistence } from '../engine/session/persistence.ts';
@@ -44,6 +44,8 @@ import { ProcessorStage } from '../features/scripts/worker/stage.ts';
 import { EV } from '../engine/session/events.ts';
 import { WorkerClientDb } from '../features/client-db/worker-db.ts';
 import { ClientDbAuthenticator } from '../features/client-db/authenticator.ts';
+import { ClientDbScramLookup } from '../features/client-db/scram-lookup.ts';
+import { PolicyScramLookup } from '../policies/worker/policy-scram-lookup.ts';
 
 interface WorkerData {
   workerId: number;
@@ -111,6 +113,11 @@ const authenticator = new ClientDbAuthenticator(clientDb, new PolicyAuthenticato
   new StaticAuthenticator({ ...config.auth, mosquittoUsers: passwordFile }),
   workerId,
 ), config.auth.clientDbCache);
+// Enhanced authentication (MQTT 5 AUTH): SCRAM-SHA-256 and SCRAM-SHA-512 with the credentials of
+// the built-in client database, then of the database policies (src/auth/scram).
+const scramLookup = new ClientDbScramLookup(clientDb, new PolicyScramLookup(policies));
+const scramMockSalts = { key: () => clientDb.scramMockKey, iterations: config.auth.scram.iterations };
+for (const mechanism of SCRAM_MECHANISM_NAMES) authMethods.set(mechanism, new ScramMethod(mechanism, scramLookup, stats.scram[mechanism], scramMockSalts));
 function authorizerFor(who: ClientIdentity, peerhost: () => string = () => ''): Authorizer {
   if (who.superuser === true) return SUPERUSER;
   return new PolicyAuthorizer(policies, staticAuthorizer, who, peerhost, config.auth.cacheSize, clientDb);

@@ -46,7 +46,7 @@ test('defaults', () => {
     maxRetainedPayloadSize: 0,
     retainedDefaultExpiry: 0,
   });
-  assert.deepEqual(c.auth, { allowAnonymous: true, users: [], acl: [], aclDefault: 'allow', passwordFile: '', aclFile: '', cacheSize: 1024, clientDbCache: true, policyCacheTtl: 60, policyCacheSize: 100_000, policyTimeout: 15_000, policyMaxPending: 10_000, hashConcurrency: 0 });
+  assert.deepEqual(c.auth, { allowAnonymous: true, users: [], acl: [], aclDefault: 'allow', passwordFile: '', aclFile: '', cacheSize: 1024, clientDbCache: true, policyCacheTtl: 60, policyCacheSize: 100_000, policyTimeout: 15_000, policyMaxPending: 10_000, hashConcurrency: 0, exchangeTimeout: 10, scram: { iterations: 4096 } });
   assert.deepEqual(c.bridges, []);
   assert.deepEqual(c.sys, { enabled: true, interval: 10 });
   assert.deepEqual(c.scripts, { threads: 1, timeout: 100, memoryLimit: 128, onError: 'pass' });

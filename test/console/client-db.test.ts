@@ -2,7 +2,9 @@
 // playwright-core): a role and a client added from the page, the client signing in with mqtt.js
 // and its role's rules holding; a rule change from the page applying to the next PUBLISH; the
 // client disabled from the page and refused; a Mosquitto dynamic-security.json imported from the
-// page; a refusal shown on the form; delete and disconnect; a viewer without the buttons.
+// page; a refusal shown on the form; delete and disconnect; a viewer without the buttons; how each
+// client can sign in (its password's hash, the SCRAM mechanisms a password set on the page made,
+// signing in with SCRAM).
 // needs: broker, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startAdminBroker, VIEWER, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, disconnectReason, end } from '../helpers/broker.ts';
 import { launchBrowser, signIn } from '../helpers/browser.ts';
+import { ScramClient, scramConnect } from '../helpers/scram-client.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -67,6 +70,11 @@ test('roles and clients made on the page decide mqtt.js CONNECTs and PUBLISHes; 
   await clientForm.getByLabel(/^Roles/).fill('device');
   await clientForm.getByRole('button', { name: 'Add client' }).click();
   await page.locator('[data-client="web-dev"]').waitFor();
+  // The password set on the page also made SCRAM credentials: the row says so, and they sign in.
+  assert.equal(await page.locator('[data-client="web-dev"] [data-signin]').innerText(), 'password (argon2), SCRAM-SHA-256, SCRAM-SHA-512');
+  const scram = await scramConnect(b.url, new ScramClient('SCRAM-SHA-512', 'web-dev', 'web-pw'));
+  assert.deepEqual([scram.reasonCode, scram.verified], [0, true]);
+  await end(scram.client);
 
   assert.equal(await pubCode('web-dev', 'web-pw', 'devices/web-dev/t'), 0);
   assert.equal(await pubCode('web-dev', 'web-pw', 'news'), 0x87);
@@ -108,6 +116,8 @@ test("a Mosquitto dynamic-security.json imported from the page: its client signs
   await form.getByRole('button', { name: 'Import' }).click();
   await waitFor(async () => /Imported 1 clients and 1 roles; skipped: .*unsubscribePattern/.test(await page.getByRole('status').innerText()), { message: 'the import reported' });
   await page.locator('[data-client="mosq-user"]').waitFor();
+  // A ready hash: no SCRAM credentials can be made from it.
+  assert.equal(await page.locator('[data-client="mosq-user"] [data-signin]').innerText(), 'password (pbkdf2-sha512)');
   assert.equal(await pubCode('mosq-user', 'mosq-pw', 'mosq/1'), 0);
   assert.equal(await pubCode('mosq-user', 'mosq-pw', 'other'), 0x87);
   await page.close();

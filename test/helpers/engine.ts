@@ -10,7 +10,7 @@ import mqttPacket, { type Packet as MqttPacket } from 'mqtt-packet';
 import { Router, RetainedStore, ClientRegistry, DESC_SLOTS, Framer, decodePacket, encodePublish, type Packet } from '../../src/native/index.ts';
 import { loadConfig, type BrokerConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { StaticAuthenticator, StaticAuthorizer, type Authorizer } from '../../src/auth/index.ts';
+import { StaticAuthenticator, StaticAuthorizer, type Authenticator, type AuthMethod, type Authorizer } from '../../src/auth/index.ts';
 import { EndpointCounters, createCounters } from '../../src/broker/endpoint-counters.ts';
 import type { RateLimiter } from '../../src/broker/rate-limiter.ts';
 import type { Shedding } from '../../src/engine/session/outbox.ts';
@@ -25,7 +25,7 @@ import { Persistence } from '../../src/engine/session/persistence.ts';
 import type { Session } from '../../src/engine/session/session.ts';
 import type { HandoverMessage } from '../../src/engine/session/handover.ts';
 import type { NodeClaims } from '../../src/engine/session/node-handover.ts';
-import type { Client, ClientEndpoint, ClientState, Dispatcher, HandlerHost } from '../../src/engine/handlers/client.ts';
+import type { AuthExchange, Client, ClientEndpoint, ClientState, Dispatcher, HandlerHost } from '../../src/engine/handlers/client.ts';
 import { WorkerStats } from '../../src/stats/worker-stats.ts';
 import { createEngine } from '../../src/worker/engine.ts';
 import { EndpointStats } from '../../src/stats/endpoint-stats.ts';
@@ -77,6 +77,10 @@ export interface EngineOptions {
   loadStored?: (clientId: string, handle: number) => Promise<Session | null>;
   /** QoS 0 shedding while overloaded, shared by every worker (none unless given). */
   shedding?: Shedding;
+  /** Enhanced-authentication methods by name (none unless given). */
+  authMethods?: ReadonlyMap<string, AuthMethod>;
+  /** The authenticator of CONNECTs without a method (the static users unless given). */
+  authenticator?: Authenticator;
 }
 
 export function startEngine(options: EngineOptions = {}): Engine {
@@ -114,8 +118,8 @@ export function startEngine(options: EngineOptions = {}): Engine {
       routeShared: shared,
       persistence: options.store ? new Persistence(options.store, registry, id, log) : null,
       endpointCounters: counters,
-      authenticator: new StaticAuthenticator(config.auth),
-      authMethods: new Map(),
+      authenticator: options.authenticator ?? new StaticAuthenticator(config.auth),
+      authMethods: options.authMethods ?? new Map(),
       authorizerFor: (): Authorizer => staticAuthorizer,
       sendBatch: (worker, buffer, length) => {
         post(() => workers[worker].router.receiveBatch(buffer, length, id));
@@ -163,6 +167,8 @@ export class FakeClient implements Client {
   aliasMaxOut = 0;
   normalDisconnect = false;
   countedOnEndpoint = false;
+  authMethod: string | undefined;
+  authExchange: AuthExchange | null = null;
   readonly endpointMaxPacket: number;
   readonly remoteAddress = '127.0.0.1';
   readonly certificateCN = undefined;
@@ -288,6 +294,8 @@ export class FakeClient implements Client {
     if (this.state === 'closed') return;
     this.closeReason ??= why;
     this.state = 'closed';
+    if (this.authExchange !== null) clearTimeout(this.authExchange.timer);
+    this.authExchange = null;
     if (this.countedOnEndpoint) this.worker.host.endpointCounters.releaseConnection(this.endpoint.slot);
     if (this.session) this.worker.sessions.connectionClosed(this.session, this);
   }

@@ -7,12 +7,32 @@ import { describe, test } from 'node:test';
 
 import { createLogger } from '../../src/log/index.ts';
 import { decideAcl, rulesOfRow } from '../../src/policies/acl-rows.ts';
-import { isSuperuser, storedPasswordOf } from '../../src/policies/auth-row.ts';
+import { hasScramColumns, isSuperuser, scramCredentialsOf, storedPasswordOf } from '../../src/policies/auth-row.ts';
 import { RateLimitedWarn } from '../../src/policies/rate-limited-warn.ts';
 import type { AclQuery } from '../../src/policies/types.ts';
 import type { Row } from '../../src/sources/types.ts';
 
 describe('auth rows', () => {
+  test('SCRAM credentials: RFC 5803 text per mechanism, or salt/iterations/stored_key/server_key whose key length names the mechanism', () => {
+    const key32 = Buffer.alloc(32, 1);
+    const key64 = Buffer.alloc(64, 2);
+    const text = `SCRAM-SHA-256$4096:c2FsdA==$${key32.toString('base64')}:${key32.toString('base64')}`;
+    assert.deepEqual(scramCredentialsOf({ scram_sha_256: text }, 'SCRAM-SHA-256'), { mechanism: 'SCRAM-SHA-256', iterations: 4096, salt: Buffer.from('salt'), storedKey: key32, serverKey: key32 });
+    assert.equal(scramCredentialsOf({ scram_sha_256: text }, 'SCRAM-SHA-512'), undefined);
+    assert.match(String(scramCredentialsOf({ scram_sha_512: text }, 'SCRAM-SHA-512')), /scram_sha_512 holds SCRAM-SHA-256/);
+    assert.match(String(scramCredentialsOf({ scram_sha_256: 'plain' }, 'SCRAM-SHA-256')), /RFC 5803/);
+    // bytea keys (Buffers), iterations as text; base64 text keys; the other mechanism's length: none.
+    const parts = { salt: Buffer.from('pepper'), iterations: '5000', stored_key: key64, server_key: key64 };
+    assert.deepEqual(scramCredentialsOf(parts, 'SCRAM-SHA-512'), { mechanism: 'SCRAM-SHA-512', iterations: 5000, salt: Buffer.from('pepper'), storedKey: key64, serverKey: key64 });
+    assert.equal(scramCredentialsOf(parts, 'SCRAM-SHA-256'), undefined);
+    const b64 = { salt: 'cGVwcGVy', iterations: 4096, stored_key: key32.toString('base64'), server_key: key32.toString('base64') };
+    assert.equal((scramCredentialsOf(b64, 'SCRAM-SHA-256') as { iterations: number }).iterations, 4096);
+    assert.match(String(scramCredentialsOf({ ...b64, iterations: 10 }, 'SCRAM-SHA-256')), /at least 4096/);
+    assert.match(String(scramCredentialsOf({ stored_key: key32 }, 'SCRAM-SHA-256')), /needs stored_key, server_key and salt/);
+    assert.equal(scramCredentialsOf({ password_hash: 'h' }, 'SCRAM-SHA-256'), undefined);
+    assert.deepEqual([hasScramColumns({ scram_sha_512: text }), hasScramColumns({ password_hash: 'h', salt: 's' })], [true, false]);
+  });
+
   test('password_hash, else password; salt optional; a row without either says so', () => {
     assert.deepEqual(storedPasswordOf({ password_hash: 'h', password: 'p', salt: 's' }), { hash: 'h', salt: 's' });
     assert.deepEqual(storedPasswordOf({ password: Buffer.from('p'), salt: null }), { hash: 'p' });

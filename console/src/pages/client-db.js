@@ -29,6 +29,8 @@ export function parseRules(text) {
 }
 
 const ruleText = (r) => `${r.permission} ${r.action} ${r.topic}${r.literal ? ' literal' : ''}`;
+/** How a client can sign in: its password hash's kind and its SCRAM mechanisms. */
+const signInText = (c) => [c.passwordType === 'none' ? '' : `password (${c.passwordType})`, ...(c.scramMechanisms ?? [])].filter(Boolean).join(', ') || 'none';
 const roleRefs = (text) => text.split(',').map((s) => s.trim()).filter(Boolean).map((name) => ({ name }));
 
 export function ClientDb({ user }) {
@@ -158,10 +160,11 @@ export function ClientDb({ user }) {
       <label>Name (optional) <input name="textName" autocomplete="off" /></label>
       <label>Roles (comma-separated) <input name="roles" autocomplete="off" /></label>
       <button type="submit">Add client</button>
+      <p class="muted">The password is stored as an argon2id hash and as SCRAM-SHA-256 and SCRAM-SHA-512 credentials (salted keys) made from it, for MQTT 5 SCRAM sign-in; never in plain. Setting it again remakes both.</p>
     </form>`}
     <section class="card">
       <table aria-label="clients">
-        <thead><tr><th>Username</th><th>Client id</th><th>Roles</th><th>Enabled</th><th>Name</th><th></th></tr></thead>
+        <thead><tr><th>Username</th><th>Client id</th><th>Roles</th><th>Enabled</th><th>Name</th><th>Sign-in</th><th></th></tr></thead>
         <tbody>${clients.map((c) => html`<tr key=${c.username} data-client=${c.username}>
           <td>${c.username}</td>
           <td>${c.clientId ?? ''}</td>
@@ -170,6 +173,7 @@ export function ClientDb({ user }) {
             ? html`<input type="checkbox" aria-label=${`${c.username} enabled`} checked=${c.enabled} onChange=${(e) => act('PUT', clientPath(c, !e.target.checked), { enabled: e.target.checked }, c.username)} />`
             : c.enabled ? 'yes' : 'no'}</td>
           <td>${c.textName ?? ''}</td>
+          <td data-signin>${signInText(c)}</td>
           <td>${canWrite && html`<button onClick=${() => password(c)}>Password</button>
             <button onClick=${() => setClientRoles(c)}>Roles</button>
             <button class="danger" onClick=${() => act('DELETE', clientPath(c, true), {}, c.username)}>Delete and disconnect</button>`}</td>

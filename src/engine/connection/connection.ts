@@ -20,7 +20,7 @@ import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Delivery } from '../../router/delivery.ts';
 import type { Session } from '../session/session.ts';
 import type { Deadlines, Expiring } from './deadlines.ts';
-import type { Client, ClientEndpoint, ClientState, Dispatcher, HandlerResult } from '../handlers/client.ts';
+import type { AuthExchange, Client, ClientEndpoint, ClientState, Dispatcher, HandlerResult } from '../handlers/client.ts';
 
 /** The limits a connection enforces (from limits.* of the configuration). */
 export interface ConnectionLimits {
@@ -107,6 +107,8 @@ export class Connection implements Client, TransportHandlers, Expiring {
   authorizer!: Authorizer;
   identity!: ClientIdentity;
   countedOnEndpoint = false;
+  authMethod: string | undefined;
+  authExchange: AuthExchange | null = null;
   readonly endpointMaxPacket: number;
   /** The Framer of a transport that delivers bytes (Node sockets, WebSocket); null when the
    * transport frames itself (the native driver). */
@@ -548,6 +550,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
     if (this.slowTimer) clearTimeout(this.slowTimer);
     if (this.partialTimer) clearTimeout(this.partialTimer);
     this.slowTimer = this.partialTimer = null;
+    if (this.authExchange !== null) {
+      clearTimeout(this.authExchange.timer);
+      this.authExchange = null;
+    }
     if (this.countedOnEndpoint) {
       this.countedOnEndpoint = false;
       this.host.endpointCounters.releaseConnection(this.endpoint.slot);

@@ -5,7 +5,7 @@
 import type { Packet } from '../../native/index.ts';
 import type { Message } from '../../broker/message.ts';
 import type { Logger } from '../../log/index.ts';
-import type { Authenticator, Authorizer, AuthMethod, ClientIdentity } from '../../auth/index.ts';
+import type { AuthContinuation, Authenticator, Authorizer, AuthMethod, AuthResult, ClientIdentity } from '../../auth/index.ts';
 import type { BrokerConfig } from '../../config/index.ts';
 import type { EndpointConfig } from '../../broker/endpoint-config.ts';
 import type { EndpointCounters } from '../../broker/endpoint-counters.ts';
@@ -29,6 +29,18 @@ import type { AuthFailureLimiter } from '../../auth/failure-limiter.ts';
 export type HandlerResult = void | Promise<void>;
 
 export type ClientState = 'new' | 'connecting' | 'connected' | 'closed';
+
+/** An enhanced-authentication exchange in progress on a connection (handlers/auth.ts). */
+export interface AuthExchange {
+  /** The Authentication Method. */
+  readonly method: string;
+  /** The method's step that takes the client's next AUTH 0x18; null while a step is computed. */
+  next: AuthContinuation | null;
+  /** Closes the connection when the exchange takes longer than auth.exchangeTimeout. */
+  readonly timer: NodeJS.Timeout;
+  /** CONNECT: goes on with the CONNECT once the exchange is over. null: a re-authentication. */
+  readonly resume: ((result: AuthResult, data: Buffer | undefined) => HandlerResult) | null;
+}
 
 /** The endpoint (listener) a connection came in on, as handlers see it. */
 export interface ClientEndpoint {
@@ -56,6 +68,10 @@ export interface Client extends SessionLink {
   normalDisconnect: boolean;
   /** The connection is counted in its endpoint's connections (maxConnectionSize). */
   countedOnEndpoint: boolean;
+  /** The Authentication Method of the CONNECT (MQTT 5), which a re-authentication must use. */
+  authMethod: string | undefined;
+  /** The enhanced-authentication exchange in progress, or null. */
+  authExchange: AuthExchange | null;
   readonly endpoint: ClientEndpoint;
   /** The endpoint's Maximum Packet Size when the connection was accepted (CONNACK advertises it). */
   readonly endpointMaxPacket: number;

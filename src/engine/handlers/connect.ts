@@ -18,6 +18,7 @@ import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
 import { EV } from '../session/events.ts';
 import type { Client, HandlerHost, HandlerResult } from './client.ts';
 import { limiterFor } from './throttle.ts';
+import { beginExchange } from './auth.ts';
 
 /** The authorizer of endpoints with enableAcl off. */
 const ALLOW_ALL: Authorizer = { allowsEverything: true, authorize: () => true };
@@ -31,7 +32,7 @@ interface Connecting {
   readonly clean: boolean;
   readonly method: string | undefined;
   readonly startedAt: number;
-  refuse(reason: number, why?: 'not_authorized' | 'protocol_error'): void;
+  refuse(reason: number, why?: 'not_authorized' | 'protocol_error', props?: ConnackProperties): void;
 }
 
 /**
@@ -55,9 +56,9 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
   const props = p.properties ?? {};
   const clean = p.clean ?? true;
 
-  const refuse = (reason: number, why: 'not_authorized' | 'protocol_error' = 'protocol_error') => {
+  const refuse = (reason: number, why: 'not_authorized' | 'protocol_error' = 'protocol_error', refusalProps?: ConnackProperties) => {
     c.endpoint.stats.connectionError(`0x${reason.toString(16).padStart(2, '0')}`);
-    c.write(send.connack(version, false, reason));
+    c.write(send.connack(version, false, reason, refusalProps));
     c.close(why);
   };
 
@@ -122,11 +123,17 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
     return;
   }
 
+  // Enhanced authentication: the exchange runs over AUTH packets (auth.ts), then goes on here.
+  if (method) {
+    c.authMethod = method;
+    if (endpoint.config.enableAuth) {
+      const req = { clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined, remoteAddress: c.remoteAddress, reauthenticating: false };
+      return beginExchange(host, c, method, host.authMethods.get(method)!, req, (r, data) => authenticated(host, c, k, r, data));
+    }
+  }
   // An endpoint with enableAuth off admits every client without checking credentials.
   const result = !endpoint.config.enableAuth
     ? { ok: true as const, username: p.username ?? undefined }
-    : method
-    ? host.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
     : host.authenticator.authenticate({
       clientId,
       username: p.username ?? undefined,
@@ -140,8 +147,9 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
   return authenticated(host, c, k, result);
 }
 
-/** Stage two: the client is who it says (or not); its limits; its session. */
-function authenticated(host: HandlerHost, c: Client, k: Connecting, result: AuthResult): HandlerResult {
+/** Stage two: the client is who it says (or not); its limits; its session. `authData`: the
+ * last Authentication Data of an enhanced-authentication exchange, for the CONNACK. */
+function authenticated(host: HandlerHost, c: Client, k: Connecting, result: AuthResult, authData?: Buffer): HandlerResult {
   if (c.isClosed()) return; // the socket went away while we waited
   const { p, version, clientId, clean } = k;
   const props = p.properties ?? {};
@@ -159,7 +167,9 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
       host.stats.authLockouts++;
       host.log.warn('source address locked out after failed authentications', { address: c.remoteAddress, clientId });
     }
-    k.refuse(result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED, 'not_authorized');
+    const code = result.reason === 'bad_credentials' ? RC.BAD_USER_NAME_OR_PASSWORD : result.reason === 'banned' ? RC.BANNED : RC.NOT_AUTHORIZED;
+    // A refused exchange may say why in its method's terms (SCRAM: e=invalid-proof).
+    k.refuse(code, 'not_authorized', authData === undefined ? undefined : { authenticationMethod: k.method, authenticationData: authData });
     return;
   }
   const tenant = result.tenant;
@@ -217,6 +227,7 @@ function authenticated(host: HandlerHost, c: Client, k: Connecting, result: Auth
     serverKeepAlive,
     sessionExpiryInterval: cappedExpiry !== expiry ? cappedExpiry : undefined,
     authenticationMethod: k.method,
+    authenticationData: authData,
   };
   const next = (opening: Opening | null) => opened(host, c, k, opening, sessionSlotTaken, keepalive, connackProps);
   const opening = host.sessions.open(c, clientId, c.username, clean, cappedExpiry);

@@ -51,7 +51,8 @@ export class ClientDbAuthenticator implements Authenticator {
   }
 
   private async verify(client: HeldClient, password: Buffer, digest: Buffer | null): Promise<AuthResult> {
-    const valid = await verifyHash(client.passwordHash, password);
+    // A client with SCRAM credentials only signs in with SCRAM (MQTT 5 AUTH), never a password.
+    const valid = client.passwordHash !== undefined && await verifyHash(client.passwordHash, password);
     if (!valid) {
       this.db.counters.authBadCredentials++;
       return BAD_CREDENTIALS;

@@ -10,7 +10,7 @@ import { clientDbRoutes } from './routes.ts';
 export const clientDb: Feature<ClientDbManager> = {
   name: 'client-db',
   async start(ctx) {
-    const db = new ClientDbManager(ctx.store, ctx.workers, ctx.log);
+    const db = new ClientDbManager(ctx.store, ctx.workers, ctx.log, ctx.config.auth.scram.iterations);
     await db.load();
     ctx.replicate(KINDS.client, (id, doc) => db.applyClient(id, doc));
     ctx.replicate(KINDS.role, (id, doc) => db.applyRole(id, doc));

@@ -3,23 +3,26 @@
 // and sent to every worker (each holds a copy, worker-db.ts). A change is stored, then sent to the
 // running workers as a delta (one client changed: that client); a worker that starts gets
 // everything before it opens its listeners. Passwords are hashed here (argon2id, on the libuv
-// pool) and never kept or answered in plain. Kicking sessions already connected is done on every
+// pool) and made into SCRAM credentials (credentials.ts), never kept or answered in plain. Kicking sessions already connected is done on every
 // worker of this node and, through the replicated kind client-db-kick, of every node.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 import { aclPatternProblem } from '../../auth/acl-pattern.ts';
-import { parseMosquittoHash } from '../../auth/mosquitto/passwd-file.ts';
-import { hashPassword, passwordHashProblem } from '../../auth/password.ts';
 import { rateLimitProblem, type RateLimit } from '../../broker/rate-limit.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Store } from '../../store/types.ts';
 import type { FeatureWorkers } from '../feature.ts';
+import { checkStoredCredentials, credentialsOf, hashKind, scramMechanisms, type Credentials } from './credentials.ts';
 import { ClientDbError } from './errors.ts';
 import type { ClientCreate, ClientUpdate, ExportBody, RoleCreate, RoleUpdate } from './schemas.ts';
 import { DEFAULT_SETTINGS, LIMITS, type ClientDbDelta, type ClientDbExport, type ClientDoc, type RoleDoc, type RoleRef, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
 
-export const KINDS = { client: 'client-db-client', role: 'client-db-role', settings: 'client-db-settings', kick: 'client-db-kick' } as const;
+export const KINDS = { client: 'client-db-client', role: 'client-db-role', settings: 'client-db-settings', kick: 'client-db-kick', secret: 'client-db-secret' } as const;
 const SETTINGS_ID = 'settings';
+/** The key SCRAM makes the salts of unknown usernames from (kind client-db-secret): kept so the
+ * salt shown for a name stays the same across restarts; not replicated (a cluster on a shared
+ * store reads the same one). */
+const SCRAM_MOCK_ID = 'scram-mock-key';
 /** A kick another node asked for is acted on only this soon after (a node catching up later
  * must not kick clients that connected since). */
 const KICK_FRESH_MS = 60_000;
@@ -31,8 +34,9 @@ interface KickDoc {
   at: number;
 }
 
-/** A client as the API answers it: never its password or hash. */
-export type ClientView = Omit<ClientDoc, 'passwordHash'> & { passwordType: string };
+/** A client as the API answers it: never its password, hash or SCRAM keys; which SCRAM
+ * mechanisms it can sign in with. */
+export type ClientView = Omit<ClientDoc, 'passwordHash' | 'scram'> & { passwordType: string; scramMechanisms: string[] };
 
 export interface ClientDbCountsHost {
   readonly clients: number;
@@ -46,11 +50,14 @@ export class ClientDbManager implements ClientDbCountsHost {
   private readonly kickTimers = new Set<NodeJS.Timeout>();
   /** Changes are made one at a time (a store write, then the workers). */
   private queue: Promise<unknown> = Promise.resolve();
+  private scramMockKey = randomBytes(32).toString('base64');
 
   constructor(
     private readonly store: Store,
     private readonly workers: FeatureWorkers,
     private readonly log: Logger,
+    /** PBKDF2 iterations of the SCRAM credentials made from a plain password (auth.scram.iterations). */
+    private readonly scramIterations: number,
   ) {
     workers.onWorkerStart((worker) => workers.call(worker, 'clientDb.apply', this.fullDelta()));
   }
@@ -68,6 +75,9 @@ export class ClientDbManager implements ClientDbCountsHost {
     for (const { doc } of await this.store.listAdmin<ClientDoc>(KINDS.client)) this.clientDocs.set(doc.username, doc);
     const settings = await this.store.getAdmin<SettingsDoc>(KINDS.settings, SETTINGS_ID);
     if (settings !== undefined) this.settingsDoc = settings;
+    const secret = await this.store.getAdmin<{ key: string }>(KINDS.secret, SCRAM_MOCK_ID);
+    if (typeof secret?.key === 'string') this.scramMockKey = secret.key;
+    else await this.store.putAdmin(KINDS.secret, SCRAM_MOCK_ID, { key: this.scramMockKey });
   }
 
   // ---- clients
@@ -89,7 +99,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       const now = new Date().toISOString();
       const doc: ClientDoc = {
         username: body.username,
-        passwordHash: await passwordOf(body.password, body.passwordHash, true),
+        ...(await credentialsOf(body, undefined, this.scramIterations)),
         enabled: body.enabled ?? true,
         roles: body.roles ?? [],
         createTime: now,
@@ -109,7 +119,8 @@ export class ClientDbManager implements ClientDbCountsHost {
       const old = this.clientOrThrow(username);
       if (body.roles !== undefined) this.checkRoleRefs(body.roles, 'roles');
       const doc: ClientDoc = { ...old, updateTime: new Date().toISOString() };
-      if (body.password !== undefined || body.passwordHash !== undefined) doc.passwordHash = await passwordOf(body.password, body.passwordHash, false);
+      const credentials = await credentialsOf(body, old, this.scramIterations);
+      if (credentials !== undefined) setCredentials(doc, credentials);
       if (body.enabled !== undefined) doc.enabled = body.enabled;
       if (body.roles !== undefined) doc.roles = body.roles;
       setOptional(doc, 'clientId', body.clientId);
@@ -222,8 +233,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       if (roleNames.size !== roles.length) throw new ClientDbError(400, 'roles', 'roles: a role name is listed twice');
       const known = (name: string): boolean => roleNames.has(name) || (mode === 'merge' && this.roleDocs.has(name));
       const clients: ClientDoc[] = data.clients.map((c, i) => {
-        const problem = storedHashProblem(c.passwordHash);
-        if (problem !== undefined) throw new ClientDbError(400, `clients[${i}].passwordHash`, `clients[${i}].passwordHash: ${problem}`);
+        checkStoredCredentials(c, `clients[${i}]`);
         if (c.rateLimit !== undefined) checkRateLimit(c.rateLimit, `clients[${i}].rateLimit`);
         c.roles.forEach((ref, j) => {
           if (!known(ref.name)) throw new ClientDbError(400, `clients[${i}].roles[${j}].name`, `clients[${i}].roles[${j}].name: role ${ref.name} is not in the import${mode === 'merge' ? ' or the database' : ''}`);
@@ -298,7 +308,8 @@ export class ClientDbManager implements ClientDbCountsHost {
       return;
     }
     const c = doc as ClientDoc;
-    if (typeof c !== 'object' || c.username !== username || storedHashProblem(c.passwordHash) !== undefined || !Array.isArray(c.roles)) throw new ClientDbError(400, 'username', `client ${username} from another node is not a client`);
+    if (typeof c !== 'object' || c.username !== username || !Array.isArray(c.roles)) throw new ClientDbError(400, 'username', `client ${username} from another node is not a client`);
+    checkStoredCredentials(c, 'client');
     this.clientDocs.set(username, c);
     await this.send({ clients: [this.workerClient(c)] });
   }
@@ -365,11 +376,13 @@ export class ClientDbManager implements ClientDbCountsHost {
   }
 
   private fullDelta(): ClientDbDelta {
-    return { full: true, clients: [...this.clientDocs.values()].map(this.workerClient), roles: [...this.roleDocs.values()].map(workerRole), settings: this.settingsDoc };
+    return { full: true, clients: [...this.clientDocs.values()].map(this.workerClient), roles: [...this.roleDocs.values()].map(workerRole), settings: this.settingsDoc, scramMockKey: this.scramMockKey };
   }
 
   private readonly workerClient = (c: ClientDoc): WorkerClient => {
-    const w: WorkerClient = { username: c.username, passwordHash: c.passwordHash, enabled: c.enabled, roles: orderRoles(c.roles) };
+    const w: WorkerClient = { username: c.username, enabled: c.enabled, roles: orderRoles(c.roles) };
+    if (c.passwordHash !== undefined) w.passwordHash = c.passwordHash;
+    if (c.scram !== undefined) w.scram = c.scram;
     if (c.clientId !== undefined) w.clientId = c.clientId;
     if (c.rateLimit !== undefined) w.rateLimit = c.rateLimit;
     return w;
@@ -417,40 +430,16 @@ function checkRateLimit(l: RateLimit, field = 'rateLimit'): RateLimit {
 }
 
 function clientView(c: ClientDoc): ClientView {
-  const { passwordHash, ...rest } = c;
-  return { ...rest, passwordType: hashKind(passwordHash) };
+  const { passwordHash, scram, ...rest } = c;
+  return { ...rest, passwordType: hashKind(passwordHash), scramMechanisms: scramMechanisms(scram) };
 }
 
-function hashKind(hash: string): string {
-  if (hash.startsWith('$argon2')) return 'argon2';
-  if (hash.startsWith('$2')) return 'bcrypt';
-  if (hash.startsWith('$7$')) return 'pbkdf2-sha512';
-  if (hash.startsWith('$6$')) return 'sha512';
-  return 'unknown';
-}
-
-/** Why a stored hash cannot be verified, or undefined. */
-export function storedHashProblem(hash: string): string | undefined {
-  if (hash.startsWith('$7$') || hash.startsWith('$6$')) {
-    const parsed = parseMosquittoHash(hash);
-    return typeof parsed === 'string' ? parsed : undefined;
-  }
-  const problem = passwordHashProblem(hash);
-  return problem === undefined ? undefined : problem.replace(', not a plain password (make one with spindle hash-password)', ', or a Mosquitto $7$/$6$ hash');
-}
-
-async function passwordOf(plain: string | undefined, hash: string | undefined, required: boolean): Promise<string> {
-  if (plain !== undefined && hash !== undefined) throw new ClientDbError(400, 'password', 'password: give password or passwordHash, not both');
-  if (hash !== undefined) {
-    const problem = storedHashProblem(hash);
-    if (problem !== undefined) throw new ClientDbError(400, 'passwordHash', `passwordHash: ${problem}`);
-    return hash;
-  }
-  if (plain === undefined) {
-    if (required) throw new ClientDbError(400, 'password', 'password: required (or passwordHash)');
-    throw new ClientDbError(400, 'password', 'password: missing');
-  }
-  return hashPassword(plain, 'argon2');
+/** A client's credentials replaced: a field left out is removed. */
+function setCredentials(doc: ClientDoc, c: Credentials): void {
+  if (c.passwordHash === undefined) delete doc.passwordHash;
+  else doc.passwordHash = c.passwordHash;
+  if (c.scram === undefined) delete doc.scram;
+  else doc.scram = c.scram;
 }
 
 /** Refuses a rule whose topic is not an ACL pattern, or `literal` on another action. */

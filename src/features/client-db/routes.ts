@@ -24,7 +24,7 @@ export function clientDbRoutes(db: ClientDbManager): Route[] {
   return [
     route({
       method: 'GET', path: '/api/client-db/clients', access: 'read', tag: TAG, query: LIST,
-      summary: 'Clients of the built-in database, by username, paged: {data: [{username, clientId?, enabled, textName?, description?, roles: [{name, priority?}], passwordType, createTime, updateTime}], total, page, size}; never a password or hash',
+      summary: 'Clients of the built-in database, by username, paged: {data: [{username, clientId?, enabled, textName?, description?, roles: [{name, priority?}], passwordType, scramMechanisms, createTime, updateTime}], total, page, size}; never a password, hash or SCRAM key',
       handler: (req) => paged(db.listClients(req.queryValues.username), req.queryValues.page, req.queryValues.size),
     }),
     {
@@ -34,7 +34,7 @@ export function clientDbRoutes(db: ClientDbManager): Route[] {
     },
     route({
       method: 'POST', path: '/api/client-db/clients', access: 'write', tag: TAG, body: CLIENT_CREATE,
-      summary: 'Add a client: username, password (hashed with argon2id) or passwordHash, clientId (bound: the client must connect with it), enabled, textName, description, roles [{name, priority}] (409 when the username exists; 400 naming an unknown role)',
+      summary: 'Add a client: username, password (hashed with argon2id, and made into SCRAM-SHA-256 and SCRAM-SHA-512 credentials) or passwordHash and/or scram (ready RFC 5803 SCRAM credentials), clientId (bound: the client must connect with it), enabled, textName, description, roles [{name, priority}] (409 when the username exists; 400 naming an unknown role)',
       handler: async (req) => ok(await db.createClient(req.body)),
     }),
     route({
@@ -90,7 +90,7 @@ export function clientDbRoutes(db: ClientDbManager): Route[] {
     }),
     {
       method: 'GET', path: '/api/client-db/export', access: 'write', tag: TAG,
-      summary: 'The whole database as JSON {clients (with their password hashes), roles, settings}, for POST /api/client-db/import',
+      summary: 'The whole database as JSON {clients (with their password hashes and SCRAM credentials), roles, settings}, for POST /api/client-db/import',
       handler: () => ok(db.exportAll()),
     },
     route({

@@ -28,10 +28,17 @@ const CLIENT_RATE_LIMIT = { ...RATE_LIMIT_SCHEMA, description: "the client's inb
 const ROLE_RATE_LIMIT = { ...RATE_LIMIT_SCHEMA, description: "its clients' inbound rate limit, over their endpoint's (a client's own, or a role of higher priority, comes first)" };
 const RULES = Type.Array(RULE, { maxItems: LIMITS.rulesPerRole });
 
+/** SCRAM credentials in RFC 5803 form, at most one per mechanism. */
+const SCRAM = Type.Array(Type.String({ minLength: 1, maxLength: 2048, description: 'SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey> or SCRAM-SHA-512$..., base64 (RFC 5803)' }), {
+  maxItems: 2,
+  description: 'ready SCRAM credentials (salted keys, RFC 5803), at most one per mechanism, for MQTT 5 SCRAM sign-in; with passwordHash or alone (a client with only these signs in with SCRAM only). A plain password makes its own',
+});
+
 export const CLIENT_CREATE = Type.Object({
   username: NAME,
-  password: Type.Optional(Type.String({ minLength: 1, maxLength: 65535, description: 'plain password, hashed with argon2id before it is stored (never stored or answered)' })),
-  passwordHash: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'a ready hash instead of password: argon2, bcrypt, or Mosquitto $7$ (PBKDF2-SHA512)' })),
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 65535, description: 'plain password, hashed with argon2id before it is stored, and made into SCRAM-SHA-256 and SCRAM-SHA-512 credentials (auth.scram.iterations); never stored or answered' })),
+  passwordHash: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'a ready hash instead of password: argon2, bcrypt, or Mosquitto $7$ (PBKDF2-SHA512); no SCRAM credentials can be made from it' })),
+  scram: Type.Optional(SCRAM),
   clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 65535, description: 'the client must connect with this client id' })),
   enabled: Type.Optional(Type.Boolean({ default: true })),
   textName: Type.Optional(TEXT),
@@ -44,6 +51,7 @@ export type ClientCreate = Static<typeof CLIENT_CREATE>;
 export const CLIENT_UPDATE = Type.Object({
   password: Type.Optional(CLIENT_CREATE.properties.password),
   passwordHash: Type.Optional(CLIENT_CREATE.properties.passwordHash),
+  scram: Type.Optional({ ...SCRAM, description: 'ready SCRAM credentials replacing the client\'s (an empty list removes them); a new password or passwordHash without scram also replaces them (made from the password, or none)' }),
   clientId: Type.Optional(orNull(Type.String({ minLength: 1, maxLength: 65535 }))),
   enabled: Type.Optional(Type.Boolean()),
   textName: Type.Optional(orNull(TEXT)),
@@ -74,7 +82,8 @@ const TIME = Type.Optional(Type.String({ maxLength: 64 }));
 
 export const CLIENT_DOC = Type.Object({
   username: NAME,
-  passwordHash: Type.String({ minLength: 1, maxLength: 1024 }),
+  passwordHash: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  scram: Type.Optional(SCRAM),
   clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 65535 })),
   enabled: Type.Boolean(),
   textName: Type.Optional(TEXT),

@@ -1,6 +1,7 @@
 // Owns the shapes of the built-in client database: its clients, its roles and its settings, as
 // stored (admin kinds 'client-db-client', 'client-db-role', 'client-db-settings'), replicated,
-// sent to every worker and answered by the admin API. A client's password is only ever a hash.
+// sent to every worker and answered by the admin API. A client's password is only ever a hash, and
+// SCRAM salted keys.
 import type { RateLimit } from '../../broker/rate-limit.ts';
 
 /** What a rule of a role is asked about.
@@ -44,8 +45,13 @@ export interface RoleRef {
 export interface ClientDoc {
   username: string;
   /** An argon2 or bcrypt hash, or a Mosquitto PBKDF2-SHA512 hash `$7$<iterations>$<salt>$<hash>`
-   * (imported from a dynamic-security.json). */
-  passwordHash: string;
+   * (imported from a dynamic-security.json). Absent for a client with SCRAM credentials only
+   * (it signs in with SCRAM, never with a password). */
+  passwordHash?: string;
+  /** SCRAM credentials, at most one per mechanism, in RFC 5803 form
+   * `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>` (salted keys, never the password):
+   * made from the password when it is set in plain through the API, or given ready. */
+  scram?: string[];
   /** When set, the client must connect with this client id. */
   clientId?: string;
   enabled: boolean;
@@ -94,12 +100,15 @@ export interface ClientDbDelta {
   roles?: WorkerRole[];
   removeRoles?: string[];
   settings?: SettingsDoc;
+  /** The key (base64) SCRAM derives the salt shown for unknown usernames from (src/auth/scram). */
+  scramMockKey?: string;
 }
 
 /** A client as a worker holds it (no names or times). */
 export interface WorkerClient {
   username: string;
-  passwordHash: string;
+  passwordHash?: string;
+  scram?: string[];
   clientId?: string;
   enabled: boolean;
   /** Role names, already ordered by priority. */

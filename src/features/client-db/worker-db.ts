@@ -4,10 +4,13 @@
 // clientDb.apply operation (src/worker/ops/client-db.ts): a change of one client sends that client,
 // never the whole database. Every change bumps `generation`, which drops the decisions each
 // connection cached, so the next PUBLISH or SUBSCRIBE reads the rules as they are now.
+import { randomBytes } from 'node:crypto';
+
 import { aclPatternProblem, compileAclPattern, expandAclPattern, type AclPattern } from '../../auth/acl-pattern.ts';
 import { coverLevels, matchLevels, parseFilter, type FilterLevel } from '../../auth/topic-filter.ts';
 import { scopeOfRules, type ScopeWalk } from '../../auth/acl-scope.ts';
 import type { Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
+import { parseScramCredentials, type ScramCredentials, type ScramMechanism } from '../../auth/scram/credentials.ts';
 import type { RateLimit } from '../../broker/rate-limit.ts';
 import { DEFAULT_SETTINGS, type ClientDbDelta, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
 
@@ -28,9 +31,11 @@ interface Resolved {
   hasGate: boolean;
 }
 
-/** A client as this worker holds it, with the digest of the password verified last (verifier.ts). */
+/** A client as this worker holds it, with the digest of the password verified last
+ * (authenticator.ts) and its SCRAM credentials, read from their text when first asked. */
 export interface HeldClient extends WorkerClient {
   verified: Buffer | null;
+  scramKeys: ScramCredentials[] | null;
 }
 
 /** Counted here, summed over the workers by the main thread (metrics.ts). */
@@ -54,6 +59,9 @@ export class WorkerClientDb {
   private resolved = new Map<string, Resolved>();
   private anonymous: Resolved | null = null;
   generation = 0;
+  /** What SCRAM derives the salts shown for unknown usernames from: the stored key once the main
+   * thread sent it (the same on every worker and across restarts). */
+  scramMockKey: Buffer = randomBytes(32);
   readonly counters: ClientDbCounters = { authSuccess: 0, authBadCredentials: 0, authDisabled: 0, authClientIdMismatch: 0, authCacheHits: 0 };
 
   /** Applies a change from the main thread. */
@@ -74,8 +82,9 @@ export class WorkerClientDb {
       else this.roleLimits.delete(role.name);
     }
     for (const username of delta.removeClients ?? []) this.clients.delete(username);
-    for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null });
+    for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null, scramKeys: null });
     if (delta.settings !== undefined) this.settings = delta.settings;
+    if (delta.scramMockKey !== undefined) this.scramMockKey = Buffer.from(delta.scramMockKey, 'base64');
     this.resolved = new Map();
     this.anonymous = null;
     this.generation = (this.generation + 1) & GENERATION_MASK;
@@ -91,6 +100,14 @@ export class WorkerClientDb {
       if (l !== undefined) return l;
     }
     return undefined;
+  }
+
+  /** The client's SCRAM credentials of `mechanism`, or undefined when it has none. */
+  scramOf(client: HeldClient, mechanism: ScramMechanism): ScramCredentials | undefined {
+    if (client.scram === undefined) return undefined;
+    // Checked by the manager; never trusted: one that does not parse is left out.
+    client.scramKeys ??= client.scram.map(parseScramCredentials).filter((c): c is ScramCredentials => typeof c !== 'string');
+    return client.scramKeys.find((c) => c.mechanism === mechanism);
   }
 
   get size(): number {

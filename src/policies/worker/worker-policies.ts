@@ -3,7 +3,7 @@
 // answers, and the limits: a question not answered within `timeoutMs`, or asked while
 // `maxPending` are waiting, is answered null (the caller refuses as "unavailable"; never allows).
 import { NO_POLICIES, type PolicyQuestion, type PolicyReply, type PolicyState } from '../channel.ts';
-import type { AclQuery, AuthQuery } from '../types.ts';
+import type { AclQuery, AuthQuery, ScramQuery } from '../types.ts';
 
 /** Counters of a worker's policy questions (WorkerStats.policies). */
 export interface PolicyCounters {
@@ -63,7 +63,8 @@ export class WorkerPolicies {
 
   ask(kind: 'auth', q: AuthQuery): Promise<PolicyReply | null>;
   ask(kind: 'acl', q: AclQuery): Promise<PolicyReply | null>;
-  ask(kind: 'auth' | 'acl', q: AuthQuery | AclQuery): Promise<PolicyReply | null> {
+  ask(kind: 'scram', q: ScramQuery): Promise<PolicyReply | null>;
+  ask(kind: 'auth' | 'acl' | 'scram', q: AuthQuery | AclQuery | ScramQuery): Promise<PolicyReply | null> {
     if (this.waiting.size >= this.options.maxPending) {
       this.options.counters.overloaded++;
       return Promise.resolve(null);
