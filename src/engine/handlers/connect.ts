@@ -134,6 +134,7 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
       // Read when asked: a syscall most authenticators never need.
       get remoteAddress() { return c.remoteAddress; },
       certificateCN: c.certificateCN,
+      pskIdentity: c.pskIdentity,
       protocolVersion: version,
     });
   if (result instanceof Promise) return result.then((r) => authenticated(host, c, k, r));

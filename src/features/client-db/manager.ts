@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { aclPatternProblem } from '../../auth/acl-pattern.ts';
 import { parseMosquittoHash } from '../../auth/mosquitto/passwd-file.ts';
 import { hashPassword, passwordHashProblem } from '../../auth/password.ts';
+import { pskKeyProblem } from '../../auth/index.ts';
 import { rateLimitProblem, type RateLimit } from '../../broker/rate-limit.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Store } from '../../store/types.ts';
@@ -31,8 +32,8 @@ interface KickDoc {
   at: number;
 }
 
-/** A client as the API answers it: never its password or hash. */
-export type ClientView = Omit<ClientDoc, 'passwordHash'> & { passwordType: string };
+/** A client as the API answers it: never its password, hash or PSK key. */
+export type ClientView = Omit<ClientDoc, 'passwordHash' | 'pskKey'> & { passwordType: string; hasPskKey: boolean };
 
 export interface ClientDbCountsHost {
   readonly clients: number;
@@ -99,6 +100,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       if (body.textName !== undefined) doc.textName = body.textName;
       if (body.description !== undefined) doc.description = body.description;
       if (body.rateLimit !== undefined) doc.rateLimit = checkRateLimit(body.rateLimit);
+      if (body.pskKey !== undefined) doc.pskKey = checkPskKey(body.pskKey);
       await this.putClients([doc]);
       return clientView(doc);
     });
@@ -116,6 +118,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       setOptional(doc, 'textName', body.textName);
       setOptional(doc, 'description', body.description);
       setOptional(doc, 'rateLimit', body.rateLimit === undefined || body.rateLimit === null ? body.rateLimit : checkRateLimit(body.rateLimit));
+      setOptional(doc, 'pskKey', body.pskKey === undefined || body.pskKey === null ? body.pskKey : checkPskKey(body.pskKey));
       await this.putClients([doc]);
       if (kick) await this.kick([username]);
       return clientView(doc);
@@ -225,6 +228,7 @@ export class ClientDbManager implements ClientDbCountsHost {
         const problem = storedHashProblem(c.passwordHash);
         if (problem !== undefined) throw new ClientDbError(400, `clients[${i}].passwordHash`, `clients[${i}].passwordHash: ${problem}`);
         if (c.rateLimit !== undefined) checkRateLimit(c.rateLimit, `clients[${i}].rateLimit`);
+        if (c.pskKey !== undefined) checkPskKey(c.pskKey, `clients[${i}].pskKey`);
         c.roles.forEach((ref, j) => {
           if (!known(ref.name)) throw new ClientDbError(400, `clients[${i}].roles[${j}].name`, `clients[${i}].roles[${j}].name: role ${ref.name} is not in the import${mode === 'merge' ? ' or the database' : ''}`);
         });
@@ -298,7 +302,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       return;
     }
     const c = doc as ClientDoc;
-    if (typeof c !== 'object' || c.username !== username || storedHashProblem(c.passwordHash) !== undefined || !Array.isArray(c.roles)) throw new ClientDbError(400, 'username', `client ${username} from another node is not a client`);
+    if (typeof c !== 'object' || c.username !== username || storedHashProblem(c.passwordHash) !== undefined || !Array.isArray(c.roles) || (c.pskKey !== undefined && pskKeyProblem(c.pskKey) !== undefined)) throw new ClientDbError(400, 'username', `client ${username} from another node is not a client`);
     this.clientDocs.set(username, c);
     await this.send({ clients: [this.workerClient(c)] });
   }
@@ -372,6 +376,7 @@ export class ClientDbManager implements ClientDbCountsHost {
     const w: WorkerClient = { username: c.username, passwordHash: c.passwordHash, enabled: c.enabled, roles: orderRoles(c.roles) };
     if (c.clientId !== undefined) w.clientId = c.clientId;
     if (c.rateLimit !== undefined) w.rateLimit = c.rateLimit;
+    if (c.pskKey !== undefined) w.pskKey = c.pskKey;
     return w;
   };
 
@@ -417,8 +422,15 @@ function checkRateLimit(l: RateLimit, field = 'rateLimit'): RateLimit {
 }
 
 function clientView(c: ClientDoc): ClientView {
-  const { passwordHash, ...rest } = c;
-  return { ...rest, passwordType: hashKind(passwordHash) };
+  const { passwordHash, pskKey, ...rest } = c;
+  return { ...rest, passwordType: hashKind(passwordHash), hasPskKey: pskKey !== undefined };
+}
+
+/** A PSK key the schema let through (hex), or 400 when it is too long once read. */
+function checkPskKey(hex: string, field = 'pskKey'): string {
+  const problem = pskKeyProblem(hex);
+  if (problem !== undefined) throw new ClientDbError(400, field, `${field}: ${problem}`);
+  return hex;
 }
 
 function hashKind(hash: string): string {

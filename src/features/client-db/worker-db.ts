@@ -9,6 +9,7 @@ import { coverLevels, matchLevels, parseFilter, type FilterLevel } from '../../a
 import { scopeOfRules, type ScopeWalk } from '../../auth/acl-scope.ts';
 import type { Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
 import type { RateLimit } from '../../broker/rate-limit.ts';
+import { pskKeyBytes } from '../../auth/index.ts';
 import { DEFAULT_SETTINGS, type ClientDbDelta, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
 
 interface CompiledRule {
@@ -28,9 +29,11 @@ interface Resolved {
   hasGate: boolean;
 }
 
-/** A client as this worker holds it, with the digest of the password verified last (verifier.ts). */
+/** A client as this worker holds it, with the digest of the password verified last (verifier.ts)
+ * and its PSK key's bytes. */
 export interface HeldClient extends WorkerClient {
   verified: Buffer | null;
+  psk: Buffer | null;
 }
 
 /** Counted here, summed over the workers by the main thread (metrics.ts). */
@@ -74,7 +77,7 @@ export class WorkerClientDb {
       else this.roleLimits.delete(role.name);
     }
     for (const username of delta.removeClients ?? []) this.clients.delete(username);
-    for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null });
+    for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null, psk: c.pskKey !== undefined ? pskKeyBytes(c.pskKey) : null });
     if (delta.settings !== undefined) this.settings = delta.settings;
     this.resolved = new Map();
     this.anonymous = null;
@@ -91,6 +94,13 @@ export class WorkerClientDb {
       if (l !== undefined) return l;
     }
     return undefined;
+  }
+
+  /** The TLS-PSK key of an enabled client named `identity` (listener/tls-psk.ts asks it during
+   * a handshake); undefined: none. */
+  pskKey(identity: string): Buffer | undefined {
+    const c = this.clients.get(identity);
+    return c !== undefined && c.enabled && c.psk !== null ? c.psk : undefined;
   }
 
   get size(): number {
