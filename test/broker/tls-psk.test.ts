@@ -93,7 +93,7 @@ async function subscriber(port: number, c: PskClient, filter: string): Promise<{
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await Promise.race([
-    waitFor(() => /Subscribed \(mid: \d+\): 1\b/.test(out), { what: `mosquitto_sub subscribed:\n${out}` }),
+    waitFor(() => /Subscribed \(mid: \d+\): 1\b/.test(out), { message: () => `mosquitto_sub subscribed:\n${out}` }),
     exited.then((code) => { throw new Error(`mosquitto_sub exited (${code}) before subscribing:\n${out}`); }),
   ]);
   return {
