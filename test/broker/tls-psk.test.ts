@@ -268,6 +268,18 @@ describe('reload and refusals', () => {
     assert.equal(r.json.field, 'sslConfig.psk');
   });
 
+  test('an endpoint without authentication (enableAuth false) still takes the PSK identity as the username', async () => {
+    const port = await freePort();
+    const add = await broker.api('POST', '/api/endpoints/add', { body: { id: 'open-psk', port, enableAuth: false, sslConfig: { psk: { file: f('psk.txt'), identityAsUsername: true } } } });
+    assert.equal(add.status, 200, add.text);
+    const sub = await subscriber(port, { identity: 'dev1', key: KEYS.dev1 }, 'open/#');
+    const r = await broker.api('POST', '/api/mqtt/connection', { body: { port } });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json.data.map((c: { username?: string }) => c.username), ['dev1']);
+    assert.equal(await pub(port, { identity: 'dev1', key: KEYS.dev1 }, 'open/x', 'done'), 'ok');
+    assert.equal(await sub.message, 'done');
+  });
+
   test('mqtt.js without a key cannot use a PSK-only endpoint (no certificate to fall back on)', async () => {
     const err = await connect(`mqtts://127.0.0.1:${broker.ports.tls}`, { protocolVersion: 5, rejectUnauthorized: false }).then(async (c) => {
       await end(c);

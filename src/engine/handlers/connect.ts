@@ -122,9 +122,10 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
     return;
   }
 
-  // An endpoint with enableAuth off admits every client without checking credentials.
+  // An endpoint with enableAuth off admits every client without checking credentials (a TLS-PSK
+  // identity is still its username).
   const result = !endpoint.config.enableAuth
-    ? { ok: true as const, username: p.username ?? undefined }
+    ? { ok: true as const, username: c.pskIdentity ?? p.username ?? undefined }
     : method
     ? host.authMethods.get(method)!.authenticate({ clientId, username: p.username ?? undefined, data: props.authenticationData ?? undefined })
     : host.authenticator.authenticate({
