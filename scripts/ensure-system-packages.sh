@@ -2,13 +2,14 @@
 # Installs the Debian packages the test suite needs when they are missing (a fresh CI machine has
 # none of them): the Mosquitto command-line clients for interop tests, the Mosquitto broker as
 # the remote of the MQTT bridge tests (its system service is stopped and disabled: the tests start
-# their own, and port 1883 stays free for `make run`), openssl for the TLS tests, and chromium
-# for the web console's browser tests. Runs
+# their own, and port 1883 stays free for `make run`), openssl for the TLS tests, curl for the
+# admin API's HTTPS tests, and chromium for the web console's browser tests. Runs
 # apt-get as root, or through sudo when available.
 set -euo pipefail
 need=()
 command -v mosquitto_sub >/dev/null 2>&1 || need+=(mosquitto-clients)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 # Debian's Chromium for the web console's browser tests (playwright-core drives it; no browser
 # download from anywhere else).

@@ -1,6 +1,6 @@
 // The `spindle` command: loads the configuration, starts the node (node/node.ts), and handles
-// signals (SIGTERM/SIGINT: graceful shutdown; SIGHUP: reload TLS certificates and the
-// Mosquitto password and ACL files).
+// signals (SIGTERM/SIGINT: graceful shutdown; SIGHUP: reload TLS certificates, PSK files, the
+// admin API's certificate and the Mosquitto password and ACL files).
 import uWS from 'uWebSockets.js';
 
 import { loadConfig, ConfigError } from './config/index.ts';
@@ -56,6 +56,7 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => {
     node?.supervisor.reloadTls();
     node?.supervisor.reloadAuth();
+    void node?.admin?.reloadTls();
   });
   // The workers load their modules while this thread loads the node's and opens the store.
   prewarmWorkers(config.workers, { youngGenerationMb: config.workerYoungGeneration, stdout: config.log.file.enabled });

@@ -41,6 +41,8 @@ export interface AdminRequest {
   queryValues: Record<string, unknown>;
   /** What a write did, for the audit log (set by the route; defaults come from the request). */
   audit?: AuditNote;
+  /** Came over HTTPS (admin.tls): the session cookie is then Secure. */
+  secure: boolean;
 }
 
 /** A route's account of a write, for the audit log. */

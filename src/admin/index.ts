@@ -13,6 +13,7 @@ import type { AdminContext } from './context.ts';
 import { json, type Route } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { AdminServer } from './server.ts';
+import { httpsSource } from './https.ts';
 import { userRoutes } from './routes/users.ts';
 import { loginRoutes } from './routes/login.ts';
 import { ConsoleAssets } from './console/assets.ts';
@@ -42,6 +43,12 @@ import { VERSION } from '../install/root.ts';
 
 export interface AdminHandle {
   readonly port: number;
+  /** Served over HTTPS (admin.tls). */
+  readonly secure: boolean;
+  /** The plain-HTTP port beside HTTPS (admin.tls.plain redirect or on); null: none. */
+  readonly plainPort: number | null;
+  /** SIGHUP: the certificate read again for new connections (logged; a bad one keeps the old). */
+  reloadTls(): Promise<void>;
   readonly context: AdminContext;
   readonly routes: readonly Route[];
   close(): Promise<void>;
@@ -88,7 +95,10 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   const context: AdminContext = { supervisor, config, features, store, auth, rules, sources, policies, bridges, platform, audit, cluster, log, registry, http: { host: c.host, port: c.port }, onClose: (fn) => closers.push(fn) };
   const consoleAssets = ConsoleAssets.load();
   if (!consoleAssets) log.warn('the web console is not built (no dist/console): / answers 404; make build builds it');
-  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status) => audit.record(req, route, status) });
+  // HTTPS with a certificate of its own or an endpoint's (admin.tls; a bad one stops the start).
+  const tls = httpsSource(config, (id) => supervisor.endpoints.get(id));
+  const plain = { mode: c.tls.plain, host: c.tls.plainHost === '' ? c.host : c.tls.plainHost, port: c.tls.plainPort };
+  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status) => audit.record(req, route, status), tls, plain });
   // The console's live picture, pushed over /api/live once a second while a console is open.
   const live = new LiveFeed({
     nodeName: config.nodeName,
@@ -131,11 +141,22 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     handler: () => json(openApiDocument(server.all().filter((r) => r.path.startsWith('/api/v1/')), VERSION, 'Spindle control platform API')),
   }]);
   if (c.port !== 0) await checkPortFree(c.host, c.port);
+  if (tls && plain.mode !== 'off' && plain.port !== 0) await checkPortFree(plain.host, plain.port);
   const port = await server.listen();
   context.http.port = port;
-  log.info('admin API listening', { host: c.host, port });
+  log.info('admin API listening', { host: c.host, port, https: tls !== null, ...(server.plainPort !== null ? { plain: plain.mode, plainPort: server.plainPort } : {}) });
   return {
     port,
+    secure: tls !== null,
+    plainPort: server.plainPort,
+    async reloadTls() {
+      try {
+        const files = await server.reloadTls();
+        if (files) log.info('admin API certificate reloaded', { cert: files.cert });
+      } catch (err) {
+        log.error('admin API certificate reload failed; new connections keep the old one', { err });
+      }
+    },
     context,
     routes: server.all(),
     async close() {

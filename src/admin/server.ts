@@ -1,7 +1,15 @@
 // The admin HTTP server on uWebSockets.js, in the main thread (which carries no MQTT traffic, so
 // message load never blocks it). Reads and limits the body, authenticates (before routing),
 // dispatches to a route by method and path, requires JSON bodies, and answers in the envelope of
-// http.ts. Owns its listen socket.
+// http.ts. Owns its listen sockets.
+//
+// HTTPS (admin.tls, https.ts): an SSLApp on admin.port, and with admin.tls.plain a plain-HTTP app
+// beside it that redirects or serves. uWS cannot swap an SSLApp's certificate, so reloadTls()
+// makes a new SSLApp with the same routes and sockets, listens with it on the same port (uWS binds
+// with SO_REUSEPORT, so both listen for an instant) and closes the old listen socket: new
+// connections get the new certificate; open ones (keep-alive requests, the console's live sockets)
+// stay on the old app, with the old certificate, until they close. (With admin.port 0 the kernel's
+// port takes no second socket: the old one is closed first.)
 import uWS from 'uWebSockets.js';
 
 import { DomainError } from '../errors/domain-error.ts';
@@ -11,6 +19,7 @@ import { HttpError, errorReply, statusLine, type AdminRequest, type Reply, type 
 import { checkRequest, compileRoute, type RouteChecks } from './schema.ts';
 import { ConsoleAssets } from './console/assets.ts';
 import { bearerFromCookie } from './console/session-cookie.ts';
+import { checkedHttpsFiles, httpsLocation, type HttpsFiles } from './https.ts';
 
 export interface AdminServerOptions {
   host: string;
@@ -23,6 +32,11 @@ export interface AdminServerOptions {
   audit?: (req: AdminRequest, route: Route, status: number) => void;
   /** The web console's files (null: not built; `/` then says so). */
   console?: ConsoleAssets | null;
+  /** HTTPS: the certificate and key files, asked at listen() and at every reloadTls(); absent:
+   * plain HTTP. */
+  tls?: (() => HttpsFiles) | null;
+  /** With tls: what plain HTTP gets (admin.tls.plain) and where it listens. */
+  plain?: { mode: 'off' | 'redirect' | 'on'; host: string; port: number };
 }
 
 /** A WebSocket path of the admin server (the console's live feed): opened by a signed-in user
@@ -67,26 +81,43 @@ interface PatternRoute {
   segments: string[];
 }
 
+/** An app serving the routes and sockets: the current one, or one retired by a reload that still
+ * has live sockets (publish() reaches them until they close). */
+interface Served {
+  app: uWS.TemplatedApp;
+  secure: boolean;
+  socket: uWS.us_listen_socket | null;
+  /** WebSockets open on it. */
+  open: number;
+}
+
 const TENANT_ROLES = new Set(['OrganizationAdmin', 'ProjectAdmin', 'User']);
 const PLATFORM_PREFIX = '/api/v1/';
 
 export class AdminServer {
-  private readonly app = uWS.App();
-  private socket: uWS.us_listen_socket | null = null;
+  /** What every app gets: the routes, then each WebSocket path (given before listen()). */
+  private readonly installs: ((s: Served) => void)[] = [];
+  /** The apps serving now: the HTTPS (or plain) one of admin.port first, the plain one of
+   * admin.tls.plain 'on', and retired ones with live sockets. */
+  private served: Served[] = [];
+  /** The plain-HTTP listen socket of admin.tls.plain 'redirect'. */
+  private redirectSocket: uWS.us_listen_socket | null = null;
   private readonly routes = new Map<string, Route>();
   private readonly methodsByPath = new Map<string, string[]>();
   private readonly patterns: PatternRoute[] = [];
   /** Each route's compiled schemas (compiled once, when the route is added). */
   private readonly checks = new Map<Route, RouteChecks>();
   port = 0;
+  /** The plain-HTTP port beside HTTPS (admin.tls.plain redirect or on); null: none. */
+  plainPort: number | null = null;
 
   constructor(private readonly options: AdminServerOptions) {
-    this.app.any('/*', (res, req) => this.onRequest(res, req));
+    this.installs.push((s) => s.app.any('/*', (res, req) => this.onRequest(res, req, s.secure)));
   }
 
   /** Opens a WebSocket path (see LiveSocketOptions); before listen(). */
   liveSocket(o: LiveSocketOptions): void {
-    this.app.ws<SocketData>(o.path, {
+    this.installs.push((s) => s.app.ws<SocketData>(o.path, {
       maxPayloadLength: 1024,
       maxBackpressure: MAX_BACKPRESSURE,
       closeOnBackpressureLimit: 1,
@@ -94,18 +125,22 @@ export class AdminServer {
       sendPingsAutomatically: true,
       upgrade: (res, req, context) => this.upgradeSignedIn(res, req, context),
       open: (ws) => {
+        s.open++;
         ws.subscribe(o.topic);
         o.opened();
       },
-      close: () => o.closed(),
-    });
+      close: () => {
+        this.socketClosed(s);
+        o.closed();
+      },
+    }));
   }
 
   /** Opens a WebSocket path whose sockets each have a state of their own (the console's message
    * view): the same sign-in and origin check as liveSocket; what a socket sends is given to
    * `message` as text; a socket is never closed for its backpressure (its owner drops instead). */
   stateSocket<S>(o: StateSocketOptions<S>): void {
-    this.app.ws<SocketData & { state?: S; closed?: boolean }>(o.path, {
+    this.installs.push((s) => s.app.ws<SocketData & { state?: S; closed?: boolean }>(o.path, {
       maxPayloadLength: o.maxPayloadLength,
       maxBackpressure: o.maxBackpressure,
       closeOnBackpressureLimit: 0,
@@ -113,6 +148,7 @@ export class AdminServer {
       sendPingsAutomatically: true,
       upgrade: (res, req, context) => this.upgradeSignedIn(res, req, context),
       open: (ws) => {
+        s.open++;
         const data = ws.getUserData();
         const peer: AdminSocket = {
           send: (text) => {
@@ -136,11 +172,18 @@ export class AdminServer {
         o.message(data.state, Buffer.from(message).toString('utf8'));
       },
       close: (ws) => {
+        this.socketClosed(s);
         const data = ws.getUserData();
         data.closed = true;
         if (data.state !== undefined) o.close(data.state);
       },
-    });
+    }));
+  }
+
+  /** A WebSocket of `s` closed: a retired app without sockets left is let go. */
+  private socketClosed(s: Served): void {
+    s.open--;
+    if (s.open === 0 && s.socket === null) this.served = this.served.filter((x) => x !== s);
   }
 
   /** A WebSocket upgrade: only from this origin (or no browser at all), only for a signed-in user. */
@@ -180,9 +223,9 @@ export class AdminServer {
     });
   }
 
-  /** Sends `message` to every live socket open on `topic`. */
+  /** Sends `message` to every live socket open on `topic` (of every app serving). */
   publish(topic: string, message: string): void {
-    this.app.publish(topic, message, false);
+    for (const s of this.served) if (s.open > 0) s.app.publish(topic, message, false);
   }
 
   add(routes: readonly Route[]): void {
@@ -202,27 +245,93 @@ export class AdminServer {
     return [...this.routes.values()];
   }
 
-  listen(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.app.listen(this.options.host, this.options.port, (socket) => {
-        if (!socket) {
-          reject(Object.assign(new Error(`admin API could not bind ${this.options.host}:${this.options.port}`), { code: 'EADDRINUSE' }));
-          return;
+  /** Listens on admin.port (HTTPS with tls), then on the plain-HTTP port of admin.tls.plain. */
+  async listen(): Promise<number> {
+    const { host, port, tls, plain } = this.options;
+    const main = this.newServed(tls ? checkedHttpsFiles(tls) : null);
+    main.socket = await bind(main.app, host, port, 'admin API');
+    this.served.push(main);
+    this.port = uWS.us_socket_local_port(main.socket as unknown as uWS.us_socket);
+    if (tls && plain && plain.mode !== 'off') {
+      try {
+        if (plain.mode === 'on') {
+          const open = this.newServed(null);
+          open.socket = await bind(open.app, plain.host, plain.port, 'admin API (plain HTTP)');
+          this.served.push(open);
+          this.plainPort = uWS.us_socket_local_port(open.socket as unknown as uWS.us_socket);
+        } else {
+          const app = uWS.App();
+          app.any('/*', (res, req) => this.redirect(res, req));
+          this.redirectSocket = await bind(app, plain.host, plain.port, 'admin API (plain HTTP redirect)');
+          this.plainPort = uWS.us_socket_local_port(this.redirectSocket as unknown as uWS.us_socket);
         }
-        this.socket = socket;
-        this.port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
-        resolve(this.port);
-      });
+      } catch (err) {
+        this.close();
+        throw err;
+      }
+    }
+    return this.port;
+  }
+
+  /**
+   * HTTPS: reads the certificate again (a bad one throws, and the old one stays) and serves it to
+   * new connections (see the top of this file). Answers the files now served; null without HTTPS.
+   */
+  async reloadTls(): Promise<HttpsFiles | null> {
+    const tls = this.options.tls;
+    const old = this.served[0];
+    if (!tls || old === undefined || old.socket === null) return null;
+    const files = checkedHttpsFiles(tls);
+    const next = this.newServed(files);
+    const { host } = this.options;
+    const socket = await bind(next.app, host, this.port, 'admin API').catch(() => null);
+    uWS.us_listen_socket_close(old.socket);
+    old.socket = null;
+    if (socket !== null) next.socket = socket;
+    else {
+      // A port the kernel picked (admin.port 0) takes no second socket: closed, then opened
+      // again (a connection in between is refused). Should that fail, the old app takes it back.
+      try {
+        next.socket = await bind(next.app, host, this.port, 'admin API');
+      } catch (err) {
+        old.socket = await bind(old.app, host, this.port, 'admin API');
+        throw err;
+      }
+    }
+    this.served = [next, ...this.served.slice(1).filter((s) => s.socket !== null || s.open > 0), ...(old.open > 0 ? [old] : [])];
+    return files;
+  }
+
+  /** Closes every listen socket (must happen before the thread ends, or Node aborts). */
+  close(): void {
+    for (const s of this.served) {
+      if (s.socket) uWS.us_listen_socket_close(s.socket);
+      s.socket = null;
+    }
+    if (this.redirectSocket) uWS.us_listen_socket_close(this.redirectSocket);
+    this.redirectSocket = null;
+  }
+
+  /** An app with every route and socket path: an SSLApp with `files`, else a plain one. */
+  private newServed(files: HttpsFiles | null): Served {
+    const app = files ? uWS.SSLApp({ cert_file_name: files.cert, key_file_name: files.key }) : uWS.App();
+    const s: Served = { app, secure: files !== null, socket: null, open: 0 };
+    for (const install of this.installs) install(s);
+    return s;
+  }
+
+  /** admin.tls.plain redirect: 308 (the method and body kept) to the same path over HTTPS. */
+  private redirect(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+    const location = httpsLocation(req.getHeader('host'), this.options.host === '0.0.0.0' || this.options.host === '::' ? 'localhost' : this.options.host, this.port, req.getUrl(), req.getQuery() ?? '');
+    res.cork(() => {
+      res.writeStatus('308 Permanent Redirect');
+      res.writeHeader('location', location);
+      res.writeHeader('content-type', 'text/plain; charset=utf-8');
+      res.end(`this admin API is served over HTTPS: ${location}\n`);
     });
   }
 
-  /** Closes the listen socket (must happen before the thread ends, or Node aborts). */
-  close(): void {
-    if (this.socket) uWS.us_listen_socket_close(this.socket);
-    this.socket = null;
-  }
-
-  private onRequest(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+  private onRequest(res: uWS.HttpResponse, req: uWS.HttpRequest, secure: boolean): void {
     // Everything needed from `req` is copied now: it is only valid during this call.
     const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
@@ -263,7 +372,7 @@ export class AdminServer {
       // uWS reuses the chunk's memory after this callback.
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
-      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress, params: {}, queryValues: {} };
+      const request: AdminRequest = { method, path, query, headers, body: undefined, user: null, remoteAddress, params: {}, queryValues: {}, secure };
       this.handle(request, Buffer.concat(chunks)).then(
         (reply) => this.answered(res, state, request, reply),
         (err: unknown) => this.answered(res, state, request, this.failure(request, err)),
@@ -462,6 +571,16 @@ export class AdminServer {
     state.aborted = true;
     res.cork(() => res.end());
   }
+}
+
+/** Listens with `app` (uWS binds with SO_REUSEPORT): the listen socket, or EADDRINUSE. */
+function bind(app: uWS.TemplatedApp, host: string, port: number, what: string): Promise<uWS.us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (socket) resolve(socket);
+      else reject(Object.assign(new Error(`${what} could not bind ${host}:${port}`), { code: 'EADDRINUSE' }));
+    });
+  });
 }
 
 /** Whether an Origin header names the host the request was sent to. */

@@ -8,6 +8,7 @@ export { matches, covers, topicFilterProblem, topicNameProblem } from './topic-f
 export { aclPatternProblem } from './acl-pattern.ts';
 export { parsePasswdFile, parseMosquittoHash, verifyMosquittoHash, type MosquittoHash, type PasswdFile } from './mosquitto/passwd-file.ts';
 export { parseAclFile, aclFileAllows, type AclFile, type AclFileRule, type AclAccess } from './mosquitto/acl-file.ts';
+export { parsePskFile, pskKeyBytes, pskKeyProblem, PSK_LIMITS, type PskFile } from './mosquitto/psk-file.ts';
 export { ReloadableFile } from './mosquitto/reloadable-file.ts';
 export { MosquittoFileError, type MosquittoFileErrorCode } from './mosquitto/errors.ts';
 export {

@@ -3,7 +3,9 @@
 // right password, except on a broker with anonymous access and no users at all, where the
 // username is taken as the client's identity (as Mosquitto does: clients pointed at a fresh broker
 // often send credentials); a client whose verified certificate CN the listener passes is identified by
-// that CN, accepted when allowAnonymous or when the CN is a configured username. Unknown users
+// that CN, accepted when allowAnonymous or when the CN is a configured username; a client whose
+// TLS-PSK identity the listener passes (identityAsUsername) is identified by it and accepted, the
+// key it proved being its credential (as Mosquitto's use_identity_as_username). Unknown users
 // still cost one hash verification, so response time does not reveal which usernames exist.
 // A Mosquitto password file adds users: a name is looked up in the configured users first, then in
 // the file (a configured user shadows the file's entry of the same name).
@@ -63,6 +65,7 @@ export class StaticAuthenticator implements Authenticator {
   /** Anonymous clients, certificates and a broker without users are answered at once; a password
    * is verified off the event loop. */
   authenticate(req: AuthRequest): AuthResult | Promise<AuthResult> {
+    if (req.pskIdentity !== undefined) return this.byPsk(req.pskIdentity);
     if (req.certificateCN !== undefined) return this.byCertificate(req.certificateCN);
     if (req.username === undefined) {
       return this.allowAnonymous ? ANONYMOUS : NOT_AUTHORIZED;
@@ -91,6 +94,13 @@ export class StaticAuthenticator implements Authenticator {
     if (!valid) return { ok: false, reason: 'bad_credentials' };
     const rateLimit = this.limits.get(req.username);
     return rateLimit !== undefined ? { ok: true, username: req.username, rateLimit } : { ok: true, username: req.username };
+  }
+
+  /** The PSK is the credential (the handshake checked it against the endpoint's keys): no
+   * password is checked; a configured user of that name keeps its rate limit. */
+  private byPsk(identity: string): AuthResult {
+    const rateLimit = this.limits.get(identity);
+    return rateLimit !== undefined ? { ok: true, username: identity, rateLimit } : { ok: true, username: identity };
   }
 
   /** The certificate is the credential: no password is checked. */

@@ -10,6 +10,9 @@ export interface AuthRequest {
   remoteAddress: string;
   /** The verified client certificate's CN, set by a TLS listener when mqtt.tls.cnAsUsername is on. */
   certificateCN?: string;
+  /** The TLS-PSK identity the client proved it holds the key of, set by a PSK endpoint with
+   * identityAsUsername: the client's username, its key the credential (no password is checked). */
+  pskIdentity?: string;
   protocolVersion: 3 | 4 | 5;
 }
 

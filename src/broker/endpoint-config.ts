@@ -1,23 +1,40 @@
 // The shape of an endpoint (an MQTT listener) as the admin API and the store know it, its
 // validation, and the endpoints the configuration file defines. Pure data: no sockets here.
 // Limits that are absent are unlimited (the spec's ranges apply to values that are given).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 import { Type, type Static } from '@sinclair/typebox';
 
+import { parsePskFile, PSK_LIMITS } from '../auth/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { invalid } from '../errors/domain-error.ts';
 import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/check.ts';
 import { limits, RATE_LIMIT_SCHEMA, rateLimitProblem, type RateLimit } from './rate-limit.ts';
 
 export interface SslConfig {
-  /** PEM file paths. */
-  cert: string;
-  key: string;
+  /** PEM file paths: the server's certificate chain and key. Both, unless `psk` is set (a
+   * PSK-only listener has no certificate). */
+  cert?: string;
+  key?: string;
   ca?: string;
   requestCert?: boolean;
   rejectUnauthorized?: boolean;
   cnAsUsername?: boolean;
+  /** TLS-PSK (docs/features/tls-psk.md): this endpoint's TLS then runs on Node's OpenSSL even
+   * with mqtt.io native (rustls has no external PSK). */
+  psk?: PskConfig;
+}
+
+export interface PskConfig {
+  /** A Mosquitto psk_file (`identity:hexkey` per line), read by every worker and again on SIGHUP. */
+  file?: string;
+  /** The keys of the built-in client database: a client's pskKey, its username the identity. */
+  fromClientDb?: boolean;
+  /** Sent to TLS 1.2 clients to help them pick an identity (TLS 1.3 has no hint). */
+  identityHint?: string;
+  /** The identity is the client's username and its key its credential (no password is checked),
+   * as Mosquitto's use_identity_as_username. */
+  identityAsUsername?: boolean;
 }
 
 export interface ServerOptions {
@@ -101,12 +118,21 @@ export const ENDPOINT_FIELDS = Type.Object(
     totalRateLimit: Type.Optional(orNull({ ...RATE_LIMIT_SCHEMA, description: 'inbound rate limit of all the clients of this endpoint together, on this node; absent or null: none' })),
     sslConfig: Type.Optional(orNull(Type.Object(
       {
-        cert: Type.String({ minLength: 1, description: 'PEM file path' }),
-        key: Type.String({ minLength: 1, description: 'PEM file path' }),
+        cert: Type.Optional(Type.String({ minLength: 1, description: 'PEM file path; required unless psk is set' })),
+        key: Type.Optional(Type.String({ minLength: 1, description: 'PEM file path; required with cert' })),
         ca: Type.Optional(Type.String()),
         requestCert: Type.Optional(Type.Boolean()),
         rejectUnauthorized: Type.Optional(Type.Boolean()),
         cnAsUsername: Type.Optional(Type.Boolean()),
+        psk: Type.Optional(Type.Object(
+          {
+            file: Type.Optional(Type.String({ minLength: 1, description: "a Mosquitto psk_file: 'identity:hexkey' per line; read again on SIGHUP" })),
+            fromClientDb: Type.Optional(Type.Boolean({ description: "the keys of the built-in client database (a client's pskKey; the identity is its username)" })),
+            identityHint: Type.Optional(Type.String({ minLength: 1, maxLength: PSK_LIMITS.identityBytes, description: 'sent to TLS 1.2 clients' })),
+            identityAsUsername: Type.Optional(Type.Boolean({ description: 'the identity is the username, the key the credential' })),
+          },
+          { additionalProperties: false, description: 'TLS-PSK (runs on Node\'s OpenSSL whatever mqtt.io says; not with useWebsocket)' },
+        )),
       },
       { additionalProperties: false, description: 'present: TLS (or WSS with useWebsocket)' },
     ))),
@@ -148,14 +174,51 @@ export function checkEndpointFields(input: unknown): Partial<EndpointConfig> {
       const file = v.sslConfig[f];
       if (file !== undefined && !existsSync(file)) throw invalid(`sslConfig.${f}`, `no such file: ${file}`);
     }
+    const pskFile = v.sslConfig.psk?.file;
+    if (pskFile !== undefined) checkPskFile(pskFile, 'sslConfig.psk.file');
   }
   return out;
+}
+
+/** Reads and parses a PSK file now; a missing or bad one is a 400 naming `field` (and the line). */
+export function checkPskFile(file: string, field: string): void {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw invalid(field, `cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    parsePskFile(text, file);
+  } catch (err) {
+    throw invalid(field, (err as Error).message);
+  }
+}
+
+/**
+ * What the fields of a whole endpoint must say together about TLS: a certificate and its key,
+ * or PSK (or both); PSK needs a source of keys and is not for WebSocket. Throws 400 naming the
+ * field. Checked on the endpoint an add makes and on the one an update would give.
+ */
+export function checkEndpointTls(c: EndpointConfig): void {
+  const ssl = c.sslConfig;
+  if (!ssl) return;
+  if (ssl.cert !== undefined && ssl.key === undefined) throw invalid('sslConfig.key', 'is required with sslConfig.cert');
+  if (ssl.key !== undefined && ssl.cert === undefined) throw invalid('sslConfig.cert', 'is required with sslConfig.key');
+  const psk = ssl.psk;
+  if (!psk) {
+    if (ssl.cert === undefined) throw invalid('sslConfig.cert', 'is required (a certificate and its key), unless sslConfig.psk is set');
+    return;
+  }
+  if (psk.file === undefined && psk.fromClientDb !== true) throw invalid('sslConfig.psk', 'needs file or fromClientDb: true (where the keys come from)');
+  if (c.useWebsocket) throw invalid('sslConfig.psk', 'TLS-PSK is for MQTT over TLS: browsers, and so WebSocket endpoints, do not offer it');
+  if (ssl.cert === undefined && ssl.requestCert === true) throw invalid('sslConfig.requestCert', 'needs a server certificate (sslConfig.cert and key): a PSK-only endpoint asks for no client certificate');
 }
 
 /** A complete endpoint from checked fields and defaults (the id from the port when absent). */
 export function completeEndpoint(fields: Partial<EndpointConfig>, defaults: { messageMaxSize: number }, source: 'config' | 'api'): EndpointConfig {
   if (fields.port === undefined) throw invalid('port', 'is required');
-  return {
+  const config: EndpointConfig = {
     id: fields.id ?? `endpoint-${fields.port}`,
     port: fields.port,
     ...(fields.host !== undefined ? { host: fields.host } : {}),
@@ -178,6 +241,8 @@ export function completeEndpoint(fields: Partial<EndpointConfig>, defaults: { me
     createTime: fields.createTime ?? new Date().toISOString(),
     source,
   };
+  checkEndpointTls(config);
+  return config;
 }
 
 /**
@@ -202,11 +267,26 @@ export function configEndpoints(config: BrokerConfig, ports: { tcp?: number; tls
       port: ports.tls,
       useWebsocket: false,
       isDefault: out.length === 0,
-      sslConfig: { cert: c.tls.cert, key: c.tls.key, ...(c.tls.ca ? { ca: c.tls.ca } : {}), requestCert: c.tls.requestCert, rejectUnauthorized: c.tls.rejectUnauthorized, cnAsUsername: c.tls.cnAsUsername },
+      sslConfig: configSslConfig(c.tls),
     });
   }
   if (c.ws.enabled && ports.ws) out.push({ ...base, id: 'ws', port: ports.ws, useWebsocket: true, isDefault: out.length === 0 });
   return out;
+}
+
+/** The TLS endpoint's sslConfig from the mqtt.tls.* keys (the cross-checks made them whole). */
+function configSslConfig(t: BrokerConfig['mqtt']['tls']): SslConfig {
+  const ssl: SslConfig = { ...(t.cert ? { cert: t.cert, key: t.key } : {}), ...(t.ca ? { ca: t.ca } : {}), requestCert: t.requestCert, rejectUnauthorized: t.rejectUnauthorized, cnAsUsername: t.cnAsUsername };
+  const p = t.psk;
+  if (p.file !== '' || p.fromClientDb) {
+    ssl.psk = {
+      ...(p.file !== '' ? { file: p.file } : {}),
+      ...(p.fromClientDb ? { fromClientDb: true } : {}),
+      ...(p.identityHint !== '' ? { identityHint: p.identityHint } : {}),
+      ...(p.identityAsUsername ? { identityAsUsername: true } : {}),
+    };
+  }
+  return ssl;
 }
 
 /** A rate limit from the configuration keys (mqtt.rateLimit.*, mqtt.totalRateLimit.*): 0 is

@@ -13,7 +13,7 @@ import type { Logger } from '../log/index.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
-import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
+import { checkEndpointFields, checkEndpointTls, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
 import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'endpoint';
@@ -250,6 +250,7 @@ export class EndpointManager {
     // null clears a limit (unlimited) or TLS.
     const raw = input as Record<string, unknown>;
     for (const f of ['maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond', 'rateLimit', 'totalRateLimit', 'sslConfig'] as const) if (raw[f] === null) delete next[f];
+    checkEndpointTls(next);
     return next;
   }
 

@@ -1,6 +1,10 @@
 // Owns the rules that involve more than one key: TLS turning itself on when a certificate and key
-// are given, what TLS and certificate usernames need, listeners not sharing a port, and a database
-// URL for the SQL stores.
+// (or a PSK source) are given, what TLS and certificate usernames need, the PSK file read and
+// parsed, listeners not sharing a port, the admin API's HTTPS keys, and a database URL for the
+// SQL stores.
+import { readFileSync } from 'node:fs';
+
+import { parsePskFile } from '../auth/mosquitto/psk-file.ts';
 import { ConfigError } from './errors.ts';
 import type { BrokerConfig } from './types.ts';
 
@@ -16,10 +20,13 @@ function invalid(key: string, message: string, sources: Sources, culprit = key):
 /** Applies the TLS auto-enable rule to `config` (mutated) and checks every cross-key rule. */
 export function applyCrossChecks(config: BrokerConfig, sources: Sources): void {
   const tls = config.mqtt.tls;
-  if (sources.get('mqtt.tls.enabled') === 'default' && tls.cert !== '' && tls.key !== '') tls.enabled = true;
+  const psk = tls.psk.file !== '' || tls.psk.fromClientDb;
+  if (sources.get('mqtt.tls.enabled') === 'default' && ((tls.cert !== '' && tls.key !== '') || psk)) tls.enabled = true;
   if (tls.cert !== '' && tls.key === '') throw invalid('mqtt.tls.key', 'is required when mqtt.tls.cert is set', sources, 'mqtt.tls.cert');
   if (tls.key !== '' && tls.cert === '') throw invalid('mqtt.tls.cert', 'is required when mqtt.tls.key is set', sources, 'mqtt.tls.key');
-  if (tls.enabled && tls.cert === '') throw invalid('mqtt.tls.enabled', 'TLS needs mqtt.tls.cert and mqtt.tls.key', sources);
+  if (tls.enabled && tls.cert === '' && !psk) throw invalid('mqtt.tls.enabled', 'TLS needs mqtt.tls.cert and mqtt.tls.key (or TLS-PSK: mqtt.tls.psk.file or mqtt.tls.psk.fromClientDb)', sources);
+  if (tls.enabled && tls.psk.file !== '') checkPskFile(tls.psk.file, sources);
+  if (tls.enabled && tls.requestCert && tls.cert === '') throw invalid('mqtt.tls.requestCert', 'needs a server certificate (mqtt.tls.cert and key): a PSK-only listener asks for no client certificate', sources);
   if (tls.enabled && tls.cnAsUsername && !tls.requestCert) {
     throw invalid('mqtt.tls.cnAsUsername', 'needs mqtt.tls.requestCert: true (no client certificate, no CN)', sources);
   }
@@ -27,6 +34,7 @@ export function applyCrossChecks(config: BrokerConfig, sources: Sources): void {
     throw invalid('mqtt.tls.cnAsUsername', 'needs mqtt.tls.ca: with the system roots any public certificate could claim a username', sources);
   }
   checkPortsDistinct(config, sources);
+  checkAdminTls(config, sources);
   const store = config.store;
   if ((store.storeType === 'POSTGRESQL' || store.storeType === 'MYSQL') && store.datasource.url === '') {
     throw invalid('store.datasource.url', `is required for store.storeType ${store.storeType}`, sources, 'store.storeType');
@@ -42,5 +50,36 @@ function checkPortsDistinct(config: BrokerConfig, sources: Sources): void {
     const other = used.get(listener.port);
     if (other !== undefined) throw invalid(key, `port ${listener.port} is already used by ${other}`, sources);
     used.set(listener.port, key);
+  }
+}
+
+/** mqtt.tls.psk.file: readable, and every line `identity:hexkey` (the error names the line). */
+function checkPskFile(file: string, sources: Sources): void {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw invalid('mqtt.tls.psk.file', `cannot read ${file}: ${(err as Error).message}`, sources);
+  }
+  try {
+    parsePskFile(text, file);
+  } catch (err) {
+    throw invalid('mqtt.tls.psk.file', (err as Error).message, sources);
+  }
+}
+
+/** admin.tls.*: a certificate and its key, or an endpoint's, not both; plain HTTP beside HTTPS
+ * only with HTTPS, on a port of its own. (fromEndpoint names an endpoint: checked at start, when
+ * the endpoints are known.) */
+function checkAdminTls(config: BrokerConfig, sources: Sources): void {
+  const a = config.admin;
+  const t = a.tls;
+  if (t.cert !== '' && t.key === '') throw invalid('admin.tls.key', 'is required when admin.tls.cert is set', sources, 'admin.tls.cert');
+  if (t.key !== '' && t.cert === '') throw invalid('admin.tls.cert', 'is required when admin.tls.key is set', sources, 'admin.tls.key');
+  if (t.cert !== '' && t.fromEndpoint !== '') throw invalid('admin.tls.fromEndpoint', 'give admin.tls.cert and key, or admin.tls.fromEndpoint, not both', sources);
+  const https = t.cert !== '' || t.fromEndpoint !== '';
+  if (t.plain !== 'off' && !https) throw invalid('admin.tls.plain', `'${t.plain}' needs HTTPS: admin.tls.cert and key, or admin.tls.fromEndpoint`, sources);
+  if (t.plain !== 'off' && t.plainPort !== 0 && t.plainPort === a.port && (t.plainHost === '' || t.plainHost === a.host)) {
+    throw invalid('admin.tls.plainPort', `port ${t.plainPort} is admin.port, where HTTPS is served`, sources);
   }
 }

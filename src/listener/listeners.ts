@@ -3,6 +3,10 @@
 // with SO_REUSEPORT itself. Endpoints open, change and close at run time (the supervisor tells
 // every worker). Each accepted connection becomes a Transport handed to `accept` with its
 // endpoint. Owned by the worker thread.
+//
+// With mqtt.io native, TCP and TLS connections are the native driver's (rustls), except on an
+// endpoint with TLS-PSK: rustls has no external PSK, so that endpoint's TLS runs on Node's
+// OpenSSL (tls-psk.ts says more).
 import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
@@ -18,6 +22,7 @@ import { SocketTransport } from './socket-transport.ts';
 import { NativeNet } from './native-net.ts';
 import { listenerPort, type NetTlsOptions } from '../native/index.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
+import { EndpointPsk, type ClientDbPskKeys } from './tls-psk.ts';
 import type { Transport } from '../engine/connection/transport.ts';
 
 /** A connection as its endpoint keeps it: closed when the endpoint goes away. */
@@ -35,6 +40,8 @@ export class WorkerEndpoint {
   wsApp: uWS.TemplatedApp | null = null;
   wsSocket: uWS.us_listen_socket | null = null;
   readonly wsTransports = new Set<WsTransport>();
+  /** Its TLS-PSK keys (sslConfig.psk), on Node's TLS server. */
+  psk: EndpointPsk | null = null;
 
   constructor(public config: EndpointConfig, readonly slot: number) {}
 
@@ -65,6 +72,8 @@ export class Listeners {
     private readonly maxOutboundBytes: number,
     readonly counters: EndpointCounters,
     private readonly accept: (t: Transport, endpoint: WorkerEndpoint) => void,
+    /** The client database's PSK keys, for endpoints with sslConfig.psk.fromClientDb. */
+    private readonly clientDbPsk?: ClientDbPskKeys,
   ) {}
 
   /** Opens an endpoint's listener here (or replaces it, keeping its connections and counters). */
@@ -105,25 +114,40 @@ export class Listeners {
 
   private async startSocket(ep: WorkerEndpoint, fd: number | undefined): Promise<void> {
     if (fd === undefined) throw new Error(`endpoint ${ep.config.id}: no listening socket given`);
-    const onSocket = (socket: net.Socket, cn?: string) => {
+    const onSocket = (socket: net.Socket, cn?: string, pskIdentity?: string) => {
       if (!this.admit(ep)) {
         socket.destroy();
         return;
       }
       const child = ep.config.childOptions;
       if (child.keepAlive) socket.setKeepAlive(true, (child.keepAliveInitialDelay ?? 0) * 1000);
-      this.accept(new SocketTransport(socket, ep.config.sslConfig ? 'tls' : 'tcp', cn), ep);
+      this.accept(new SocketTransport(socket, ep.config.sslConfig ? 'tls' : 'tcp', cn, pskIdentity), ep);
     };
     const ssl = ep.config.sslConfig;
     // TCP_NODELAY unless the endpoint asks for Nagle (childOptions.tcpNoDelay: false), set at accept.
     const noDelay = ep.config.childOptions.tcpNoDelay !== false;
-    if (this.io === 'native') {
+    // PSK: Node's OpenSSL whatever mqtt.io says (see the top of this file).
+    if (this.io === 'native' && ssl?.psk === undefined) {
       this.listenNative(ep, fd, noDelay, ssl);
       return;
     }
+    const psk = ssl?.psk !== undefined ? new EndpointPsk(ssl.psk, this.clientDbPsk, ep.stats.pskHandshakes) : null;
+    ep.psk = psk;
+    const onSecure = (socket: tls.TLSSocket) => {
+      const cn = ssl!.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined;
+      if (psk === null) {
+        onSocket(socket, cn);
+        return;
+      }
+      const identity = psk.completed(socket);
+      // An unknown identity that ended in a certificate handshake (TLS 1.3): refused all the same.
+      if (identity === null) socket.destroy();
+      else onSocket(socket, cn, psk.config.identityAsUsername === true ? identity : undefined);
+    };
     const server = ssl
-      ? tls.createServer({ ...tlsOptions(ep.config), noDelay }, (socket) => onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined))
+      ? tls.createServer({ ...tlsOptions(ep.config, psk), noDelay }, onSecure)
       : net.createServer({ noDelay }, (socket) => onSocket(socket));
+    if (psk !== null) psk.watch(server as tls.Server);
     ep.server = server;
     await listenFd(server, fd, ep.config.serverOptions.backlog ?? DEFAULT_BACKLOG);
   }
@@ -165,13 +189,21 @@ export class Listeners {
     return false;
   }
 
-  /** New certificates for new TLS connections of every TLS endpoint; open ones keep theirs. */
-  reloadTls(): void {
+  /** New certificates (and PSK files) for new TLS connections of every TLS endpoint; open ones
+   * keep theirs. Answers the endpoints that failed (they keep what they had). */
+  reloadTls(): { id: string; error: Error }[] {
+    const failed: { id: string; error: Error }[] = [];
     for (const ep of this.endpoints.values()) {
-      if (ep.server instanceof tls.Server) ep.server.setSecureContext(tlsOptions(ep.config));
-      const ssl = ep.config.sslConfig;
-      if (ssl && ep.nativeListener !== null) this.native!.setTls(ep.nativeListener, nativeTls(ssl));
+      try {
+        ep.psk?.reload();
+        if (ep.server instanceof tls.Server) ep.server.setSecureContext(tlsOptions(ep.config, ep.psk));
+        const ssl = ep.config.sslConfig;
+        if (ssl && ep.nativeListener !== null) this.native!.setTls(ep.nativeListener, nativeTls(ssl));
+      } catch (err) {
+        failed.push({ id: ep.config.id, error: err as Error });
+      }
     }
+    return failed;
   }
 
   private startWs(ep: WorkerEndpoint): Promise<void> {
@@ -255,6 +287,7 @@ export class Listeners {
   private stopListening(ep: WorkerEndpoint): void {
     ep.server?.close();
     ep.server = null;
+    ep.psk = null;
     if (ep.nativeListener !== null) {
       this.native?.unlisten(ep.nativeListener);
       ep.nativeListener = null;
@@ -297,20 +330,24 @@ export class Listeners {
 /** accept() errors as the endpoint's connectionErrors count them. */
 const ACCEPT_ERRNO: Record<number, string> = { 24: 'accept_emfile', 23: 'accept_enfile', 105: 'accept_enobufs', 12: 'accept_enomem' };
 
-/** An endpoint's TLS settings as the native driver takes them (the same rules as tlsOptions). */
+/** An endpoint's TLS settings as the native driver takes them (the same rules as tlsOptions;
+ * never a PSK endpoint, so it has a certificate). */
 function nativeTls(t: SslConfig): NetTlsOptions {
   const requestCert = t.requestCert ?? false;
-  return { cert: t.cert, key: t.key, ca: t.ca || undefined, requestCert, rejectUnauthorized: requestCert && (t.rejectUnauthorized ?? true) };
+  return { cert: t.cert!, key: t.key!, ca: t.ca || undefined, requestCert, rejectUnauthorized: requestCert && (t.rejectUnauthorized ?? true) };
 }
 
-export function tlsOptions(c: EndpointConfig): tls.TlsOptions {
+/** An endpoint's options of Node's TLS server: its certificate (a PSK-only endpoint has none),
+ * client certificates, and the PSK callback and cipher suites (tls-psk.ts). */
+export function tlsOptions(c: EndpointConfig, psk: EndpointPsk | null = null): tls.TlsOptions {
   const t = c.sslConfig!;
+  const withCertificate = t.cert !== undefined && t.key !== undefined;
   return {
-    cert: readFileSync(t.cert),
-    key: readFileSync(t.key),
+    ...(withCertificate ? { cert: readFileSync(t.cert!), key: readFileSync(t.key!) } : {}),
     ca: t.ca ? readFileSync(t.ca) : undefined,
     requestCert: t.requestCert ?? false,
     rejectUnauthorized: (t.requestCert ?? false) && (t.rejectUnauthorized ?? true),
+    ...(psk !== null ? psk.serverOptions(withCertificate) : {}),
   };
 }
 

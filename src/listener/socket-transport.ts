@@ -32,7 +32,13 @@ export class SocketTransport implements Transport {
   handlers: TransportHandlers | null = null;
 
   /** TCP_NODELAY is set by the server at accept (net.createServer's noDelay). */
-  constructor(readonly socket: Socket, readonly kind: TransportKind, readonly certificateCN: string | undefined = undefined) {}
+  constructor(
+    readonly socket: Socket,
+    readonly kind: TransportKind,
+    readonly certificateCN: string | undefined = undefined,
+    /** TLS-PSK with identityAsUsername: the identity whose key the client proved it holds. */
+    readonly pskIdentity: string | undefined = undefined,
+  ) {}
 
   // Addresses are read when asked (getpeername/getsockname are syscalls; most connections are
   // never asked), and kept by the socket once read.

@@ -98,9 +98,11 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
   set.gauge('spindle_worker_connections_current', 'Open MQTT connections of a worker thread.', s.connectionsCurrent, w);
   // Per endpoint but broker-wide (in /prometheus, not in one endpoint's svc_endpoint_* form).
   set.declare('spindle_rate_limit_throttled_total', 'Times a connection of the endpoint stopped reading because it was over a rate limit (throttled; nothing is lost), by kind: messages or bytes (the client\'s own limit: the endpoint\'s rateLimit or its authenticator\'s), total_messages or total_bytes (the endpoint\'s totalRateLimit on this node), tenant (its application\'s licence rate).', 'counter');
+  set.declare('spindle_tls_psk_handshakes_total', 'TLS-PSK handshakes of an endpoint with sslConfig.psk, by result: ok (a known identity whose key matched), unknown_identity (in neither the PSK file nor the client database, or its client disabled: refused), failed (a known identity whose handshake failed: a wrong key, mostly).', 'counter');
   for (const e of snap.endpoints) {
     const s = e.stats;
     THROTTLE_KINDS.forEach((kind, i) => set.counter('spindle_rate_limit_throttled_total', '', s.throttled[i] ?? 0, { endpoint: e.id, kind }));
+    if (e.psk) for (const result of ['ok', 'unknown_identity', 'failed'] as const) set.counter('spindle_tls_psk_handshakes_total', '', s.pskHandshakes[result], { endpoint: e.id, result });
   }
 }
 

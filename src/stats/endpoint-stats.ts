@@ -44,6 +44,8 @@ export class EndpointStats {
   /** Times a connection's reading was paused by a rate limit, by kind (index of THROTTLE_KINDS:
    * messages, bytes, total_messages, total_bytes, tenant). */
   throttled = [0, 0, 0, 0, 0];
+  /** TLS-PSK handshakes by result (an endpoint with sslConfig.psk; listener/tls-psk.ts). */
+  pskHandshakes = { ok: 0, unknown_identity: 0, failed: 0 };
   // The PUBLISH being timed (at most one at a time): no allocation per message.
   private publishSeq = 0;
   private sampled: object | null = null;
@@ -116,6 +118,7 @@ export class EndpointStats {
       subscriptions: this.subscriptions,
       topicsPublished: this.topicsPublished,
       throttled: [...this.throttled],
+      pskHandshakes: { ...this.pskHandshakes },
     };
   }
 }
@@ -141,6 +144,7 @@ export interface EndpointStatsSnapshot {
   subscriptions: number;
   topicsPublished: number;
   throttled: number[];
+  pskHandshakes: { ok: number; unknown_identity: number; failed: number };
 }
 
 export function sizeBucket(bytes: number): number {

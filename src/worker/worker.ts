@@ -259,7 +259,8 @@ function accept(t: Transport, endpoint: WorkerEndpoint): void {
   conn.start();
 }
 
-const listeners = new Listeners(config.mqtt.io, config.mqtt.host, limits.maxOutboundBytes, endpointCounters, accept);
+// TLS-PSK endpoints with fromClientDb ask the client database for a key during the handshake.
+const listeners = new Listeners(config.mqtt.io, config.mqtt.host, limits.maxOutboundBytes, endpointCounters, accept, (identity) => clientDb.pskKey(identity));
 // Runs when the thread exits, also after an uncaught exception (the supervisor restarts us).
 process.on('exit', () => listeners.releaseWs());
 
@@ -317,14 +318,12 @@ parentPort!.on('message', (msg: ToWorker) => {
       }
       post({ t: 'stats', stats: stats.snapshot() });
       break;
-    case 'reload-tls':
-      try {
-        listeners.reloadTls();
-        log.info('TLS certificates reloaded');
-      } catch (err) {
-        log.error('TLS certificate reload failed; keeping the old ones', { err });
-      }
+    case 'reload-tls': {
+      const failed = listeners.reloadTls();
+      for (const f of failed) log.error('TLS certificate or PSK file reload failed; the endpoint keeps the old ones', { endpoint: f.id, err: f.error });
+      if (failed.length === 0) log.info('TLS certificates reloaded');
       break;
+    }
     case 'reload-auth':
       void reloadAuthFiles();
       break;

@@ -1,5 +1,5 @@
 // The built-in client database: roles (ordered ACL rules, one per line), clients (password,
-// client id binding, enabled, roles), the anonymous roles and default access, and an import of a
+// client id binding, enabled, roles, TLS-PSK key), the anonymous roles and default access, and an import of a
 // Mosquitto dynamic-security.json. Viewers see the lists without the buttons that change things.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -89,12 +89,18 @@ export function ClientDb({ user }) {
     const body = { username: f.get('username'), password: f.get('password'), roles: roleRefs(f.get('roles')) };
     if (f.get('clientId')) body.clientId = f.get('clientId');
     if (f.get('textName')) body.textName = f.get('textName');
+    if (f.get('pskKey')) body.pskKey = String(f.get('pskKey')).trim();
     if (await act('POST', '/api/client-db/clients', body, 'add client')) form.reset();
   }
   const clientPath = (c, kick) => `/api/client-db/clients/${encodeURIComponent(c.username)}${kick ? '?kick=true' : ''}`;
   async function password(c) {
     const p = window.prompt(`New password for ${c.username}`);
     if (p) await act('PUT', clientPath(c), { password: p }, c.username);
+  }
+  async function pskKey(c) {
+    const k = window.prompt(`TLS-PSK key of ${c.username} in hex (empty: none)`);
+    if (k === null) return;
+    await act('PUT', clientPath(c), { pskKey: k.trim() === '' ? null : k.trim() }, c.username);
   }
   async function setClientRoles(c) {
     const text = window.prompt(`Roles of ${c.username}, in order, separated by ","`, c.roles.map((r) => r.name).join(', '));
@@ -159,12 +165,13 @@ export function ClientDb({ user }) {
       <label>Client id (optional) <input name="clientId" autocomplete="off" /></label>
       <label>Name (optional) <input name="textName" autocomplete="off" /></label>
       <label>Roles (comma-separated) <input name="roles" autocomplete="off" /></label>
+      <label>TLS-PSK key, hex (optional) <input name="pskKey" autocomplete="off" spellcheck="false" /></label>
       <button type="submit">Add client</button>
       <p class="muted">The password is stored as an argon2id hash and as SCRAM-SHA-256 and SCRAM-SHA-512 credentials (salted keys) made from it, for MQTT 5 SCRAM sign-in; never in plain. Setting it again remakes both.</p>
     </form>`}
     <section class="card">
       <table aria-label="clients">
-        <thead><tr><th>Username</th><th>Client id</th><th>Roles</th><th>Enabled</th><th>Name</th><th>Sign-in</th><th></th></tr></thead>
+        <thead><tr><th>Username</th><th>Client id</th><th>Roles</th><th>Enabled</th><th>Name</th><th>Sign-in</th><th>PSK key</th><th></th></tr></thead>
         <tbody>${clients.map((c) => html`<tr key=${c.username} data-client=${c.username}>
           <td>${c.username}</td>
           <td>${c.clientId ?? ''}</td>
@@ -174,7 +181,9 @@ export function ClientDb({ user }) {
             : c.enabled ? 'yes' : 'no'}</td>
           <td>${c.textName ?? ''}</td>
           <td data-signin>${signInText(c)}</td>
+          <td>${c.hasPskKey ? 'set' : '–'}</td>
           <td>${canWrite && html`<button onClick=${() => password(c)}>Password</button>
+            <button onClick=${() => pskKey(c)}>PSK key</button>
             <button onClick=${() => setClientRoles(c)}>Roles</button>
             <button class="danger" onClick=${() => act('DELETE', clientPath(c, true), {}, c.username)}>Delete and disconnect</button>`}</td>
         </tr>`)}</tbody>

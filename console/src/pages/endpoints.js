@@ -1,10 +1,11 @@
-// Endpoints: the listeners (list with live counters, add, change limits, remove), through
-// /api/endpoints/* (variant B: by port).
+// Endpoints: the listeners (list with live counters, add with TLS and TLS-PSK, change limits,
+// remove), through /api/endpoints/* (variant B: by port).
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { errText } from '../forms.js';
 
 const html = htm.bind(h);
 
@@ -12,6 +13,28 @@ const html = htm.bind(h);
 function limit(v) {
   const s = String(v ?? '').trim();
   return s === '' ? null : Number(s);
+}
+
+/** What an endpoint's TLS is, for its row. */
+function tlsKind(ssl) {
+  if (!ssl) return '–';
+  const psk = ssl.psk ? `PSK (${[ssl.psk.file && 'file', ssl.psk.fromClientDb && 'client database'].filter(Boolean).join(', ')})` : '';
+  return ssl.cert && psk ? `certificate + ${psk}` : ssl.cert ? 'certificate' : psk;
+}
+
+/** The sslConfig of the add form (undefined: no TLS): a certificate and key, TLS-PSK, or both. */
+function sslConfigOf(f) {
+  const text = (k) => String(f.get(k) ?? '').trim();
+  const ssl = {};
+  if (text('cert')) ssl.cert = text('cert');
+  if (text('key')) ssl.key = text('key');
+  const psk = {};
+  if (text('pskFile')) psk.file = text('pskFile');
+  if (f.get('pskFromClientDb')) psk.fromClientDb = true;
+  if (text('pskIdentityHint')) psk.identityHint = text('pskIdentityHint');
+  if (f.get('pskIdentityAsUsername')) psk.identityAsUsername = true;
+  if (Object.keys(psk).length > 0) ssl.psk = psk;
+  return Object.keys(ssl).length > 0 ? ssl : undefined;
 }
 
 export function Endpoints({ live, user }) {
@@ -41,7 +64,7 @@ export function Endpoints({ live, user }) {
     ${canWrite && html`<${AddEndpoint} onAdded=${load} />`}
     <section class="card">
       <table>
-        <thead><tr><th>Id</th><th>Port</th><th>State</th><th>Connections</th><th>In/s</th><th>Out/s</th><th>Max connections</th><th></th></tr></thead>
+        <thead><tr><th>Id</th><th>Port</th><th>State</th><th>Connections</th><th>In/s</th><th>Out/s</th><th>Max connections</th><th>TLS</th><th></th></tr></thead>
         <tbody>
           ${(list ?? []).map((e) => html`<${EndpointRow} key=${e.port} e=${e} c=${counters.get(e.port)} canWrite=${canWrite} onChanged=${load} />`)}
         </tbody>
@@ -61,20 +84,35 @@ function AddEndpoint({ onAdded }) {
     if (String(f.get('id')).trim() !== '') body.id = String(f.get('id')).trim();
     const max = limit(f.get('maxConnectionSize'));
     if (max !== null) body.maxConnectionSize = max;
+    const ssl = sslConfigOf(f);
+    if (ssl) body.sslConfig = ssl;
     try {
       await api('POST', '/api/endpoints/add', body);
       setError(null);
       form.reset();
       onAdded();
     } catch (err) {
-      setError(err.field ? `${err.field}: ${err.message}` : err.message);
+      setError(errText('', err));
     }
   }
-  return html`<form class="card inline" onSubmit=${submit} aria-label="add an endpoint">
-    <label>Id <input name="id" placeholder="endpoint-<port>" /></label>
-    <label>Port <input name="port" type="number" min="1" max="65535" required /></label>
-    <label>Max connections <input name="maxConnectionSize" type="number" min="0" placeholder="no limit" /></label>
-    <button type="submit">Add endpoint</button>
+  return html`<form class="card editor" onSubmit=${submit} aria-label="add an endpoint">
+    <div class="inline">
+      <label>Id <input name="id" placeholder="endpoint-<port>" /></label>
+      <label>Port <input name="port" type="number" min="1" max="65535" required /></label>
+      <label>Max connections <input name="maxConnectionSize" type="number" min="0" placeholder="no limit" /></label>
+    </div>
+    <fieldset class="action">
+      <legend>TLS (optional: a certificate, TLS-PSK, or both)</legend>
+      <div class="inline">
+        <label>Certificate (PEM path) <input name="cert" autocomplete="off" /></label>
+        <label>Key (PEM path) <input name="key" autocomplete="off" /></label>
+        <label>PSK file (Mosquitto psk_file path) <input name="pskFile" autocomplete="off" /></label>
+        <label>PSK hint (TLS 1.2) <input name="pskIdentityHint" autocomplete="off" /></label>
+        <label class="check"><input name="pskFromClientDb" type="checkbox" /> PSK keys of the client database</label>
+        <label class="check" title="the PSK identity is the client's username, its key the credential"><input name="pskIdentityAsUsername" type="checkbox" /> Username from the PSK</label>
+      </div>
+    </fieldset>
+    <div><button type="submit">Add endpoint</button></div>
     ${error && html`<p class="error" role="alert">${error}</p>`}
   </form>`;
 }
@@ -100,6 +138,7 @@ function EndpointRow({ e, c, canWrite, onChanged }) {
           <input aria-label=${`max connections of ${e.id}`} type="number" min="0" value=${max} placeholder="no limit" onInput=${(ev) => setMax(ev.target.value)} />
           <button type="submit">Save</button></form>`
       : e.maxConnectionSize ?? 'no limit'}</td>
+    <td>${tlsKind(e.sslConfig)}</td>
     <td>${canWrite && html`<button class="danger" onClick=${() => call('/api/endpoints/remove', { port: e.port })}>Remove</button>`}
       ${error && html`<span class="error" role="alert">${error}</span>`}</td>
   </tr>`;

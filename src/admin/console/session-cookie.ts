@@ -1,5 +1,5 @@
-// The console's session: the admin token in an HttpOnly, SameSite=Strict cookie, so the page's
-// scripts never hold it and no URL carries it. Writes still need a JSON body (which a form on
+// The console's session: the admin token in an HttpOnly, SameSite=Strict cookie (Secure when the
+// console is served over HTTPS), so the page's scripts never hold it and no URL carries it. Writes still need a JSON body (which a form on
 // another site cannot send without a CORS preflight, which this server never grants), and the
 // cookie is not sent from other sites at all.
 export const SESSION_COOKIE = 'spindle_session';
@@ -10,9 +10,9 @@ export function sessionCookie(token: string, expires: string, secure: boolean): 
   return `${SESSION_COOKIE}=${token}; Max-Age=${maxAge}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 }
 
-/** The Set-Cookie header that ends the session. */
-export function clearedCookie(): string {
-  return `${SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict`;
+/** The Set-Cookie header that ends the session (Secure like the one it replaces). */
+export function clearedCookie(secure = false): string {
+  return `${SESSION_COOKIE}=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 }
 
 /** "Bearer <token>" from the session cookie of a Cookie header, or undefined. */

@@ -13,7 +13,7 @@ export function loginRoutes(ctx: AdminContext): Route[] {
     path: '/public/login',
     access: 'public',
     tag: 'public',
-    summary: 'Sign in: answers {token, expires}; send the token as "Authorization: Bearer <token>". With cookie: true (the web console) the token is also set as an HttpOnly, SameSite=Strict session cookie, which the API and /api/live then accept in place of the header. 429 with Retry-After after admin.loginMaxFailures failures from the address or for the username within admin.loginWindow',
+    summary: 'Sign in: answers {token, expires}; send the token as "Authorization: Bearer <token>". With cookie: true (the web console) the token is also set as an HttpOnly, SameSite=Strict session cookie (Secure over HTTPS), which the API and /api/live then accept in place of the header. 429 with Retry-After after admin.loginMaxFailures failures from the address or for the username within admin.loginWindow',
     body: Type.Object({ username: Type.String({ minLength: 1 }), password: Type.String({ minLength: 1 }), cookie: Type.Optional(Type.Boolean({ default: false })) }),
     async handler(req) {
       const { username, password, cookie = false } = req.body;
@@ -24,7 +24,8 @@ export function loginRoutes(ctx: AdminContext): Route[] {
       req.audit = { ...req.audit, action: 'login', role: user.role, organizationId: user.organizationId ?? null };
       const { token, expires } = await ctx.auth.issue(user);
       const reply = json({ token, expires });
-      if (cookie) reply.headers = { 'set-cookie': sessionCookie(token, expires, false), 'cache-control': 'no-store' };
+      // Secure over HTTPS: the browser then never sends it over plain HTTP.
+      if (cookie) reply.headers = { 'set-cookie': sessionCookie(token, expires, req.secure), 'cache-control': 'no-store' };
       return reply;
     },
   }), {
@@ -33,9 +34,9 @@ export function loginRoutes(ctx: AdminContext): Route[] {
     access: 'public',
     tag: 'public',
     summary: 'Sign out of the web console: the session cookie is cleared (a token given out stays valid until it expires)',
-    handler: () => {
+    handler: (req) => {
       const reply = ok();
-      reply.headers = { 'set-cookie': clearedCookie() };
+      reply.headers = { 'set-cookie': clearedCookie(req.secure) };
       return reply;
     },
   }, {

@@ -6,6 +6,8 @@ export type MosquittoFileErrorCode =
   | 'MOSQUITTO_PASSWD_INVALID'
   /** An ACL file line is not a `topic`, `user` or `pattern` line Mosquitto accepts. */
   | 'MOSQUITTO_ACL_INVALID'
+  /** A PSK file line is not `identity:hexkey`. */
+  | 'MOSQUITTO_PSK_INVALID'
   /** The file could not be read. */
   | 'MOSQUITTO_FILE_UNREADABLE';
 

@@ -143,6 +143,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
     return this.transport.certificateCN;
   }
 
+  get pskIdentity(): string | undefined {
+    return this.transport.pskIdentity;
+  }
+
   get connected(): boolean {
     return this.state === 'connected';
   }

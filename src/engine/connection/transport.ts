@@ -39,6 +39,9 @@ export interface Transport {
   readonly remotePort: number;
   /** The CN of a verified client certificate (TLS with client certificates). */
   readonly certificateCN: string | undefined;
+  /** The TLS-PSK identity whose key the client proved it holds, on an endpoint whose psk has
+   * identityAsUsername (absent otherwise). */
+  readonly pskIdentity?: string;
   /** Port of the listener that accepted the connection. */
   readonly localPort: number;
   /** Bytes accepted by write() and not yet taken by the client's side: not yet handed to the

@@ -77,6 +77,8 @@ export interface Client extends SessionLink {
   readonly endpointMaxPacket: number;
   readonly remoteAddress: string;
   readonly certificateCN: string | undefined;
+  /** The transport's TLS-PSK identity (identityAsUsername), the client's username. */
+  readonly pskIdentity?: string;
   /** Topic aliases the client set [MQTT-3.3.2-9]: alias -> topic bytes. */
   readonly aliasesIn: Map<number, Buffer>;
   /** Traffic counters for the admin API. */

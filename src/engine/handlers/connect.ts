@@ -131,9 +131,10 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
       return beginExchange(host, c, method, host.authMethods.get(method)!, req, (r, data) => authenticated(host, c, k, r, data));
     }
   }
-  // An endpoint with enableAuth off admits every client without checking credentials.
+  // An endpoint with enableAuth off admits every client without checking credentials (a TLS-PSK
+  // identity is still its username).
   const result = !endpoint.config.enableAuth
-    ? { ok: true as const, username: p.username ?? undefined }
+    ? { ok: true as const, username: c.pskIdentity ?? p.username ?? undefined }
     : host.authenticator.authenticate({
       clientId,
       username: p.username ?? undefined,
@@ -141,6 +142,7 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
       // Read when asked: a syscall most authenticators never need.
       get remoteAddress() { return c.remoteAddress; },
       certificateCN: c.certificateCN,
+      pskIdentity: c.pskIdentity,
       protocolVersion: version,
     });
   if (result instanceof Promise) return result.then((r) => authenticated(host, c, k, r));

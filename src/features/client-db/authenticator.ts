@@ -5,7 +5,9 @@
 // of username and password under a key made at random by this worker (never stored, never sent)
 // is kept per client once verified; the next CONNECT with the same password compares digests in
 // constant time instead of hashing again. A change of the client (a new password, disabled,
-// removed) replaces its entry and drops the digest.
+// removed) replaces its entry and drops the digest. A TLS-PSK identity (an endpoint with
+// identityAsUsername) that names one of its clients is that client: the key proved in the
+// handshake is the credential, its enabled flag and client id binding still apply.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import { parseMosquittoHash, verifyMosquittoHash } from '../../auth/mosquitto/passwd-file.ts';
@@ -27,6 +29,7 @@ export class ClientDbAuthenticator implements Authenticator {
   ) {}
 
   authenticate(req: AuthRequest): AuthResult | Promise<AuthResult> {
+    if (req.pskIdentity !== undefined) return this.byPsk(req);
     // A certificate is the credential of the static users; anonymous clients are theirs too.
     if (req.username === undefined || req.certificateCN !== undefined || this.db.size === 0) return this.next.authenticate(req);
     const client = this.db.clients.get(req.username);
@@ -48,6 +51,23 @@ export class ClientDbAuthenticator implements Authenticator {
       return this.accepted(client);
     }
     return this.verify(client, password, digest);
+  }
+
+  /** A PSK identity: a client of the database, or (not one) the next authenticator's. */
+  private byPsk(req: AuthRequest): AuthResult | Promise<AuthResult> {
+    const client = this.db.size === 0 ? undefined : this.db.clients.get(req.pskIdentity!);
+    if (client === undefined) return this.next.authenticate(req);
+    const counters = this.db.counters;
+    if (!client.enabled) {
+      counters.authDisabled++;
+      return NOT_AUTHORIZED;
+    }
+    if (client.clientId !== undefined && client.clientId !== req.clientId) {
+      counters.authClientIdMismatch++;
+      return NOT_AUTHORIZED;
+    }
+    counters.authSuccess++;
+    return this.accepted(client);
   }
 
   private async verify(client: HeldClient, password: Buffer, digest: Buffer | null): Promise<AuthResult> {

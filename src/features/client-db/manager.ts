@@ -8,6 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
 import { aclPatternProblem } from '../../auth/acl-pattern.ts';
+import { pskKeyProblem } from '../../auth/index.ts';
 import { rateLimitProblem, type RateLimit } from '../../broker/rate-limit.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Store } from '../../store/types.ts';
@@ -34,9 +35,9 @@ interface KickDoc {
   at: number;
 }
 
-/** A client as the API answers it: never its password, hash or SCRAM keys; which SCRAM
- * mechanisms it can sign in with. */
-export type ClientView = Omit<ClientDoc, 'passwordHash' | 'scram'> & { passwordType: string; scramMechanisms: string[] };
+/** A client as the API answers it: never its password, hash, SCRAM keys or PSK key; which SCRAM
+ * mechanisms it can sign in with, and whether it has a PSK key. */
+export type ClientView = Omit<ClientDoc, 'passwordHash' | 'scram' | 'pskKey'> & { passwordType: string; scramMechanisms: string[]; hasPskKey: boolean };
 
 export interface ClientDbCountsHost {
   readonly clients: number;
@@ -109,6 +110,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       if (body.textName !== undefined) doc.textName = body.textName;
       if (body.description !== undefined) doc.description = body.description;
       if (body.rateLimit !== undefined) doc.rateLimit = checkRateLimit(body.rateLimit);
+      if (body.pskKey !== undefined) doc.pskKey = checkPskKey(body.pskKey);
       await this.putClients([doc]);
       return clientView(doc);
     });
@@ -127,6 +129,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       setOptional(doc, 'textName', body.textName);
       setOptional(doc, 'description', body.description);
       setOptional(doc, 'rateLimit', body.rateLimit === undefined || body.rateLimit === null ? body.rateLimit : checkRateLimit(body.rateLimit));
+      setOptional(doc, 'pskKey', body.pskKey === undefined || body.pskKey === null ? body.pskKey : checkPskKey(body.pskKey));
       await this.putClients([doc]);
       if (kick) await this.kick([username]);
       return clientView(doc);
@@ -235,6 +238,7 @@ export class ClientDbManager implements ClientDbCountsHost {
       const clients: ClientDoc[] = data.clients.map((c, i) => {
         checkStoredCredentials(c, `clients[${i}]`);
         if (c.rateLimit !== undefined) checkRateLimit(c.rateLimit, `clients[${i}].rateLimit`);
+        if (c.pskKey !== undefined) checkPskKey(c.pskKey, `clients[${i}].pskKey`);
         c.roles.forEach((ref, j) => {
           if (!known(ref.name)) throw new ClientDbError(400, `clients[${i}].roles[${j}].name`, `clients[${i}].roles[${j}].name: role ${ref.name} is not in the import${mode === 'merge' ? ' or the database' : ''}`);
         });
@@ -310,6 +314,7 @@ export class ClientDbManager implements ClientDbCountsHost {
     const c = doc as ClientDoc;
     if (typeof c !== 'object' || c.username !== username || !Array.isArray(c.roles)) throw new ClientDbError(400, 'username', `client ${username} from another node is not a client`);
     checkStoredCredentials(c, 'client');
+    if (c.pskKey !== undefined && pskKeyProblem(c.pskKey) !== undefined) throw new ClientDbError(400, 'username', `client ${username} from another node is not a client`);
     this.clientDocs.set(username, c);
     await this.send({ clients: [this.workerClient(c)] });
   }
@@ -385,6 +390,7 @@ export class ClientDbManager implements ClientDbCountsHost {
     if (c.scram !== undefined) w.scram = c.scram;
     if (c.clientId !== undefined) w.clientId = c.clientId;
     if (c.rateLimit !== undefined) w.rateLimit = c.rateLimit;
+    if (c.pskKey !== undefined) w.pskKey = c.pskKey;
     return w;
   };
 
@@ -430,8 +436,15 @@ function checkRateLimit(l: RateLimit, field = 'rateLimit'): RateLimit {
 }
 
 function clientView(c: ClientDoc): ClientView {
-  const { passwordHash, scram, ...rest } = c;
-  return { ...rest, passwordType: hashKind(passwordHash), scramMechanisms: scramMechanisms(scram) };
+  const { passwordHash, scram, pskKey, ...rest } = c;
+  return { ...rest, passwordType: hashKind(passwordHash), scramMechanisms: scramMechanisms(scram), hasPskKey: pskKey !== undefined };
+}
+
+/** A PSK key the schema let through (hex), or 400 when it is too long once read. */
+function checkPskKey(hex: string, field = 'pskKey'): string {
+  const problem = pskKeyProblem(hex);
+  if (problem !== undefined) throw new ClientDbError(400, field, `${field}: ${problem}`);
+  return hex;
 }
 
 /** A client's credentials replaced: a field left out is removed. */

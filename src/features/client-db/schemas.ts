@@ -2,7 +2,8 @@
 // with them (and document them in OpenAPI), and an import checks its documents with the same ones.
 import { Type, type Static } from '@sinclair/typebox';
 
-import { choice, orNull } from '../../schema/check.ts';
+import { PSK_LIMITS } from '../../auth/index.ts';
+import { choice, orNull, PATTERN_MESSAGE } from '../../schema/check.ts';
 import { RATE_LIMIT_SCHEMA } from '../../broker/rate-limit.ts';
 import { LIMITS, RULE_ACTIONS } from './types.ts';
 
@@ -27,6 +28,13 @@ const ROLES = Type.Array(ROLE_REF, { maxItems: LIMITS.rolesPerClient });
 const CLIENT_RATE_LIMIT = { ...RATE_LIMIT_SCHEMA, description: "the client's inbound rate limit (throttled past it), over its roles' and its endpoint's" };
 const ROLE_RATE_LIMIT = { ...RATE_LIMIT_SCHEMA, description: "its clients' inbound rate limit, over their endpoint's (a client's own, or a role of higher priority, comes first)" };
 const RULES = Type.Array(RULE, { maxItems: LIMITS.rulesPerRole });
+const PSK_KEY = Type.String({
+  minLength: 1,
+  maxLength: PSK_LIMITS.keyBytes * 2,
+  pattern: '^[0-9A-Fa-f]+$',
+  [PATTERN_MESSAGE]: 'hexadecimal digits only (no 0x prefix)',
+  description: "TLS-PSK key in hex, as mosquitto_pub --psk takes it; the identity is the username (endpoints with sslConfig.psk.fromClientDb). A shared secret, stored as given; answered only by the export",
+});
 
 /** SCRAM credentials in RFC 5803 form, at most one per mechanism. */
 const SCRAM = Type.Array(Type.String({ minLength: 1, maxLength: 2048, description: 'SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey> or SCRAM-SHA-512$..., base64 (RFC 5803)' }), {
@@ -45,6 +53,7 @@ export const CLIENT_CREATE = Type.Object({
   description: Type.Optional(TEXT),
   roles: Type.Optional(ROLES),
   rateLimit: Type.Optional(CLIENT_RATE_LIMIT),
+  pskKey: Type.Optional(PSK_KEY),
 }, strict);
 export type ClientCreate = Static<typeof CLIENT_CREATE>;
 
@@ -58,6 +67,7 @@ export const CLIENT_UPDATE = Type.Object({
   description: Type.Optional(orNull(TEXT)),
   roles: Type.Optional(ROLES),
   rateLimit: Type.Optional(orNull(CLIENT_RATE_LIMIT)),
+  pskKey: Type.Optional(orNull(PSK_KEY)),
 }, strict);
 export type ClientUpdate = Static<typeof CLIENT_UPDATE>;
 
@@ -90,6 +100,7 @@ export const CLIENT_DOC = Type.Object({
   description: Type.Optional(TEXT),
   roles: ROLES,
   rateLimit: Type.Optional(CLIENT_RATE_LIMIT),
+  pskKey: Type.Optional(PSK_KEY),
   createTime: TIME,
   updateTime: TIME,
 }, strict);

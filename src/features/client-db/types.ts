@@ -1,7 +1,8 @@
 // Owns the shapes of the built-in client database: its clients, its roles and its settings, as
 // stored (admin kinds 'client-db-client', 'client-db-role', 'client-db-settings'), replicated,
 // sent to every worker and answered by the admin API. A client's password is only ever a hash, and
-// SCRAM salted keys.
+// SCRAM salted keys; its TLS-PSK key is a shared secret, kept as given (the handshake needs the key
+// itself).
 import type { RateLimit } from '../../broker/rate-limit.ts';
 
 /** What a rule of a role is asked about.
@@ -60,6 +61,9 @@ export interface ClientDoc {
   roles: RoleRef[];
   /** Its inbound rate limit, over its roles' and its endpoint's. */
   rateLimit?: RateLimit;
+  /** Its TLS-PSK key in hex (Mosquitto's form: `mosquitto_pub --psk`), its username the identity,
+   * on endpoints with sslConfig.psk.fromClientDb. Kept as given: never answered but by the export. */
+  pskKey?: string;
   createTime: string;
   updateTime: string;
 }
@@ -114,6 +118,8 @@ export interface WorkerClient {
   /** Role names, already ordered by priority. */
   roles: string[];
   rateLimit?: RateLimit;
+  /** Its TLS-PSK key in hex. */
+  pskKey?: string;
 }
 
 export interface WorkerRole {

@@ -12,6 +12,7 @@ import { scopeOfRules, type ScopeWalk } from '../../auth/acl-scope.ts';
 import type { Action, ClientIdentity, ReadScope } from '../../auth/types.ts';
 import { parseScramCredentials, type ScramCredentials, type ScramMechanism } from '../../auth/scram/credentials.ts';
 import type { RateLimit } from '../../broker/rate-limit.ts';
+import { pskKeyBytes } from '../../auth/index.ts';
 import { DEFAULT_SETTINGS, type ClientDbDelta, type RoleRule, type SettingsDoc, type WorkerClient, type WorkerRole } from './types.ts';
 
 interface CompiledRule {
@@ -32,10 +33,12 @@ interface Resolved {
 }
 
 /** A client as this worker holds it, with the digest of the password verified last
- * (authenticator.ts) and its SCRAM credentials, read from their text when first asked. */
+ * (authenticator.ts), its SCRAM credentials, read from their text when first asked, and its
+ * PSK key's bytes. */
 export interface HeldClient extends WorkerClient {
   verified: Buffer | null;
   scramKeys: ScramCredentials[] | null;
+  psk: Buffer | null;
 }
 
 /** Counted here, summed over the workers by the main thread (metrics.ts). */
@@ -82,7 +85,7 @@ export class WorkerClientDb {
       else this.roleLimits.delete(role.name);
     }
     for (const username of delta.removeClients ?? []) this.clients.delete(username);
-    for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null, scramKeys: null });
+    for (const c of delta.clients ?? []) this.clients.set(c.username, { ...c, verified: null, scramKeys: null, psk: c.pskKey !== undefined ? pskKeyBytes(c.pskKey) : null });
     if (delta.settings !== undefined) this.settings = delta.settings;
     if (delta.scramMockKey !== undefined) this.scramMockKey = Buffer.from(delta.scramMockKey, 'base64');
     this.resolved = new Map();
@@ -108,6 +111,13 @@ export class WorkerClientDb {
     // Checked by the manager; never trusted: one that does not parse is left out.
     client.scramKeys ??= client.scram.map(parseScramCredentials).filter((c): c is ScramCredentials => typeof c !== 'string');
     return client.scramKeys.find((c) => c.mechanism === mechanism);
+  }
+
+  /** The TLS-PSK key of an enabled client named `identity` (listener/tls-psk.ts asks it during
+   * a handshake); undefined: none. */
+  pskKey(identity: string): Buffer | undefined {
+    const c = this.clients.get(identity);
+    return c !== undefined && c.enabled && c.psk !== null ? c.psk : undefined;
   }
 
   get size(): number {

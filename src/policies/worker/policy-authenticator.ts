@@ -2,7 +2,7 @@
 // thread's, through WorkerPolicies) and its answer is cached (AnswerCache); when every policy
 // ignores them, the static users decide (StaticAuthenticator: auth.users, the Mosquitto password
 // file, allowAnonymous). Without enabled policies, and for clients without any credentials or
-// identified by a certificate, the static users decide at once.
+// identified by a certificate or a TLS-PSK identity, the static users decide at once.
 import type { AuthRequest, AuthResult, Authenticator } from '../../auth/types.ts';
 import { TenantCounters } from '../../broker/tenant-counters.ts';
 import type { AuthAnswer, AuthQuery } from '../types.ts';
@@ -28,7 +28,7 @@ export class PolicyAuthenticator implements Authenticator {
 
   authenticate(req: AuthRequest): AuthResult | Promise<AuthResult> {
     const state = this.policies.state;
-    if (!state.auth || req.certificateCN !== undefined || (req.username === undefined && req.password === undefined)) {
+    if (!state.auth || req.certificateCN !== undefined || req.pskIdentity !== undefined || (req.username === undefined && req.password === undefined)) {
       return this.fallback.authenticate(req);
     }
     const q: AuthQuery = { clientid: req.clientId, username: req.username, password: req.password, peerhost: req.remoteAddress };

@@ -27,6 +27,8 @@ export interface EndpointSnapshot {
   running: boolean;
   maxConnectionSize: number | null;
   maxSessionSize: number | null;
+  /** TLS-PSK on (sslConfig.psk): its handshake counts are metrics. */
+  psk?: true;
   stats: EndpointStatsSnapshot;
 }
 
@@ -91,6 +93,7 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
       running: ep.running,
       maxConnectionSize: ep.config.maxConnectionSize ?? null,
       maxSessionSize: ep.config.maxSessionSize ?? null,
+      ...(ep.config.sslConfig?.psk !== undefined ? { psk: true as const } : {}),
       stats: ep.stats.snapshot(),
     });
   }
