@@ -245,6 +245,15 @@ impl Conn {
         tls.endpoint.verified_cn(&tls.session)
     }
 
+    /// The client's certificates (DER), once the handshake is done.
+    pub fn peer_certificates(&self) -> Option<Vec<Vec<u8>>> {
+        let tls = self.tls.as_ref()?;
+        if tls.session.is_handshaking() {
+            return None;
+        }
+        Some(tls.session.peer_certificates()?.iter().map(|c| c.to_vec()).collect())
+    }
+
     /// TLS: close_notify, sent with what is queued.
     pub fn close_notify(&mut self) {
         if let Some(tls) = self.tls.as_mut() {
