@@ -9,6 +9,8 @@ import type { BrokerConfig } from '../config/index.ts';
 import { invalid } from '../errors/domain-error.ts';
 import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/check.ts';
 import { limits, RATE_LIMIT_SCHEMA, rateLimitProblem, type RateLimit } from './rate-limit.ts';
+import { crlFileProblem } from '../native/index.ts';
+import { readServerCertificate, type ServerCertificate } from './certificates.ts';
 
 export interface SslConfig {
   /** PEM file paths. */
@@ -18,7 +20,46 @@ export interface SslConfig {
   requestCert?: boolean;
   rejectUnauthorized?: boolean;
   cnAsUsername?: boolean;
+  /** Certificate revocation lists client certificates are checked against in the handshake:
+   * a file of PEM `X509 CRL` sections or one DER CRL (docs/features/tls-revocation.md). */
+  crl?: string;
+  /** OCSP stapling of the server's certificate (src/features/revocation/stapler.ts). */
+  ocspStapling?: OcspStapling;
+  /** OCSP checks of client certificates at CONNECT (src/features/revocation/client-check.ts). */
+  ocspClientCheck?: OcspClientCheck;
 }
+
+export interface OcspStapling {
+  enabled: boolean;
+  /** The responder asked (http or https); absent: the one in the certificate's AIA extension. */
+  responderUrl?: string;
+  /** Seconds before the response's nextUpdate a new one is fetched (at most half its validity). */
+  refreshBefore?: number;
+  /** Milliseconds the responder has to answer. */
+  timeoutMs?: number;
+}
+
+export interface OcspClientCheck {
+  enabled: boolean;
+  /** The responder does not answer: 'closed' refuses the client (CONNACK 0x88, v3: 3), 'open'
+   * admits it. */
+  failMode?: 'open' | 'closed';
+  /** The responder asked (http or https); absent: each certificate's AIA extension. */
+  responderUrl?: string;
+  /** Seconds an answer is kept at most (never past its nextUpdate; 0: not kept). */
+  cacheSeconds?: number;
+  /** Milliseconds the responder has to answer. */
+  timeoutMs?: number;
+}
+
+/** Defaults of the OCSP settings (docs/features/tls-revocation.md). */
+export const OCSP_DEFAULTS = {
+  refreshBefore: 3600,
+  stapleTimeoutMs: 5000,
+  failMode: 'closed',
+  cacheSeconds: 300,
+  clientTimeoutMs: 3000,
+} as const;
 
 export interface ServerOptions {
   /** Pending-connection queue length of the listening socket; DEFAULT_BACKLOG when absent. */
@@ -107,6 +148,26 @@ export const ENDPOINT_FIELDS = Type.Object(
         requestCert: Type.Optional(Type.Boolean()),
         rejectUnauthorized: Type.Optional(Type.Boolean()),
         cnAsUsername: Type.Optional(Type.Boolean()),
+        crl: Type.Optional(Type.String({ minLength: 1, description: 'CRL file path (PEM, one or more X509 CRL sections, or one DER CRL): client certificates it revokes are refused in the handshake; needs requestCert; not on WebSocket endpoints' })),
+        ocspStapling: Type.Optional(Type.Object(
+          {
+            enabled: Type.Boolean(),
+            responderUrl: Type.Optional(Type.String({ minLength: 1, description: 'http(s) URL of the OCSP responder; absent: the certificate\'s AIA extension' })),
+            refreshBefore: Type.Optional(Type.Integer({ minimum: 10, maximum: 604800, description: `seconds before the response's nextUpdate a new one is fetched (default ${OCSP_DEFAULTS.refreshBefore})` })),
+            timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60000, description: `ms the responder has to answer (default ${OCSP_DEFAULTS.stapleTimeoutMs})` })),
+          },
+          { additionalProperties: false, description: 'OCSP stapling of the server certificate; not on WebSocket endpoints' },
+        )),
+        ocspClientCheck: Type.Optional(Type.Object(
+          {
+            enabled: Type.Boolean(),
+            failMode: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')], { description: 'responder down or late: closed refuses (CONNACK 0x88), open admits (default closed)' })),
+            responderUrl: Type.Optional(Type.String({ minLength: 1, description: 'http(s) URL of the OCSP responder; absent: each certificate\'s AIA extension' })),
+            cacheSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: `seconds an answer is kept at most, never past its nextUpdate (default ${OCSP_DEFAULTS.cacheSeconds})` })),
+            timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60000, description: `ms the responder has to answer (default ${OCSP_DEFAULTS.clientTimeoutMs})` })),
+          },
+          { additionalProperties: false, description: 'OCSP check of each client certificate at CONNECT; needs requestCert, rejectUnauthorized and ca; not on WebSocket endpoints' },
+        )),
       },
       { additionalProperties: false, description: 'present: TLS (or WSS with useWebsocket)' },
     ))),
@@ -150,6 +211,63 @@ export function checkEndpointFields(input: unknown): Partial<EndpointConfig> {
     }
   }
   return out;
+}
+
+/**
+ * What the revocation settings of a complete endpoint need (docs/features/tls-revocation.md):
+ * client certificates for a CRL or OCSP checks, a TLS listener that can do them (uWebSockets.js,
+ * which serves WSS, takes no CRL and cannot staple), a CRL file that loads, http(s) responder
+ * URLs. Throws 400 INVALID_PARAMETER naming the field, under `prefix` ('sslConfig', or
+ * 'mqtt.tls' for the configuration file's endpoint).
+ */
+export function checkRevocation(c: EndpointConfig, prefix = 'sslConfig'): void {
+  const ssl = c.sslConfig;
+  if (!ssl) return;
+  const stapling = ssl.ocspStapling;
+  const clientCheck = ssl.ocspClientCheck;
+  if (c.useWebsocket) {
+    const why = 'WebSocket endpoints run on uWebSockets.js, whose TLS (SSLApp) takes no CRL and does no OCSP: use an MQTT over TLS endpoint';
+    if (ssl.crl !== undefined) throw invalid(`${prefix}.crl`, why);
+    if (stapling?.enabled) throw invalid(`${prefix}.ocspStapling`, why);
+    if (clientCheck?.enabled) throw invalid(`${prefix}.ocspClientCheck`, why);
+  }
+  if (ssl.crl !== undefined) {
+    if (!ssl.requestCert) throw invalid(`${prefix}.crl`, `needs ${prefix}.requestCert: true (a CRL checks client certificates)`);
+    if (!existsSync(ssl.crl)) throw invalid(`${prefix}.crl`, `no such file: ${ssl.crl}`);
+    const problem = crlFileProblem(ssl.crl);
+    if (problem !== null) throw invalid(`${prefix}.crl`, problem);
+  }
+  if (stapling?.responderUrl !== undefined) checkResponderUrl(stapling.responderUrl, `${prefix}.ocspStapling.responderUrl`);
+  if (stapling?.enabled) {
+    // What a staple request needs: the certificate's issuer, and a responder to ask.
+    let server: ServerCertificate;
+    try {
+      server = readServerCertificate(ssl.cert, ssl.ca, stapling.responderUrl);
+    } catch (err) {
+      throw invalid(`${prefix}.cert`, `cannot be read for OCSP stapling: ${(err as Error).message}`);
+    }
+    if (!server.issuer) throw invalid(`${prefix}.ocspStapling`, `the issuer of the server certificate is needed to ask for its status: put it after the certificate in ${prefix}.cert, or in ${prefix}.ca`);
+    if (!server.responder) throw invalid(`${prefix}.ocspStapling.responderUrl`, 'is required: the server certificate names no OCSP responder (no Authority Information Access extension with an OCSP URI)');
+  }
+  if (clientCheck) {
+    if (clientCheck.responderUrl !== undefined) checkResponderUrl(clientCheck.responderUrl, `${prefix}.ocspClientCheck.responderUrl`);
+    if (clientCheck.enabled) {
+      // Only certificates that verified are asked about: an unverified one could name any URL
+      // in its AIA extension, and the broker would fetch it.
+      if (!ssl.requestCert || ssl.rejectUnauthorized === false) throw invalid(`${prefix}.ocspClientCheck`, `needs ${prefix}.requestCert: true and ${prefix}.rejectUnauthorized: true (only verified certificates are checked)`);
+      if (!ssl.ca) throw invalid(`${prefix}.ocspClientCheck`, `needs ${prefix}.ca: the issuers of client certificates are found there`);
+    }
+  }
+}
+
+function checkResponderUrl(value: string, field: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(field, `not a URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, `an http or https URL is expected, not ${url.protocol}`);
 }
 
 /** A complete endpoint from checked fields and defaults (the id from the port when absent). */
@@ -202,11 +320,21 @@ export function configEndpoints(config: BrokerConfig, ports: { tcp?: number; tls
       port: ports.tls,
       useWebsocket: false,
       isDefault: out.length === 0,
-      sslConfig: { cert: c.tls.cert, key: c.tls.key, ...(c.tls.ca ? { ca: c.tls.ca } : {}), requestCert: c.tls.requestCert, rejectUnauthorized: c.tls.rejectUnauthorized, cnAsUsername: c.tls.cnAsUsername },
+      sslConfig: {
+        cert: c.tls.cert, key: c.tls.key, ...(c.tls.ca ? { ca: c.tls.ca } : {}), requestCert: c.tls.requestCert, rejectUnauthorized: c.tls.rejectUnauthorized, cnAsUsername: c.tls.cnAsUsername,
+        ...(c.tls.crl ? { crl: c.tls.crl } : {}),
+        ...(c.tls.ocspStapling.enabled ? { ocspStapling: withoutEmpty(c.tls.ocspStapling) } : {}),
+        ...(c.tls.ocspClientCheck.enabled ? { ocspClientCheck: withoutEmpty(c.tls.ocspClientCheck) } : {}),
+      },
     });
   }
   if (c.ws.enabled && ports.ws) out.push({ ...base, id: 'ws', port: ports.ws, useWebsocket: true, isDefault: out.length === 0 });
   return out;
+}
+
+/** A configuration section without its empty strings (an unset responderUrl). */
+function withoutEmpty<T extends object>(section: T): T {
+  return Object.fromEntries(Object.entries(section).filter(([, v]) => v !== '')) as T;
 }
 
 /** A rate limit from the configuration keys (mqtt.rateLimit.*, mqtt.totalRateLimit.*): 0 is

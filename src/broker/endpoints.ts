@@ -13,7 +13,7 @@ import type { Logger } from '../log/index.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
-import { checkEndpointFields, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
+import { checkEndpointFields, checkRevocation, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
 import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'endpoint';
@@ -118,6 +118,7 @@ export class EndpointManager {
   /** Checks a new endpoint without adding it: the complete configuration, or an EndpointError. */
   async validateNew(input: unknown): Promise<EndpointConfig> {
     const config = this.checkFields(input);
+    checkRevocation(config);
     await this.checkPlace(config, undefined);
     return config;
   }
@@ -127,6 +128,7 @@ export class EndpointManager {
     const entry = this.entries.get(id);
     if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
     const next = this.merge(entry.config, input);
+    checkRevocation(next);
     await this.checkPlace(next, entry.config);
     return next;
   }

@@ -375,6 +375,12 @@ fn client_verifier(
     })
 }
 
+/// Reads and checks a CRL file as [`TlsEndpoint::load`] does (for a configuration check before
+/// an endpoint opens); answers how many CRLs it holds.
+pub fn check_crl_file(path: &Path) -> Result<usize, TlsError> {
+    read_crls(path).map(|crls| crls.len())
+}
+
 /// The CRLs of `path`: PEM (`-----BEGIN X509 CRL-----` sections, at least one) or one DER CRL;
 /// each checked to be a CRL. A certificate in the file is not a CRL: it is refused by name.
 fn read_crls(path: &Path) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
