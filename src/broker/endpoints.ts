@@ -56,8 +56,15 @@ export class EndpointManager {
   private readonly entries = new Map<string, Entry>();
   private nextSlot = 0;
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly changeListeners: (() => void)[] = [];
 
   constructor(private readonly deps: EndpointDeps) {}
+
+  /** Calls `fn` after every change of the endpoints (added, updated, removed, here or on another
+   * node of the cluster). */
+  onChange(fn: () => void): void {
+    this.changeListeners.push(fn);
+  }
 
   /** The configuration's endpoints with the stored changes applied over them. */
   async restore(fromConfig: EndpointConfig[]): Promise<void> {
@@ -325,7 +332,10 @@ export class EndpointManager {
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(fn, fn);
     this.chain = run.catch(() => undefined);
-    return run;
+    return run.then((result) => {
+      for (const listener of this.changeListeners) listener();
+      return result;
+    });
   }
 }
 

@@ -6,6 +6,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 
 import uWS from 'uWebSockets.js';
 
@@ -19,6 +20,7 @@ import { NativeNet } from './native-net.ts';
 import { listenerPort, type NetTlsOptions } from '../native/index.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
 import type { Transport } from '../engine/connection/transport.ts';
+import type { CertificateCheck } from '../engine/handlers/client.ts';
 
 /** A connection as its endpoint keeps it: closed when the endpoint goes away. */
 export interface EndpointConnection {
@@ -32,15 +34,26 @@ export class WorkerEndpoint {
   server: net.Server | tls.Server | null = null;
   /** The listener number in the worker's NativeNet (mqtt.io native, TCP). */
   nativeListener: number | null = null;
+  /** Stapling native listeners: the server certificate (DER) loaded last. */
+  leafDer: Buffer | null = null;
   wsApp: uWS.TemplatedApp | null = null;
   wsSocket: uWS.us_listen_socket | null = null;
   readonly wsTransports = new Set<WsTransport>();
+  /** The OCSP check of its clients' certificates (sslConfig.ocspClientCheck), or null. */
+  certificateCheck: CertificateCheck | null = null;
 
   constructor(public config: EndpointConfig, readonly slot: number) {}
 
   get running(): boolean {
     return this.server !== null || this.wsSocket !== null || this.nativeListener !== null;
   }
+}
+
+/** An OCSP response to staple (DER), and the server certificate (DER) it is about
+ * (src/features/revocation/stapler.ts sends them as the `ocspStaples` worker state). */
+export interface OcspStaple {
+  ocsp: Uint8Array;
+  leaf: Uint8Array;
 }
 
 export interface OpenEndpoint {
@@ -65,7 +78,33 @@ export class Listeners {
     private readonly maxOutboundBytes: number,
     readonly counters: EndpointCounters,
     private readonly accept: (t: Transport, endpoint: WorkerEndpoint) => void,
+    /** The OCSP check of an endpoint's client certificates (src/features/revocation), or null. */
+    private readonly certificateChecks: (config: EndpointConfig, stats: EndpointStats) => CertificateCheck | null = () => null,
   ) {}
+
+  /** The OCSP responses to staple, by endpoint id (src/features/revocation/stapler.ts). */
+  private staples: Record<string, OcspStaple> = {};
+
+  /** New staples: every TLS listener staples its endpoint's (or nothing). */
+  setStaples(staples: Record<string, OcspStaple>): void {
+    this.staples = staples;
+    for (const ep of this.endpoints.values()) this.applyStaple(ep);
+  }
+
+  /** The native driver is given the endpoint's staple (it keeps it only for the certificate it is
+   * about); Node's servers read `staples` at each OCSPRequest. */
+  private applyStaple(ep: WorkerEndpoint): void {
+    if (ep.nativeListener === null || !ep.config.sslConfig?.ocspStapling?.enabled) return;
+    const s = this.staples[ep.config.id];
+    const leaf = s?.leaf ?? null;
+    if (leaf === null) {
+      // Nothing to staple: whatever the listener has goes (its certificate, whichever it is).
+      const current = ep.leafDer ?? readLeaf(ep.config.sslConfig.cert);
+      if (current) this.native!.setOcspStaple(ep.nativeListener, null, current);
+      return;
+    }
+    this.native!.setOcspStaple(ep.nativeListener, s.ocsp, leaf);
+  }
 
   /** Opens an endpoint's listener here (or replaces it, keeping its connections and counters). */
   async open(spec: OpenEndpoint): Promise<void> {
@@ -77,6 +116,7 @@ export class Listeners {
     }
     this.endpoints.set(ep.config.id, ep);
     if (!spec.config.enabled) return;
+    ep.certificateCheck = spec.config.sslConfig?.ocspClientCheck?.enabled ? this.certificateChecks(spec.config, ep.stats) : null;
     try {
       if (spec.config.useWebsocket) await this.startWs(ep);
       else await this.startSocket(ep, spec.fd);
@@ -122,8 +162,19 @@ export class Listeners {
       return;
     }
     const server = ssl
-      ? tls.createServer({ ...tlsOptions(ep.config), noDelay }, (socket) => onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined))
+      ? tls.createServer({ ...tlsOptions(ep.config), noDelay }, (socket) => {
+        if (ssl.crl !== undefined && !this.authorizedWithCrl(ep, socket)) return;
+        onSocket(socket, ssl.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined);
+      })
       : net.createServer({ noDelay }, (socket) => onSocket(socket));
+    if (ssl?.ocspStapling?.enabled) {
+      // Clients asking for the certificate's status (status_request) get the stapled response
+      // when it is about the certificate this server presents.
+      server.on('OCSPRequest', (certificate: Buffer, _issuer: Buffer, done: (err: Error | null, response?: Buffer) => void) => {
+        const s = this.staples[ep.config.id];
+        done(null, s && certificate.equals(s.leaf) ? Buffer.from(s.ocsp) : undefined);
+      });
+    }
     ep.server = server;
     await listenFd(server, fd, ep.config.serverOptions.backlog ?? DEFAULT_BACKLOG);
   }
@@ -137,6 +188,7 @@ export class Listeners {
       kind: ssl ? 'tls' : 'tcp',
       cnAsUsername: ssl?.cnAsUsername ?? false,
       localPort,
+      revoked: () => ep.stats.revocation.crlRevoked++,
       opened: (t) => {
         if (!this.admit(ep)) t.destroy();
         else this.accept(t, ep);
@@ -148,6 +200,23 @@ export class Listeners {
         errors[code] = (errors[code] ?? 0) + 1;
       },
     });
+    if (ssl?.ocspStapling?.enabled) {
+      ep.leafDer = readLeaf(ssl.cert);
+      this.applyStaple(ep);
+    }
+  }
+
+  /**
+   * An endpoint with a CRL on Node's TLS: Node is told not to reject (tlsOptions), so that a
+   * certificate the CRL revokes is counted here before the socket is destroyed, as Node would
+   * destroy it (after the handshake, as with rejectUnauthorized).
+   */
+  private authorizedWithCrl(ep: WorkerEndpoint, socket: tls.TLSSocket): boolean {
+    const ssl = ep.config.sslConfig!;
+    if (socket.authorized || !(ssl.requestCert && (ssl.rejectUnauthorized ?? true))) return true;
+    if (socket.authorizationError as unknown === 'CERT_REVOKED') ep.stats.revocation.crlRevoked++;
+    socket.destroy();
+    return false;
   }
 
   /** Accept-rate limit of the endpoint; a refused socket is counted and closed at once. */
@@ -170,7 +239,15 @@ export class Listeners {
     for (const ep of this.endpoints.values()) {
       if (ep.server instanceof tls.Server) ep.server.setSecureContext(tlsOptions(ep.config));
       const ssl = ep.config.sslConfig;
-      if (ssl && ep.nativeListener !== null) this.native!.setTls(ep.nativeListener, nativeTls(ssl));
+      if (ssl && ep.nativeListener !== null) {
+        this.native!.setTls(ep.nativeListener, nativeTls(ssl));
+        if (ssl.ocspStapling?.enabled) {
+          // The driver kept the staple if the certificate is the same; one for the new
+          // certificate may have come before the reload did.
+          ep.leafDer = readLeaf(ssl.cert);
+          this.applyStaple(ep);
+        }
+      }
     }
   }
 
@@ -300,18 +377,38 @@ const ACCEPT_ERRNO: Record<number, string> = { 24: 'accept_emfile', 23: 'accept_
 /** An endpoint's TLS settings as the native driver takes them (the same rules as tlsOptions). */
 function nativeTls(t: SslConfig): NetTlsOptions {
   const requestCert = t.requestCert ?? false;
-  return { cert: t.cert, key: t.key, ca: t.ca || undefined, requestCert, rejectUnauthorized: requestCert && (t.rejectUnauthorized ?? true) };
+  return { cert: t.cert, key: t.key, ca: t.ca || undefined, requestCert, rejectUnauthorized: requestCert && (t.rejectUnauthorized ?? true), crl: t.crl };
 }
 
 export function tlsOptions(c: EndpointConfig): tls.TlsOptions {
   const t = c.sslConfig!;
+  const rejectUnauthorized = (t.requestCert ?? false) && (t.rejectUnauthorized ?? true);
   return {
     cert: readFileSync(t.cert),
     key: readFileSync(t.key),
     ca: t.ca ? readFileSync(t.ca) : undefined,
+    // Node (OpenSSL) then checks every certificate of the client's chain (CRL_CHECK_ALL); with a
+    // CRL the refusal is made by Listeners.authorizedWithCrl, which counts it.
+    ...(t.crl !== undefined ? { crl: crlPem(readFileSync(t.crl)) } : {}),
     requestCert: t.requestCert ?? false,
-    rejectUnauthorized: (t.requestCert ?? false) && (t.rejectUnauthorized ?? true),
+    rejectUnauthorized: t.crl !== undefined ? false : rejectUnauthorized,
   };
+}
+
+/** Node takes PEM CRLs only: a DER file (one CRL) becomes one PEM section. */
+function crlPem(file: Buffer): Buffer {
+  if (file.includes('-----BEGIN ')) return file;
+  const b64 = file.toString('base64').replace(/.{64}/g, '$&\n');
+  return Buffer.from(`-----BEGIN X509 CRL-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END X509 CRL-----\n`);
+}
+
+/** The first certificate (DER) of a PEM chain file, or null when it cannot be read. */
+function readLeaf(file: string): Buffer | null {
+  try {
+    return new X509Certificate(readFileSync(file)).raw;
+  } catch {
+    return null;
+  }
 }
 
 /**

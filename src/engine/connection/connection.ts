@@ -141,6 +141,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
     return this.transport.certificateCN;
   }
 
+  peerCertificates(): Buffer[] | undefined {
+    return this.transport.peerCertificates();
+  }
+
   get connected(): boolean {
     return this.state === 'connected';
   }

@@ -39,6 +39,9 @@ export interface Transport {
   readonly remotePort: number;
   /** The CN of a verified client certificate (TLS with client certificates). */
   readonly certificateCN: string | undefined;
+  /** The certificates a TLS client presented (DER, its own first), once its handshake is done;
+   * undefined without TLS or without one. Asked only by an endpoint's OCSP check of clients. */
+  peerCertificates(): Buffer[] | undefined;
   /** Port of the listener that accepted the connection. */
   readonly localPort: number;
   /** Bytes accepted by write() and not yet taken by the client's side: not yet handed to the

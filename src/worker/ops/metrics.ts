@@ -28,6 +28,8 @@ export interface EndpointSnapshot {
   maxConnectionSize: number | null;
   maxSessionSize: number | null;
   stats: EndpointStatsSnapshot;
+  /** TLS endpoints: which revocation checks they make (their metrics are written only then). */
+  ssl?: { crl: boolean; ocspClientCheck: boolean };
 }
 
 export interface WorkerMetricsSnapshot {
@@ -92,6 +94,7 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
       maxConnectionSize: ep.config.maxConnectionSize ?? null,
       maxSessionSize: ep.config.maxSessionSize ?? null,
       stats: ep.stats.snapshot(),
+      ...(ep.config.sslConfig ? { ssl: { crl: ep.config.sslConfig.crl !== undefined, ocspClientCheck: ep.config.sslConfig.ocspClientCheck?.enabled === true } } : {}),
     });
   }
   const heap = getHeapStatistics();
