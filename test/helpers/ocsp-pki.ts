@@ -2,7 +2,8 @@
 // and clients (each naming the test's OCSP responder in its AIA extension), revocation in the CA's
 // index, CRLs (`openssl ca -gencrl`, PEM and DER), and OpenSSL's own OCSP responder
 // (`openssl ocsp -index ... -port`) as a child process on a port chosen when the CA is made, which
-// the test can stop (the responder down) and start again. The responder is owned by the test
+// the test can stop (the responder down) and start again. The responder reads the index when it
+// starts: issue and revoke before starting it (or restart it). The responder is owned by the test
 // file's process (children.ts).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
@@ -91,8 +92,8 @@ export class TestPki {
     return { cert, key, serial, subject: `/CN=${cn}` };
   }
 
-  /** Marks a certificate revoked in the index (its next CRL lists it; the responder reads the
-   * index again when it changes). */
+  /** Marks a certificate revoked in the index (its next CRL lists it; a responder started
+   * after this says revoked: `openssl ocsp` reads the index only when it starts). */
   revoke(issued: Issued): void {
     const lines = readFileSync(this.index, 'utf8').split('\n').map((line) => {
       const cols = line.split('\t');

@@ -1,5 +1,6 @@
-// Endpoints: the listeners (list with live counters, add, change limits, remove), through
-// /api/endpoints/* (variant B: by port).
+// Endpoints: the listeners (list with live counters, add with TLS and certificate revocation,
+// change limits, remove), through /api/endpoints/* (variant B: by port); what the TLS endpoints
+// staple from /api/tls/ocsp-staples.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -7,6 +8,40 @@ import htm from 'htm';
 import { api } from '../api.js';
 
 const html = htm.bind(h);
+
+/** The sslConfig of the add form's TLS fields (undefined without a certificate). */
+function sslConfigOf(f) {
+  const text = (name) => String(f.get(name) ?? '').trim();
+  if (text('cert') === '' && text('key') === '') return undefined;
+  const ssl = { cert: text('cert'), key: text('key') };
+  if (text('ca') !== '') ssl.ca = text('ca');
+  if (f.get('requestCert') === 'on') {
+    ssl.requestCert = true;
+    ssl.rejectUnauthorized = true;
+  }
+  if (text('crl') !== '') ssl.crl = text('crl');
+  if (f.get('ocspStapling') === 'on') {
+    ssl.ocspStapling = { enabled: true };
+    if (text('stapleResponder') !== '') ssl.ocspStapling.responderUrl = text('stapleResponder');
+  }
+  if (f.get('ocspClientCheck') === 'on') {
+    ssl.ocspClientCheck = { enabled: true, failMode: text('failMode') || 'closed' };
+    if (text('checkResponder') !== '') ssl.ocspClientCheck.responderUrl = text('checkResponder');
+  }
+  return ssl;
+}
+
+/** What a row shows of an endpoint's TLS: revocation checks, and the staple's state. */
+function tlsSummary(e, staple) {
+  const ssl = e.sslConfig;
+  if (!ssl) return 'no';
+  const parts = [e.useWebsocket ? 'WSS' : 'TLS'];
+  if (ssl.requestCert) parts.push('client certificates');
+  if (ssl.crl) parts.push('CRL');
+  if (ssl.ocspClientCheck?.enabled) parts.push(`OCSP check (fail ${ssl.ocspClientCheck.failMode ?? 'closed'})`);
+  if (ssl.ocspStapling?.enabled) parts.push(`OCSP staple: ${staple ? (staple.stapled ? `${staple.certStatus} until ${staple.nextUpdate ?? '–'}` : staple.state) : '–'}`);
+  return parts.join(' · ');
+}
 
 /** A limit field: empty is "no limit" (null), else a whole number. */
 function limit(v) {
@@ -18,11 +53,14 @@ export function Endpoints({ live, user }) {
   const [list, setList] = useState(null);
   const [error, setError] = useState(null);
   const [counters, setCounters] = useState(new Map());
+  const [staples, setStaples] = useState(new Map());
   const canWrite = user.role === 'admin';
   async function load() {
     try {
       const r = await api('GET', '/api/endpoints/list');
       setList(Object.values(r.data.endpoints).map((e) => ({ ...e, running: r.data.activePorts.includes(e.port) })));
+      const s = await api('GET', '/api/tls/ocsp-staples');
+      setStaples(new Map(s.data.map((x) => [x.endpoint, x])));
       setError(null);
     } catch (err) {
       setError(err.message);
@@ -41,9 +79,9 @@ export function Endpoints({ live, user }) {
     ${canWrite && html`<${AddEndpoint} onAdded=${load} />`}
     <section class="card">
       <table>
-        <thead><tr><th>Id</th><th>Port</th><th>State</th><th>Connections</th><th>In/s</th><th>Out/s</th><th>Max connections</th><th></th></tr></thead>
+        <thead><tr><th>Id</th><th>Port</th><th>State</th><th>Connections</th><th>In/s</th><th>Out/s</th><th>Max connections</th><th>TLS</th><th></th></tr></thead>
         <tbody>
-          ${(list ?? []).map((e) => html`<${EndpointRow} key=${e.port} e=${e} c=${counters.get(e.port)} canWrite=${canWrite} onChanged=${load} />`)}
+          ${(list ?? []).map((e) => html`<${EndpointRow} key=${e.port} e=${e} c=${counters.get(e.port)} staple=${staples.get(e.id)} canWrite=${canWrite} onChanged=${load} />`)}
         </tbody>
       </table>
       ${list && list.length === 0 && html`<p class="muted">No endpoints.</p>`}
@@ -61,25 +99,41 @@ function AddEndpoint({ onAdded }) {
     if (String(f.get('id')).trim() !== '') body.id = String(f.get('id')).trim();
     const max = limit(f.get('maxConnectionSize'));
     if (max !== null) body.maxConnectionSize = max;
+    const ssl = sslConfigOf(f);
+    if (ssl) body.sslConfig = ssl;
     try {
       await api('POST', '/api/endpoints/add', body);
       setError(null);
       form.reset();
       onAdded();
     } catch (err) {
-      setError(err.field ? `${err.field}: ${err.message}` : err.message);
+      // The API's message names its field already ("sslConfig.crl: no such file ...").
+      setError(err.field && !err.message.startsWith(err.field) ? `${err.field}: ${err.message}` : err.message);
     }
   }
   return html`<form class="card inline" onSubmit=${submit} aria-label="add an endpoint">
     <label>Id <input name="id" placeholder="endpoint-<port>" /></label>
     <label>Port <input name="port" type="number" min="1" max="65535" required /></label>
     <label>Max connections <input name="maxConnectionSize" type="number" min="0" placeholder="no limit" /></label>
+    <details>
+      <summary>TLS and certificate revocation</summary>
+      <label>Certificate <input name="cert" placeholder="PEM file path" /></label>
+      <label>Key <input name="key" placeholder="PEM file path" /></label>
+      <label>CA <input name="ca" placeholder="PEM file path" /></label>
+      <label><input name="requestCert" type="checkbox" /> Require client certificates</label>
+      <label>CRL <input name="crl" placeholder="CRL file path (PEM or DER)" /></label>
+      <label><input name="ocspStapling" type="checkbox" /> OCSP stapling</label>
+      <label>Staple responder <input name="stapleResponder" placeholder="from the certificate (AIA)" /></label>
+      <label><input name="ocspClientCheck" type="checkbox" /> OCSP check of client certificates</label>
+      <label>Responder down <select name="failMode"><option value="closed">refuse (closed)</option><option value="open">admit (open)</option></select></label>
+      <label>Check responder <input name="checkResponder" placeholder="from each certificate (AIA)" /></label>
+    </details>
     <button type="submit">Add endpoint</button>
     ${error && html`<p class="error" role="alert">${error}</p>`}
   </form>`;
 }
 
-function EndpointRow({ e, c, canWrite, onChanged }) {
+function EndpointRow({ e, c, staple, canWrite, onChanged }) {
   const [error, setError] = useState(null);
   const [max, setMax] = useState(e.maxConnectionSize ?? '');
   async function call(path, body) {
@@ -100,6 +154,7 @@ function EndpointRow({ e, c, canWrite, onChanged }) {
           <input aria-label=${`max connections of ${e.id}`} type="number" min="0" value=${max} placeholder="no limit" onInput=${(ev) => setMax(ev.target.value)} />
           <button type="submit">Save</button></form>`
       : e.maxConnectionSize ?? 'no limit'}</td>
+    <td class="tls">${tlsSummary(e, staple)}</td>
     <td>${canWrite && html`<button class="danger" onClick=${() => call('/api/endpoints/remove', { port: e.port })}>Remove</button>`}
       ${error && html`<span class="error" role="alert">${error}</span>`}</td>
   </tr>`;
