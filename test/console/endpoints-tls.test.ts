@@ -12,7 +12,7 @@ import type { Browser } from 'playwright-core';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end } from '../helpers/broker.ts';
-import { freePort } from '../helpers/nats.ts';
+import { freePort } from '../helpers/process-broker.ts';
 import { launchBrowser, signIn } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { TestPki } from '../helpers/ocsp-pki.ts';
