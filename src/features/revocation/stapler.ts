@@ -8,6 +8,8 @@
 // response is stapled until its nextUpdate, then no staple. A response without nextUpdate is
 // fetched again every refreshBefore seconds and stapled for twice that at most. Certificates are
 // read again when the endpoints change and on SIGHUP. Owned by the main thread.
+import type { X509Certificate } from 'node:crypto';
+
 import type { EndpointConfig, OcspStapling } from '../../broker/endpoint-config.ts';
 import { OCSP_DEFAULTS } from '../../broker/endpoint-config.ts';
 import { readServerCertificate } from '../../broker/certificates.ts';
@@ -73,16 +75,34 @@ export interface StaplerDeps {
   /** Sends the staples to every worker (the whole set each time). */
   publish(staples: Record<string, OcspStaple>): void;
   now?: () => number;
+  /** Asks the responder about the certificate (tests give their own); default: OCSP over HTTP. */
+  ask?: (server: Asked, timeoutMs: number, now: number) => Promise<OcspAnswer>;
+}
+
+/** What is asked about: the certificate, its issuer, and the responder. */
+export interface Asked {
+  leaf: X509Certificate;
+  issuer: X509Certificate;
+  responder: string;
+}
+
+/** The status of the certificate from its responder, checked (ocsp.ts, loaded on first use). */
+async function askResponder(server: Asked, timeoutMs: number, now: number): Promise<OcspAnswer> {
+  const ocsp = await loadOcsp();
+  const request = await ocsp.ocspRequest(server.leaf, server.issuer);
+  return ocsp.checkResponse(await ocsp.postOcsp(server.responder, request, timeoutMs), server.leaf, server.issuer, now);
 }
 
 export class Stapler {
   private readonly entries = new Map<string, Entry>();
   readonly counts: StaplerCounts = { requests: {} };
   private readonly now: () => number;
+  private readonly ask: NonNullable<StaplerDeps['ask']>;
   private closed = false;
 
   constructor(private readonly deps: StaplerDeps) {
     this.now = deps.now ?? Date.now;
+    this.ask = deps.ask ?? askResponder;
   }
 
   /** The endpoints as they are now: entries for those that staple (new or changed ones read
@@ -199,10 +219,8 @@ export class Stapler {
     }
     let answer: OcspAnswer;
     try {
-      const ocsp = await loadOcsp();
-      const request = await ocsp.ocspRequest(server.leaf, server.issuer);
-      const der = await ocsp.postOcsp(server.responder, request, entry.settings.timeoutMs ?? OCSP_DEFAULTS.stapleTimeoutMs);
-      answer = await ocsp.checkResponse(der, server.leaf, server.issuer, this.now());
+      const asked = { leaf: server.leaf, issuer: server.issuer, responder: server.responder };
+      answer = await this.ask(asked, entry.settings.timeoutMs ?? OCSP_DEFAULTS.stapleTimeoutMs, this.now());
     } catch (err) {
       if (!entry.alive) return;
       const failure = (err as { failure?: string }).failure ?? 'error';
