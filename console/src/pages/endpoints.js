@@ -115,18 +115,20 @@ function AddEndpoint({ onAdded }) {
     <label>Id <input name="id" placeholder="endpoint-<port>" /></label>
     <label>Port <input name="port" type="number" min="1" max="65535" required /></label>
     <label>Max connections <input name="maxConnectionSize" type="number" min="0" placeholder="no limit" /></label>
-    <details>
+    <details class="tls-fields">
       <summary>TLS and certificate revocation</summary>
+      <div class="tls-grid">
       <label>Certificate <input name="cert" placeholder="PEM file path" /></label>
       <label>Key <input name="key" placeholder="PEM file path" /></label>
       <label>CA <input name="ca" placeholder="PEM file path" /></label>
-      <label><input name="requestCert" type="checkbox" /> Require client certificates</label>
+      <label class="check"><input name="requestCert" type="checkbox" /> Require client certificates</label>
       <label>CRL <input name="crl" placeholder="CRL file path (PEM or DER)" /></label>
-      <label><input name="ocspStapling" type="checkbox" /> OCSP stapling</label>
+      <label class="check"><input name="ocspStapling" type="checkbox" /> OCSP stapling</label>
       <label>Staple responder <input name="stapleResponder" placeholder="from the certificate (AIA)" /></label>
-      <label><input name="ocspClientCheck" type="checkbox" /> OCSP check of client certificates</label>
+      <label class="check"><input name="ocspClientCheck" type="checkbox" /> OCSP check of client certificates</label>
       <label>Responder down <select name="failMode"><option value="closed">refuse (closed)</option><option value="open">admit (open)</option></select></label>
       <label>Check responder <input name="checkResponder" placeholder="from each certificate (AIA)" /></label>
+      </div>
     </details>
     <button type="submit">Add endpoint</button>
     ${error && html`<p class="error" role="alert">${error}</p>`}
