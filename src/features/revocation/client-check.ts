@@ -81,7 +81,8 @@ export class ClientCertificateCheck implements CertificateCheck {
     if (pending === undefined) {
       pending = this.ask(key, leaf, chain);
       this.asking.set(key, pending);
-      void pending.finally(() => this.asking.delete(key));
+      // ask() answers null rather than rejecting.
+      void pending.then(() => this.asking.delete(key));
     }
     return pending.then((status) => (status === null ? this.failed(null) : this.verdict(status)));
   }
@@ -111,7 +112,13 @@ export class ClientCertificateCheck implements CertificateCheck {
 
   /** Asks the responder; answers the status, or null when none could be had (counted, logged). */
   private async ask(key: string, leaf: X509Certificate, chain: Buffer[]): Promise<CertStatus | null> {
-    const issuer = findIssuer(leaf, [...chain.slice(1).map((der) => new X509Certificate(der)), ...this.issuers]);
+    let sent: X509Certificate[];
+    try {
+      sent = chain.slice(1).map((der) => new X509Certificate(der));
+    } catch {
+      sent = []; // verified in the handshake, so not expected: the ca file's issuers remain
+    }
+    const issuer = findIssuer(leaf, [...sent, ...this.issuers]);
     const url = this.settings.responderUrl ?? responderOf(leaf);
     if (!issuer || !url) {
       this.count('no_responder');
