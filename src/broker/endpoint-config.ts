@@ -10,6 +10,8 @@ import type { BrokerConfig } from '../config/index.ts';
 import { invalid } from '../errors/domain-error.ts';
 import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/check.ts';
 import { limits, RATE_LIMIT_SCHEMA, rateLimitProblem, type RateLimit } from './rate-limit.ts';
+import { crlFileProblem } from '../native/index.ts';
+import { readServerCertificate, type ServerCertificate } from './certificates.ts';
 
 export interface SslConfig {
   /** PEM file paths: the server's certificate chain and key. Both, unless `psk` is set (a
@@ -20,6 +22,13 @@ export interface SslConfig {
   requestCert?: boolean;
   rejectUnauthorized?: boolean;
   cnAsUsername?: boolean;
+  /** Certificate revocation lists client certificates are checked against in the handshake:
+   * a file of PEM `X509 CRL` sections or one DER CRL (docs/features/tls-revocation.md). */
+  crl?: string;
+  /** OCSP stapling of the server's certificate (src/features/revocation/stapler.ts). */
+  ocspStapling?: OcspStapling;
+  /** OCSP checks of client certificates at CONNECT (src/features/revocation/client-check.ts). */
+  ocspClientCheck?: OcspClientCheck;
   /** TLS-PSK (docs/features/tls-psk.md): this endpoint's TLS then runs on Node's OpenSSL even
    * with mqtt.io native (rustls has no external PSK). */
   psk?: PskConfig;
@@ -36,6 +45,38 @@ export interface PskConfig {
    * as Mosquitto's use_identity_as_username. */
   identityAsUsername?: boolean;
 }
+
+export interface OcspStapling {
+  enabled: boolean;
+  /** The responder asked (http or https); absent: the one in the certificate's AIA extension. */
+  responderUrl?: string;
+  /** Seconds before the response's nextUpdate a new one is fetched (at most half its validity). */
+  refreshBefore?: number;
+  /** Milliseconds the responder has to answer. */
+  timeoutMs?: number;
+}
+
+export interface OcspClientCheck {
+  enabled: boolean;
+  /** The responder does not answer: 'closed' refuses the client (CONNACK 0x88, v3: 3), 'open'
+   * admits it. */
+  failMode?: 'open' | 'closed';
+  /** The responder asked (http or https); absent: each certificate's AIA extension. */
+  responderUrl?: string;
+  /** Seconds an answer is kept at most (never past its nextUpdate; 0: not kept). */
+  cacheSeconds?: number;
+  /** Milliseconds the responder has to answer. */
+  timeoutMs?: number;
+}
+
+/** Defaults of the OCSP settings (docs/features/tls-revocation.md). */
+export const OCSP_DEFAULTS = {
+  refreshBefore: 3600,
+  stapleTimeoutMs: 5000,
+  failMode: 'closed',
+  cacheSeconds: 300,
+  clientTimeoutMs: 3000,
+} as const;
 
 export interface ServerOptions {
   /** Pending-connection queue length of the listening socket; DEFAULT_BACKLOG when absent. */
@@ -133,6 +174,26 @@ export const ENDPOINT_FIELDS = Type.Object(
           },
           { additionalProperties: false, description: 'TLS-PSK (runs on Node\'s OpenSSL whatever mqtt.io says; not with useWebsocket)' },
         )),
+        crl: Type.Optional(Type.String({ minLength: 1, description: 'CRL file path (PEM, one or more X509 CRL sections, or one DER CRL): client certificates it revokes are refused in the handshake; needs requestCert; not on WebSocket endpoints' })),
+        ocspStapling: Type.Optional(Type.Object(
+          {
+            enabled: Type.Boolean(),
+            responderUrl: Type.Optional(Type.String({ minLength: 1, description: 'http(s) URL of the OCSP responder; absent: the certificate\'s AIA extension' })),
+            refreshBefore: Type.Optional(Type.Integer({ minimum: 10, maximum: 604800, description: `seconds before the response's nextUpdate a new one is fetched (default ${OCSP_DEFAULTS.refreshBefore})` })),
+            timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60000, description: `ms the responder has to answer (default ${OCSP_DEFAULTS.stapleTimeoutMs})` })),
+          },
+          { additionalProperties: false, description: 'OCSP stapling of the server certificate; not on WebSocket endpoints' },
+        )),
+        ocspClientCheck: Type.Optional(Type.Object(
+          {
+            enabled: Type.Boolean(),
+            failMode: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')], { description: 'responder down or late: closed refuses (CONNACK 0x88), open admits (default closed)' })),
+            responderUrl: Type.Optional(Type.String({ minLength: 1, description: 'http(s) URL of the OCSP responder; absent: each certificate\'s AIA extension' })),
+            cacheSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: `seconds an answer is kept at most, never past its nextUpdate (default ${OCSP_DEFAULTS.cacheSeconds})` })),
+            timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60000, description: `ms the responder has to answer (default ${OCSP_DEFAULTS.clientTimeoutMs})` })),
+          },
+          { additionalProperties: false, description: 'OCSP check of each client certificate at CONNECT; needs requestCert, rejectUnauthorized and ca; not on WebSocket endpoints' },
+        )),
       },
       { additionalProperties: false, description: 'present: TLS (or WSS with useWebsocket)' },
     ))),
@@ -215,6 +276,64 @@ export function checkEndpointTls(c: EndpointConfig): void {
   if (ssl.cert === undefined && ssl.requestCert === true) throw invalid('sslConfig.requestCert', 'needs a server certificate (sslConfig.cert and key): a PSK-only endpoint asks for no client certificate');
 }
 
+/**
+ * What the revocation settings of a complete endpoint need (docs/features/tls-revocation.md):
+ * client certificates for a CRL or OCSP checks, a TLS listener that can do them (uWebSockets.js,
+ * which serves WSS, takes no CRL and cannot staple), a CRL file that loads, http(s) responder
+ * URLs. Throws 400 INVALID_PARAMETER naming the field, under `prefix` ('sslConfig', or
+ * 'mqtt.tls' for the configuration file's endpoint).
+ */
+export function checkRevocation(c: EndpointConfig, prefix = 'sslConfig'): void {
+  const ssl = c.sslConfig;
+  if (!ssl) return;
+  const stapling = ssl.ocspStapling;
+  const clientCheck = ssl.ocspClientCheck;
+  if (c.useWebsocket) {
+    const why = 'WebSocket endpoints run on uWebSockets.js, whose TLS (SSLApp) takes no CRL and does no OCSP: use an MQTT over TLS endpoint';
+    if (ssl.crl !== undefined) throw invalid(`${prefix}.crl`, why);
+    if (stapling?.enabled) throw invalid(`${prefix}.ocspStapling`, why);
+    if (clientCheck?.enabled) throw invalid(`${prefix}.ocspClientCheck`, why);
+  }
+  if (ssl.crl !== undefined) {
+    if (!ssl.requestCert) throw invalid(`${prefix}.crl`, `needs ${prefix}.requestCert: true (a CRL checks client certificates)`);
+    if (!existsSync(ssl.crl)) throw invalid(`${prefix}.crl`, `no such file: ${ssl.crl}`);
+    const problem = crlFileProblem(ssl.crl);
+    if (problem !== null) throw invalid(`${prefix}.crl`, problem);
+  }
+  if (stapling?.responderUrl !== undefined) checkResponderUrl(stapling.responderUrl, `${prefix}.ocspStapling.responderUrl`);
+  if (stapling?.enabled) {
+    if (ssl.cert === undefined) throw invalid(`${prefix}.ocspStapling`, `needs a server certificate (${prefix}.cert and key): a PSK-only endpoint has none to staple for`);
+    // What a staple request needs: the certificate's issuer, and a responder to ask.
+    let server: ServerCertificate;
+    try {
+      server = readServerCertificate(ssl.cert, ssl.ca, stapling.responderUrl);
+    } catch (err) {
+      throw invalid(`${prefix}.cert`, `cannot be read for OCSP stapling: ${(err as Error).message}`);
+    }
+    if (!server.issuer) throw invalid(`${prefix}.ocspStapling`, `the issuer of the server certificate is needed to ask for its status: put it after the certificate in ${prefix}.cert, or in ${prefix}.ca`);
+    if (!server.responder) throw invalid(`${prefix}.ocspStapling.responderUrl`, 'is required: the server certificate names no OCSP responder (no Authority Information Access extension with an OCSP URI)');
+  }
+  if (clientCheck) {
+    if (clientCheck.responderUrl !== undefined) checkResponderUrl(clientCheck.responderUrl, `${prefix}.ocspClientCheck.responderUrl`);
+    if (clientCheck.enabled) {
+      // Only certificates that verified are asked about: an unverified one could name any URL
+      // in its AIA extension, and the broker would fetch it.
+      if (!ssl.requestCert || ssl.rejectUnauthorized === false) throw invalid(`${prefix}.ocspClientCheck`, `needs ${prefix}.requestCert: true and ${prefix}.rejectUnauthorized: true (only verified certificates are checked)`);
+      if (!ssl.ca) throw invalid(`${prefix}.ocspClientCheck`, `needs ${prefix}.ca: the issuers of client certificates are found there`);
+    }
+  }
+}
+
+function checkResponderUrl(value: string, field: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(field, `not a URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(field, `an http or https URL is expected, not ${url.protocol}`);
+}
+
 /** A complete endpoint from checked fields and defaults (the id from the port when absent). */
 export function completeEndpoint(fields: Partial<EndpointConfig>, defaults: { messageMaxSize: number }, source: 'config' | 'api'): EndpointConfig {
   if (fields.port === undefined) throw invalid('port', 'is required');
@@ -276,7 +395,11 @@ export function configEndpoints(config: BrokerConfig, ports: { tcp?: number; tls
 
 /** The TLS endpoint's sslConfig from the mqtt.tls.* keys (the cross-checks made them whole). */
 function configSslConfig(t: BrokerConfig['mqtt']['tls']): SslConfig {
-  const ssl: SslConfig = { ...(t.cert ? { cert: t.cert, key: t.key } : {}), ...(t.ca ? { ca: t.ca } : {}), requestCert: t.requestCert, rejectUnauthorized: t.rejectUnauthorized, cnAsUsername: t.cnAsUsername };
+  const ssl: SslConfig = { ...(t.cert ? { cert: t.cert, key: t.key } : {}), ...(t.ca ? { ca: t.ca } : {}), requestCert: t.requestCert, rejectUnauthorized: t.rejectUnauthorized, cnAsUsername: t.cnAsUsername,
+    ...(t.crl ? { crl: t.crl } : {}),
+    ...(t.ocspStapling.enabled ? { ocspStapling: withoutEmpty(t.ocspStapling) } : {}),
+    ...(t.ocspClientCheck.enabled ? { ocspClientCheck: withoutEmpty(t.ocspClientCheck) } : {}),
+  };
   const p = t.psk;
   if (p.file !== '' || p.fromClientDb) {
     ssl.psk = {
@@ -287,6 +410,11 @@ function configSslConfig(t: BrokerConfig['mqtt']['tls']): SslConfig {
     };
   }
   return ssl;
+}
+
+/** A configuration section without its empty strings (an unset responderUrl). */
+function withoutEmpty<T extends object>(section: T): T {
+  return Object.fromEntries(Object.entries(section).filter(([, v]) => v !== '')) as T;
 }
 
 /** A rate limit from the configuration keys (mqtt.rateLimit.*, mqtt.totalRateLimit.*): 0 is

@@ -13,7 +13,7 @@ import type { Logger } from '../log/index.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
-import { checkEndpointFields, checkEndpointTls, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
+import { checkEndpointFields, checkEndpointTls, checkRevocation, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
 import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'endpoint';
@@ -56,8 +56,15 @@ export class EndpointManager {
   private readonly entries = new Map<string, Entry>();
   private nextSlot = 0;
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly changeListeners: (() => void)[] = [];
 
   constructor(private readonly deps: EndpointDeps) {}
+
+  /** Calls `fn` after every change of the endpoints (added, updated, removed, here or on another
+   * node of the cluster). */
+  onChange(fn: () => void): void {
+    this.changeListeners.push(fn);
+  }
 
   /** The configuration's endpoints with the stored changes applied over them. */
   async restore(fromConfig: EndpointConfig[]): Promise<void> {
@@ -118,6 +125,7 @@ export class EndpointManager {
   /** Checks a new endpoint without adding it: the complete configuration, or an EndpointError. */
   async validateNew(input: unknown): Promise<EndpointConfig> {
     const config = this.checkFields(input);
+    checkRevocation(config);
     await this.checkPlace(config, undefined);
     return config;
   }
@@ -127,6 +135,7 @@ export class EndpointManager {
     const entry = this.entries.get(id);
     if (!entry) throw new EndpointError(404, 'id', `endpoint ${id} not found`);
     const next = this.merge(entry.config, input);
+    checkRevocation(next);
     await this.checkPlace(next, entry.config);
     return next;
   }
@@ -324,7 +333,10 @@ export class EndpointManager {
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(fn, fn);
     this.chain = run.catch(() => undefined);
-    return run;
+    return run.then((result) => {
+      for (const listener of this.changeListeners) listener();
+      return result;
+    });
   }
 }
 

@@ -12,6 +12,7 @@ import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
 import type { BatchMessage, WorkerStates } from '../worker/messages.ts';
 import type { RunLeases } from '../cluster/run-leases.ts';
 import type { ClusterPart } from '../cluster/part.ts';
+import type { EndpointConfig } from '../broker/endpoint-config.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -76,6 +77,11 @@ export interface FeatureBroker {
   publishBatch(messages: BatchMessage[], publisher?: number, publisherHash?: number, orderKey?: string): Promise<number[]>;
   /** The enabled endpoints now (they change at run time). */
   endpoints(): NodeEndpoint[];
+  /** Every endpoint's whole configuration now (TLS settings included). */
+  endpointConfigs(): EndpointConfig[];
+  /** Calls `fn` after every change of the endpoints (`endpoints`), and on every reload of the
+   * TLS certificate files (`tls-reload`: SIGHUP). */
+  onEndpointsChange(fn: (why: 'endpoints' | 'tls-reload') => void): void;
 }
 
 /** What a feature gets from the node when it starts. */

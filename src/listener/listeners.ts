@@ -10,6 +10,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
 
 import uWS from 'uWebSockets.js';
 
@@ -24,6 +25,7 @@ import { listenerPort, type NetTlsOptions } from '../native/index.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
 import { EndpointPsk, type ClientDbPskKeys } from './tls-psk.ts';
 import type { Transport } from '../engine/connection/transport.ts';
+import type { CertificateCheck } from '../engine/handlers/client.ts';
 
 /** A connection as its endpoint keeps it: closed when the endpoint goes away. */
 export interface EndpointConnection {
@@ -37,17 +39,28 @@ export class WorkerEndpoint {
   server: net.Server | tls.Server | null = null;
   /** The listener number in the worker's NativeNet (mqtt.io native, TCP). */
   nativeListener: number | null = null;
+  /** Stapling native listeners: the server certificate (DER) loaded last. */
+  leafDer: Buffer | null = null;
   wsApp: uWS.TemplatedApp | null = null;
   wsSocket: uWS.us_listen_socket | null = null;
   readonly wsTransports = new Set<WsTransport>();
   /** Its TLS-PSK keys (sslConfig.psk), on Node's TLS server. */
   psk: EndpointPsk | null = null;
+  /** The OCSP check of its clients' certificates (sslConfig.ocspClientCheck), or null. */
+  certificateCheck: CertificateCheck | null = null;
 
   constructor(public config: EndpointConfig, readonly slot: number) {}
 
   get running(): boolean {
     return this.server !== null || this.wsSocket !== null || this.nativeListener !== null;
   }
+}
+
+/** An OCSP response to staple (DER), and the server certificate (DER) it is about
+ * (src/features/revocation/stapler.ts sends them as the `ocspStaples` worker state). */
+export interface OcspStaple {
+  ocsp: Uint8Array;
+  leaf: Uint8Array;
 }
 
 export interface OpenEndpoint {
@@ -74,7 +87,33 @@ export class Listeners {
     private readonly accept: (t: Transport, endpoint: WorkerEndpoint) => void,
     /** The client database's PSK keys, for endpoints with sslConfig.psk.fromClientDb. */
     private readonly clientDbPsk?: ClientDbPskKeys,
+    /** The OCSP check of an endpoint's client certificates (src/features/revocation), or null. */
+    private readonly certificateChecks: (config: EndpointConfig, stats: EndpointStats) => CertificateCheck | null = () => null,
   ) {}
+
+  /** The OCSP responses to staple, by endpoint id (src/features/revocation/stapler.ts). */
+  private staples: Record<string, OcspStaple> = {};
+
+  /** New staples: every TLS listener staples its endpoint's (or nothing). */
+  setStaples(staples: Record<string, OcspStaple>): void {
+    this.staples = staples;
+    for (const ep of this.endpoints.values()) this.applyStaple(ep);
+  }
+
+  /** The native driver is given the endpoint's staple (it keeps it only for the certificate it is
+   * about); Node's servers read `staples` at each OCSPRequest. */
+  private applyStaple(ep: WorkerEndpoint): void {
+    if (ep.nativeListener === null || !ep.config.sslConfig?.ocspStapling?.enabled) return;
+    const s = this.staples[ep.config.id];
+    const leaf = s?.leaf ?? null;
+    if (leaf === null) {
+      // Nothing to staple: whatever the listener has goes (its certificate, whichever it is).
+      const current = ep.leafDer ?? readLeaf(ep.config.sslConfig.cert!);
+      if (current) this.native!.setOcspStaple(ep.nativeListener, null, current);
+      return;
+    }
+    this.native!.setOcspStaple(ep.nativeListener, s.ocsp, leaf);
+  }
 
   /** Opens an endpoint's listener here (or replaces it, keeping its connections and counters). */
   async open(spec: OpenEndpoint): Promise<void> {
@@ -86,6 +125,7 @@ export class Listeners {
     }
     this.endpoints.set(ep.config.id, ep);
     if (!spec.config.enabled) return;
+    ep.certificateCheck = spec.config.sslConfig?.ocspClientCheck?.enabled ? this.certificateChecks(spec.config, ep.stats) : null;
     try {
       if (spec.config.useWebsocket) await this.startWs(ep);
       else await this.startSocket(ep, spec.fd);
@@ -145,9 +185,20 @@ export class Listeners {
       else onSocket(socket, cn, psk.config.identityAsUsername === true ? identity : undefined);
     };
     const server = ssl
-      ? tls.createServer({ ...tlsOptions(ep.config, psk), noDelay }, onSecure)
+      ? tls.createServer({ ...tlsOptions(ep.config, psk), noDelay }, (socket) => {
+        if (ssl.crl !== undefined && !this.authorizedWithCrl(ep, socket)) return;
+        onSecure(socket);
+      })
       : net.createServer({ noDelay }, (socket) => onSocket(socket));
     if (psk !== null) psk.watch(server as tls.Server);
+    if (ssl?.ocspStapling?.enabled) {
+      // Clients asking for the certificate's status (status_request) get the stapled response
+      // when it is about the certificate this server presents.
+      server.on('OCSPRequest', (certificate: Buffer, _issuer: Buffer, done: (err: Error | null, response?: Buffer) => void) => {
+        const s = this.staples[ep.config.id];
+        done(null, s && certificate.equals(s.leaf) ? Buffer.from(s.ocsp) : undefined);
+      });
+    }
     ep.server = server;
     await listenFd(server, fd, ep.config.serverOptions.backlog ?? DEFAULT_BACKLOG);
   }
@@ -161,6 +212,7 @@ export class Listeners {
       kind: ssl ? 'tls' : 'tcp',
       cnAsUsername: ssl?.cnAsUsername ?? false,
       localPort,
+      revoked: () => ep.stats.revocation.crlRevoked++,
       opened: (t) => {
         if (!this.admit(ep)) t.destroy();
         else this.accept(t, ep);
@@ -172,6 +224,23 @@ export class Listeners {
         errors[code] = (errors[code] ?? 0) + 1;
       },
     });
+    if (ssl?.ocspStapling?.enabled) {
+      ep.leafDer = readLeaf(ssl.cert!);
+      this.applyStaple(ep);
+    }
+  }
+
+  /**
+   * An endpoint with a CRL on Node's TLS: Node is told not to reject (tlsOptions), so that a
+   * certificate the CRL revokes is counted here before the socket is destroyed, as Node would
+   * destroy it (after the handshake, as with rejectUnauthorized).
+   */
+  private authorizedWithCrl(ep: WorkerEndpoint, socket: tls.TLSSocket): boolean {
+    const ssl = ep.config.sslConfig!;
+    if (socket.authorized || !(ssl.requestCert && (ssl.rejectUnauthorized ?? true))) return true;
+    if (socket.authorizationError as unknown === 'CERT_REVOKED') ep.stats.revocation.crlRevoked++;
+    socket.destroy();
+    return false;
   }
 
   /** Accept-rate limit of the endpoint; a refused socket is counted and closed at once. */
@@ -198,7 +267,15 @@ export class Listeners {
         ep.psk?.reload();
         if (ep.server instanceof tls.Server) ep.server.setSecureContext(tlsOptions(ep.config, ep.psk));
         const ssl = ep.config.sslConfig;
-        if (ssl && ep.nativeListener !== null) this.native!.setTls(ep.nativeListener, nativeTls(ssl));
+        if (ssl && ep.nativeListener !== null) {
+          this.native!.setTls(ep.nativeListener, nativeTls(ssl));
+          if (ssl.ocspStapling?.enabled) {
+            // The driver kept the staple if the certificate is the same; one for the new
+            // certificate may have come before the reload did.
+            ep.leafDer = readLeaf(ssl.cert!);
+            this.applyStaple(ep);
+          }
+        }
       } catch (err) {
         failed.push({ id: ep.config.id, error: err as Error });
       }
@@ -334,7 +411,7 @@ const ACCEPT_ERRNO: Record<number, string> = { 24: 'accept_emfile', 23: 'accept_
  * never a PSK endpoint, so it has a certificate). */
 function nativeTls(t: SslConfig): NetTlsOptions {
   const requestCert = t.requestCert ?? false;
-  return { cert: t.cert!, key: t.key!, ca: t.ca || undefined, requestCert, rejectUnauthorized: requestCert && (t.rejectUnauthorized ?? true) };
+  return { cert: t.cert!, key: t.key!, ca: t.ca || undefined, requestCert, rejectUnauthorized: requestCert && (t.rejectUnauthorized ?? true), crl: t.crl };
 }
 
 /** An endpoint's options of Node's TLS server: its certificate (a PSK-only endpoint has none),
@@ -342,13 +419,33 @@ function nativeTls(t: SslConfig): NetTlsOptions {
 export function tlsOptions(c: EndpointConfig, psk: EndpointPsk | null = null): tls.TlsOptions {
   const t = c.sslConfig!;
   const withCertificate = t.cert !== undefined && t.key !== undefined;
+  const rejectUnauthorized = (t.requestCert ?? false) && (t.rejectUnauthorized ?? true);
   return {
     ...(withCertificate ? { cert: readFileSync(t.cert!), key: readFileSync(t.key!) } : {}),
     ca: t.ca ? readFileSync(t.ca) : undefined,
+    // Node (OpenSSL) then checks every certificate of the client's chain (CRL_CHECK_ALL); with a
+    // CRL the refusal is made by Listeners.authorizedWithCrl, which counts it.
+    ...(t.crl !== undefined ? { crl: crlPem(readFileSync(t.crl)) } : {}),
     requestCert: t.requestCert ?? false,
-    rejectUnauthorized: (t.requestCert ?? false) && (t.rejectUnauthorized ?? true),
+    rejectUnauthorized: t.crl !== undefined ? false : rejectUnauthorized,
     ...(psk !== null ? psk.serverOptions(withCertificate) : {}),
   };
+}
+
+/** Node takes PEM CRLs only: a DER file (one CRL) becomes one PEM section. */
+function crlPem(file: Buffer): Buffer {
+  if (file.includes('-----BEGIN ')) return file;
+  const b64 = file.toString('base64').replace(/.{64}/g, '$&\n');
+  return Buffer.from(`-----BEGIN X509 CRL-----\n${b64}${b64.endsWith('\n') ? '' : '\n'}-----END X509 CRL-----\n`);
+}
+
+/** The first certificate (DER) of a PEM chain file, or null when it cannot be read. */
+function readLeaf(file: string): Buffer | null {
+  try {
+    return new X509Certificate(readFileSync(file)).raw;
+  } catch {
+    return null;
+  }
 }
 
 /**

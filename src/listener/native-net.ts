@@ -11,6 +11,8 @@ const EV_OPEN = 1;
 const EV_DRAIN = 3;
 const EV_CLOSE = 4;
 const EV_ACCEPT_ERROR = 5;
+/** The close of a TLS connection whose client certificate a CRL revokes (the driver's errno). */
+const EKEYREVOKED = 128;
 /** Bytes read, split into packets by the driver (it replaces EV_DATA): [kind | flags << 8, id,
  * first descriptor, count]. */
 const EV_FRAMES = 6;
@@ -32,6 +34,8 @@ export interface NativeListener extends TransportOrigin {
   opened(t: NativeTransport): void;
   /** accept() failed (EMFILE, ENFILE, ...): counted; accepting resumes shortly. */
   acceptFailed(errno: number): void;
+  /** A TLS handshake refused a client certificate a CRL revokes (counted). */
+  revoked?(): void;
 }
 
 export interface ListenOptions {
@@ -144,6 +148,7 @@ export class NativeNet implements NativeIo {
           t.closed = true;
           t.queued = t.pending = 0;
           const errno = ev[o + 2];
+          if (errno === EKEYREVOKED) (t.origin as NativeListener).revoked?.();
           if (errno !== 0) t.handlers?.onTransportError(Object.assign(new Error(`socket error (errno ${errno})`), { errno }));
           t.handlers?.onTransportClose(errno !== 0);
           break;
@@ -276,6 +281,16 @@ export class NativeNet implements NativeIo {
 
   verifiedCN(t: NativeTransport): string | undefined {
     return this.driver.verifiedCn(t.id) ?? undefined;
+  }
+
+  peerCertificates(t: NativeTransport): Buffer[] | undefined {
+    return this.driver.peerCertificates(t.id) ?? undefined;
+  }
+
+  /** Staples `ocsp` to a TLS listener's new handshakes while its certificate is `leaf` (false,
+   * changing nothing, when it is another one); null: no staple. */
+  setOcspStaple(n: number, ocsp: Uint8Array | null, leaf: Uint8Array): boolean {
+    return this.driver.setOcspStaple(n, ocsp, leaf);
   }
 
   framerError(t: NativeTransport): ErrorInfo | null {

@@ -23,6 +23,7 @@ export interface NativeIo {
   framerError(t: NativeTransport): { reason: number; code: string; message: string } | null;
   setVersion(t: NativeTransport, level: number): void;
   verifiedCN(t: NativeTransport): string | undefined;
+  peerCertificates(t: NativeTransport): Buffer[] | undefined;
   peerAddress(t: NativeTransport): string;
 }
 
@@ -43,7 +44,7 @@ export class NativeTransport implements Transport, TransportFraming {
   constructor(
     private readonly net: NativeIo,
     readonly id: number,
-    private readonly origin: TransportOrigin,
+    readonly origin: TransportOrigin,
     /** The peer's IPv4 address as a number (0: IPv6, read from the driver). */
     private readonly ip4: number,
     readonly remotePort: number,
@@ -84,6 +85,10 @@ export class NativeTransport implements Transport, TransportFraming {
 
   get certificateCN(): string | undefined {
     return this.origin.cnAsUsername && !this.closed ? this.net.verifiedCN(this) : undefined;
+  }
+
+  peerCertificates(): Buffer[] | undefined {
+    return this.origin.kind === 'tls' && !this.closed ? this.net.peerCertificates(this) : undefined;
   }
 
   get bufferedBytes(): number {

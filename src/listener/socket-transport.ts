@@ -96,6 +96,20 @@ export class SocketTransport implements Transport {
     this.socket.resume();
   }
 
+  peerCertificates(): Buffer[] | undefined {
+    if (this.kind !== 'tls') return undefined;
+    const out: Buffer[] = [];
+    let cert = (this.socket as TLSSocket).getPeerCertificate(true);
+    // The chain as OpenSSL built it, up to its self-issued end (which points at itself).
+    while (cert?.raw && out.length < 10) {
+      out.push(cert.raw);
+      const next = cert.issuerCertificate;
+      if (!next || next === cert || next.raw?.equals(cert.raw)) break;
+      cert = next;
+    }
+    return out.length > 0 ? out : undefined;
+  }
+
   /** TLS: the peer certificate's subject CN when the certificate was verified. */
   static verifiedCN(socket: TLSSocket): string | undefined {
     if (!socket.authorized) return undefined;

@@ -30,6 +30,11 @@ export class WsTransport implements Transport {
     this.remotePort = data.remotePort;
   }
 
+  /** uWebSockets.js does not tell the client's certificates. */
+  peerCertificates(): undefined {
+    return undefined;
+  }
+
   get bufferedBytes(): number {
     return this.closed ? 0 : this.pendingBytes + this.ws.getBufferedAmount();
   }

@@ -6,6 +6,7 @@ import { LATENCY_BUCKETS } from '../stats/worker-stats.ts';
 import { SIZE_BUCKETS, type EndpointStatsSnapshot } from '../stats/endpoint-stats.ts';
 import type { EndpointSnapshot, WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { MetricSet, type Labels } from './metric-json.ts';
+import { REVOKED_HELP, REQUESTS_HELP } from '../features/revocation/metrics.ts';
 
 const QOS = [0, 1, 2] as const;
 
@@ -103,6 +104,29 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
     const s = e.stats;
     THROTTLE_KINDS.forEach((kind, i) => set.counter('spindle_rate_limit_throttled_total', '', s.throttled[i] ?? 0, { endpoint: e.id, kind }));
     if (e.psk) for (const result of ['ok', 'unknown_identity', 'failed'] as const) set.counter('spindle_tls_psk_handshakes_total', '', s.pskHandshakes[result], { endpoint: e.id, result });
+  }
+  revocationMetrics(snap, set);
+}
+
+/** Certificate revocation (src/features/revocation) per TLS endpoint that checks it. */
+function revocationMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void {
+  set.declare('spindle_tls_revoked_total', REVOKED_HELP, 'counter');
+  set.declare('spindle_ocsp_client_checks_total', 'OCSP checks of client certificates at CONNECT, by endpoint and result: good, revoked, unknown (refused with 0x87), failed_open (no answer, admitted: failMode open), failed_closed (no answer, refused with 0x88: failMode closed); cached: how many of them a worker\'s cache answered.', 'counter');
+  set.declare('spindle_ocsp_client_cache_evictions_total', 'Client certificate statuses dropped from a worker\'s cache, full at 10000 per endpoint.', 'counter');
+  for (const e of snap.endpoints) {
+    const ssl = e.ssl;
+    if (!ssl) continue;
+    const r = e.stats.revocation;
+    const endpoint = e.id;
+    if (ssl.crl) set.counter('spindle_tls_revoked_total', '', r.crlRevoked, { endpoint, by: 'crl' });
+    if (!ssl.ocspClientCheck) continue;
+    set.counter('spindle_tls_revoked_total', '', r.ocspRevoked, { endpoint, by: 'ocsp' });
+    for (const [result, n] of [['good', r.checksGood], ['revoked', r.checksRevoked], ['unknown', r.checksUnknown], ['failed_open', r.checksFailedOpen], ['failed_closed', r.checksFailedClosed]] as const) {
+      set.counter('spindle_ocsp_client_checks_total', '', n, { endpoint, result, cached: 'false' });
+    }
+    set.counter('spindle_ocsp_client_checks_total', '', r.checksCached, { endpoint, result: 'any', cached: 'true' });
+    for (const [result, n] of Object.entries(r.requests)) set.counter('spindle_ocsp_requests_total', REQUESTS_HELP, n, { kind: 'client', result });
+    set.counter('spindle_ocsp_client_cache_evictions_total', '', r.cacheEvicted, { endpoint });
   }
 }
 

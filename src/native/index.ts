@@ -39,6 +39,7 @@ export const {
   reuseportListener,
   listenerPort,
   closeFd,
+  crlFileProblem,
   NetDriver,
   debugPanic,
 } = addon;

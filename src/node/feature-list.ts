@@ -10,6 +10,7 @@ import { clientDb } from '../features/client-db/index.ts';
 import { bans } from '../features/bans/index.ts';
 import { overload } from '../features/overload/index.ts';
 import { rateLimits } from '../features/rate-limits/index.ts';
+import { revocation } from '../features/revocation/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -20,6 +21,7 @@ export const FEATURES: readonly Feature[] = [
   bans,
   overload,
   rateLimits,
+  revocation,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

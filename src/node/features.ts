@@ -145,6 +145,11 @@ async function build(
         protocol: e.useWebsocket ? (e.sslConfig ? 'wss' : 'ws') : e.sslConfig ? 'mqtts' : 'mqtt',
         ...(e.useWebsocket ? { path: e.path } : {}),
       })),
+      endpointConfigs: () => supervisor.endpoints.list(),
+      onEndpointsChange: (fn) => {
+        supervisor.endpoints.onChange(() => fn('endpoints'));
+        supervisor.onTlsReload(() => fn('tls-reload'));
+      },
     },
     leases: cluster?.leases ?? null,
     cluster: cluster ? { addPart: (part) => cluster.addPart(part), departuresSettled: async () => cluster.forwards.idle() && (await cluster.qos.idle()) } : null,

@@ -6,7 +6,7 @@ import net from 'node:net';
 import { reuseportListener, listenerPort, closeFd } from '../native/index.ts';
 import type { BrokerConfig } from '../config/index.ts';
 import { EndpointManager, type EndpointDeps } from '../broker/endpoints.ts';
-import { configEndpoints, LIMITS } from '../broker/endpoint-config.ts';
+import { checkRevocation, configEndpoints, LIMITS } from '../broker/endpoint-config.ts';
 
 export interface Ports {
   tcp?: number;
@@ -26,7 +26,11 @@ export async function openEndpoints(config: BrokerConfig, ports: Ports, deps: Om
     host: c.host,
     defaultMessageMaxSize: Math.min(Math.max(config.limits.maxPacketSize, LIMITS.messageMaxSize[0]), LIMITS.messageMaxSize[1]),
   });
-  await endpoints.restore(configEndpoints(config, ports));
+  const fromConfig = configEndpoints(config, ports);
+  // The configuration file's TLS endpoint: a CRL that does not load, or OCSP settings it cannot
+  // have, stop the start naming the mqtt.tls key.
+  for (const e of fromConfig) checkRevocation(e, 'mqtt.tls');
+  await endpoints.restore(fromConfig);
   // The ports the endpoints really use (stored changes may have moved one).
   for (const name of ['tcp', 'tls', 'ws'] as const) {
     const e = endpoints.get(name);

@@ -253,6 +253,13 @@ export class Supervisor {
 
   reloadTls(): void {
     this.pool.postAll({ t: 'reload-tls' });
+    for (const fn of this.tlsReloadListeners) fn();
+  }
+
+  private readonly tlsReloadListeners: (() => void)[] = [];
+  /** Calls `fn` on every TLS reload (SIGHUP), after the workers were told. */
+  onTlsReload(fn: () => void): void {
+    this.tlsReloadListeners.push(fn);
   }
 
   /** config limits.maxRetainedMessages (0: no limit). */

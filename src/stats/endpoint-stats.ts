@@ -46,6 +46,9 @@ export class EndpointStats {
   throttled = [0, 0, 0, 0, 0];
   /** TLS-PSK handshakes by result (an endpoint with sslConfig.psk; listener/tls-psk.ts). */
   pskHandshakes = { ok: 0, unknown_identity: 0, failed: 0 };
+  /** Certificate revocation (src/features/revocation): clients refused as revoked, and the OCSP
+   * checks of client certificates. */
+  revocation: RevocationCounts = newRevocationCounts();
   // The PUBLISH being timed (at most one at a time): no allocation per message.
   private publishSeq = 0;
   private sampled: object | null = null;
@@ -119,6 +122,7 @@ export class EndpointStats {
       topicsPublished: this.topicsPublished,
       throttled: [...this.throttled],
       pskHandshakes: { ...this.pskHandshakes },
+      revocation: { ...this.revocation, requests: { ...this.revocation.requests } },
     };
   }
 }
@@ -145,6 +149,32 @@ export interface EndpointStatsSnapshot {
   topicsPublished: number;
   throttled: number[];
   pskHandshakes: { ok: number; unknown_identity: number; failed: number };
+  revocation: RevocationCounts;
+}
+
+/** One endpoint's revocation counters in one worker. */
+export interface RevocationCounts {
+  /** TLS handshakes refused because a CRL revokes the client's certificate. */
+  crlRevoked: number;
+  /** CONNECTs refused because the OCSP responder says the certificate is revoked. */
+  ocspRevoked: number;
+  /** Client checks by outcome: good, revoked, unknown (refused), failed_open (admitted without an
+   * answer), failed_closed (refused without an answer); cached: answered from the worker's cache. */
+  checksGood: number;
+  checksRevoked: number;
+  checksUnknown: number;
+  checksFailedOpen: number;
+  checksFailedClosed: number;
+  checksCached: number;
+  /** Requests sent to responders for client checks, by result (good, revoked, unknown, or the
+   * failure: unreachable, timeout, http_error, bad_response, not_successful). */
+  requests: Record<string, number>;
+  /** Answers dropped from the cache because it was full. */
+  cacheEvicted: number;
+}
+
+export function newRevocationCounts(): RevocationCounts {
+  return { crlRevoked: 0, ocspRevoked: 0, checksGood: 0, checksRevoked: 0, checksUnknown: 0, checksFailedOpen: 0, checksFailedClosed: 0, checksCached: 0, requests: {}, cacheEvicted: 0 };
 }
 
 export function sizeBucket(bytes: number): number {

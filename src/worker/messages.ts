@@ -12,7 +12,7 @@ import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../features/scripts/types.ts';
 import type { BanWorkerState } from '../features/bans/worker-bans.ts';
-import type { OpenEndpoint } from '../listener/listeners.ts';
+import type { OcspStaple, OpenEndpoint } from '../listener/listeners.ts';
 import type { OverloadMarks } from '../features/overload/types.ts';
 
 export interface PlainMessage {
@@ -52,7 +52,11 @@ export interface WorkerStates {
   bans: BanWorkerState;
   /** Overload protection's marks (src/features/overload). */
   overload: OverloadMarks;
+  /** The OCSP responses stapled per endpoint id (src/features/revocation/stapler.ts); an endpoint
+   * absent here staples nothing. */
+  ocspStaples: Record<string, OcspStaple>;
 }
+
 
 export type ToWorker =
   /** A warm worker's data (node/worker-prewarm.ts), its first message; a cold one has it at spawn. */

@@ -23,7 +23,7 @@ import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/l
 import { EndpointCounters } from '../broker/endpoint-counters.ts';
 import type { Transport } from '../engine/connection/transport.ts';
 import { WorkerStats } from '../stats/worker-stats.ts';
-import { registerEndpointStats } from '../stats/endpoint-stats.ts';
+import { registerEndpointStats, type EndpointStats } from '../stats/endpoint-stats.ts';
 import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
 import type { StoredSession } from '../store/types.ts';
@@ -34,6 +34,9 @@ import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../features/tracing/worker-log-topics.ts';
 import { WorkerTraces } from '../features/tracing/worker-traces.ts';
 import { WorkerBans } from '../features/bans/worker-bans.ts';
+import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
+import type { CertificateCheck } from '../engine/handlers/client.ts';
+import type { EndpointConfig } from '../broker/endpoint-config.ts';
 import { WorkerBridges } from '../bridges/worker-bridges.ts';
 import { AuthFailureLimiter } from '../auth/failure-limiter.ts';
 import { WorkerPolicies } from '../policies/worker/worker-policies.ts';
@@ -259,8 +262,13 @@ function accept(t: Transport, endpoint: WorkerEndpoint): void {
   conn.start();
 }
 
+/** An endpoint's OCSP check of client certificates (src/features/revocation). */
+function clientCertificateCheck(c: EndpointConfig, stats: EndpointStats): CertificateCheck {
+  const ssl = c.sslConfig!;
+  return new ClientCertificateCheck(c.id, ssl.ocspClientCheck!, ssl.ca!, stats.revocation, log);
+}
 // TLS-PSK endpoints with fromClientDb ask the client database for a key during the handshake.
-const listeners = new Listeners(config.mqtt.io, config.mqtt.host, limits.maxOutboundBytes, endpointCounters, accept, (identity) => clientDb.pskKey(identity));
+const listeners = new Listeners(config.mqtt.io, config.mqtt.host, limits.maxOutboundBytes, endpointCounters, accept, (identity) => clientDb.pskKey(identity), clientCertificateCheck);
 // Runs when the thread exits, also after an uncaught exception (the supervisor restarts us).
 process.on('exit', () => listeners.releaseWs());
 
@@ -336,6 +344,7 @@ parentPort!.on('message', (msg: ToWorker) => {
       else if (msg.key === 'draining') listeners.setDraining(msg.value);
       else if (msg.key === 'bans') bans.setState(msg.value);
       else if (msg.key === 'overload') overload.setMarks(msg.value);
+      else if (msg.key === 'ocspStaples') listeners.setStaples(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':

@@ -20,7 +20,12 @@ test('defaults', () => {
     io: 'native',
     tcp: { enabled: true, port: 1883 },
     ws: { enabled: true, port: 8083, path: '/mqtt' },
-    tls: { enabled: false, port: 8883, cert: '', key: '', ca: '', requestCert: false, rejectUnauthorized: true, cnAsUsername: false, psk: { file: '', fromClientDb: false, identityHint: '', identityAsUsername: false } },
+    tls: {
+      enabled: false, port: 8883, cert: '', key: '', ca: '', requestCert: false, rejectUnauthorized: true, cnAsUsername: false, crl: '',
+      psk: { file: '', fromClientDb: false, identityHint: '', identityAsUsername: false },
+      ocspStapling: { enabled: false, responderUrl: '', refreshBefore: 3600, timeoutMs: 5000 },
+      ocspClientCheck: { enabled: false, failMode: 'closed', responderUrl: '', cacheSeconds: 300, timeoutMs: 3000 },
+    },
     rateLimit: { messagesPerSecond: 0, messagesBurst: 0, bytesPerSecond: 0, bytesBurst: 0 },
     totalRateLimit: { messagesPerSecond: 0, messagesBurst: 0, bytesPerSecond: 0, bytesBurst: 0 },
   });

@@ -106,6 +106,7 @@ test('TLS-PSK from the pages: an endpoint with the client database keys, a clien
     const form = page.getByRole('form', { name: 'add an endpoint' });
     await form.getByLabel('Id').fill('psk-from-console');
     await form.getByLabel('Port').fill(String(port));
+    await form.getByText('TLS: certificate, revocation, TLS-PSK').click();
     await form.getByLabel('PSK keys of the client database').check();
     await form.getByLabel('Username from the PSK').check();
     await form.getByRole('button', { name: 'Add endpoint' }).click();

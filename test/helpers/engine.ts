@@ -172,6 +172,9 @@ export class FakeClient implements Client {
   readonly endpointMaxPacket: number;
   readonly remoteAddress = '127.0.0.1';
   readonly certificateCN = undefined;
+  peerCertificates(): Buffer[] | undefined {
+    return undefined;
+  }
   readonly aliasesIn = new Map<number, Buffer>();
   messagesIn = 0;
   publishChain: Promise<void> | null = null;

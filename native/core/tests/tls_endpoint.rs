@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rcgen::{
-    date_time_ymd, BasicConstraints, Certificate, CertificateParams, DistinguishedName, DnType, DnValue,
-    ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
+    date_time_ymd, BasicConstraints, Certificate, CertificateParams, CertificateRevocationList,
+    CertificateRevocationListParams, DistinguishedName, DnType, DnValue, ExtendedKeyUsagePurpose, IsCa, Issuer,
+    KeyIdMethod, KeyPair, KeyUsagePurpose, RevocationReason, RevokedCertParams, SanType, SerialNumber,
 };
 use rustls::client::ResolvesClientCert;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
@@ -165,6 +166,7 @@ impl Pki {
             ca: Some(self.dir.path("ca.pem")),
             request_cert,
             reject_unauthorized,
+            crl: None,
         }
     }
 
@@ -851,7 +853,7 @@ fn pem_files_as_people_have_them() {
         (&both, &inter_and_root, vec![server.cert.der(), sub.cert.der()]),
     ] {
         let key = if cert == &leaf_only { leaf_key.clone() } else if cert == &both { both.clone() } else { pki.dir.path("server.key") };
-        let ep = TlsEndpoint::load(&TlsSettings { cert: cert.clone(), key, ca: Some(ca.clone()), request_cert: false, reject_unauthorized: true }).unwrap();
+        let ep = TlsEndpoint::load(&TlsSettings { cert: cert.clone(), key, ca: Some(ca.clone()), request_cert: false, reject_unauthorized: true, crl: None }).unwrap();
         // The client trusts the intermediate too, so that a leaf alone verifies as well.
         let (c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert, &sub.cert], None, TLS13_12));
         assert!(out.ok(), "{out:?}");
@@ -1023,4 +1025,292 @@ fn over_loopback_tcp() {
     tls.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"hello");
     assert_eq!(server.join().unwrap().as_deref(), Some("tcp-device"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Revocation: CRLs, and the stapled OCSP response
+
+/// A client certificate with a serial number of our choosing (what a CRL names).
+fn client_leaf_serial(ca: &Ca, cn: &str, serial: u64) -> Leaf {
+    let mut params = client_params(cn);
+    params.serial_number = Some(SerialNumber::from(serial));
+    leaf(ca, params, KeyPair::generate().unwrap())
+}
+
+/// A CRL of `ca` revoking `serials`, valid from `this_update` to `next_update`.
+fn crl(ca: &Ca, serials: &[u64], this_update: (i32, u8, u8), next_update: (i32, u8, u8)) -> CertificateRevocationList {
+    CertificateRevocationListParams {
+        this_update: date_time_ymd(this_update.0, this_update.1, this_update.2),
+        next_update: date_time_ymd(next_update.0, next_update.1, next_update.2),
+        crl_number: SerialNumber::from(1u64),
+        issuing_distribution_point: None,
+        revoked_certs: serials
+            .iter()
+            .map(|&s| RevokedCertParams {
+                serial_number: SerialNumber::from(s),
+                revocation_time: date_time_ymd(2024, 1, 1),
+                reason_code: Some(RevocationReason::KeyCompromise),
+                invalidity_date: None,
+            })
+            .collect(),
+        key_identifier_method: KeyIdMethod::Sha256,
+    }
+    .signed_by(&ca.issuer)
+    .unwrap()
+}
+
+const CURRENT: ((i32, u8, u8), (i32, u8, u8)) = ((2024, 1, 1), (2099, 1, 1));
+
+fn revoked(e: &rustls::Error) -> bool {
+    matches!(e, rustls::Error::InvalidCertificate(CertificateError::Revoked))
+}
+
+#[test]
+fn a_crl_refuses_the_certificates_it_revokes() {
+    let pki = Pki::new();
+    let list = crl(&pki.ca, &[2], CURRENT.0, CURRENT.1);
+    let crl_file = pki.dir.write("ca.crl", list.pem().unwrap());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(crl_file), ..pki.settings(true, true) }).unwrap();
+    assert_eq!(ep.crl_count(), 1);
+
+    // Not revoked: in, with its CN.
+    let good = client_leaf_serial(&pki.ca, "device-1", 1);
+    let (_c, s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&good), TLS13_12));
+    assert!(out.ok(), "{out:?}");
+    assert_eq!(ep.verified_cn(&s).as_deref(), Some("device-1"));
+
+    // Revoked: refused in the handshake, TLS 1.3 and 1.2.
+    let bad = client_leaf_serial(&pki.ca, "device-2", 2);
+    for versions in [TLS13_12, TLS12] {
+        let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&bad), versions));
+        assert_refused(&out, revoked);
+    }
+
+    // The same endpoint without the CRL lets it in.
+    let (_c, _s, out) = connect(&pki.endpoint(true, true), client_config(&[&pki.ca.cert], Some(&bad), TLS13_12));
+    assert!(out.ok(), "{out:?}");
+}
+
+#[test]
+fn with_an_optional_certificate_a_revoked_one_is_not_verified() {
+    let pki = Pki::new();
+    let crl_file = pki.dir.write("ca.crl", crl(&pki.ca, &[2], CURRENT.0, CURRENT.1).pem().unwrap());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(crl_file), ..pki.settings(true, false) }).unwrap();
+    // In (the certificate is optional and unverified), but without a verified CN: Node's
+    // socket.authorized is false for it too.
+    let bad = client_leaf_serial(&pki.ca, "device-2", 2);
+    let (_c, s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&bad), TLS13_12));
+    assert!(out.ok(), "{out:?}");
+    assert_eq!(ep.verified_cn(&s), None);
+    let good = client_leaf_serial(&pki.ca, "device-1", 1);
+    let (_c, s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&good), TLS13_12));
+    assert!(out.ok(), "{out:?}");
+    assert_eq!(ep.verified_cn(&s).as_deref(), Some("device-1"));
+}
+
+#[test]
+fn crl_files_in_der_and_with_several_crls() {
+    let pki = Pki::new();
+    let bad = client_leaf_serial(&pki.ca, "device-2", 2);
+    let good = client_leaf_serial(&pki.ca, "device-1", 1);
+    let ours = crl(&pki.ca, &[2], CURRENT.0, CURRENT.1);
+
+    // One DER CRL.
+    let der = pki.dir.write("ca.crl.der", ours.der().as_ref());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(der), ..pki.settings(true, true) }).unwrap();
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&bad), TLS13_12));
+    assert_refused(&out, revoked);
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&good), TLS13_12));
+    assert!(out.ok(), "{out:?}");
+
+    // Several CRLs in one PEM file (another CA's first), text around them as openssl writes it.
+    let other = new_ca("Other CA");
+    let theirs = crl(&other, &[1], CURRENT.0, CURRENT.1);
+    let pem = format!("Certificate Revocation List (CRL):\n  ...\n{}{}", theirs.pem().unwrap(), ours.pem().unwrap());
+    let both = pki.dir.write("both.crl", pem);
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(both), ..pki.settings(true, true) }).unwrap();
+    assert_eq!(ep.crl_count(), 2);
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&bad), TLS13_12));
+    assert_refused(&out, revoked);
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&good), TLS13_12));
+    assert!(out.ok(), "{out:?}");
+}
+
+#[test]
+fn a_certificate_without_a_crl_of_its_issuer_is_refused() {
+    // As OpenSSL's CRL_CHECK_ALL (Node's `crl`): the status of a certificate whose issuer has no
+    // CRL in the file is unknown, and that refuses it.
+    let pki = Pki::new();
+    let other = new_ca("Other CA");
+    let crl_file = pki.dir.write("other.crl", crl(&other, &[], CURRENT.0, CURRENT.1).pem().unwrap());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(crl_file), ..pki.settings(true, true) }).unwrap();
+    let good = client_leaf_serial(&pki.ca, "device-1", 1);
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&good), TLS13_12));
+    assert_refused(&out, |e| matches!(e, rustls::Error::InvalidCertificate(CertificateError::UnknownRevocationStatus)));
+
+    // Through an intermediate: the CRL of the intermediate covers the device, the root's CRL
+    // covers the intermediate; both are needed.
+    let sub = intermediate_ca(&pki.ca, "Spindle Sub CA");
+    let mut device = client_leaf_serial(&sub, "device-3", 3);
+    device.chain.push(sub.cert.der().clone());
+    let sub_only = pki.dir.write("sub.crl", crl(&sub, &[], CURRENT.0, CURRENT.1).pem().unwrap());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(sub_only), ..pki.settings(true, true) }).unwrap();
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&device), TLS13_12));
+    assert_refused(&out, |e| matches!(e, rustls::Error::InvalidCertificate(CertificateError::UnknownRevocationStatus)));
+    let chain_pem = format!("{}{}", crl(&sub, &[], CURRENT.0, CURRENT.1).pem().unwrap(), crl(&pki.ca, &[], CURRENT.0, CURRENT.1).pem().unwrap());
+    let both = pki.dir.write("chain.crl", chain_pem);
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(both.clone()), ..pki.settings(true, true) }).unwrap();
+    let (_c, s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&device), TLS13_12));
+    assert!(out.ok(), "{out:?}");
+    assert_eq!(ep.verified_cn(&s).as_deref(), Some("device-3"));
+    // The intermediate revoked by the root: its devices are refused.
+    let sub_serial = x509_parser::parse_x509_certificate(sub.cert.der()).unwrap().1.raw_serial().to_vec();
+    let root_crl = CertificateRevocationListParams {
+        this_update: date_time_ymd(2024, 1, 1),
+        next_update: date_time_ymd(2099, 1, 1),
+        crl_number: SerialNumber::from(2u64),
+        issuing_distribution_point: None,
+        revoked_certs: vec![RevokedCertParams {
+            serial_number: SerialNumber::from_slice(&sub_serial),
+            revocation_time: date_time_ymd(2024, 1, 1),
+            reason_code: Some(RevocationReason::CaCompromise),
+            invalidity_date: None,
+        }],
+        key_identifier_method: KeyIdMethod::Sha256,
+    }
+    .signed_by(&pki.ca.issuer)
+    .unwrap();
+    let chain_pem = format!("{}{}", crl(&sub, &[], CURRENT.0, CURRENT.1).pem().unwrap(), root_crl.pem().unwrap());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(pki.dir.write("sub-revoked.crl", chain_pem)), ..pki.settings(true, true) }).unwrap();
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&device), TLS13_12));
+    assert_refused(&out, revoked);
+}
+
+#[test]
+fn an_expired_crl_refuses_what_it_covers() {
+    // As OpenSSL ("CRL has expired"): a CRL past its nextUpdate no longer vouches for anyone.
+    let pki = Pki::new();
+    let crl_file = pki.dir.write("old.crl", crl(&pki.ca, &[], (2020, 1, 1), (2021, 1, 1)).pem().unwrap());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(crl_file), ..pki.settings(true, true) }).unwrap();
+    let good = client_leaf_serial(&pki.ca, "device-1", 1);
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&good), TLS13_12));
+    assert_refused(&out, |e| matches!(e, rustls::Error::InvalidCertificate(CertificateError::ExpiredRevocationList | CertificateError::ExpiredRevocationListContext { .. })));
+}
+
+#[test]
+fn a_crl_signed_by_someone_else_is_refused() {
+    // A CRL claiming to be the CA's but signed with another key: a certificate it would cover
+    // is refused (its status cannot be trusted), not let in.
+    let pki = Pki::new();
+    let impostor_key = KeyPair::generate().unwrap();
+    let impostor = Ca { cert: ca_params("Spindle Test CA").self_signed(&impostor_key).unwrap(), issuer: Issuer::new(ca_params("Spindle Test CA"), impostor_key) };
+    let crl_file = pki.dir.write("forged.crl", crl(&impostor, &[], CURRENT.0, CURRENT.1).pem().unwrap());
+    let ep = TlsEndpoint::load(&TlsSettings { crl: Some(crl_file), ..pki.settings(true, true) }).unwrap();
+    let good = client_leaf_serial(&pki.ca, "device-1", 1);
+    let (_c, _s, out) = connect(&ep, client_config(&[&pki.ca.cert], Some(&good), TLS13_12));
+    assert!(out.server_error.is_some(), "{out:?}");
+}
+
+#[test]
+fn bad_crl_files_are_named() {
+    let pki = Pki::new();
+    let missing = pki.dir.path("nope.crl");
+    let err = load_err(&TlsSettings { crl: Some(missing.clone()), ..pki.settings(true, true) });
+    assert!(matches!(err, TlsError::Read { file: TlsFile::Crl, .. }), "{err:?}");
+    assert_names(&err, &missing, "TLS CRL file");
+
+    // Read and checked even without client certificates, like `ca`.
+    let err = load_err(&TlsSettings { crl: Some(missing.clone()), ..pki.settings(false, true) });
+    assert_names(&err, &missing, "TLS CRL file");
+
+    // PEM without a CRL (a certificate).
+    let cert_pem = pki.dir.write("cert.crl", pki.ca.cert.pem());
+    let err = load_err(&TlsSettings { crl: Some(cert_pem.clone()), ..pki.settings(true, true) });
+    assert!(matches!(err, TlsError::NoCrl { .. }), "{err:?}");
+    assert_names(&err, &cert_pem, "no CRL in it");
+
+    // DER that is not a CRL (a certificate), and bytes that are not DER.
+    let cert_der = pki.dir.write("cert.der", pki.ca.cert.der().as_ref());
+    let err = load_err(&TlsSettings { crl: Some(cert_der.clone()), ..pki.settings(true, true) });
+    assert!(matches!(err, TlsError::BadCrl { index: 0, .. }), "{err:?}");
+    assert_names(&err, &cert_der, "CRL #1 cannot be used");
+    let junk = pki.dir.write("junk.crl", b"not a CRL at all");
+    let err = load_err(&TlsSettings { crl: Some(junk.clone()), ..pki.settings(true, true) });
+    assert_names(&err, &junk, "CRL #1 cannot be used");
+
+    // The second CRL of a PEM file broken: named by its place.
+    let good = crl(&pki.ca, &[], CURRENT.0, CURRENT.1).pem().unwrap();
+    let broken = format!("{good}-----BEGIN X509 CRL-----\nMIIBAAAA\n-----END X509 CRL-----\n");
+    let second = pki.dir.write("second.crl", broken);
+    let err = load_err(&TlsSettings { crl: Some(second.clone()), ..pki.settings(true, true) });
+    assert_names(&err, &second, "CRL #2 cannot be used");
+}
+
+/// A client verifier that keeps the OCSP response the server stapled.
+#[derive(Debug)]
+struct SeesStaple {
+    inner: Arc<dyn rustls::client::danger::ServerCertVerifier>,
+    seen: Mutex<Option<Vec<u8>>>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for SeesStaple {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        *self.seen.lock().unwrap() = Some(ocsp_response.to_vec());
+        self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+    fn verify_tls12_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &rustls::DigitallySignedStruct) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(m, c, d)
+    }
+    fn verify_tls13_signature(&self, m: &[u8], c: &CertificateDer<'_>, d: &rustls::DigitallySignedStruct) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(m, c, d)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+fn staple_seen(ep: &TlsEndpoint, ca: &Ca, versions: &[&'static SupportedProtocolVersion]) -> Vec<u8> {
+    let mut roots = RootCertStore::empty();
+    roots.add(ca.cert.der().clone()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone()).build().unwrap();
+    let sees = Arc::new(SeesStaple { inner, seen: Mutex::new(None) });
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(versions)
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(sees.clone())
+        .with_no_client_auth();
+    let (_c, _s, out) = connect(ep, Arc::new(config));
+    assert!(out.ok(), "{out:?}");
+    let seen = sees.seen.lock().unwrap().clone();
+    seen.expect("the certificate was verified")
+}
+
+#[test]
+fn the_stapled_ocsp_response_reaches_clients() {
+    let pki = Pki::new();
+    let ep = pki.endpoint(false, true);
+    assert_eq!(ep.ocsp(), None);
+    // rustls clients always ask for the status (status_request); nothing stapled: empty.
+    assert!(staple_seen(&ep, &pki.ca, TLS13_12).is_empty());
+
+    // The response is sent as it is (rustls does not parse it): TLS 1.3 and 1.2.
+    let response = b"\x30\x03\x0a\x01\x00".to_vec(); // OCSPResponse { responseStatus: successful }
+    let stapled = ep.with_ocsp(Some(response.clone()));
+    assert_eq!(stapled.ocsp(), Some(response.as_slice()));
+    assert_eq!(stapled.leaf(), ep.leaf());
+    assert_eq!(staple_seen(&stapled, &pki.ca, TLS13_12), response);
+    assert_eq!(staple_seen(&stapled, &pki.ca, TLS12), response);
+    // The endpoint it was made from is unchanged, and the staple can be taken away again.
+    assert!(staple_seen(&ep, &pki.ca, TLS13_12).is_empty());
+    assert!(staple_seen(&stapled.with_ocsp(None), &pki.ca, TLS13_12).is_empty());
+    assert_eq!(ep.leaf(), pki.server.cert.der());
 }

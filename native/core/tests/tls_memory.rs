@@ -171,6 +171,7 @@ fn idle_server_connection_heap() {
         ca: Some(dir.join("ca.pem")),
         request_cert,
         reject_unauthorized: true,
+        crl: None,
     };
     let plain = TlsEndpoint::load(&settings(false)).unwrap();
     let mtls = TlsEndpoint::load(&settings(true)).unwrap();

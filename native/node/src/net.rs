@@ -31,3 +31,11 @@ pub fn close_fd(fd: i32) {
         drop(<std::net::TcpListener as std::os::fd::FromRawFd>::from_raw_fd(fd));
     }
 }
+
+/// What is wrong with a CRL file (a TLS endpoint's `crl`), as loading the endpoint would find it;
+/// null when it loads. For the admin API's and the configuration's checks, before any worker
+/// opens the endpoint.
+#[napi(catch_unwind)]
+pub fn crl_file_problem(path: String) -> Option<String> {
+    spindle_core::tls::check_crl_file(std::path::Path::new(&path)).err().map(|e| e.to_string())
+}

@@ -38,6 +38,8 @@ pub struct NetTlsOptions {
     pub ca: Option<String>,
     pub request_cert: bool,
     pub reject_unauthorized: bool,
+    /// Certificate revocation lists (PEM or DER) client certificates are checked against.
+    pub crl: Option<String>,
 }
 
 fn load_tls(o: &NetTlsOptions) -> Result<Arc<TlsEndpoint>, String> {
@@ -47,6 +49,7 @@ fn load_tls(o: &NetTlsOptions) -> Result<Arc<TlsEndpoint>, String> {
         ca: o.ca.clone().filter(|c| !c.is_empty()).map(Into::into),
         request_cert: o.request_cert,
         reject_unauthorized: o.reject_unauthorized,
+        crl: o.crl.clone().filter(|c| !c.is_empty()).map(Into::into),
     };
     TlsEndpoint::load(&settings).map(Arc::new).map_err(|e| Error::new("TLS_CONFIG".to_string(), e.to_string()))
 }
@@ -72,6 +75,14 @@ pub struct NetDriver {
     frames: Vec<FrameRef>,
     /// The descriptors of the last turn (taken by `descriptors()`).
     desc: Vec<u32>,
+    /// Per listener: the OCSP response stapled, and the server certificate (DER) it is for; kept
+    /// across certificate reloads while the certificate stays the same.
+    staples: Vec<Option<Staple>>,
+}
+
+struct Staple {
+    leaf: Vec<u8>,
+    ocsp: Vec<u8>,
 }
 
 #[napi]
@@ -86,6 +97,7 @@ impl NetDriver {
             max_packet: Vec::new(),
             frames: Vec::new(),
             desc: Vec::new(),
+            staples: Vec::new(),
         })
     }
 
@@ -123,6 +135,9 @@ impl NetDriver {
             self.max_packet.resize(n as usize + 1, 0);
         }
         self.max_packet[n as usize] = max_packet_size;
+        if let Some(s) = self.staples.get_mut(n as usize) {
+            *s = None; // a listener number used before
+        }
         Ok(n)
     }
 
@@ -159,11 +174,45 @@ impl NetDriver {
     /// theirs). Throws, changing nothing, when they do not load.
     #[napi(catch_unwind)]
     pub fn set_tls(&mut self, listener: u32, tls: NetTlsOptions) -> Result<(), String> {
-        let endpoint = load_tls(&tls)?;
+        let mut endpoint = load_tls(&tls)?;
+        // The stapled response stays while the certificate is the one it is for.
+        if let Some(Some(s)) = self.staples.get(listener as usize) {
+            if endpoint.leaf().as_ref() == s.leaf.as_slice() {
+                endpoint = Arc::new(endpoint.with_ocsp(Some(s.ocsp.clone())));
+            }
+        }
         if !self.driver.set_tls(listener, endpoint) {
             return Err(Error::new("EINVAL".to_string(), format!("listener {listener} is not a TLS listener")));
         }
         Ok(())
+    }
+
+    /// Staples `ocsp` (a DER OCSPResponse) to a TLS listener's new handshakes, when the listener's
+    /// certificate is `leaf` (DER): answers false, changing nothing, when it is another one (the
+    /// certificates were reloaded since the response was fetched). Null `ocsp`: no staple.
+    #[napi(catch_unwind)]
+    pub fn set_ocsp_staple(&mut self, listener: u32, ocsp: Option<&[u8]>, leaf: &[u8]) -> Result<bool, String> {
+        let Some(current) = self.driver.tls(listener) else {
+            return Err(Error::new("EINVAL".to_string(), format!("listener {listener} is not a TLS listener")));
+        };
+        if current.leaf().as_ref() != leaf {
+            return Ok(false);
+        }
+        let endpoint = Arc::new(current.with_ocsp(ocsp.map(<[u8]>::to_vec)));
+        self.driver.set_tls(listener, endpoint);
+        let i = listener as usize;
+        if self.staples.len() <= i {
+            self.staples.resize_with(i + 1, || None);
+        }
+        self.staples[i] = ocsp.map(|o| Staple { leaf: leaf.to_vec(), ocsp: o.to_vec() });
+        Ok(true)
+    }
+
+    /// The certificates a TLS client presented (DER, its own first), once the handshake is done;
+    /// null before, without TLS, or when it presented none. Asked only for client OCSP checks.
+    #[napi(catch_unwind)]
+    pub fn peer_certificates(&self, id: u32) -> Option<Vec<Buffer>> {
+        Some(self.driver.peer_certificates(id)?.into_iter().map(Buffer::from).collect())
     }
 
     /// The subject CN of a TLS client certificate that verified (null otherwise).

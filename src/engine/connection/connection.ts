@@ -147,6 +147,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
     return this.transport.pskIdentity;
   }
 
+  peerCertificates(): Buffer[] | undefined {
+    return this.transport.peerCertificates();
+  }
+
   get connected(): boolean {
     return this.state === 'connected';
   }

@@ -42,6 +42,9 @@ export interface Transport {
   /** The TLS-PSK identity whose key the client proved it holds, on an endpoint whose psk has
    * identityAsUsername (absent otherwise). */
   readonly pskIdentity?: string;
+  /** The certificates a TLS client presented (DER, its own first), once its handshake is done;
+   * undefined without TLS or without one. Asked only by an endpoint's OCSP check of clients. */
+  peerCertificates(): Buffer[] | undefined;
   /** Port of the listener that accepted the connection. */
   readonly localPort: number;
   /** Bytes accepted by write() and not yet taken by the client's side: not yet handed to the

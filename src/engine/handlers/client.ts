@@ -47,6 +47,17 @@ export interface ClientEndpoint {
   readonly config: EndpointConfig;
   readonly slot: number;
   readonly stats: EndpointStats;
+  /** The OCSP check of client certificates (sslConfig.ocspClientCheck), asked at CONNECT before
+   * authentication; absent or null: none. */
+  readonly certificateCheck?: CertificateCheck | null;
+}
+
+/** What a CONNECT's client certificate is checked by (src/features/revocation/client-check.ts). */
+export interface CertificateCheck {
+  /** SUCCESS (0) to go on, or the reason code to refuse the CONNECT with (0x87 revoked or
+   * unknown, 0x88 the responder could not tell and the check fails closed); a promise of it when
+   * the responder must be asked. Counts what it decides. */
+  check(c: { peerCertificates(): Buffer[] | undefined }): number | Promise<number>;
 }
 
 /** A client connection, as the packet handlers see it. */
@@ -79,6 +90,8 @@ export interface Client extends SessionLink {
   readonly certificateCN: string | undefined;
   /** The transport's TLS-PSK identity (identityAsUsername), the client's username. */
   readonly pskIdentity?: string;
+  /** The certificates a TLS client presented (DER, its own first); undefined without. */
+  peerCertificates(): Buffer[] | undefined;
   /** Topic aliases the client set [MQTT-3.3.2-9]: alias -> topic bytes. */
   readonly aliasesIn: Map<number, Buffer>;
   /** Traffic counters for the admin API. */

@@ -123,6 +123,32 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
     return;
   }
 
+  // The endpoint's OCSP check of client certificates (sslConfig.ocspClientCheck): a revoked or
+  // unknown certificate is refused (0x87 Not authorized, v3: 5), and so is any when its
+  // responder cannot tell and the check fails closed (0x88 Server unavailable, v3: 3).
+  const certificateCheck = endpoint.certificateCheck;
+  if (certificateCheck) {
+    const verdict = certificateCheck.check(c);
+    if (verdict instanceof Promise) {
+      return verdict.then((rc) => {
+        if (c.isClosed()) return;
+        if (rc === RC.SUCCESS) return authenticate(host, c, k);
+        k.refuse(rc, 'not_authorized');
+      });
+    }
+    if (verdict !== RC.SUCCESS) {
+      k.refuse(verdict, 'not_authorized');
+      return;
+    }
+  }
+  return authenticate(host, c, k);
+}
+
+/** Stage one's end: the credentials (or the endpoint admits everyone). */
+function authenticate(host: HandlerHost, c: Client, k: Connecting): HandlerResult {
+  const endpoint = c.endpoint;
+  const { p, clientId, method, version } = k;
+  const props = p.properties ?? {};
   // Enhanced authentication: the exchange runs over AUTH packets (auth.ts), then goes on here.
   if (method) {
     c.authMethod = method;

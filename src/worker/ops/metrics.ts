@@ -30,6 +30,8 @@ export interface EndpointSnapshot {
   /** TLS-PSK on (sslConfig.psk): its handshake counts are metrics. */
   psk?: true;
   stats: EndpointStatsSnapshot;
+  /** TLS endpoints: which revocation checks they make (their metrics are written only then). */
+  ssl?: { crl: boolean; ocspClientCheck: boolean };
 }
 
 export interface WorkerMetricsSnapshot {
@@ -95,6 +97,7 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
       maxSessionSize: ep.config.maxSessionSize ?? null,
       ...(ep.config.sslConfig?.psk !== undefined ? { psk: true as const } : {}),
       stats: ep.stats.snapshot(),
+      ...(ep.config.sslConfig ? { ssl: { crl: ep.config.sslConfig.crl !== undefined, ocspClientCheck: ep.config.sslConfig.ocspClientCheck?.enabled === true } } : {}),
     });
   }
   const heap = getHeapStatistics();

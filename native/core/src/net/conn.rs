@@ -213,10 +213,16 @@ impl Conn {
                         }
                     }
                 }
-                Err(_) => {
-                    // rustls queued an alert for the peer: try to send it, then give up.
+                Err(e) => {
+                    // rustls queued an alert for the peer: try to send it, then give up. A client
+                    // certificate a CRL revokes closes with EKEYREVOKED (counted apart), any other
+                    // failure with EPROTO.
                     let _ = tls.session.write_tls(&mut &self.stream);
-                    return (got, TlsRead::Failed(libc::EPROTO as u32));
+                    let code = match e {
+                        rustls::Error::InvalidCertificate(rustls::CertificateError::Revoked) => libc::EKEYREVOKED,
+                        _ => libc::EPROTO,
+                    };
+                    return (got, TlsRead::Failed(code as u32));
                 }
             }
             if tls.session.wants_write() {
@@ -243,6 +249,15 @@ impl Conn {
     pub fn verified_cn(&self) -> Option<String> {
         let tls = self.tls.as_ref()?;
         tls.endpoint.verified_cn(&tls.session)
+    }
+
+    /// The client's certificates (DER), once the handshake is done.
+    pub fn peer_certificates(&self) -> Option<Vec<Vec<u8>>> {
+        let tls = self.tls.as_ref()?;
+        if tls.session.is_handshaking() {
+            return None;
+        }
+        Some(tls.session.peer_certificates()?.iter().map(|c| c.to_vec()).collect())
     }
 
     /// TLS: close_notify, sent with what is queued.

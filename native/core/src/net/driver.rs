@@ -149,6 +149,11 @@ impl Driver {
         }
     }
 
+    /// The TLS endpoint a listener's new connections are made with (None: not a TLS listener).
+    pub fn tls(&self, listener: u32) -> Option<&Arc<TlsEndpoint>> {
+        self.listeners.get(listener as usize)?.as_ref()?.tls.as_ref()
+    }
+
     /// Stops accepting on a listener and closes its socket; its connections stay.
     pub fn unlisten(&mut self, listener: u32) {
         if let Some(slot) = self.listeners.get_mut(listener as usize) {
@@ -602,6 +607,13 @@ impl Driver {
     pub fn verified_cn(&self, id: u32) -> Option<String> {
         let slot = self.slot_of(id)?;
         self.slots[slot as usize].conn.as_ref()?.verified_cn()
+    }
+
+    /// The certificates a TLS client presented (DER, its own first), once its handshake is done;
+    /// None before, without TLS, or when it presented none.
+    pub fn peer_certificates(&self, id: u32) -> Option<Vec<Vec<u8>>> {
+        let slot = self.slot_of(id)?;
+        self.slots[slot as usize].conn.as_ref()?.peer_certificates()
     }
 
     /// Bytes queued for a connection (0 when gone).

@@ -13,6 +13,9 @@ pub enum TlsFile {
     Key,
     /// The CA certificates client certificates are verified against (`mqtt.tls.ca`, `sslConfig.ca`).
     Ca,
+    /// The certificate revocation lists client certificates are checked against (`mqtt.tls.crl`,
+    /// `sslConfig.crl`).
+    Crl,
 }
 
 impl fmt::Display for TlsFile {
@@ -21,6 +24,7 @@ impl fmt::Display for TlsFile {
             TlsFile::Cert => "certificate",
             TlsFile::Key => "private key",
             TlsFile::Ca => "CA",
+            TlsFile::Crl => "CRL",
         })
     }
 }
@@ -45,6 +49,10 @@ pub enum TlsError {
     UnsupportedKey { path: PathBuf, detail: String },
     /// The private key is not the key of the first certificate of the chain.
     KeyMismatch { cert: PathBuf, key: PathBuf },
+    /// The CRL file holds PEM but no `X509 CRL` section.
+    NoCrl { path: PathBuf },
+    /// A CRL of the file cannot be used (`index` counts from 0 in file order).
+    BadCrl { path: PathBuf, index: usize, detail: String },
     /// No usable system root certificate was found (client certificates requested, no `ca`).
     SystemRoots { detail: String },
     /// rustls refused the configuration (not expected with files that passed the checks above).
@@ -60,7 +68,9 @@ impl TlsError {
             | TlsError::NoCertificate { path, .. }
             | TlsError::BadCertificate { path, .. }
             | TlsError::NoKey { path }
-            | TlsError::UnsupportedKey { path, .. } => Some(path),
+            | TlsError::UnsupportedKey { path, .. }
+            | TlsError::NoCrl { path }
+            | TlsError::BadCrl { path, .. } => Some(path),
             TlsError::KeyMismatch { key, .. } => Some(key),
             TlsError::SystemRoots { .. } | TlsError::Config(_) => None,
         }
@@ -101,6 +111,14 @@ impl fmt::Display for TlsError {
                 key.display(),
                 cert.display()
             ),
+            TlsError::NoCrl { path } => write!(
+                f,
+                "TLS CRL file {}: no CRL in it (no -----BEGIN X509 CRL----- PEM section; a DER file holds one CRL and no PEM)",
+                path.display()
+            ),
+            TlsError::BadCrl { path, index, detail } => {
+                write!(f, "TLS CRL file {}: CRL #{} cannot be used: {detail}", path.display(), index + 1)
+            }
             TlsError::SystemRoots { detail } => {
                 write!(f, "TLS: no system root certificates to verify client certificates against: {detail}")
             }

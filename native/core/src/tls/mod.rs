@@ -12,6 +12,16 @@
 //!   it does not verify (the client must still prove it holds the certificate's key).
 //! - [`TlsEndpoint::verified_cn`]: the client certificate's subject CN when that certificate
 //!   verified (Node's `socket.authorized`).
+//! - Revocation ([`TlsSettings::crl`]): client certificates are checked against the CRLs of a
+//!   file (PEM, one or more `X509 CRL` sections, or one DER CRL), as Node (OpenSSL) checks them
+//!   with its `crl` option, which sets X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL:
+//!   every certificate of the client's chain below the trust anchor must be covered by a CRL of
+//!   its issuer (a certificate whose issuer has no CRL in the file is refused: its status is
+//!   unknown), and a CRL past its nextUpdate refuses the certificates it covers (OpenSSL's
+//!   "CRL has expired"). A revoked certificate is refused in the handshake with `Required`, and
+//!   is not verified (no CN) with `Optional`.
+//! - OCSP stapling ([`TlsEndpoint::with_ocsp`]): a DER OCSP response sent to clients that ask
+//!   for the server certificate's status (status_request); the caller fetches and refreshes it.
 //!
 //! A reload is another [`TlsEndpoint::load`]: the caller swaps the endpoint (or its
 //! `Arc<ServerConfig>`) for new connections; a `ServerConnection` keeps the config it was made with.
@@ -32,7 +42,7 @@ use std::sync::Arc;
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::{self, PemObject};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
+use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer, UnixTime};
 use rustls::server::danger::ClientCertVerifier;
 use rustls::server::WebPkiClientVerifier;
 use rustls::sign::{CertifiedKey, SingleCertAndKey};
@@ -59,6 +69,9 @@ pub struct TlsSettings {
     /// With `request_cert`: refuse clients without a certificate that verifies. Ignored without
     /// `request_cert` (as in Node, where Spindle passes `requestCert && rejectUnauthorized`).
     pub reject_unauthorized: bool,
+    /// Certificate revocation lists client certificates are checked against: a PEM file of one or
+    /// more `X509 CRL` sections, or one DER CRL. Read and checked whenever it is set.
+    pub crl: Option<PathBuf>,
 }
 
 impl TlsSettings {
@@ -93,6 +106,10 @@ pub struct TlsEndpoint {
     client_auth: ClientAuth,
     /// The verifying (webpki) client verifier over the endpoint's roots; None with ClientAuth::Off.
     verifier: Option<Arc<dyn ClientCertVerifier>>,
+    /// The server's chain and key; its `ocsp` is the stapled response.
+    certified: Arc<CertifiedKey>,
+    /// CRLs read from `crl`.
+    crls: usize,
 }
 
 impl TlsEndpoint {
@@ -116,13 +133,18 @@ impl TlsEndpoint {
             _ => chain,
         };
         let certified = certified_key(chain, key, &settings.cert, &settings.key, &provider)?;
+        let crls = match &settings.crl {
+            Some(path) => read_crls(path)?,
+            None => Vec::new(),
+        };
+        let crl_count = crls.len();
 
         let client_auth = settings.client_auth();
         let verifier = match client_auth {
             ClientAuth::Off => None,
             ClientAuth::Required | ClientAuth::Optional => {
                 let ca_roots = ca.map(|(_, roots)| roots);
-                Some(client_verifier(ca_roots, settings.ca.as_deref(), &provider)?)
+                Some(client_verifier(ca_roots, settings.ca.as_deref(), crls, settings.crl.as_deref(), &provider)?)
             }
         };
         let handshake_verifier: Arc<dyn ClientCertVerifier> = match (&verifier, client_auth) {
@@ -131,13 +153,40 @@ impl TlsEndpoint {
             _ => WebPkiClientVerifier::no_client_auth(),
         };
 
+        let certified = Arc::new(certified);
         let config = ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
             .map_err(TlsError::Config)?
             .with_client_cert_verifier(handshake_verifier)
-            .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
+            .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified.clone())));
 
-        Ok(TlsEndpoint { config: Arc::new(config), client_auth, verifier })
+        Ok(TlsEndpoint { config: Arc::new(config), client_auth, verifier, certified, crls: crl_count })
+    }
+
+    /// This endpoint stapling `ocsp` (a DER OCSPResponse for its certificate) to the handshakes
+    /// of clients that ask for it, or stapling nothing (None). The response is sent as it is:
+    /// the caller checked it is for this certificate (see [`TlsEndpoint::leaf`]) and current.
+    /// Connections made before keep what they had.
+    pub fn with_ocsp(&self, ocsp: Option<Vec<u8>>) -> TlsEndpoint {
+        let certified = Arc::new(CertifiedKey { ocsp, ..(*self.certified).clone() });
+        let mut config = (*self.config).clone();
+        config.cert_resolver = Arc::new(SingleCertAndKey::from(certified.clone()));
+        TlsEndpoint { config: Arc::new(config), client_auth: self.client_auth, verifier: self.verifier.clone(), certified, crls: self.crls }
+    }
+
+    /// The server's certificate (the first of its chain).
+    pub fn leaf(&self) -> &CertificateDer<'static> {
+        &self.certified.cert[0]
+    }
+
+    /// The OCSP response stapled now, if any.
+    pub fn ocsp(&self) -> Option<&[u8]> {
+        self.certified.ocsp.as_deref()
+    }
+
+    /// How many CRLs client certificates are checked against.
+    pub fn crl_count(&self) -> usize {
+        self.crls
     }
 
     /// The server config new connections are made with.
@@ -272,9 +321,16 @@ fn trust_anchors(path: &Path, certs: &[CertificateDer<'static>]) -> Result<RootC
 /// The verifying client verifier: certificates must chain to `ca_roots` (read from `ca_path`),
 /// or to the system roots without them. As with Node, the subjects of the `ca` certificates are
 /// sent to clients as the acceptable issuers; the system roots are not.
+///
+/// With `crls`, every certificate of the chain is checked against them (OpenSSL's
+/// CRL_CHECK_ALL, which Node sets with its `crl` option): a certificate whose issuer has no CRL
+/// there is refused (unknown status is not allowed), and so is one covered by an expired CRL
+/// (nextUpdate enforced, as OpenSSL does).
 fn client_verifier(
     ca_roots: Option<RootCertStore>,
     ca_path: Option<&Path>,
+    crls: Vec<CertificateRevocationListDer<'static>>,
+    crl_path: Option<&Path>,
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
     let system_roots = ca_roots.is_none();
@@ -298,7 +354,16 @@ fn client_verifier(
     if system_roots {
         builder = builder.clear_root_hint_subjects();
     }
-    builder.build().map_err(|e| match ca_path {
+    if !crls.is_empty() {
+        builder = builder.with_crls(crls).enforce_revocation_expiration();
+    }
+    builder.build().map_err(|e| match (&e, crl_path, ca_path) {
+        (rustls::server::VerifierBuilderError::InvalidCrl(_), Some(path), _) => TlsError::BadCrl {
+            path: path.to_owned(),
+            index: 0,
+            detail: e.to_string(),
+        },
+        (_, _, ca_path) => match ca_path {
         Some(path) => TlsError::BadCertificate {
             file: TlsFile::Ca,
             path: path.to_owned(),
@@ -306,7 +371,41 @@ fn client_verifier(
             detail: e.to_string(),
         },
         None => TlsError::SystemRoots { detail: e.to_string() },
+        },
     })
+}
+
+/// Reads and checks a CRL file as [`TlsEndpoint::load`] does (for a configuration check before
+/// an endpoint opens); answers how many CRLs it holds.
+pub fn check_crl_file(path: &Path) -> Result<usize, TlsError> {
+    read_crls(path).map(|crls| crls.len())
+}
+
+/// The CRLs of `path`: PEM (`-----BEGIN X509 CRL-----` sections, at least one) or one DER CRL;
+/// each checked to be a CRL. A certificate in the file is not a CRL: it is refused by name.
+fn read_crls(path: &Path) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
+    let bytes = read_file(TlsFile::Crl, path)?;
+    let crls: Vec<CertificateRevocationListDer<'static>> = if contains(&bytes, b"-----BEGIN ") {
+        let crls = CertificateRevocationListDer::pem_slice_iter(&bytes)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| pem_error(TlsFile::Crl, path, e))?;
+        if crls.is_empty() {
+            return Err(TlsError::NoCrl { path: path.to_owned() });
+        }
+        crls
+    } else {
+        vec![CertificateRevocationListDer::from(bytes)]
+    };
+    for (index, crl) in crls.iter().enumerate() {
+        match x509_parser::parse_x509_crl(crl) {
+            Ok((rest, _)) if rest.is_empty() => {}
+            Ok(_) => {
+                return Err(TlsError::BadCrl { path: path.to_owned(), index, detail: "trailing bytes after the CRL".to_owned() });
+            }
+            Err(e) => return Err(TlsError::BadCrl { path: path.to_owned(), index, detail: e.to_string() }),
+        }
+    }
+    Ok(crls)
 }
 
 fn read_file(file: TlsFile, path: &Path) -> Result<Vec<u8>, TlsError> {
