@@ -1,5 +1,6 @@
 // Owns the rules that involve more than one key: TLS turning itself on when a certificate and key
-// are given, what TLS and certificate usernames need, listeners not sharing a port, and a database
+// are given, what TLS and certificate usernames need, PROXY protocol's trusted balancers,
+// listeners not sharing a port, and a database
 // URL for the SQL stores.
 import { ConfigError } from './errors.ts';
 import type { BrokerConfig } from './types.ts';
@@ -25,6 +26,15 @@ export function applyCrossChecks(config: BrokerConfig, sources: Sources): void {
   }
   if (tls.enabled && tls.cnAsUsername && tls.ca === '') {
     throw invalid('mqtt.tls.cnAsUsername', 'needs mqtt.tls.ca: with the system roots any public certificate could claim a username', sources);
+  }
+  for (const name of ['tcp', 'tls', 'ws'] as const) {
+    const l: { proxyProtocol: string; proxyProtocolTrusted: string[]; proxyProtocolCnAsUsername?: boolean } = config.mqtt[name];
+    if (l.proxyProtocol !== 'off' && l.proxyProtocolTrusted.length === 0) {
+      throw invalid(`mqtt.${name}.proxyProtocolTrusted`, `is required with mqtt.${name}.proxyProtocol '${l.proxyProtocol}': the addresses or CIDR blocks of the balancers whose headers are taken`, sources, `mqtt.${name}.proxyProtocol`);
+    }
+    if (l.proxyProtocolCnAsUsername === true && l.proxyProtocol === 'off') {
+      throw invalid(`mqtt.${name}.proxyProtocolCnAsUsername`, `needs mqtt.${name}.proxyProtocol 'optional' or 'required'`, sources);
+    }
   }
   checkPortsDistinct(config, sources);
   const store = config.store;

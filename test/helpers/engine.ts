@@ -166,6 +166,7 @@ export class FakeClient implements Client {
   readonly endpointMaxPacket: number;
   readonly remoteAddress = '127.0.0.1';
   readonly certificateCN = undefined;
+  readonly proxy = undefined;
   readonly aliasesIn = new Map<number, Buffer>();
   messagesIn = 0;
   publishChain: Promise<void> | null = null;

@@ -134,6 +134,9 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
       // Read when asked: a syscall most authenticators never need.
       get remoteAddress() { return c.remoteAddress; },
       certificateCN: c.certificateCN,
+      // What a balancer's PROXY v2 header said of the client's TLS, when asked.
+      get serverName() { return c.proxy?.serverName; },
+      get proxyCertificateCN() { const p = c.proxy; return p?.certificateVerified ? p.certificateCN : undefined; },
       protocolVersion: version,
     });
   if (result instanceof Promise) return result.then((r) => authenticated(host, c, k, r));
