@@ -379,7 +379,7 @@ for (const io of ['native', 'node'] as const) {
     });
 
     test('raw sockets: a header missing, malformed, too large or from a stranger closes the connection and is counted', async () => {
-      const port = b.ports.tcp;
+      const port = b.ports.tcp!;
       const before = {
         missing: await proxyErrors(b, 'tcp', 'missing'),
         malformed: await proxyErrors(b, 'tcp', 'malformed'),
@@ -412,8 +412,10 @@ for (const io of ['native', 'node'] as const) {
       const m = await b.api('GET', '/prometheus');
       assert.match(m.text, /svc_endpoint_connection_errors_total\{[^}]*endpoint="tcp"[^}]*error_code="proxy_missing"[^}]*\} [1-9]/);
       // A good header from the balancer: the CONNACK comes, and the client is the header's.
-      const ok = await rawExchange(port, '127.0.0.3', Buffer.concat([v2Header('10.1.2.3', 4444), CONNECT]), 500);
-      assert.deepEqual([...ok.received.subarray(0, 4)], [0x20, 0x02, 0x00, 0x00], 'CONNACK accepted');
+      const good = rawExchange(port, '127.0.0.3', Buffer.concat([v2Header('10.1.2.3', 4444), CONNECT]), 2000);
+      const c = await connection(b, 'raw-proxy');
+      assert.deepEqual([c.ip, c.port, c.proxyAddress], ['10.1.2.3', 4444, '127.0.0.3']);
+      assert.deepEqual([...(await good).received.subarray(0, 4)], [0x20, 0x02, 0x00, 0x00], 'CONNACK accepted');
     });
 
     test("'optional': direct clients without a header, headers only from the trusted balancer", async () => {
