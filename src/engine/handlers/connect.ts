@@ -122,6 +122,9 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
     return;
   }
 
+  // What a balancer's PROXY v2 header said of the client's TLS (undefined without one: at once,
+  // for a listener without PROXY protocol).
+  const proxy = c.proxy;
   // An endpoint with enableAuth off admits every client without checking credentials.
   const result = !endpoint.config.enableAuth
     ? { ok: true as const, username: p.username ?? undefined }
@@ -134,9 +137,8 @@ export function handleConnect(host: HandlerHost, c: Client, p: Packet): HandlerR
       // Read when asked: a syscall most authenticators never need.
       get remoteAddress() { return c.remoteAddress; },
       certificateCN: c.certificateCN,
-      // What a balancer's PROXY v2 header said of the client's TLS, when asked.
-      get serverName() { return c.proxy?.serverName; },
-      get proxyCertificateCN() { const p = c.proxy; return p?.certificateVerified ? p.certificateCN : undefined; },
+      serverName: proxy?.serverName,
+      proxyCertificateCN: proxy?.certificateVerified ? proxy.certificateCN : undefined,
       protocolVersion: version,
     });
   if (result instanceof Promise) return result.then((r) => authenticated(host, c, k, r));
