@@ -511,6 +511,27 @@ fn a_header_not_decided_in_time_is_closed_as_a_timeout() {
 }
 
 #[test]
+fn unlisten_closes_the_connections_still_reading_their_header() {
+    let mut h = Harness::new(policy(ProxyMode::Required, &["127.0.0.1"]), None);
+    let mut waiting = h.connect_from("127.0.0.1");
+    waiting.write_all(b"PROXY TCP4 10.").unwrap();
+    let mut opened = h.connect_from("127.0.0.1");
+    opened.write_all(b"PROXY TCP4 10.1.2.3 10.0.0.1 4444 1883\r\n").unwrap();
+    let id = h.until(|e| if let Ev::Open(id, ..) = e { Some(*id) } else { None });
+    h.settle(20);
+    assert_eq!(h.driver.header_waits(), 1);
+    h.driver.unlisten(0);
+    assert_eq!(h.driver.header_waits(), 0);
+    assert_eq!(h.driver.stats.open, 1, "the opened connection stays");
+    assert!(h.driver.peer(id).is_some());
+    let mut buf = [0u8; 4];
+    waiting.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert!(matches!(waiting.read(&mut buf), Ok(0) | Err(_)), "the waiting one is closed");
+    assert!(!h.settle(20).iter().any(|e| matches!(e, Ev::ProxyError(_) | Ev::Close(_))), "and not reported");
+    drop(opened);
+}
+
+#[test]
 fn an_ipv6_client_named_by_the_header() {
     let mut h = Harness::new(policy(ProxyMode::Required, &["127.0.0.1"]), None);
     let mut c = h.connect_from("127.0.0.1");

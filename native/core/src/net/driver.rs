@@ -202,18 +202,34 @@ impl Driver {
         expired
     }
 
-    /// Connections reading their PROXY header now.
+    /// Connections reading their PROXY header now. (`header_waits` also holds, until the next
+    /// `expire_headers`, the ids of those that opened or closed since.)
     pub fn header_waits(&self) -> usize {
-        self.header_waits.len()
+        self.header_waits.iter().filter(|&&id| self.slot_of(id).and_then(|s| self.slots[s as usize].conn.as_ref()).is_some_and(|c| c.wait.is_some())).count()
     }
 
-    /// Stops accepting on a listener and closes its socket; its connections stay.
+    /// Stops accepting on a listener and closes its socket; its connections stay, but those still
+    /// reading their PROXY header are closed (the worker never heard of them, and the listener's
+    /// number may go to another listener).
     pub fn unlisten(&mut self, listener: u32) {
         if let Some(slot) = self.listeners.get_mut(listener as usize) {
             if let Some(mut l) = slot.take() {
                 let _ = self.poll.registry().deregister(&mut l.socket);
             }
         }
+        let mut waits = std::mem::take(&mut self.header_waits);
+        waits.retain(|&id| {
+            let Some(slot) = self.slot_of(id) else { return false };
+            match self.slots[slot as usize].conn.as_ref().and_then(|c| c.wait.as_ref()) {
+                None => false,
+                Some(w) if w.listener == listener => {
+                    self.release(slot);
+                    false
+                }
+                Some(_) => true,
+            }
+        });
+        self.header_waits = waits;
     }
 
     /// One turn: events left from before, connections and listeners with work left, then what
