@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck deb image
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-proxy bench-scripts bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck deb image
 
 setup: node_modules/.installed
 
@@ -122,7 +122,7 @@ typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
 
-bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-client-db bench-operator bench-scripts bench-platform bench-compare
+bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-client-db bench-operator bench-proxy bench-scripts bench-platform bench-compare
 
 # Start to MQTT open, to /health UP, and idle RSS, with one worker and one per core (the targets of
 # issue 26: 500 ms, 1 s, 100 MB with two workers): bench/results/start.{md,json}.
@@ -183,6 +183,12 @@ bench-operator: build
 bench-client-db: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/client-db.ts
+
+# PROXY protocol (issue 28): the CONNECT rate with a v2 and a v1 header against none, pinned:
+# bench/results/proxy.{md,json}. PROXY_ROUNDS, PROXY_SECONDS, PROXY_IO, PROXY_CASES.
+bench-proxy: build
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/proxy.ts
 
 bench-policies: build databases
 	cargo build --release -p spindle-loadgen

@@ -12,7 +12,7 @@ if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
 else
   export RUSTC_BOOTSTRAP=1
 fi
-for target in framer trie net_driver; do
+for target in framer trie net_driver proxy; do
   echo "== fuzzing $target for ${seconds}s"
   cargo "${toolchain[@]}" fuzz run --fuzz-dir native/fuzz "$target" -- -max_total_time="$seconds" -rss_limit_mb=4096
 done

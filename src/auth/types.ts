@@ -8,11 +8,18 @@ export interface AuthRequest {
   username?: string;
   password?: Buffer;
   remoteAddress: string;
-  /** The verified client certificate's CN, set by a TLS listener when mqtt.tls.cnAsUsername is on. */
+  /** The verified client certificate's CN, set by a TLS listener when mqtt.tls.cnAsUsername is on
+   * (or an endpoint's proxyProtocolCnAsUsername, from the PROXY header). */
   certificateCN?: string;
   /** The TLS-PSK identity the client proved it holds the key of, set by a PSK endpoint with
    * identityAsUsername: the client's username, its key the credential (no password is checked). */
   pskIdentity?: string;
+  /** From a PROXY protocol v2 header (a balancer that terminated the client's TLS): the server
+   * name the client asked for (SNI, PP2_TYPE_AUTHORITY). */
+  serverName?: string;
+  /** From a PROXY protocol v2 header: the CN of the client certificate the balancer verified
+   * (PP2_TYPE_SSL), whether or not the endpoint takes it as the username. */
+  proxyCertificateCN?: string;
   protocolVersion: 3 | 4 | 5;
 }
 

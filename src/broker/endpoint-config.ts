@@ -12,6 +12,7 @@ import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/
 import { limits, RATE_LIMIT_SCHEMA, rateLimitProblem, type RateLimit } from './rate-limit.ts';
 import { crlFileProblem } from '../native/index.ts';
 import { readServerCertificate, type ServerCertificate } from './certificates.ts';
+import { MAX_TRUSTED_BLOCKS, PROXY_MODES, trustedProblem, type ProxyProtocolMode } from './proxy-protocol.ts';
 
 export interface SslConfig {
   /** PEM file paths: the server's certificate chain and key. Both, unless `psk` is set (a
@@ -118,6 +119,17 @@ export interface EndpointConfig {
   totalRateLimit?: RateLimit;
   /** TLS (or WSS with useWebsocket) when present. */
   sslConfig?: SslConfig;
+  /** PROXY protocol (v1 and v2; WebSocket: v2) headers from the balancers of
+   * proxyProtocolTrusted: 'optional' takes a header from them and direct clients without one,
+   * 'required' takes only their connections, each with a header. Absent: off. */
+  proxyProtocol?: Exclude<ProxyProtocolMode, 'off'>;
+  /** The balancers (addresses or CIDR blocks) whose headers are taken; a header from anywhere
+   * else refuses the connection. */
+  proxyProtocolTrusted?: string[];
+  /** The CN of a client certificate a PROXY v2 header says the balancer verified is the username
+   * (the certificate counts as the credential), as sslConfig.cnAsUsername for the TLS the
+   * balancer terminated. Not on WebSocket endpoints (uWebSockets.js gives no TLVs). */
+  proxyProtocolCnAsUsername?: boolean;
   serverOptions: ServerOptions;
   childOptions: ChildOptions;
   enabled: boolean;
@@ -197,6 +209,9 @@ export const ENDPOINT_FIELDS = Type.Object(
       },
       { additionalProperties: false, description: 'present: TLS (or WSS with useWebsocket)' },
     ))),
+    proxyProtocol: Type.Optional(Type.Union(PROXY_MODES.map((m) => Type.Literal(m)), { description: "PROXY protocol headers (v1 and v2) from the balancers of proxyProtocolTrusted: 'optional' (a header from them, or a direct client without one), 'required' (only their connections, each with a header), 'off' (the default). WebSocket: v2 only; not on WSS endpoints" })),
+    proxyProtocolTrusted: Type.Optional(Type.Array(Type.String(), { maxItems: MAX_TRUSTED_BLOCKS, description: 'the balancers whose PROXY headers are taken: IP addresses or CIDR blocks (10.0.0.0/8, fd00::/8); a header from anywhere else refuses the connection' })),
+    proxyProtocolCnAsUsername: Type.Optional(Type.Boolean({ description: 'the CN of a client certificate a PROXY v2 header says the balancer verified (PP2_TYPE_SSL) is the username; the certificate counts as the credential' })),
     serverOptions: Type.Optional(Type.Object({ backlog: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })) }, { additionalProperties: false })),
     childOptions: Type.Optional(Type.Object(
       { tcpNoDelay: Type.Optional(Type.Boolean()), keepAlive: Type.Optional(Type.Boolean()), keepAliveInitialDelay: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })) },
@@ -230,6 +245,10 @@ export function checkEndpointFields(input: unknown): Partial<EndpointConfig> {
   }
   const out: Partial<EndpointConfig> = {};
   for (const [k, value] of Object.entries(v)) if (value !== null) (out as Record<string, unknown>)[k] = value;
+  if (v.proxyProtocolTrusted) {
+    const problem = trustedProblem(v.proxyProtocolTrusted);
+    if (problem) throw invalid(problem.index === undefined ? 'proxyProtocolTrusted' : `proxyProtocolTrusted[${problem.index}]`, problem.message);
+  }
   if (v.sslConfig) {
     for (const f of ['cert', 'key', 'ca'] as const) {
       const file = v.sslConfig[f];
@@ -353,6 +372,7 @@ export function completeEndpoint(fields: Partial<EndpointConfig>, defaults: { me
     ...(limits(fields.rateLimit) ? { rateLimit: fields.rateLimit } : {}),
     ...(limits(fields.totalRateLimit) ? { totalRateLimit: fields.totalRateLimit } : {}),
     ...(fields.sslConfig ? { sslConfig: fields.sslConfig } : {}),
+    ...proxyFields(fields as ProxyInput),
     serverOptions: fields.serverOptions ?? {},
     childOptions: fields.childOptions ?? {},
     enabled: fields.enabled ?? true,
@@ -361,7 +381,37 @@ export function completeEndpoint(fields: Partial<EndpointConfig>, defaults: { me
     source,
   };
   checkEndpointTls(config);
+  checkEndpointCombination(config);
   return config;
+}
+
+type ProxyInput = { proxyProtocol?: ProxyProtocolMode; proxyProtocolTrusted?: string[]; proxyProtocolCnAsUsername?: boolean };
+
+/** The PROXY protocol fields of an endpoint as kept: as given, but 'off' is kept as no
+ * proxyProtocol at all. */
+export function proxyFields(f: ProxyInput): Pick<EndpointConfig, 'proxyProtocol' | 'proxyProtocolTrusted' | 'proxyProtocolCnAsUsername'> {
+  const mode = f.proxyProtocol;
+  return {
+    ...(mode !== undefined && mode !== 'off' ? { proxyProtocol: mode } : {}),
+    ...(f.proxyProtocolTrusted !== undefined ? { proxyProtocolTrusted: f.proxyProtocolTrusted } : {}),
+    ...(f.proxyProtocolCnAsUsername !== undefined ? { proxyProtocolCnAsUsername: f.proxyProtocolCnAsUsername } : {}),
+  };
+}
+
+/**
+ * What the fields of a complete endpoint cannot be together (a new one, or one after a change):
+ * 400 naming the field.
+ */
+export function checkEndpointCombination(c: EndpointConfig): void {
+  const on = c.proxyProtocol !== undefined;
+  if (on && (c.proxyProtocolTrusted ?? []).length === 0) {
+    throw invalid('proxyProtocolTrusted', `required with proxyProtocol '${c.proxyProtocol}': the addresses or CIDR blocks of the balancers whose headers are taken`);
+  }
+  if (on && c.useWebsocket && c.sslConfig) {
+    throw invalid('proxyProtocol', 'not on a WSS endpoint: uWebSockets.js reads a PROXY header inside the TLS stream, where balancers never send it (they send it before the handshake); terminate TLS at the balancer and give it a plain WebSocket endpoint, or use a TLS endpoint');
+  }
+  if (c.proxyProtocolCnAsUsername && !on) throw invalid('proxyProtocolCnAsUsername', "needs proxyProtocol 'optional' or 'required'");
+  if (c.proxyProtocolCnAsUsername && c.useWebsocket) throw invalid('proxyProtocolCnAsUsername', 'not on a WebSocket endpoint: uWebSockets.js gives no PROXY v2 TLVs');
 }
 
 /**
@@ -378,7 +428,7 @@ export function configEndpoints(config: BrokerConfig, ports: { tcp?: number; tls
     enableAuth: true, enableAcl: true, enableBridge: false, messageMaxSize: max, serverOptions: {}, childOptions: {}, enabled: true, createTime: new Date().toISOString(), source: 'config' as const, path: c.ws.path,
     ...(rateLimit ? { rateLimit } : {}), ...(totalRateLimit ? { totalRateLimit } : {}),
   };
-  if (c.tcp.enabled && ports.tcp) out.push({ ...base, id: 'tcp', port: ports.tcp, useWebsocket: false, isDefault: true });
+  if (c.tcp.enabled && ports.tcp) out.push({ ...base, id: 'tcp', port: ports.tcp, useWebsocket: false, isDefault: true, ...proxyFields(c.tcp) });
   if (c.tls.enabled && ports.tls) {
     out.push({
       ...base,
@@ -387,9 +437,10 @@ export function configEndpoints(config: BrokerConfig, ports: { tcp?: number; tls
       useWebsocket: false,
       isDefault: out.length === 0,
       sslConfig: configSslConfig(c.tls),
+      ...proxyFields(c.tls),
     });
   }
-  if (c.ws.enabled && ports.ws) out.push({ ...base, id: 'ws', port: ports.ws, useWebsocket: true, isDefault: out.length === 0 });
+  if (c.ws.enabled && ports.ws) out.push({ ...base, id: 'ws', port: ports.ws, useWebsocket: true, isDefault: out.length === 0, ...proxyFields(c.ws) });
   return out;
 }
 

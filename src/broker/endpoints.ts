@@ -13,7 +13,7 @@ import type { Logger } from '../log/index.ts';
 import type { OpenEndpoint } from '../listener/listeners.ts';
 import type { EndpointRuntime } from '../worker/ops/endpoints.ts';
 import { EndpointCounters, MAX_ENDPOINT_SLOTS } from './endpoint-counters.ts';
-import { checkEndpointFields, checkEndpointTls, checkRevocation, completeEndpoint, DEFAULT_BACKLOG, type EndpointConfig } from './endpoint-config.ts';
+import { checkEndpointCombination, checkEndpointFields, checkEndpointTls, checkRevocation, completeEndpoint, DEFAULT_BACKLOG, proxyFields, type EndpointConfig } from './endpoint-config.ts';
 import type { OpName, OpResult, OpTail, WorkerCall } from '../worker/ops/index.ts';
 
 const KIND = 'endpoint';
@@ -259,7 +259,11 @@ export class EndpointManager {
     // null clears a limit (unlimited) or TLS.
     const raw = input as Record<string, unknown>;
     for (const f of ['maxSessionSize', 'maxConnectionSize', 'maxConnectionPerSecond', 'rateLimit', 'totalRateLimit', 'sslConfig'] as const) if (raw[f] === null) delete next[f];
+    // proxyProtocol 'off' is kept as none.
+    delete next.proxyProtocol;
+    Object.assign(next, proxyFields({ ...prev, ...(fields as Parameters<typeof proxyFields>[0]) }));
     checkEndpointTls(next);
+    checkEndpointCombination(next);
     return next;
   }
 
@@ -344,5 +348,8 @@ export class EndpointManager {
 /** Whether a change needs the listener re-opened (rather than new limits only). */
 function listenerChanged(a: EndpointConfig, b: EndpointConfig): boolean {
   return a.port !== b.port || a.host !== b.host || a.useWebsocket !== b.useWebsocket || a.path !== b.path || a.enabled !== b.enabled ||
-    JSON.stringify(a.sslConfig) !== JSON.stringify(b.sslConfig) || JSON.stringify(a.serverOptions) !== JSON.stringify(b.serverOptions);
+    JSON.stringify(a.sslConfig) !== JSON.stringify(b.sslConfig) || JSON.stringify(a.serverOptions) !== JSON.stringify(b.serverOptions) ||
+    // PROXY protocol on or off: another kind of listener (mqtt.io node); the mode, the trusted
+    // blocks and CN as username change in place, for new connections.
+    (a.proxyProtocol === undefined) !== (b.proxyProtocol === undefined);
 }

@@ -1,7 +1,7 @@
 // Owns the rules that involve more than one key: TLS turning itself on when a certificate and key
 // (or a PSK source) are given, what TLS and certificate usernames need, the PSK file read and
-// parsed, listeners not sharing a port, the admin API's HTTPS keys, and a database URL for the
-// SQL stores.
+// parsed, PROXY protocol's trusted balancers, listeners not sharing a port, the admin API's HTTPS
+// keys, and a database URL for the SQL stores.
 import { readFileSync } from 'node:fs';
 
 import { parsePskFile } from '../auth/mosquitto/psk-file.ts';
@@ -32,6 +32,15 @@ export function applyCrossChecks(config: BrokerConfig, sources: Sources): void {
   }
   if (tls.enabled && tls.cnAsUsername && tls.ca === '') {
     throw invalid('mqtt.tls.cnAsUsername', 'needs mqtt.tls.ca: with the system roots any public certificate could claim a username', sources);
+  }
+  for (const name of ['tcp', 'tls', 'ws'] as const) {
+    const l: { proxyProtocol: string; proxyProtocolTrusted: string[]; proxyProtocolCnAsUsername?: boolean } = config.mqtt[name];
+    if (l.proxyProtocol !== 'off' && l.proxyProtocolTrusted.length === 0) {
+      throw invalid(`mqtt.${name}.proxyProtocolTrusted`, `is required with mqtt.${name}.proxyProtocol '${l.proxyProtocol}': the addresses or CIDR blocks of the balancers whose headers are taken`, sources, `mqtt.${name}.proxyProtocol`);
+    }
+    if (l.proxyProtocolCnAsUsername === true && l.proxyProtocol === 'off') {
+      throw invalid(`mqtt.${name}.proxyProtocolCnAsUsername`, `needs mqtt.${name}.proxyProtocol 'optional' or 'required'`, sources);
+    }
   }
   checkPortsDistinct(config, sources);
   checkAdminTls(config, sources);

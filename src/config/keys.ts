@@ -2,7 +2,8 @@
 // else (defaults, file merging, environment overrides, documentation, and the BrokerConfig type
 // in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
-import { aclRules, addresses, boolean, bridges, integer, oneOf, port, string, users, type Checker } from './validators.ts';
+import { PROXY_MODES } from '../broker/proxy-protocol.ts';
+import { aclRules, addresses, boolean, bridges, cidrs, integer, oneOf, port, string, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -34,6 +35,21 @@ function computed<K extends string, T>(key: K, checker: Checker<T>, defaultValue
 
 function fixed<K extends string, T>(key: K, checker: Checker<T>, value: NoInfer<T>, description: string): KeySpec<K, T> {
   return computed(key, checker, () => structuredClone(value), JSON.stringify(value), description);
+}
+
+// The PROXY protocol keys of the listeners of the configuration file (docs/features/proxy-protocol.md).
+const LISTENER_NAMES = { tcp: 'TCP', tls: 'TLS', ws: 'WebSocket' } as const;
+
+function proxyMode<K extends string>(key: K, l: keyof typeof LISTENER_NAMES): KeySpec<K, (typeof PROXY_MODES)[number]> {
+  return fixed(key, oneOf(PROXY_MODES), 'off', `PROXY protocol headers (HAProxy's v1 and v2${l === 'ws' ? '; WebSocket: v2 only' : ''}) on the ${LISTENER_NAMES[l]} listener, from the balancers of \`mqtt.${l}.proxyProtocolTrusted\`: 'optional' takes a header from them and direct clients without one, 'required' takes only their connections, each with a header${l === 'tls' ? ' (before the TLS handshake)' : ''}. The client address the header names is the one bans, the lockout, ACLs, logs, the admin API and metrics see. A header from anywhere else, a malformed or missing one, or none within 10 s closes the connection (spindle_proxy_protocol_errors_total). 'off': no header is read.`);
+}
+
+function proxyTrusted<K extends string>(key: K, l: keyof typeof LISTENER_NAMES): KeySpec<K, string[]> {
+  return fixed(key, cidrs(), [], `The balancers whose PROXY headers the ${LISTENER_NAMES[l]} listener takes: IP addresses or CIDR blocks, e.g. ["10.0.0.0/8", "127.0.0.1"] (IPv4 blocks also cover IPv4-mapped peers; at most 256). Required with \`mqtt.${l}.proxyProtocol\` on. Environment: JSON.`);
+}
+
+function proxyCnAsUsername<K extends string>(key: K, l: 'tcp' | 'tls'): KeySpec<K, boolean> {
+  return fixed(key, boolean(), false, `With \`mqtt.${l}.proxyProtocol\` on: the CN of a client certificate that a PROXY v2 header says the balancer verified (PP2_TYPE_SSL, as HAProxy's send-proxy-v2-ssl-cn sends it) is the username, and the certificate counts as the credential. For a balancer that terminates TLS.`);
 }
 
 export const KEYS = Object.freeze([
@@ -74,6 +90,14 @@ export const KEYS = Object.freeze([
   fixed('mqtt.tls.ocspClientCheck.responderUrl', string({ pattern: /^$|^https?:\/\/\S+$/, patternText: 'an http(s) URL or nothing' }), '', 'OCSP responder asked about client certificates (http or https URL); empty: each certificate\'s AIA extension.'),
   fixed('mqtt.tls.ocspClientCheck.cacheSeconds', integer(0, 86400), 300, 'Seconds a worker keeps a client certificate\'s status (0..86400; never past the answer\'s nextUpdate; 0: asked at every CONNECT).'),
   fixed('mqtt.tls.ocspClientCheck.timeoutMs', integer(100, 60000), 3000, 'Milliseconds the OCSP responder has to answer about a client certificate (100..60000).'),
+  proxyMode('mqtt.tcp.proxyProtocol', 'tcp'),
+  proxyTrusted('mqtt.tcp.proxyProtocolTrusted', 'tcp'),
+  proxyCnAsUsername('mqtt.tcp.proxyProtocolCnAsUsername', 'tcp'),
+  proxyMode('mqtt.tls.proxyProtocol', 'tls'),
+  proxyTrusted('mqtt.tls.proxyProtocolTrusted', 'tls'),
+  proxyCnAsUsername('mqtt.tls.proxyProtocolCnAsUsername', 'tls'),
+  proxyMode('mqtt.ws.proxyProtocol', 'ws'),
+  proxyTrusted('mqtt.ws.proxyProtocolTrusted', 'ws'),
   fixed('mqtt.rateLimit.messagesPerSecond', integer(0, 10_000_000), 0, 'Inbound PUBLISH packets per second each client of the configuration file\'s endpoints (mqtt.tcp, mqtt.tls, mqtt.ws) may send (0..10000000; 0: no limit). Past it the connection stops reading until its bucket refills (throttled: nothing is lost; spindle_rate_limit_throttled_total). An endpoint made through the admin API has its own rateLimit; an authenticator may give a client its own.'),
   fixed('mqtt.rateLimit.messagesBurst', integer(0, 100_000_000), 0, 'PUBLISH packets a client may send at once above mqtt.rateLimit.messagesPerSecond (0..100000000; 0: one second\'s worth).'),
   fixed('mqtt.rateLimit.bytesPerSecond', integer(0, 10_000_000_000), 0, 'Inbound PUBLISH bytes (whole packets) per second per client of the configuration file\'s endpoints (0..10000000000; 0: no limit).'),

@@ -3,6 +3,7 @@
 // the cleaned value when it is acceptable. A checker's type parameter is the type of that cleaned
 // value: the type of its key in BrokerConfig (types.ts) is read from it.
 import { RATE_LIMIT_RANGES, rateLimitProblem, type RateLimit } from '../broker/rate-limit.ts';
+import { trustedProblem } from '../broker/proxy-protocol.ts';
 import { aclPatternProblem } from '../auth/acl-pattern.ts';
 import { passwordHashProblem } from '../auth/password.ts';
 import { parseBridgeConfig, type BridgeConfig } from '../bridges/bridge-config.ts';
@@ -97,6 +98,19 @@ export function string(options: { nonEmpty?: boolean; pattern?: RegExp; patternT
       if (options.nonEmpty === true && value === '') return reject('must not be empty');
       if (options.pattern !== undefined && !options.pattern.test(value)) return reject(`${options.patternText ?? `must match ${options.pattern}`}, got ${shown(value)}`);
       return accept(value);
+    },
+  };
+}
+
+/** IP addresses or CIDR blocks (the trusted balancers of PROXY protocol). Environment: JSON. */
+export function cidrs(): Checker<string[]> {
+  return {
+    kind: 'json',
+    check(value) {
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) return reject(`expected a list of addresses or CIDR blocks ("10.0.0.0/8"), got ${shown(value)}`);
+      const problem = trustedProblem(value as string[]);
+      if (problem) return reject(problem.message, problem.index === undefined ? '' : `[${problem.index}]`);
+      return accept([...(value as string[])]);
     },
   };
 }

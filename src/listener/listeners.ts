@@ -2,7 +2,10 @@
 // the supervisor created for this worker, WebSocket (and WSS) through uWebSockets.js, which binds
 // with SO_REUSEPORT itself. Endpoints open, change and close at run time (the supervisor tells
 // every worker). Each accepted connection becomes a Transport handed to `accept` with its
-// endpoint. Owned by the worker thread.
+// endpoint. An endpoint with PROXY protocol on reads each connection's header first (the native
+// driver, proxy-socket.ts for mqtt.io node; before the TLS handshake) or takes the one
+// uWebSockets.js read (WebSocket, v2); refusals are counted in the endpoint's connectionErrors as
+// proxy_<reason>. Owned by the worker thread.
 //
 // With mqtt.io native, TCP and TLS connections are the native driver's (rustls), except on an
 // endpoint with TLS-PSK: rustls has no external PSK, so that endpoint's TLS runs on Node's
@@ -21,11 +24,17 @@ import { EndpointStats } from '../stats/endpoint-stats.ts';
 import type { CloseReason } from '../protocol/reason-codes.ts';
 import { SocketTransport } from './socket-transport.ts';
 import { NativeNet } from './native-net.ts';
-import { listenerPort, type NetTlsOptions } from '../native/index.ts';
+import { listenerPort, type NetProxyOptions, type NetTlsOptions } from '../native/index.ts';
 import { WsTransport, type WsUserData } from './ws-transport.ts';
 import { EndpointPsk, type ClientDbPskKeys } from './tls-psk.ts';
-import type { Transport } from '../engine/connection/transport.ts';
+import type { ProxyOrigin, Transport } from '../engine/connection/transport.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
+import { PROXY_HEADER_TIMEOUT_MS } from '../broker/proxy-protocol.ts';
+import { TrustedSources, type ProxyErrorReason } from './proxy-header.ts';
+import { proxyOrigin, readProxyHeader, type ProxyPolicy } from './proxy-socket.ts';
+
+/** What a PROXY header said of a connection: the client it named, and the balancer's view. */
+type Proxied = { client: { address: string; port: number } | undefined; origin: ProxyOrigin | undefined };
 
 /** A connection as its endpoint keeps it: closed when the endpoint goes away. */
 export interface EndpointConnection {
@@ -37,6 +46,9 @@ export class WorkerEndpoint {
   readonly stats = new EndpointStats();
   readonly connections = new Set<EndpointConnection>();
   server: net.Server | tls.Server | null = null;
+  /** mqtt.io node, TLS with PROXY protocol: the TLS server (not listening) the sockets are handed
+   * to once their header is read. */
+  tlsServer: tls.Server | null = null;
   /** The listener number in the worker's NativeNet (mqtt.io native, TCP). */
   nativeListener: number | null = null;
   /** Stapling native listeners: the server certificate (DER) loaded last. */
@@ -49,7 +61,23 @@ export class WorkerEndpoint {
   /** The OCSP check of its clients' certificates (sslConfig.ocspClientCheck), or null. */
   certificateCheck: CertificateCheck | null = null;
 
+  /** The PROXY protocol policy made from `config` (null: off), for mqtt.io node and WebSocket. */
+  private proxyMade: { config: EndpointConfig; policy: ProxyPolicy | null } | null = null;
+
   constructor(public config: EndpointConfig, readonly slot: number) {}
+
+  get proxy(): ProxyPolicy | null {
+    const c = this.config;
+    if (this.proxyMade?.config !== c) {
+      this.proxyMade = { config: c, policy: c.proxyProtocol === undefined ? null : { mode: c.proxyProtocol, trusted: new TrustedSources(c.proxyProtocolTrusted ?? []), timeoutMs: PROXY_HEADER_TIMEOUT_MS } };
+    }
+    return this.proxyMade.policy;
+  }
+
+  /** A connection refused for its PROXY header or its source: counted, never opened. */
+  proxyFailed(reason: ProxyErrorReason): void {
+    this.stats.connectionError(`proxy_${reason}`);
+  }
 
   get running(): boolean {
     return this.server !== null || this.wsSocket !== null || this.nativeListener !== null;
@@ -140,7 +168,10 @@ export class Listeners {
     const ep = this.endpoints.get(config.id);
     if (!ep) return;
     ep.config = config;
-    if (ep.nativeListener !== null) this.native!.setMaxPacketSize(ep.nativeListener, config.messageMaxSize);
+    if (ep.nativeListener !== null) {
+      this.native!.setMaxPacketSize(ep.nativeListener, config.messageMaxSize);
+      this.native!.setProxy(ep.nativeListener, nativeProxy(config));
+    }
   }
 
   /** Stops an endpoint's listener and forgets it; answers it so the caller can close its connections. */
@@ -154,14 +185,17 @@ export class Listeners {
 
   private async startSocket(ep: WorkerEndpoint, fd: number | undefined): Promise<void> {
     if (fd === undefined) throw new Error(`endpoint ${ep.config.id}: no listening socket given`);
-    const onSocket = (socket: net.Socket, cn?: string, pskIdentity?: string) => {
+    const onSocket = (socket: net.Socket, cn?: string, pskIdentity?: string, proxied?: Proxied) => {
       if (!this.admit(ep)) {
         socket.destroy();
         return;
       }
       const child = ep.config.childOptions;
       if (child.keepAlive) socket.setKeepAlive(true, (child.keepAliveInitialDelay ?? 0) * 1000);
-      this.accept(new SocketTransport(socket, ep.config.sslConfig ? 'tls' : 'tcp', cn, pskIdentity), ep);
+      const origin = proxied?.origin;
+      // A certificate the balancer verified names the client (proxyProtocolCnAsUsername).
+      if (ep.config.proxyProtocolCnAsUsername && origin?.certificateVerified && origin.certificateCN !== undefined) cn = origin.certificateCN;
+      this.accept(new SocketTransport(socket, ep.config.sslConfig ? 'tls' : 'tcp', cn, pskIdentity, proxied?.client, origin), ep);
     };
     const ssl = ep.config.sslConfig;
     // TCP_NODELAY unless the endpoint asks for Nagle (childOptions.tcpNoDelay: false), set at accept.
@@ -173,30 +207,73 @@ export class Listeners {
     }
     const psk = ssl?.psk !== undefined ? new EndpointPsk(ssl.psk, this.clientDbPsk, ep.stats.pskHandshakes) : null;
     ep.psk = psk;
-    const onSecure = (socket: tls.TLSSocket) => {
+    // A TLS socket done with its handshake: refused by the CRL, or the PSK identity it proved.
+    const onSecure = (socket: tls.TLSSocket, proxied?: Proxied) => {
+      if (ssl!.crl !== undefined && !this.authorizedWithCrl(ep, socket)) return;
       const cn = ssl!.cnAsUsername ? SocketTransport.verifiedCN(socket) : undefined;
       if (psk === null) {
-        onSocket(socket, cn);
+        onSocket(socket, cn, undefined, proxied);
         return;
       }
       const identity = psk.completed(socket);
       // An unknown identity that ended in a certificate handshake (TLS 1.3): refused all the same.
       if (identity === null) socket.destroy();
-      else onSocket(socket, cn, psk.config.identityAsUsername === true ? identity : undefined);
+      else onSocket(socket, cn, psk.config.identityAsUsername === true ? identity : undefined, proxied);
     };
-    const server = ssl
-      ? tls.createServer({ ...tlsOptions(ep.config, psk), noDelay }, (socket) => {
-        if (ssl.crl !== undefined && !this.authorizedWithCrl(ep, socket)) return;
-        onSecure(socket);
-      })
-      : net.createServer({ noDelay }, (socket) => onSocket(socket));
-    if (psk !== null) psk.watch(server as tls.Server);
-    if (ssl?.ocspStapling?.enabled) {
-      // Clients asking for the certificate's status (status_request) get the stapled response
-      // when it is about the certificate this server presents.
-      server.on('OCSPRequest', (certificate: Buffer, _issuer: Buffer, done: (err: Error | null, response?: Buffer) => void) => {
-        const s = this.staples[ep.config.id];
-        done(null, s && certificate.equals(s.leaf) ? Buffer.from(s.ocsp) : undefined);
+    // Node's TLS server of the endpoint: listening, or fed by the PROXY header reader.
+    const tlsServer = (onHandshake: (socket: tls.TLSSocket) => void): tls.Server => {
+      const s = tls.createServer({ ...tlsOptions(ep.config, psk), noDelay }, onHandshake);
+      if (psk !== null) psk.watch(s);
+      if (ssl?.ocspStapling?.enabled) {
+        // Clients asking for the certificate's status (status_request) get the stapled response
+        // when it is about the certificate this server presents.
+        s.on('OCSPRequest', (certificate: Buffer, _issuer: Buffer, done: (err: Error | null, response?: Buffer) => void) => {
+          const staple = this.staples[ep.config.id];
+          done(null, staple && certificate.equals(staple.leaf) ? Buffer.from(staple.ocsp) : undefined);
+        });
+      }
+      return s;
+    };
+    let server: net.Server | tls.Server;
+    if (!ep.proxy) {
+      server = ssl
+        ? tlsServer((socket) => onSecure(socket))
+        : net.createServer({ noDelay }, (socket) => onSocket(socket));
+    } else {
+      // The header comes before the TLS handshake: a plain server reads it, then hands the
+      // socket (what followed the header put back) to a TLS server that does not listen.
+      const handshakes = new Map<string, Proxied>();
+      const keyOf = (s: net.Socket) => `${s.remoteAddress}|${s.remotePort}`;
+      const inner = ssl
+        ? tlsServer((socket) => {
+          const key = keyOf(socket);
+          const proxied = handshakes.get(key);
+          handshakes.delete(key);
+          onSecure(socket, proxied);
+        })
+        : null;
+      ep.tlsServer = inner;
+      server = net.createServer({ noDelay }, (socket) => {
+        const policy = ep.proxy;
+        if (!policy) {
+          // Turned off since: this listener is being replaced.
+          socket.destroy();
+          return;
+        }
+        readProxyHeader(socket, policy, (header) => {
+          const peer = { address: socket.remoteAddress ?? '', port: socket.remotePort ?? 0 };
+          const proxied = { client: header?.source, origin: proxyOrigin(header, peer.address, peer.port) };
+          if (inner) {
+            // The TLS socket the server makes of it has the same peer: that finds the header again.
+            const key = keyOf(socket);
+            handshakes.set(key, proxied);
+            socket.once('close', () => handshakes.delete(key));
+            inner.emit('connection', socket);
+          } else {
+            onSocket(socket, undefined, undefined, proxied);
+            socket.resume();
+          }
+        }, (reason) => ep.proxyFailed(reason));
       });
     }
     ep.server = server;
@@ -208,9 +285,17 @@ export class Listeners {
     const child = ep.config.childOptions;
     const keepAliveSecs = child.keepAlive ? (child.keepAliveInitialDelay ?? 0) : undefined;
     const localPort = listenerPort(fd);
-    ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs, maxPacketSize: ep.config.messageMaxSize, tls: ssl ? nativeTls(ssl) : undefined }, {
+    ep.nativeListener = native.listen(fd, { noDelay, keepAliveSecs, maxPacketSize: ep.config.messageMaxSize, tls: ssl ? nativeTls(ssl) : undefined, proxy: nativeProxy(ep.config) }, {
       kind: ssl ? 'tls' : 'tcp',
       cnAsUsername: ssl?.cnAsUsername ?? false,
+      // Read from the endpoint as it is now: these change without a new listener.
+      get proxy() {
+        return ep.config.proxyProtocol !== undefined;
+      },
+      get proxyCnAsUsername() {
+        return ep.config.proxyProtocolCnAsUsername === true;
+      },
+      proxyFailed: (reason) => ep.proxyFailed(reason),
       localPort,
       revoked: () => ep.stats.revocation.crlRevoked++,
       opened: (t) => {
@@ -266,6 +351,7 @@ export class Listeners {
       try {
         ep.psk?.reload();
         if (ep.server instanceof tls.Server) ep.server.setSecureContext(tlsOptions(ep.config, ep.psk));
+        ep.tlsServer?.setSecureContext(tlsOptions(ep.config, ep.psk));
         const ssl = ep.config.sslConfig;
         if (ssl && ep.nativeListener !== null) {
           this.native!.setTls(ep.nativeListener, nativeTls(ssl));
@@ -304,16 +390,38 @@ export class Listeners {
         const offered = req.getHeader('sec-websocket-protocol').split(',').map((s) => s.trim());
         const protocol = offered.find((p) => p === 'mqtt' || p === 'mqttv3.1');
         if (!protocol) {
-          res.writeStatus('400 Bad Request').end('WebSocket subprotocol "mqtt" required');
+          res.writeStatus('400 Bad Request').end('WebSocket subprotocol "mqtt" required', true);
           return;
+        }
+        // PROXY protocol (v2 only): uWebSockets.js reads a header that comes first on the
+        // connection, from any peer; the endpoint's policy decides whether it is taken.
+        const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+        let address = peer;
+        let proxy: ProxyOrigin | undefined;
+        const policy = ep.proxy;
+        if (policy) {
+          const proxied = Buffer.from(res.getProxiedRemoteAddressAsText()).toString();
+          const trusted = policy.trusted.has(peer);
+          const reason: ProxyErrorReason | null = !trusted && (proxied !== '' || policy.mode === 'required') ? 'untrusted' : proxied === '' && policy.mode === 'required' ? 'missing' : null;
+          if (reason !== null) {
+            ep.proxyFailed(reason);
+            // Closed after the answer: this connection is not for an HTTP client to reuse.
+            res.writeStatus('400 Bad Request').end(reason === 'untrusted'
+              ? 'proxyProtocol: PROXY protocol header from a source outside proxyProtocolTrusted'
+              : 'proxyProtocol: a PROXY protocol v2 header is required on this endpoint', true);
+            return;
+          }
+          if (proxied !== '') {
+            address = proxied;
+            proxy = { address: peer, port: 0, version: 2, serverName: undefined, ssl: false, certificateCN: undefined, certificateVerified: false };
+          }
         }
         if (!this.admit(ep)) {
-          res.writeStatus('503 Service Unavailable').end(this.draining ? 'draining: connect to another node' : 'connection rate limit');
+          res.writeStatus('503 Service Unavailable').end(this.draining ? 'draining: connect to another node' : 'connection rate limit', true);
           return;
         }
-        const address = Buffer.from(res.getRemoteAddressAsText()).toString();
         res.upgrade<WsUserData>(
-          { remoteAddress: address, remotePort: 0 },
+          { remoteAddress: address, remotePort: 0, proxy },
           req.getHeader('sec-websocket-key'),
           protocol,
           req.getHeader('sec-websocket-extensions'),
@@ -365,6 +473,7 @@ export class Listeners {
     ep.server?.close();
     ep.server = null;
     ep.psk = null;
+    ep.tlsServer = null;
     if (ep.nativeListener !== null) {
       this.native?.unlisten(ep.nativeListener);
       ep.nativeListener = null;
@@ -406,6 +515,12 @@ export class Listeners {
 
 /** accept() errors as the endpoint's connectionErrors count them. */
 const ACCEPT_ERRNO: Record<number, string> = { 24: 'accept_emfile', 23: 'accept_enfile', 105: 'accept_enobufs', 12: 'accept_enomem' };
+
+/** An endpoint's PROXY protocol settings as the native driver takes them (null: off). */
+function nativeProxy(c: EndpointConfig): NetProxyOptions | null {
+  if (c.proxyProtocol === undefined) return null;
+  return { mode: c.proxyProtocol, trusted: c.proxyProtocolTrusted ?? [], timeoutMs: PROXY_HEADER_TIMEOUT_MS };
+}
 
 /** An endpoint's TLS settings as the native driver takes them (the same rules as tlsOptions;
  * never a PSK endpoint, so it has a certificate). */

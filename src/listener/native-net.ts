@@ -4,7 +4,9 @@
 // connections closed. Writes made during a tick are copied into one arena and leave together when
 // the tick ends, one vectored write per connection (large frames go on their own, in order).
 // Owned by the worker thread; the Listeners give it their TCP endpoints.
-import { NetDriver, DESC_SLOTS, type NetTlsOptions, type ErrorInfo } from '../native/index.ts';
+import { NetDriver, DESC_SLOTS, type NetProxyOptions, type NetTlsOptions, type ErrorInfo } from '../native/index.ts';
+import type { ProxyOrigin } from '../engine/connection/transport.ts';
+import { PROXY_ERROR_REASONS, type ProxyErrorReason } from './proxy-header.ts';
 import { NativeTransport, type NativeIo, type TransportOrigin } from './native-transport.ts';
 
 const EV_OPEN = 1;
@@ -13,6 +15,8 @@ const EV_CLOSE = 4;
 const EV_ACCEPT_ERROR = 5;
 /** The close of a TLS connection whose client certificate a CRL revokes (the driver's errno). */
 const EKEYREVOKED = 128;
+/** A connection of a PROXY protocol listener refused before it opened: [kind, listener, reason, 0]. */
+const EV_PROXY_ERROR = 7;
 /** Bytes read, split into packets by the driver (it replaces EV_DATA): [kind | flags << 8, id,
  * first descriptor, count]. */
 const EV_FRAMES = 6;
@@ -36,6 +40,8 @@ export interface NativeListener extends TransportOrigin {
   acceptFailed(errno: number): void;
   /** A TLS handshake refused a client certificate a CRL revokes (counted). */
   revoked?(): void;
+  /** A connection was refused for its PROXY header (or its source), never opened: counted. */
+  proxyFailed(reason: ProxyErrorReason): void;
 }
 
 export interface ListenOptions {
@@ -45,6 +51,8 @@ export interface ListenOptions {
   keepAliveSecs?: number;
   /** A TLS endpoint (rustls in the driver): its certificate files and client-certificate policy. */
   tls?: NetTlsOptions;
+  /** PROXY protocol (null: off). */
+  proxy: NetProxyOptions | null;
 }
 
 export class NativeNet implements NativeIo {
@@ -64,6 +72,9 @@ export class NativeNet implements NativeIo {
   /** Connections ended and waiting for their peer to close: [transport, deadline]. */
   private ending: [NativeTransport, number][] = [];
   private endSweep: NodeJS.Timeout | null = null;
+  /** Listeners with PROXY protocol on; while there are any, overdue headers are swept each second. */
+  private readonly proxied = new Set<number>();
+  private headerSweep: NodeJS.Timeout | null = null;
   private stopped = false;
 
   constructor() {
@@ -74,6 +85,8 @@ export class NativeNet implements NativeIo {
   listen(fd: number, options: ListenOptions, listener: NativeListener): number {
     const n = this.driver.listen(fd, options.noDelay, options.keepAliveSecs, options.tls, options.maxPacketSize);
     this.listeners.set(n, listener);
+    // Before any turn accepts on it.
+    if (options.proxy) this.setProxy(n, options.proxy);
     this.scheduleTurn(); // connections may wait in the backlog already
     return n;
   }
@@ -84,6 +97,28 @@ export class NativeNet implements NativeIo {
     this.driver.setTls(n, tls);
   }
 
+  /** The PROXY protocol settings of a listener's new connections (null: off). Throws, changing
+   * nothing, on a trusted block that is no CIDR block. */
+  setProxy(n: number, proxy: NetProxyOptions | null): void {
+    this.driver.setProxy(n, proxy);
+    if (proxy) this.proxied.add(n);
+    else this.proxied.delete(n);
+    this.sweepWhileProxied();
+  }
+
+  private sweepWhileProxied(): void {
+    if (this.proxied.size > 0) this.headerSweep ??= setInterval(this.sweepHeaders, 1000).unref();
+    else if (this.headerSweep) {
+      clearInterval(this.headerSweep);
+      this.headerSweep = null;
+    }
+  }
+
+  /** Connections whose PROXY header is overdue are closed; their events come with a turn. */
+  private readonly sweepHeaders = (): void => {
+    if (!this.stopped && this.driver.expireProxyHeaders() > 0) this.scheduleTurn();
+  };
+
   /** A new packet limit for a listener's new connections. */
   setMaxPacketSize(n: number, maxPacketSize: number): void {
     this.driver.setMaxPacketSize(n, maxPacketSize);
@@ -93,12 +128,15 @@ export class NativeNet implements NativeIo {
   unlisten(n: number): void {
     this.driver.unlisten(n);
     this.listeners.delete(n);
+    // Its connections still reading a header are swept until the last listener with PROXY goes.
+    if (this.proxied.delete(n)) this.sweepWhileProxied();
   }
 
   /** Closes every connection and listener now (the thread is ending). */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.headerSweep) clearInterval(this.headerSweep);
     this.driver.stop();
     for (const t of this.transports.values()) t.closed = true;
     this.transports.clear();
@@ -153,6 +191,9 @@ export class NativeNet implements NativeIo {
           t.handlers?.onTransportClose(errno !== 0);
           break;
         }
+        case EV_PROXY_ERROR:
+          this.listeners.get(id)?.proxyFailed(PROXY_ERROR_REASONS[ev[o + 2] - 1] ?? 'malformed');
+          break;
         case EV_ACCEPT_ERROR:
           this.listeners.get(id)?.acceptFailed(ev[o + 2]);
           // Tried again on a later turn; without new connections nothing would wake us.
@@ -303,5 +344,19 @@ export class NativeNet implements NativeIo {
 
   peerAddress(t: NativeTransport): string {
     return this.driver.peerAddress(t.id);
+  }
+
+  proxyOrigin(t: NativeTransport): ProxyOrigin | undefined {
+    const p = this.driver.proxyInfo(t.id);
+    if (!p) return undefined;
+    return {
+      address: p.address,
+      port: p.port,
+      version: p.version === 1 ? 1 : 2,
+      serverName: p.authority ?? undefined,
+      ssl: p.ssl,
+      certificateCN: p.sslCn ?? undefined,
+      certificateVerified: p.certVerified,
+    };
   }
 }

@@ -1,7 +1,7 @@
 // Transport over a connection of the worker's NativeNet (native-net.ts): a handle of a few
 // numbers. The socket, its reads and its output queue live in native memory; writes of a tick go
 // into the NativeNet's arena and leave, for every connection at once, when the tick ends.
-import type { Transport, TransportFraming, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
+import type { ProxyOrigin, Transport, TransportFraming, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
 
 /** The listener a connection came from (native-net.ts's NativeListener): shared by its
  * connections, so each holds one reference instead of three fields. */
@@ -11,6 +11,11 @@ export interface TransportOrigin {
   readonly localPort: number;
   /** TLS endpoints with cnAsUsername: the certificate's CN is asked for at CONNECT. */
   readonly cnAsUsername: boolean;
+  /** PROXY protocol on: a connection may carry what its header said (asked when needed). */
+  readonly proxy: boolean;
+  /** The CN of a client certificate that a PROXY v2 header says the balancer verified is the
+   * username (proxyProtocolCnAsUsername). */
+  readonly proxyCnAsUsername: boolean;
 }
 
 /** What a transport asks of the NativeNet that made it (native-net.ts implements it). */
@@ -25,6 +30,7 @@ export interface NativeIo {
   verifiedCN(t: NativeTransport): string | undefined;
   peerCertificates(t: NativeTransport): Buffer[] | undefined;
   peerAddress(t: NativeTransport): string;
+  proxyOrigin(t: NativeTransport): ProxyOrigin | undefined;
 }
 
 export class NativeTransport implements Transport, TransportFraming {
@@ -38,8 +44,11 @@ export class NativeTransport implements Transport, TransportFraming {
   /** In the NativeNet's list of connections written this tick. */
   touched = false;
   closed = false;
-  /** The peer's address, made when first asked (given at once for an IPv6 peer). */
+  /** The client's address (a PROXY header's source, or the peer), made when first asked (given
+   * at once for an IPv6 one). */
   address: string | undefined;
+  /** What the PROXY header said: null when there was none (asked once). */
+  private proxied: ProxyOrigin | null | undefined;
 
   constructor(
     private readonly net: NativeIo,
@@ -83,7 +92,17 @@ export class NativeTransport implements Transport, TransportFraming {
     return this.address;
   }
 
+  get proxy(): ProxyOrigin | undefined {
+    if (!this.origin.proxy) return undefined;
+    if (this.proxied === undefined) this.proxied = (this.closed ? undefined : this.net.proxyOrigin(this)) ?? null;
+    return this.proxied ?? undefined;
+  }
+
   get certificateCN(): string | undefined {
+    if (this.origin.proxyCnAsUsername) {
+      const p = this.proxy;
+      if (p?.certificateVerified && p.certificateCN !== undefined) return p.certificateCN;
+    }
     return this.origin.cnAsUsername && !this.closed ? this.net.verifiedCN(this) : undefined;
   }
 

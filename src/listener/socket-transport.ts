@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 
-import type { Transport, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
+import type { ProxyOrigin, Transport, TransportHandlers, TransportKind } from '../engine/connection/transport.ts';
 
 /** The transport of a socket, for the listener functions below: they are shared by every
  * socket (no closures per connection). */
@@ -38,16 +38,19 @@ export class SocketTransport implements Transport {
     readonly certificateCN: string | undefined = undefined,
     /** TLS-PSK with identityAsUsername: the identity whose key the client proved it holds. */
     readonly pskIdentity: string | undefined = undefined,
+    /** The client a PROXY header named (its address and port). */
+    private readonly client: { address: string; port: number } | undefined = undefined,
+    readonly proxy: ProxyOrigin | undefined = undefined,
   ) {}
 
   // Addresses are read when asked (getpeername/getsockname are syscalls; most connections are
   // never asked), and kept by the socket once read.
   get remoteAddress(): string {
-    return this.socket.remoteAddress ?? '';
+    return this.client?.address ?? this.socket.remoteAddress ?? '';
   }
 
   get remotePort(): number {
-    return this.socket.remotePort ?? 0;
+    return this.client?.port ?? this.socket.remotePort ?? 0;
   }
 
   get localPort(): number {

@@ -2,12 +2,15 @@
 // (MQTT 5.0 section 6), so frames written in one tick leave as one binary message.
 import type { WebSocket } from 'uWebSockets.js';
 
-import type { Transport, TransportHandlers } from '../engine/connection/transport.ts';
+import type { ProxyOrigin, Transport, TransportHandlers } from '../engine/connection/transport.ts';
 
 export interface WsUserData {
   transport?: WsTransport;
+  /** The client's address: a PROXY v2 header's source (uWebSockets.js reads it), or the peer. */
   remoteAddress: string;
   remotePort: number;
+  /** The peer that sent a PROXY header (the balancer). */
+  proxy?: ProxyOrigin;
 }
 
 export class WsTransport implements Transport {
@@ -15,6 +18,7 @@ export class WsTransport implements Transport {
   readonly certificateCN = undefined;
   readonly remoteAddress: string;
   readonly remotePort: number;
+  readonly proxy: ProxyOrigin | undefined;
   handlers: TransportHandlers | null = null;
   closed = false;
   private pending: Buffer[] = [];
@@ -28,6 +32,7 @@ export class WsTransport implements Transport {
     const data = ws.getUserData();
     this.remoteAddress = data.remoteAddress;
     this.remotePort = data.remotePort;
+    this.proxy = data.proxy;
   }
 
   /** uWebSockets.js does not tell the client's certificates. */

@@ -128,6 +128,13 @@ function revocationMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void {
     for (const [result, n] of Object.entries(r.requests)) set.counter('spindle_ocsp_requests_total', REQUESTS_HELP, n, { kind: 'client', result });
     set.counter('spindle_ocsp_client_cache_evictions_total', '', r.cacheEvicted, { endpoint });
   }
+  // The endpoint's connectionErrors proxy_<reason>, under a name of their own.
+  set.declare('spindle_proxy_protocol_errors_total', 'Connections of an endpoint with PROXY protocol on that were closed before they opened, by reason: missing (proxyProtocol required, no header), malformed, too_large (a v2 header over 4096 bytes), untrusted (a header, or under required any connection, from outside proxyProtocolTrusted), timeout (no header within 10 s), closed (the peer closed in the middle of its header). Also counted in svc_endpoint_connection_errors_total as proxy_<reason>.', 'counter');
+  for (const e of snap.endpoints) {
+    for (const [code, n] of Object.entries(e.stats.connectionErrors)) {
+      if (code.startsWith('proxy_')) set.counter('spindle_proxy_protocol_errors_total', '', n, { endpoint: e.id, reason: code.slice(6) });
+    }
+  }
 }
 
 export type EndpointFilter = (e: { id: string; port: number }) => boolean;
@@ -151,7 +158,7 @@ function oneEndpoint(e: EndpointSnapshot, set: MetricSet): void {
   set.histogram('svc_endpoint_message_size_bytes', 'Size of PUBLISH packets on the endpoint, in (received) and out (sent).', SIZE_BUCKETS, s.sizeOut, s.sizeOutSum, { ...l, direction: 'out' });
   set.gauge('svc_endpoint_sessions_current', 'Sessions of clients that connected through the endpoint (connected or not).', s.sessionsCurrent, l);
   set.gauge('svc_endpoint_sessions_persistent', 'Persistent sessions (Session Expiry > 0 / clean session 0) of the endpoint.', s.sessionsPersistent, l);
-  set.declare('svc_endpoint_connection_errors_total', 'Connections refused or failed, by error_code: the CONNACK reason code (0x86 bad credentials, 0x97 endpoint full, ...) or rate_limited.', 'counter');
+  set.declare('svc_endpoint_connection_errors_total', 'Connections refused or failed, by error_code: the CONNACK reason code (0x86 bad credentials, 0x97 endpoint full, ...), rate_limited, or proxy_<reason> (PROXY protocol: see spindle_proxy_protocol_errors_total).', 'counter');
   for (const [code, n] of Object.entries(s.connectionErrors)) set.counter('svc_endpoint_connection_errors_total', '', n, { ...l, error_code: code });
   set.gauge('svc_endpoint_subscriptions_current', 'Subscriptions of the endpoint\'s sessions.', s.subscriptions, l);
   set.counter('svc_endpoint_topics_published_total', 'PUBLISH packets the endpoint accepted for routing (valid topic, authorized) since start.', s.topicsPublished, l);

@@ -43,7 +43,7 @@ export const {
   NetDriver,
   debugPanic,
 } = addon;
-export type { NetTlsOptions } from '../../native/node/index.d.ts';
+export type { NetTlsOptions, NetProxyOptions } from '../../native/node/index.d.ts';
 export type { JsPacket as Packet, JsProperties as Properties, JsSubscription as SubscriptionRequest, JsWill as Will, ErrorInfo } from '../../native/node/index.d.ts';
 
 /** u32 words per packet in a Framer descriptor table. */

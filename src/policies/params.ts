@@ -7,7 +7,7 @@ import { PolicyConfigError, type AclQuery, type AuthQuery, type PolicyKind, type
 
 export const PARAM = /\$\{([^}]*)\}/g;
 
-export const AUTH_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'password'];
+export const AUTH_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'password', 'sni', 'cert_common_name'];
 export const ACL_PARAMS: readonly PolicyParam[] = ['username', 'clientid', 'peerhost', 'topic', 'action'];
 
 /** The username of the sample questions a policy is dry-run with when it is added. */
@@ -48,6 +48,10 @@ export function paramValue(name: PolicyParam, q: AuthQuery | AclQuery): string |
       return 'topic' in q ? q.topic : undefined;
     case 'action':
       return 'action' in q ? q.action : undefined;
+    case 'sni':
+      return 'sni' in q ? q.sni : undefined;
+    case 'cert_common_name':
+      return 'certCommonName' in q ? q.certCommonName : undefined;
   }
 }
 

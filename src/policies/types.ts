@@ -39,6 +39,10 @@ export interface AuthQuery {
   username?: string;
   password?: Buffer;
   peerhost: string;
+  /** The server name (SNI) the client asked its balancer for, from a PROXY v2 header. */
+  sni?: string;
+  /** The CN of the client certificate its balancer verified, from a PROXY v2 header. */
+  certCommonName?: string;
 }
 
 /**
@@ -86,7 +90,7 @@ export interface AclQuery {
 export type AclAnswer = { result: 'allow' | 'deny'; overlaps?: Overlaps } | { result: 'ignore'; reason?: string; error?: boolean; overlaps?: Overlaps };
 
 /** The query parameters a policy's templates read: a cached answer is keyed by these (and the password). */
-export type PolicyParam = 'username' | 'clientid' | 'peerhost' | 'password' | 'topic' | 'action';
+export type PolicyParam = 'username' | 'clientid' | 'peerhost' | 'password' | 'topic' | 'action' | 'sni' | 'cert_common_name';
 
 export interface CompiledAuthPolicy {
   readonly id: string;

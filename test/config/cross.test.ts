@@ -1,4 +1,5 @@
-// Rules across keys: TLS enabling itself, what TLS and certificate usernames need, port clashes.
+// Rules across keys: TLS enabling itself, what TLS and certificate usernames need, PROXY protocol's
+// trusted balancers, port clashes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -42,4 +43,17 @@ test('enabled listeners may not share a port (0 excepted)', () => {
   assert.equal(loadConfig({ argv: [], env: { SPINDLE_MQTT_WS_PORT: '1883', SPINDLE_MQTT_TCP_ENABLED: 'false' } }).mqtt.ws.port, 1883);
   const zero = loadConfig({ argv: [], env: { SPINDLE_MQTT_WS_PORT: '0', SPINDLE_MQTT_TCP_PORT: '0' } });
   assert.equal(zero.mqtt.ws.port, 0);
+});
+
+test('PROXY protocol needs its trusted balancers; CN as username needs PROXY protocol', () => {
+  refused({ SPINDLE_MQTT_TCP_PROXY_PROTOCOL: 'required' }, 'mqtt.tcp.proxyProtocolTrusted', 'is required', 'SPINDLE_MQTT_TCP_PROXY_PROTOCOL');
+  refused({ SPINDLE_MQTT_WS_PROXY_PROTOCOL: 'optional' }, 'mqtt.ws.proxyProtocolTrusted');
+  refused({ SPINDLE_MQTT_TLS_PROXY_PROTOCOL_CN_AS_USERNAME: 'true' }, 'mqtt.tls.proxyProtocolCnAsUsername', 'needs mqtt.tls.proxyProtocol');
+  assert.throws(
+    () => loadConfig({ argv: [], env: { SPINDLE_MQTT_TCP_PROXY_PROTOCOL: 'required', SPINDLE_MQTT_TCP_PROXY_PROTOCOL_TRUSTED: '["10.0.0.0/8", "10.0.0.0/40"]' } }),
+    (err: unknown) => err instanceof ConfigError && err.message.includes('mqtt.tcp.proxyProtocolTrusted[1]') && err.message.includes('CIDR'),
+  );
+  const c = loadConfig({ argv: [], env: { SPINDLE_MQTT_TCP_PROXY_PROTOCOL: 'required', SPINDLE_MQTT_TCP_PROXY_PROTOCOL_TRUSTED: '["10.0.0.0/8"]', SPINDLE_MQTT_TCP_PROXY_PROTOCOL_CN_AS_USERNAME: 'true' } });
+  assert.deepEqual([c.mqtt.tcp.proxyProtocol, c.mqtt.tcp.proxyProtocolTrusted, c.mqtt.tcp.proxyProtocolCnAsUsername], ['required', ['10.0.0.0/8'], true]);
+  assert.equal(loadConfig({ argv: [], env: {} }).mqtt.tls.proxyProtocol, 'off');
 });

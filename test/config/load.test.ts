@@ -18,13 +18,14 @@ test('defaults', () => {
   assert.deepEqual(c.mqtt, {
     host: '0.0.0.0',
     io: 'native',
-    tcp: { enabled: true, port: 1883 },
-    ws: { enabled: true, port: 8083, path: '/mqtt' },
+    tcp: { enabled: true, port: 1883, proxyProtocol: 'off', proxyProtocolTrusted: [], proxyProtocolCnAsUsername: false },
+    ws: { enabled: true, port: 8083, path: '/mqtt', proxyProtocol: 'off', proxyProtocolTrusted: [] },
     tls: {
       enabled: false, port: 8883, cert: '', key: '', ca: '', requestCert: false, rejectUnauthorized: true, cnAsUsername: false, crl: '',
       psk: { file: '', fromClientDb: false, identityHint: '', identityAsUsername: false },
       ocspStapling: { enabled: false, responderUrl: '', refreshBefore: 3600, timeoutMs: 5000 },
       ocspClientCheck: { enabled: false, failMode: 'closed', responderUrl: '', cacheSeconds: 300, timeoutMs: 3000 },
+      proxyProtocol: 'off', proxyProtocolTrusted: [], proxyProtocolCnAsUsername: false,
     },
     rateLimit: { messagesPerSecond: 0, messagesBurst: 0, bytesPerSecond: 0, bytesBurst: 0 },
     totalRateLimit: { messagesPerSecond: 0, messagesBurst: 0, bytesPerSecond: 0, bytesBurst: 0 },
@@ -105,7 +106,7 @@ auth:
   const c = loadConfig({ argv: ['--config', file], env: {}, cpus: 8 });
   assert.equal(c.workers, 3);
   assert.equal(c.log.level, 'debug');
-  assert.deepEqual(c.mqtt.ws, { enabled: true, port: 9001, path: '/mqtt' }, 'siblings keep their defaults');
+  assert.deepEqual(c.mqtt.ws, { enabled: true, port: 9001, path: '/mqtt', proxyProtocol: 'off', proxyProtocolTrusted: [] }, 'siblings keep their defaults');
   assert.equal(c.mqtt.tcp.port, 1883);
   assert.equal(c.limits.queueDropPolicy, 'drop-newest');
   assert.equal(c.limits.maxInflight, 1024);

@@ -1,7 +1,8 @@
 // The web console end to end in a real browser (Debian's Chromium through playwright-core),
 // against a broker with the admin server: sign in (the session in an HttpOnly cookie, never in
 // the page or a URL), the live charts move while mqtt.js clients publish, an endpoint added from
-// the page takes connections, a client closed from the page is gone, and an API error is shown
+// the page takes connections (one with PROXY protocol refuses a direct client), a client closed
+// from the page is gone, and an API error is shown
 // where the user acted. The live feed refuses other origins and callers that are not signed in.
 // needs: broker, nats, chromium
 import { after, before, test } from 'node:test';
@@ -111,6 +112,34 @@ test('endpoints: one added from the page takes MQTT connections and shows them l
     await form.getByLabel('Port').fill(String(port));
     await form.getByRole('button', { name: 'Add endpoint' }).click();
     assert.match(await form.getByRole('alert').innerText(), /port/i);
+    await row.getByRole('button', { name: 'Remove' }).click();
+    await row.waitFor({ state: 'detached' });
+  } finally {
+    await page.close();
+  }
+});
+
+test('endpoints: PROXY protocol set on the form (the trusted balancers required, named on the form)', async () => {
+  const page = await signedIn();
+  try {
+    await page.getByRole('link', { name: 'Endpoints' }).click();
+    const port = await freePort();
+    const form = page.getByRole('form', { name: 'add an endpoint' });
+    await form.getByLabel('Id').fill('behind-lb');
+    await form.getByLabel('Port').fill(String(port));
+    await form.getByLabel('PROXY protocol').selectOption('required');
+    await form.getByRole('button', { name: 'Add endpoint' }).click();
+    assert.match(await form.getByRole('alert').innerText(), /proxyProtocolTrusted/);
+    await form.getByLabel('Trusted balancers').fill('10.0.0.0/8, 127.0.0.3');
+    await form.getByRole('button', { name: 'Add endpoint' }).click();
+    const row = page.locator(`tr[data-port="${port}"]`);
+    await row.waitFor();
+    assert.match(await row.innerText(), /PROXY required/);
+    const r = await b.api('GET', '/api/endpoints/list');
+    const e = Object.values(r.json.data.endpoints as Record<string, { port: number; proxyProtocol?: string; proxyProtocolTrusted?: string[] }>).find((x) => x.port === port);
+    assert.deepEqual([e?.proxyProtocol, e?.proxyProtocolTrusted], ['required', ['10.0.0.0/8', '127.0.0.3']]);
+    // A client straight from 127.0.0.1 is no trusted balancer: refused.
+    await assert.rejects(connect(`mqtt://127.0.0.1:${port}`, { clientId: 'not-through-the-balancer' }));
     await row.getByRole('button', { name: 'Remove' }).click();
     await row.waitFor({ state: 'detached' });
   } finally {

@@ -175,6 +175,7 @@ export class FakeClient implements Client {
   peerCertificates(): Buffer[] | undefined {
     return undefined;
   }
+  readonly proxy = undefined;
   readonly aliasesIn = new Map<number, Buffer>();
   messagesIn = 0;
   publishChain: Promise<void> | null = null;

@@ -5,7 +5,7 @@
 //
 // No such line: a unit test (make test-unit): no broker and no server to start, nothing beyond
 // this machine (a stub the test serves itself on 127.0.0.1 is fine). Only `broker`, `nats`,
-// `mosquitto`, `chromium` (all started by the test itself, on free ports), `helm` (programs the
+// `mosquitto`, `chromium`, `haproxy` (all started by the test itself, on free ports), `helm` (programs the
 // test runs, installed by their ensure script) or `deb` (a Debian 12 chroot the test installs the
 // package in, its broker in a network namespace of its own): an end-to-end test (make test-e2e).
 // Any shared server (postgresql, redis, kafka, ...): a services test (make test-services), and
@@ -34,6 +34,7 @@ export const NEEDS = {
   chromium: { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "Debian's Chromium for the console tests (helpers/browser.ts)" },
   helm: { tier: 'e2e', ensure: 'ensure-helm.sh', what: 'helm and the offline manifest validator (deploy/helm/validate), run by the chart test (helpers/helm.ts)' },
   'ocsp-responder': { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "OpenSSL's command line: a test CA, CRLs, and its OCSP responder (`openssl ocsp -index ... -port`), started by the test on a free port (helpers/ocsp-pki.ts); mosquitto_pub with client certificates" },
+  haproxy: { tier: 'e2e', ensure: 'ensure-haproxy.sh', what: "Debian's HAProxy, started by the PROXY protocol tests on free ports in front of a broker (helpers/haproxy.ts)" },
   deb: { tier: 'e2e', ensure: 'ensure-deb-tools.sh', what: 'dpkg-dev, lintian, debootstrap and mosquitto-clients: make deb and a Debian 12 chroot the test installs the package in (helpers/debian-root.ts)' },
   postgresql: { tier: 'services', ensure: 'ensure-databases.sh', what: 'PostgreSQL on 127.0.0.1:5432 (store/databases.ts PG_URL)' },
   mariadb: { tier: 'services', ensure: 'ensure-databases.sh', what: 'MariaDB on 127.0.0.1:3306 (store/databases.ts MYSQL_URL)' },
@@ -70,6 +71,7 @@ export const PROVIDERS: Record<string, readonly Need[] | Record<string, readonly
   'test/helpers/helm.ts': ['helm'],
   'test/helpers/debian-root.ts': ['deb'],
   'test/helpers/ocsp-pki.ts': ['ocsp-responder'],
+  'test/helpers/haproxy.ts': ['haproxy'],
   'test/helpers/kafka.ts': ['kafka'],
   'test/helpers/services.ts': {
     ensureRedis: ['redis'],

@@ -47,6 +47,9 @@ pub struct Common {
     /// Broker process whose RSS memory scenarios read.
     pub broker_pid: u32,
     pub credentials: Credentials,
+    /// `--proxy-protocol v1|v2`: each connection starts with a PROXY protocol header (as a load
+    /// balancer's would), naming a client of its own (10.x.y.z); 0: none.
+    pub proxy_protocol: u8,
 }
 
 /// The username and password every CONNECT carries (`--username`, `--password`, `--users`).
@@ -100,6 +103,12 @@ impl Common {
             prefix: a.str("prefix", &format!("lg{}", std::process::id())),
             broker_pid: a.num("broker-pid", 0) as u32,
             credentials: Credentials::from(a, version),
+            proxy_protocol: match a.str("proxy-protocol", "none").as_str() {
+                "none" => 0,
+                "v1" => 1,
+                "v2" => 2,
+                p => panic!("--proxy-protocol: v1 or v2, not {p}"),
+            },
         }
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! Scenarios: throughput (--topology fanin|fanout|pairs), connrate, idle, idle-scale, latency,
 //! retained, subscriptions. Common options: --host --port --version 4|5 --payload 64 --sources 8, and the
-//! credentials of every CONNECT: --username U --password P --users N (connection i: U{i % N}).
+//! credentials of every CONNECT: --username U --password P --users N (connection i: U{i % N}),
+//! and --proxy-protocol v1|v2 (a load balancer's PROXY header before each CONNECT).
 mod args;
 mod mqtt;
 mod net;

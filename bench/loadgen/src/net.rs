@@ -76,6 +76,10 @@ pub struct Net {
     sources: Vec<Ipv4Addr>,
     next_source: usize,
     credentials: Credentials,
+    /// PROXY protocol header version written before each CONNECT (0: none).
+    proxy_protocol: u8,
+    /// Headers written so far: the next one's client address (10.0.0.0 + n).
+    proxied: u32,
     /// Connections queued so far: the next one's number for `Credentials::username`.
     opened: u64,
     pub errors: u64,
@@ -110,6 +114,8 @@ impl Net {
             sources: common.sources.clone(),
             next_source: 0,
             credentials: common.credentials.clone(),
+            proxy_protocol: common.proxy_protocol,
+            proxied: 0,
             opened: 0,
             errors: 0,
             error_samples: Vec::new(),
@@ -275,13 +281,18 @@ impl Net {
             }
             if ev.is_writable() || ev.is_error() {
                 let password = self.credentials.password.as_deref();
+                let (proxy_protocol, proxied, target) = (self.proxy_protocol, self.proxied, self.target);
                 let conn = self.conns[c].as_mut().expect("live connection");
                 if !conn.tcp_up {
                     match tcp_established(&conn.stream) {
                         Ok(true) => {
                             conn.tcp_up = true;
                             let _ = conn.stream.set_nodelay(true);
-                            let mut hello = Vec::with_capacity(64);
+                            let mut hello = Vec::with_capacity(96);
+                            if proxy_protocol != 0 {
+                                proxy_header(&mut hello, proxy_protocol, proxied, target);
+                                self.proxied = proxied.wrapping_add(1);
+                            }
                             mqtt::connect(&mut hello, conn.version, &conn.client_id, conn.keepalive, conn.username.as_deref(), password);
                             conn.wbuf.extend_from_slice(&hello);
                             self.mark_dirty(c);
@@ -494,6 +505,23 @@ fn tcp_established(stream: &TcpStream) -> io::Result<bool> {
 
 /// A non-blocking connect from `source` (port chosen at connect time, so many source addresses
 /// multiply the ephemeral ports available for connection-rate runs).
+/// A load balancer's PROXY protocol header (v1 text or v2 binary) for its `n`th client:
+/// 10.0.0.0 + n, port 1024 + n % 60000, to `target`.
+fn proxy_header(out: &mut Vec<u8>, version: u8, n: u32, target: SocketAddrV4) {
+    let client = Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 0)).wrapping_add(n & 0x00ff_ffff));
+    let port = 1024 + (n % 60000) as u16;
+    if version == 1 {
+        out.extend_from_slice(format!("PROXY TCP4 {client} {} {port} {}\r\n", target.ip(), target.port()).as_bytes());
+        return;
+    }
+    out.extend_from_slice(b"\r\n\r\n\0\r\nQUIT\n");
+    out.extend_from_slice(&[0x21, 0x11, 0, 12]); // v2 PROXY, TCP over IPv4, 12 bytes
+    out.extend_from_slice(&client.octets());
+    out.extend_from_slice(&target.ip().octets());
+    out.extend_from_slice(&port.to_be_bytes());
+    out.extend_from_slice(&target.port().to_be_bytes());
+}
+
 fn connect_from(source: Ipv4Addr, target: SocketAddrV4) -> io::Result<TcpStream> {
     unsafe {
         let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);

@@ -1,6 +1,6 @@
-// Endpoints: the listeners (list with live counters, add with TLS, TLS-PSK and certificate
-// revocation, change limits, remove), through /api/endpoints/* (variant B: by port); what the TLS
-// endpoints staple from /api/tls/ocsp-staples.
+// Endpoints: the listeners (list with live counters, add with TLS, TLS-PSK, certificate revocation
+// and PROXY protocol, change limits, remove), through /api/endpoints/* (variant B: by port); what
+// the TLS endpoints staple from /api/tls/ocsp-staples.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -112,6 +112,12 @@ function AddEndpoint({ onAdded }) {
     if (max !== null) body.maxConnectionSize = max;
     const ssl = sslConfigOf(f);
     if (ssl) body.sslConfig = ssl;
+    // PROXY protocol: the mode, and the balancers whose headers are taken (comma-separated).
+    const proxy = String(f.get('proxyProtocol'));
+    if (proxy !== 'off') {
+      body.proxyProtocol = proxy;
+      body.proxyProtocolTrusted = String(f.get('proxyProtocolTrusted')).split(',').map((t) => t.trim()).filter((t) => t !== '');
+    }
     try {
       await api('POST', '/api/endpoints/add', body);
       setError(null);
@@ -126,6 +132,10 @@ function AddEndpoint({ onAdded }) {
     <label>Id <input name="id" placeholder="endpoint-<port>" /></label>
     <label>Port <input name="port" type="number" min="1" max="65535" required /></label>
     <label>Max connections <input name="maxConnectionSize" type="number" min="0" placeholder="no limit" /></label>
+    <label>PROXY protocol <select name="proxyProtocol">
+      <option value="off">off</option><option value="optional">optional</option><option value="required">required</option>
+    </select></label>
+    <label>Trusted balancers <input name="proxyProtocolTrusted" placeholder="10.0.0.0/8, 127.0.0.1" /></label>
     <details class="tls-fields">
       <summary>TLS: certificate, revocation, TLS-PSK</summary>
       <div class="tls-grid">
@@ -164,7 +174,7 @@ function EndpointRow({ e, c, staple, canWrite, onChanged }) {
   }
   const fmt = (n) => (n === undefined ? '–' : Math.round(n).toLocaleString());
   return html`<tr data-port=${e.port}>
-    <td>${e.id}</td><td>${e.port}</td><td>${e.running ? 'running' : 'stopped'}</td>
+    <td>${e.id}${e.proxyProtocol && html` <span class="muted" title=${`PROXY protocol from ${(e.proxyProtocolTrusted ?? []).join(', ')}`}>PROXY ${e.proxyProtocol}</span>`}</td><td>${e.port}</td><td>${e.running ? 'running' : 'stopped'}</td>
     <td>${fmt(c?.connections)}</td><td>${fmt(c?.in)}</td><td>${fmt(c?.out)}</td>
     <td>${canWrite
       ? html`<form class="inline" onSubmit=${(ev) => { ev.preventDefault(); void call('/api/endpoints/update', { port: e.port, maxConnectionSize: limit(max) }); }}>

@@ -9,6 +9,7 @@ use napi_derive::napi;
 use std::sync::Arc;
 
 use spindle_core::codec::{self, CodecError, FrameRef, FrameSource, ProtocolVersion};
+use spindle_core::net::proxy::{Cidr, ProxyMode, ProxyPolicy};
 use spindle_core::net::{Driver, EventSink, ListenOptions, EVENT_WORDS, EV_CLOSE, EV_DATA, EV_OPEN};
 use spindle_core::tls::{TlsEndpoint, TlsSettings};
 
@@ -40,6 +41,50 @@ pub struct NetTlsOptions {
     pub reject_unauthorized: bool,
     /// Certificate revocation lists (PEM or DER) client certificates are checked against.
     pub crl: Option<String>,
+}
+
+/// A listener's PROXY protocol settings (an endpoint's proxyProtocol, proxyProtocolTrusted).
+#[napi(object)]
+pub struct NetProxyOptions {
+    /// 'optional' or 'required'.
+    pub mode: String,
+    /// CIDR blocks (or addresses) of the balancers.
+    pub trusted: Vec<String>,
+    /// Milliseconds a connection has to send its header.
+    pub timeout_ms: u32,
+}
+
+/// What a connection's PROXY header said, and who sent it.
+#[napi(object)]
+pub struct NetProxyInfo {
+    /// The TCP peer: the balancer.
+    pub address: String,
+    pub port: u32,
+    /// 1 or 2.
+    pub version: u32,
+    /// PP2_TYPE_AUTHORITY: the server name the client asked the balancer for (its TLS SNI).
+    pub authority: Option<String>,
+    /// PP2_TYPE_SSL: the client spoke TLS to the balancer.
+    pub ssl: bool,
+    /// PP2_SUBTYPE_SSL_VERSION.
+    pub ssl_version: Option<String>,
+    /// PP2_SUBTYPE_SSL_CN: the client certificate's CN, as sent (verified or not).
+    pub ssl_cn: Option<String>,
+    /// The client presented a certificate (PP2_CLIENT_CERT_CONN or _SESS) that the balancer verified.
+    pub cert_verified: bool,
+}
+
+fn proxy_policy(o: &NetProxyOptions) -> Result<ProxyPolicy, String> {
+    let mode = match o.mode.as_str() {
+        "optional" => ProxyMode::Optional,
+        "required" => ProxyMode::Required,
+        m => return Err(Error::new("EINVAL".to_string(), format!("proxy mode {m:?}: expected optional or required"))),
+    };
+    let mut trusted = Vec::with_capacity(o.trusted.len());
+    for t in &o.trusted {
+        trusted.push(Cidr::parse(t).ok_or_else(|| Error::new("EINVAL".to_string(), format!("not an address or CIDR block: {t:?}")))?);
+    }
+    Ok(ProxyPolicy { mode, trusted, timeout_ms: o.timeout_ms })
 }
 
 fn load_tls(o: &NetTlsOptions) -> Result<Arc<TlsEndpoint>, String> {
@@ -219,6 +264,41 @@ impl NetDriver {
     #[napi(catch_unwind)]
     pub fn verified_cn(&self, id: u32) -> Option<String> {
         self.driver.verified_cn(id)
+    }
+
+    /// The PROXY protocol settings of a listener's new connections (null: off). Called right after
+    /// `listen`, before the next turn accepts anything.
+    #[napi(catch_unwind)]
+    pub fn set_proxy(&mut self, listener: u32, proxy: Option<NetProxyOptions>) -> Result<(), String> {
+        let policy = proxy.as_ref().map(proxy_policy).transpose()?;
+        if !self.driver.set_proxy(listener, policy) {
+            return Err(Error::new("EINVAL".to_string(), format!("no listener {listener}")));
+        }
+        Ok(())
+    }
+
+    /// Closes the connections whose PROXY header is overdue; their EV_PROXY_ERROR events come with
+    /// the next turn. Returns how many.
+    #[napi(catch_unwind)]
+    pub fn expire_proxy_headers(&mut self) -> u32 {
+        self.driver.expire_headers(std::time::Instant::now()) as u32
+    }
+
+    /// What the PROXY header of a connection said (null: none, or not open).
+    #[napi(catch_unwind)]
+    pub fn proxy_info(&self, id: u32) -> Option<NetProxyInfo> {
+        let (peer, h) = self.driver.proxied(id)?;
+        let ssl = h.ssl.as_ref();
+        Some(NetProxyInfo {
+            address: peer.ip().to_string(),
+            port: peer.port() as u32,
+            version: h.version as u32,
+            authority: h.authority.clone(),
+            ssl: ssl.is_some_and(|s| s.client & spindle_core::net::proxy::PP2_CLIENT_SSL != 0),
+            ssl_version: ssl.and_then(|s| s.version.clone()),
+            ssl_cn: ssl.and_then(|s| s.cn.clone()),
+            cert_verified: ssl.is_some_and(|s| s.verified()),
+        })
     }
 
     /// Stops accepting on a listener and closes its socket.

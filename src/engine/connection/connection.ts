@@ -10,7 +10,7 @@ import type { Authorizer, ClientIdentity } from '../../auth/index.ts';
 import { remainingExpiry } from '../../broker/message.ts';
 import type { EndpointCounters } from '../../broker/endpoint-counters.ts';
 import type { RateLimiter } from '../../broker/rate-limiter.ts';
-import type { Transport, TransportFraming, TransportHandlers } from './transport.ts';
+import type { ProxyOrigin, Transport, TransportFraming, TransportHandlers } from './transport.ts';
 import { RC, type CloseReason } from '../../protocol/reason-codes.ts';
 import { PT } from '../../protocol/packet-types.ts';
 import * as send from '../../protocol/send.ts';
@@ -149,6 +149,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
 
   peerCertificates(): Buffer[] | undefined {
     return this.transport.peerCertificates();
+  }
+
+  get proxy(): ProxyOrigin | undefined {
+    return this.transport.proxy;
   }
 
   get connected(): boolean {

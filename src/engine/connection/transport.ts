@@ -31,12 +31,33 @@ export interface TransportFraming {
   setVersion(level: number): void;
 }
 
+/** What a PROXY protocol header told of a connection (a listener with proxyProtocol on, and a
+ * header that named the client or carried its TLS details). */
+export interface ProxyOrigin {
+  /** The balancer: the TCP peer that sent the header. */
+  readonly address: string;
+  readonly port: number;
+  readonly version: 1 | 2;
+  /** PP2_TYPE_AUTHORITY (v2): the server name the client asked the balancer for (its TLS SNI). */
+  readonly serverName: string | undefined;
+  /** PP2_TYPE_SSL (v2): the client spoke TLS to the balancer. */
+  readonly ssl: boolean;
+  /** PP2_SUBTYPE_SSL_CN: the client certificate's CN, as the balancer sent it. */
+  readonly certificateCN: string | undefined;
+  /** The client presented a certificate (this connection or its TLS session) that the balancer
+   * verified (PP2_CLIENT_CERT_CONN/SESS and verify 0). */
+  readonly certificateVerified: boolean;
+}
+
 export interface Transport {
   readonly kind: TransportKind;
   /** Present when the transport delivers packets (onTransportFrames), not bytes. */
   readonly framing?: TransportFraming;
+  /** The client's address: a PROXY header's source, or the peer. */
   readonly remoteAddress: string;
   readonly remotePort: number;
+  /** What the PROXY header said, when one named the client (undefined otherwise). */
+  readonly proxy: ProxyOrigin | undefined;
   /** The CN of a verified client certificate (TLS with client certificates). */
   readonly certificateCN: string | undefined;
   /** The TLS-PSK identity whose key the client proved it holds, on an endpoint whose psk has

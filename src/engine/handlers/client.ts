@@ -61,6 +61,16 @@ export interface CertificateCheck {
 }
 
 /** A client connection, as the packet handlers see it. */
+/** What the handlers read of a PROXY protocol header (the transport's ProxyOrigin). */
+export interface ClientProxy {
+  /** PP2_TYPE_AUTHORITY: the server name (SNI) the client asked the balancer for. */
+  readonly serverName: string | undefined;
+  /** PP2_SUBTYPE_SSL_CN: the client certificate's CN, as the balancer sent it. */
+  readonly certificateCN: string | undefined;
+  /** The balancer verified that certificate. */
+  readonly certificateVerified: boolean;
+}
+
 export interface Client extends SessionLink {
   state: ClientState;
   version: Version;
@@ -92,6 +102,9 @@ export interface Client extends SessionLink {
   readonly pskIdentity?: string;
   /** The certificates a TLS client presented (DER, its own first); undefined without. */
   peerCertificates(): Buffer[] | undefined;
+  /** What a PROXY protocol header said of the client's TLS with its balancer (undefined: no
+   * header, or one that named no client). */
+  readonly proxy: ClientProxy | undefined;
   /** Topic aliases the client set [MQTT-3.3.2-9]: alias -> topic bytes. */
   readonly aliasesIn: Map<number, Buffer>;
   /** Traffic counters for the admin API. */

@@ -157,6 +157,9 @@ function authenticate(host: HandlerHost, c: Client, k: Connecting): HandlerResul
       return beginExchange(host, c, method, host.authMethods.get(method)!, req, (r, data) => authenticated(host, c, k, r, data));
     }
   }
+  // What a balancer's PROXY v2 header said of the client's TLS (undefined without one: at once,
+  // for a listener without PROXY protocol).
+  const proxy = c.proxy;
   // An endpoint with enableAuth off admits every client without checking credentials (a TLS-PSK
   // identity is still its username).
   const result = !endpoint.config.enableAuth
@@ -169,6 +172,8 @@ function authenticate(host: HandlerHost, c: Client, k: Connecting): HandlerResul
       get remoteAddress() { return c.remoteAddress; },
       certificateCN: c.certificateCN,
       pskIdentity: c.pskIdentity,
+      serverName: proxy?.serverName,
+      proxyCertificateCN: proxy?.certificateVerified ? proxy.certificateCN : undefined,
       protocolVersion: version,
     });
   if (result instanceof Promise) return result.then((r) => authenticated(host, c, k, r));

@@ -1,8 +1,9 @@
 // Owns a worker's authentication when policies exist: credentials go to the policy chain (the main
 // thread's, through WorkerPolicies) and its answer is cached (AnswerCache); when every policy
 // ignores them, the static users decide (StaticAuthenticator: auth.users, the Mosquitto password
-// file, allowAnonymous). Without enabled policies, and for clients without any credentials or
-// identified by a certificate or a TLS-PSK identity, the static users decide at once.
+// file, allowAnonymous). Without enabled policies, and for clients without any credentials (nor a
+// certificate their balancer verified, from a PROXY v2 header) or identified by a certificate or a
+// TLS-PSK identity, the static users decide at once.
 import type { AuthRequest, AuthResult, Authenticator } from '../../auth/types.ts';
 import { TenantCounters } from '../../broker/tenant-counters.ts';
 import type { AuthAnswer, AuthQuery } from '../types.ts';
@@ -28,10 +29,15 @@ export class PolicyAuthenticator implements Authenticator {
 
   authenticate(req: AuthRequest): AuthResult | Promise<AuthResult> {
     const state = this.policies.state;
-    if (!state.auth || req.certificateCN !== undefined || req.pskIdentity !== undefined || (req.username === undefined && req.password === undefined)) {
+    if (!state.auth || req.certificateCN !== undefined || req.pskIdentity !== undefined || (req.username === undefined && req.password === undefined && req.proxyCertificateCN === undefined)) {
       return this.fallback.authenticate(req);
     }
     const q: AuthQuery = { clientid: req.clientId, username: req.username, password: req.password, peerhost: req.remoteAddress };
+    // A balancer's PROXY v2 header: what it said of the client's TLS, for the policies that read it.
+    const sni = req.serverName;
+    if (sni !== undefined) q.sni = sni;
+    const cn = req.proxyCertificateCN;
+    if (cn !== undefined) q.certCommonName = cn;
     const key = this.cache.enabled ? this.cache.keyOf(q, state.authParams) : undefined;
     const hit = key === undefined ? undefined : this.cache.get(key);
     const counters = this.policies.counters;

@@ -3,6 +3,7 @@
 // thread, so it sees its state between two packets, never in the middle of one.
 import { RC } from '../../protocol/reason-codes.ts';
 import type { Connection } from '../../engine/connection/connection.ts';
+import type { ProxyOrigin } from '../../engine/connection/transport.ts';
 import type { Session } from '../../engine/session/session.ts';
 import type { Message } from '../../broker/message.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
@@ -17,8 +18,11 @@ const VERSION_NAMES: Record<number, string> = { 3: '3.1', 4: '3.1.1', 5: '5.0' }
 export interface ConnectionInfo {
   clientId: string;
   username: string | null;
+  /** The client's address: a PROXY header's source, or the peer. */
   ip: string;
   port: number;
+  /** The balancer that sent the PROXY header naming the client (null: none). */
+  proxyAddress: string | null;
   connectTime: string;
   lastActivity: string;
   protocolVersion: number;
@@ -51,6 +55,7 @@ function connectionInfo(conn: Connection, worker: number): ConnectionInfo {
     username: conn.username ?? null,
     ip: t.remoteAddress,
     port: t.remotePort,
+    proxyAddress: t.proxy?.address ?? null,
     connectTime: new Date(conn.connectedAt).toISOString(),
     lastActivity: new Date(conn.lastActivity).toISOString(),
     protocolVersion: conn.version,
@@ -58,6 +63,20 @@ function connectionInfo(conn: Connection, worker: number): ConnectionInfo {
     endpointPort: conn.endpoint.config.port,
     transport: t.kind,
     worker,
+  };
+}
+
+/** What the PROXY header said, as the admin API shows it (null: none). */
+function proxyInfo(p: ProxyOrigin | undefined) {
+  if (p === undefined) return null;
+  return {
+    address: p.address,
+    port: p.port,
+    version: p.version,
+    serverName: p.serverName ?? null,
+    ssl: p.ssl,
+    certificateCN: p.certificateCN ?? null,
+    certificateVerified: p.certificateVerified,
   };
 }
 
@@ -179,6 +198,7 @@ export const clientOps = {
       lastActivity: conn ? new Date(conn.lastActivity).toISOString() : null,
       ip: conn?.transport.remoteAddress ?? null,
       port: conn?.transport.remotePort ?? null,
+      proxy: proxyInfo(conn?.transport.proxy),
       endpoint: conn?.endpoint.config.id ?? null,
       protocolVersion: conn?.version ?? null,
       keepalive: conn?.keepalive ?? null,
@@ -207,6 +227,7 @@ export const clientOps = {
       clientId: conn.clientId,
       clientIp: conn.transport.remoteAddress,
       clientPort: conn.transport.remotePort,
+      proxy: proxyInfo(conn.transport.proxy),
       version: VERSION_NAMES[conn.version] ?? String(conn.version),
       protocolVersion: conn.version,
       keepalive: conn.keepalive,

@@ -2,14 +2,18 @@
 //! and the bytes the kernel has not taken yet. An idle TCP connection holds no buffer at all:
 //! reads go into the turn's shared batch, and the output queue exists only while the kernel is
 //! full. A TLS connection also holds its rustls session (`Tls`), whose buffers are rustls' own.
+//! A connection of a PROXY protocol listener holds the bytes of its header until it is read
+//! (`HeaderWait`), then what the header said (`proxied`).
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
 use mio::net::TcpStream;
 use rustls::ServerConnection;
 
+use super::proxy::{ProxyHeader, ProxyPolicy};
 use crate::tls::TlsEndpoint;
 
 /// Ciphertext rustls may hold for one connection before plaintext waits in our queue instead.
@@ -56,19 +60,73 @@ pub(crate) const WANT_WRITE: u8 = 16;
 /// A queue this large is given back to the allocator once it drains (smaller ones are kept).
 const KEEP_QUEUE_CAPACITY: usize = 16 * 1024;
 
+/// A connection of a PROXY protocol listener whose header has not been decided yet: the worker
+/// has not been told of it (no EV_OPEN).
+pub(crate) struct HeaderWait {
+    pub policy: Arc<ProxyPolicy>,
+    pub listener: u32,
+    /// The peer is in the policy's trusted blocks.
+    pub trusted: bool,
+    pub deadline: Instant,
+    /// What was read so far (proxy::HEADER_READ_MAX at most).
+    pub buf: Vec<u8>,
+}
+
 pub(crate) struct Conn {
     pub stream: TcpStream,
+    /// The TCP peer (a balancer's address when a PROXY header named the client).
     pub peer: SocketAddr,
     pub flags: u8,
     /// Bytes not yet taken by the kernel (TCP), or plaintext not yet taken by rustls (TLS).
     out: Vec<u8>,
     out_at: usize,
     pub tls: Option<Box<Tls>>,
+    pub wait: Option<Box<HeaderWait>>,
+    /// The PROXY header that named this connection's client (or carried its TLS details).
+    pub proxied: Option<Box<ProxyHeader>>,
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream, peer: SocketAddr, tls: Option<Box<Tls>>) -> Self {
-        Conn { stream, peer, flags: 0, out: Vec::new(), out_at: 0, tls }
+    pub fn new(stream: TcpStream, peer: SocketAddr, tls: Option<Box<Tls>>, wait: Option<Box<HeaderWait>>) -> Self {
+        Conn { stream, peer, flags: 0, out: Vec::new(), out_at: 0, tls, wait, proxied: None }
+    }
+
+    /// The client's address: the PROXY header's source, or the TCP peer.
+    pub fn client(&self) -> SocketAddr {
+        self.proxied.as_ref().and_then(|h| h.source).unwrap_or(self.peer)
+    }
+
+    /// TLS: ciphertext that was read with a PROXY header (the start of the handshake) into
+    /// rustls; handshake replies are written, plaintext appended to `data`. Err: errno.
+    pub fn feed_tls(&mut self, mut bytes: &[u8], data: &mut Vec<u8>) -> Result<(), u32> {
+        while !bytes.is_empty() {
+            let tls = self.tls.as_mut().expect("a TLS connection");
+            match tls.session.read_tls(&mut bytes) {
+                Ok(0) => return Err(libc::EPROTO as u32),
+                Ok(_) => {}
+                Err(e) => return Err(errno(&e)),
+            }
+            match tls.session.process_new_packets() {
+                Ok(state) => {
+                    let plain = state.plaintext_bytes_to_read();
+                    if plain > 0 {
+                        let at = data.len();
+                        data.resize(at + plain, 0);
+                        if tls.session.reader().read_exact(&mut data[at..]).is_err() {
+                            data.truncate(at);
+                        }
+                    }
+                }
+                Err(_) => {
+                    let _ = tls.session.write_tls(&mut &self.stream);
+                    return Err(libc::EPROTO as u32);
+                }
+            }
+        }
+        if self.tls.as_ref().is_some_and(|t| t.session.wants_write()) {
+            self.pump_tls().map_err(|e| errno(&e))?;
+        }
+        Ok(())
     }
 
     pub fn has(&self, flag: u8) -> bool {

@@ -8,21 +8,27 @@
 //!
 //! Connection ids are `slot | generation << 24`: an id the worker still holds after its
 //! connection closed never reaches the connection that took the slot next.
+//!
+//! A listener with a PROXY protocol policy (`set_proxy`) reads each connection's header before
+//! the worker hears of it: EV_OPEN comes once the header is read, with the client's address it
+//! names; a connection refused for its header is never opened (EV_PROXY_ERROR instead). On a TLS
+//! listener the header comes before the handshake.
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use socket2::SockRef;
 
-use super::conn::{errno, Conn, Tls, TlsRead, ENDING, PAUSED, READY, WANT_WRITE};
+use super::conn::{errno, Conn, HeaderWait, Tls, TlsRead, ENDING, PAUSED, READY, WANT_WRITE};
+use super::events::{EventSink, EVENT_WORDS, EV_ACCEPT_ERROR, EV_CLOSE, EV_DATA, EV_DRAIN, EV_OPEN, EV_PROXY_ERROR};
+use super::proxy::{self, Decision, ProxyError, ProxyHeader, ProxyPolicy};
 use crate::tls::TlsEndpoint;
-use super::events::{EventSink, EVENT_WORDS, EV_ACCEPT_ERROR, EV_CLOSE, EV_DATA, EV_DRAIN, EV_OPEN};
 
 const SLOT_BITS: u32 = 24;
 const SLOT_MASK: u32 = (1 << SLOT_BITS) - 1;
@@ -39,6 +45,15 @@ const READABLE: u8 = 1;
 const WRITABLE: u8 = 2;
 const TO_THE_END: u8 = 4;
 
+/// Where reading a PROXY header stands after a read.
+enum HeaderRead {
+    /// The socket is empty; the next edge brings more.
+    Pending,
+    /// Closed before sending a byte.
+    Gone,
+    Decided(Decision),
+}
+
 /// How accepted connections of a listener are set up.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ListenOptions {
@@ -54,6 +69,8 @@ struct Listener {
     options: ListenOptions,
     /// TLS endpoints: what new connections are made with (swapped on a reload).
     tls: Option<Arc<TlsEndpoint>>,
+    /// PROXY protocol: the header new connections must (or may) send first.
+    proxy: Option<Arc<ProxyPolicy>>,
 }
 
 struct Slot {
@@ -85,6 +102,8 @@ pub struct Driver {
     retry_listeners: Vec<u32>,
     pending: VecDeque<[u32; EVENT_WORDS]>,
     group: Vec<(u32, u32)>,
+    /// Ids of connections reading their PROXY header (some may have opened or closed since).
+    header_waits: Vec<u32>,
     pub stats: DriverStats,
 }
 
@@ -102,6 +121,7 @@ impl Driver {
             retry_listeners: Vec::new(),
             pending: VecDeque::new(),
             group: Vec::new(),
+            header_waits: Vec::new(),
             stats: DriverStats::default(),
         })
     }
@@ -132,7 +152,7 @@ impl Driver {
             }
         };
         self.poll.registry().register(&mut socket, Token(LISTENER_TOKEN + index), Interest::READABLE)?;
-        self.listeners[index] = Some(Listener { socket, options, tls });
+        self.listeners[index] = Some(Listener { socket, options, tls, proxy: None });
         // Connections may be waiting in the backlog already (the edge came before we registered).
         self.ready_listeners.push(index as u32);
         Ok(index as u32)
@@ -154,13 +174,67 @@ impl Driver {
         self.listeners.get(listener as usize)?.as_ref()?.tls.as_ref()
     }
 
-    /// Stops accepting on a listener and closes its socket; its connections stay.
+    /// The PROXY protocol policy of a listener's new connections (None: off); open ones keep
+    /// what they were accepted with.
+    pub fn set_proxy(&mut self, listener: u32, proxy: Option<ProxyPolicy>) -> bool {
+        match self.listeners.get_mut(listener as usize) {
+            Some(Some(l)) => {
+                l.proxy = proxy.map(Arc::new);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Closes the connections that have not decided their PROXY header by its deadline, each
+    /// reported as EV_PROXY_ERROR (timeout) on the next turn. Returns how many.
+    pub fn expire_headers(&mut self, now: Instant) -> usize {
+        let mut expired = 0;
+        let mut waits = std::mem::take(&mut self.header_waits);
+        waits.retain(|&id| {
+            let Some(slot) = self.slot_of(id) else { return false };
+            let Some(wait) = self.slots[slot as usize].conn.as_ref().and_then(|c| c.wait.as_ref()) else { return false };
+            if wait.deadline > now {
+                return true;
+            }
+            let listener = wait.listener;
+            self.release(slot);
+            self.pending.push_back([EV_PROXY_ERROR, listener, ProxyError::Timeout as u32, 0]);
+            expired += 1;
+            false
+        });
+        self.header_waits = waits;
+        expired
+    }
+
+    /// Connections reading their PROXY header now. (`header_waits` also holds, until the next
+    /// `expire_headers`, the ids of those that opened or closed since.)
+    pub fn header_waits(&self) -> usize {
+        self.header_waits.iter().filter(|&&id| self.slot_of(id).and_then(|s| self.slots[s as usize].conn.as_ref()).is_some_and(|c| c.wait.is_some())).count()
+    }
+
+    /// Stops accepting on a listener and closes its socket; its connections stay, but those still
+    /// reading their PROXY header are closed (the worker never heard of them, and the listener's
+    /// number may go to another listener).
     pub fn unlisten(&mut self, listener: u32) {
         if let Some(slot) = self.listeners.get_mut(listener as usize) {
             if let Some(mut l) = slot.take() {
                 let _ = self.poll.registry().deregister(&mut l.socket);
             }
         }
+        let mut waits = std::mem::take(&mut self.header_waits);
+        waits.retain(|&id| {
+            let Some(slot) = self.slot_of(id) else { return false };
+            match self.slots[slot as usize].conn.as_ref().and_then(|c| c.wait.as_ref()) {
+                None => false,
+                Some(w) if w.listener == listener => {
+                    self.release(slot);
+                    false
+                }
+                Some(_) => true,
+            }
+        });
+        self.header_waits = waits;
     }
 
     /// One turn: events left from before, connections and listeners with work left, then what
@@ -257,8 +331,9 @@ impl Driver {
             let Some(Some(listener)) = self.listeners.get(index as usize) else { return };
             let options = listener.options;
             let tls = listener.tls.clone();
+            let proxy = listener.proxy.clone();
             match listener.socket.accept() {
-                Ok((stream, peer)) => self.opened(stream, peer, index, options, tls, sink),
+                Ok((stream, peer)) => self.opened(stream, peer, index, options, tls, proxy, sink),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted || e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
                 Err(e) => {
@@ -273,7 +348,21 @@ impl Driver {
         self.ready_listeners.push(index);
     }
 
-    fn opened(&mut self, mut stream: TcpStream, peer: SocketAddr, listener: u32, options: ListenOptions, tls: Option<Arc<TlsEndpoint>>, sink: &mut EventSink<'_>) {
+    #[allow(clippy::too_many_arguments)]
+    fn opened(&mut self, mut stream: TcpStream, peer: SocketAddr, listener: u32, options: ListenOptions, tls: Option<Arc<TlsEndpoint>>, proxy: Option<Arc<ProxyPolicy>>, sink: &mut EventSink<'_>) {
+        let wait = match proxy {
+            None => None,
+            Some(policy) => {
+                let trusted = policy.trusts(peer.ip());
+                if policy.refuse_at_accept(trusted) {
+                    // 'required' and not a balancer: closed before anything is read.
+                    self.emit(sink, EV_PROXY_ERROR, listener, ProxyError::Untrusted as u32, 0);
+                    return;
+                }
+                let deadline = Instant::now() + Duration::from_millis(policy.timeout_ms as u64);
+                Some(Box::new(HeaderWait { policy, listener, trusted, deadline, buf: Vec::new() }))
+            }
+        };
         let tls = match tls.map(Tls::new) {
             None => None,
             Some(Ok(t)) => Some(t),
@@ -307,16 +396,107 @@ impl Driver {
             self.free.push(slot);
             return;
         }
-        self.slots[slot as usize].conn = Some(Box::new(Conn::new(stream, peer, tls)));
+        let waiting = wait.is_some();
+        self.slots[slot as usize].conn = Some(Box::new(Conn::new(stream, peer, tls, wait)));
         self.stats.accepted += 1;
         self.stats.open += 1;
         let id = self.id_of(slot);
-        // The peer comes with the event, so the worker never has to ask (an IPv6 peer: ask `peer`).
-        let (ip4, port) = match peer {
+        if waiting {
+            // Opened for the worker once its header is read (`read_header`).
+            self.header_waits.push(id);
+            return;
+        }
+        self.emit_open(id, listener, peer, sink);
+    }
+
+    /// EV_OPEN: the client's address comes with the event, so the worker never has to ask (an
+    /// IPv6 one: ask `peer`).
+    fn emit_open(&mut self, id: u32, listener: u32, client: SocketAddr, sink: &mut EventSink<'_>) {
+        let (ip4, port) = match client {
             SocketAddr::V4(a) => (u32::from(*a.ip()), a.port()),
             SocketAddr::V6(a) => (0, a.port()),
         };
         self.emit(sink, EV_OPEN, id, listener | (port as u32) << 16, ip4);
+    }
+
+    /// Reads a connection's PROXY header until it is decided. Returns None while the worker must
+    /// not hear of it (more bytes to wait for; or refused, released and reported); once opened,
+    /// Some(bytes after the header already appended to `sink.data`) (TLS: the plaintext they gave).
+    fn read_header(&mut self, slot: u32, sink: &mut EventSink<'_>) -> Option<usize> {
+        let id = self.id_of(slot);
+        let conn = self.slots[slot as usize].conn.as_mut()?;
+        let fd = conn.stream.as_raw_fd();
+        let wait = conn.wait.as_mut()?;
+        let listener = wait.listener;
+        let mut read = 0u64;
+        let decision = loop {
+            match proxy::decide(&wait.policy, wait.trusted, &wait.buf) {
+                Decision::Wait => {}
+                d => break HeaderRead::Decided(d),
+            }
+            let room = proxy::HEADER_READ_MAX - wait.buf.len();
+            if room == 0 {
+                break HeaderRead::Decided(Decision::Refuse(ProxyError::Malformed)); // cannot happen: decided by then
+            }
+            let len = wait.buf.len();
+            wait.buf.reserve(room);
+            // SAFETY: `room` bytes of spare capacity were reserved; read() writes at most that.
+            let n = unsafe { libc::read(fd, wait.buf.as_mut_ptr().add(len) as *mut libc::c_void, room) };
+            if n > 0 {
+                // SAFETY: read() initialised n bytes.
+                unsafe { wait.buf.set_len(len + n as usize) };
+                read += n as u64;
+                continue;
+            }
+            if n < 0 {
+                match io::Error::last_os_error().kind() {
+                    io::ErrorKind::WouldBlock => break HeaderRead::Pending, // the next edge brings more
+                    io::ErrorKind::Interrupted => continue,
+                    _ => {}
+                }
+            }
+            // EOF or a socket error before a decision. Nothing sent at all (a balancer's health
+            // check that connects and closes): not counted.
+            if wait.buf.is_empty() {
+                break HeaderRead::Gone;
+            }
+            break HeaderRead::Decided(Decision::Refuse(ProxyError::Closed));
+        };
+        self.stats.bytes_read += read;
+        match decision {
+            HeaderRead::Pending | HeaderRead::Decided(Decision::Wait) => None,
+            HeaderRead::Gone => {
+                self.release(slot);
+                None
+            }
+            HeaderRead::Decided(Decision::Refuse(reason)) => {
+                self.release(slot);
+                self.emit(sink, EV_PROXY_ERROR, listener, reason as u32, 0);
+                None
+            }
+            HeaderRead::Decided(Decision::Open(header, at)) => {
+                let conn = self.slots[slot as usize].conn.as_mut()?;
+                let wait = conn.wait.take()?;
+                conn.proxied = header.filter(|h| h.source.is_some() || h.authority.is_some() || h.ssl.is_some()).map(Box::new);
+                let client = conn.client();
+                let rest = &wait.buf[at..];
+                let start = sink.data.len();
+                let fed = if conn.tls.is_some() {
+                    conn.feed_tls(rest, &mut sink.data)
+                } else {
+                    sink.data.extend_from_slice(rest);
+                    Ok(())
+                };
+                self.emit_open(id, listener, client, sink);
+                if let Err(err) = fed {
+                    sink.data.truncate(start);
+                    self.release(slot);
+                    self.emit(sink, EV_CLOSE, id, err, 0);
+                    return None;
+                }
+                Some(sink.data.len() - start)
+            }
+        }
     }
 
     /// Reads what the socket has, up to the budget. A short read ends it (the socket is empty,
@@ -328,13 +508,25 @@ impl Driver {
         if conn.has(PAUSED) || conn.has(READY) {
             return;
         }
-        if !sink.has_room_for_read() || !self.pending.is_empty() {
+        let waiting = conn.wait.is_some();
+        // A header's turn may add OPEN, then DATA and CLOSE.
+        if !sink.has_room_for_read() || !self.pending.is_empty() || (waiting && !sink.has_room_for(3)) {
             conn.flags |= READY;
             self.ready.push(slot);
             return;
         }
+        // Bytes that came with the header, already in the batch (read as this read's first).
+        let mut carried = 0;
+        if waiting {
+            match self.read_header(slot, sink) {
+                None => return,
+                Some(n) => carried = n,
+            }
+        }
+        let to_the_end = to_the_end || waiting; // the header's reads stopped short of EAGAIN
+        let Some(conn) = self.slots[slot as usize].conn.as_mut() else { return };
         if conn.tls.is_some() {
-            let start = sink.data.len();
+            let start = sink.data.len() - carried;
             let budget = READ_BUDGET.min(sink.data_room()).max(1);
             let (got, outcome) = conn.read_tls(&mut sink.data, budget);
             self.stats.bytes_read += got as u64;
@@ -366,7 +558,7 @@ impl Driver {
             return;
         }
         let fd = conn.stream.as_raw_fd();
-        let start = sink.data.len();
+        let start = sink.data.len() - carried;
         let mut budget = READ_BUDGET;
         let mut closed: Option<u32> = None;
         loop {
@@ -405,7 +597,7 @@ impl Driver {
             }
         }
         let got = sink.data.len() - start;
-        self.stats.bytes_read += got as u64;
+        self.stats.bytes_read += (got - carried) as u64;
         if conn.has(ENDING) {
             sink.data.truncate(start); // closing: what the peer still sends is not read
         } else if got > 0 {
@@ -597,10 +789,18 @@ impl Driver {
         }
     }
 
-    /// The peer's address, None when the id is not open.
+    /// The client's address (a PROXY header's source, or the TCP peer), None when the id is not open.
     pub fn peer(&self, id: u32) -> Option<SocketAddr> {
         let slot = self.slot_of(id)?;
-        self.slots[slot as usize].conn.as_ref().map(|c| c.peer)
+        self.slots[slot as usize].conn.as_ref().map(|c| c.client())
+    }
+
+    /// For a connection whose PROXY header named its client: the TCP peer (the balancer) and the
+    /// header.
+    pub fn proxied(&self, id: u32) -> Option<(SocketAddr, &ProxyHeader)> {
+        let slot = self.slot_of(id)?;
+        let conn = self.slots[slot as usize].conn.as_ref()?;
+        conn.proxied.as_deref().map(|h| (conn.peer, h))
     }
 
     /// The subject CN of the client certificate of a TLS connection, when it verified.
@@ -631,5 +831,6 @@ impl Driver {
         }
         self.ready.clear();
         self.pending.clear();
+        self.header_waits.clear();
     }
 }

@@ -18,6 +18,9 @@ pub const EV_CLOSE: u32 = 4;
 /// accept() failed on a listener for a reason other than "no more": `[EV_ACCEPT_ERROR, listener, errno, 0]`.
 /// The listener is tried again on a later turn.
 pub const EV_ACCEPT_ERROR: u32 = 5;
+/// A connection of a PROXY protocol listener was refused before it was opened (no EV_OPEN came
+/// for it): `[EV_PROXY_ERROR, listener, reason (proxy::ProxyError), 0]`.
+pub const EV_PROXY_ERROR: u32 = 7;
 
 /// Where one turn writes its events and data.
 pub struct EventSink<'a> {
@@ -43,6 +46,11 @@ impl<'a> EventSink<'a> {
     /// Room for another record.
     pub fn has_room(&self) -> bool {
         (self.count + 1) * EVENT_WORDS <= self.table.len()
+    }
+
+    /// Room for `n` more records.
+    pub fn has_room_for(&self, n: usize) -> bool {
+        (self.count + n) * EVENT_WORDS <= self.table.len()
     }
 
     /// Room for at least two records (data and the close that may follow it).
