@@ -33,6 +33,7 @@ export const NEEDS = {
   mosquitto: { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "Debian's Mosquitto, started by the bridge tests on a free port (helpers/mosquitto.ts)" },
   chromium: { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "Debian's Chromium for the console tests (helpers/browser.ts)" },
   helm: { tier: 'e2e', ensure: 'ensure-helm.sh', what: 'helm and the offline manifest validator (deploy/helm/validate), run by the chart test (helpers/helm.ts)' },
+  slapd: { tier: 'e2e', ensure: 'ensure-slapd.sh', what: "Debian's OpenLDAP server and ldap-utils: the LDAP policy tests start their own slapd on free ports (helpers/slapd.ts)" },
   deb: { tier: 'e2e', ensure: 'ensure-deb-tools.sh', what: 'dpkg-dev, lintian, debootstrap and mosquitto-clients: make deb and a Debian 12 chroot the test installs the package in (helpers/debian-root.ts)' },
   postgresql: { tier: 'services', ensure: 'ensure-databases.sh', what: 'PostgreSQL on 127.0.0.1:5432 (store/databases.ts PG_URL)' },
   mariadb: { tier: 'services', ensure: 'ensure-databases.sh', what: 'MariaDB on 127.0.0.1:3306 (store/databases.ts MYSQL_URL)' },
@@ -68,6 +69,7 @@ export const PROVIDERS: Record<string, readonly Need[] | Record<string, readonly
   'test/helpers/browser.ts': ['chromium'],
   'test/helpers/helm.ts': ['helm'],
   'test/helpers/debian-root.ts': ['deb'],
+  'test/helpers/slapd.ts': ['slapd'],
   'test/helpers/kafka.ts': ['kafka'],
   'test/helpers/services.ts': {
     ensureRedis: ['redis'],
