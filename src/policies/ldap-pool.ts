@@ -167,7 +167,10 @@ export class LdapPool {
 
   private acquire(purpose: Purpose): Promise<Conn> {
     if (this.closed) return Promise.reject(new LdapPoolError('the policy is closing'));
-    const conn = this.takeIdle(purpose);
+    // A user's bind would undo an idle connection's service binding (the next search binds
+    // again): while the pool may grow, it gets a connection of its own instead.
+    let conn = this.takeIdle(purpose, true);
+    if (conn === undefined && (purpose === 'search' || this.total() >= this.options.size)) conn = this.takeIdle(purpose, false);
     if (conn !== undefined) {
       this.busy++;
       return Promise.resolve(conn);
@@ -193,14 +196,16 @@ export class LdapPool {
     });
   }
 
-  /** An idle connection still alive, preferring one already bound right for `purpose`. */
-  private takeIdle(purpose: Purpose): Conn | undefined {
+  /** An idle connection still alive: one already bound right for `purpose`, or (unless `only`)
+   * any. */
+  private takeIdle(purpose: Purpose, only: boolean): Conn | undefined {
     for (let i = this.idle.length - 1; i >= 0; i--) {
       if (!alive(this.idle[i])) this.destroy(this.idle.splice(i, 1)[0]);
     }
     if (this.idle.length === 0) return undefined;
     const wanted = (c: Conn) => (purpose === 'search' ? c.as === (this.options.service === null ? 'anonymous' : 'service') : c.as !== 'service');
     const i = this.idle.findIndex(wanted);
+    if (i < 0 && only) return undefined;
     return this.idle.splice(i >= 0 ? i : this.idle.length - 1, 1)[0];
   }
 

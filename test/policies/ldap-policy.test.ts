@@ -98,6 +98,8 @@ test('search mode: found and bound as its entry; unknown users ignored; two entr
     assert.equal(unknown.result, 'ignore');
     assert.ok(!isError(unknown), 'not knowing a user is no failure');
     assert.equal(p.ldap.stats.requestsOf('user-search', 'ok'), 3);
+    assert.equal(p.ldap.stats.requestsOf('service-bind', 'ok'), 1, 'searches keep their service-bound connection; users bind on another');
+    assert.deepEqual(p.ldap.poolCounts(), { idle: 2, busy: 0, opening: 0, waiting: 0 });
   });
   await using(auth({ mode: 'search', service: SERVICE, base: PEOPLE, filter: '(mail=${username})' }, log), async (p) => {
     const two = await p.authenticate(who('dave@example.org', 'dave-pw'));
