@@ -98,8 +98,10 @@ export class LdapPool {
 
   constructor(private readonly options: LdapPoolOptions) {}
 
-  /** Connections now: idle, in use, and being opened. */
+  /** Connections now: idle (those the directory closed meanwhile dropped first), in use, and
+   * being opened. */
   get counts(): { idle: number; busy: number; opening: number; waiting: number } {
+    this.dropDead();
     return { idle: this.idle.length, busy: this.busy, opening: this.opening, waiting: this.waiters.length };
   }
 
@@ -199,9 +201,7 @@ export class LdapPool {
   /** An idle connection still alive: one already bound right for `purpose`, or (unless `only`)
    * any. */
   private takeIdle(purpose: Purpose, only: boolean): Conn | undefined {
-    for (let i = this.idle.length - 1; i >= 0; i--) {
-      if (!alive(this.idle[i])) this.destroy(this.idle.splice(i, 1)[0]);
-    }
+    this.dropDead();
     if (this.idle.length === 0) return undefined;
     const wanted = (c: Conn) => (purpose === 'search' ? c.as === (this.options.service === null ? 'anonymous' : 'service') : c.as !== 'service');
     const i = this.idle.findIndex(wanted);
@@ -236,6 +236,13 @@ export class LdapPool {
     this.options.stats.waits.served++;
     this.busy++;
     waiter.resolve(conn);
+  }
+
+  /** Closes the idle connections whose socket is gone (the directory's idle timeout, a restart). */
+  private dropDead(): void {
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      if (!alive(this.idle[i])) this.destroy(this.idle.splice(i, 1)[0]);
+    }
   }
 
   /** A connection closed while questions wait: a new one for the first of them. */
@@ -321,16 +328,19 @@ export class LdapPool {
       return socket;
     };
     const secure = url.startsWith('ldaps:');
+    const closed = () => (conn.socketClosed = true);
+    // ldap:// with StartTLS: the upgrade of that socket. ldapts watches the TCP socket's close,
+    // not the TLS one's, and would still call itself connected: the pool watches both.
+    const upgrade = (options: tls.ConnectionOptions) => tls.connect(options).once('close', closed);
     const client = new ClientClass({
       url,
       timeout: this.options.timeout,
       connectTimeout: this.options.connectTimeout,
       createConnection: once as unknown as typeof net.connect,
-      // ldaps://: the socket above; ldap:// with StartTLS: the upgrade of that socket.
-      createSecureConnection: (secure ? once : tls.connect) as unknown as typeof tls.connect,
+      createSecureConnection: (secure ? once : upgrade) as unknown as typeof tls.connect,
     });
     const conn: Conn = { client, url, as: 'anonymous', used: false, socketClosed: false, socket };
-    socket.once('close', () => (conn.socketClosed = true));
+    socket.once('close', closed);
     // Until ldapts takes the socket, its errors are ours to hear (then 'close' follows).
     socket.on('error', () => {});
     return conn;
@@ -352,7 +362,7 @@ export class LdapPool {
 }
 
 function alive(conn: Conn): boolean {
-  return conn.used ? conn.client.isConnected : !conn.socketClosed;
+  return !conn.socketClosed && (!conn.used || conn.client.isConnected);
 }
 
 /** `p`, or a rejection naming `what` after `ms`. */

@@ -4,8 +4,8 @@
 // (unknown user ignored, two entries found is an error), the superuser attribute and groups, the
 // ACL from group searches and memberOf (rules, read scopes, the group cache), ldaps:// and
 // StartTLS with a test CA (and an untrusted one refused), the dry run naming each wrong field, a
-// directory down or silent (ignore with error, never an allow), failover between urls, and the
-// pool's bound.
+// directory down or silent (ignore with error, never an allow), connections the directory drops
+// replaced (never reopened in clear), failover between urls, and the pool's bound.
 // needs: slapd
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +14,8 @@ import net from 'node:net';
 import { compileLdapAclPolicy, compileLdapAuthPolicy, parseLdapPolicyConfig } from '../../src/policies/ldap.ts';
 import { PolicyConfigError, type AclAnswer, type AuthAnswer, type AuthQuery } from '../../src/policies/types.ts';
 import type { Slapd } from '../helpers/slapd.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { TcpProxy } from '../sources/helpers.ts';
 import { closedPort, context, keptLog, record } from './helpers.ts';
 import { GROUP_FILTER, GROUPS, makeCa, PEOPLE, SERVICE, startDirectory, USER_DN, USER_FILTER, type TestCa } from './ldap-helpers.ts';
 
@@ -253,6 +255,25 @@ test('a wrong service password, a directory down and one that never answers: ign
   } finally {
     for (const s of sockets) s.destroy();
     silent.close();
+  }
+});
+
+test('connections the directory drops are never reused (ldapts would reopen them in clear): a new one, with StartTLS', async () => {
+  const proxy = new TcpProxy({ host: '127.0.0.1', port: Number(new URL(slapd.url).port) });
+  const port = await proxy.start();
+  try {
+    await using(auth({ urls: `ldap://127.0.0.1:${port}`, startTls: true, tls: { caFile: ca.ca }, mode: 'bind', userDn: USER_DN, poolSize: 1 }), async (p) => {
+      assert.equal((await p.authenticate(who('alice', 'alice-pw'))).result, 'allow');
+      await proxy.stop();
+      await waitFor(() => p.ldap.poolCounts().idle === 0, { message: 'the dropped connection is closed' });
+      assert.ok(isError(await p.authenticate(who('alice', 'alice-pw'))), 'the directory unreachable: an error');
+      await proxy.start(port);
+      assert.equal((await p.authenticate(who('alice', 'alice-pw'))).result, 'allow');
+      assert.equal((await p.authenticate(who('alice', 'nope'))).result, 'deny');
+      assert.equal(p.ldap.stats.requestsOf('connect', 'ok'), 2, 'a second connection, upgraded again');
+    });
+  } finally {
+    await proxy.stop();
   }
 });
 
