@@ -6,7 +6,7 @@
 import type { Client, Entry } from 'ldapts';
 
 import type { LdapConfig, LdapSearchSpec } from './ldap-config.ts';
-import { LdapPool, resultCodeOf, type Lease } from './ldap-pool.ts';
+import { LdapPool, loadLdapts, resultCodeOf, type Lease } from './ldap-pool.ts';
 import type { LdapOp, LdapStats } from './ldap-stats.ts';
 import { LdapTemplate } from './ldap-template.ts';
 
@@ -80,6 +80,13 @@ export class LdapDirectory {
     // Never an unauthenticated bind (RFC 4513 5.1.2): a DN with an empty password "succeeds"
     // as anonymous. The policies refuse empty passwords before; this is the last guard.
     if (password === '') return { ok: false };
+    // ldapts takes a bind "DN" that is the name of a SASL mechanism (PLAIN, EXTERNAL...) for a
+    // SASL bind of that mechanism: never a user's simple bind (a username alone filling a
+    // template of `${username}` could otherwise choose one).
+    if ((await loadLdapts()).SASL_MECHANISMS.includes(dn as never)) {
+      this.stats.count('user-bind', 'refused');
+      return { ok: false };
+    }
     return this.pool.use('bind', async (lease: Lease) => {
       try {
         await lease.client.bind(dn, password);

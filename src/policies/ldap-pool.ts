@@ -18,8 +18,8 @@ import type { Client } from 'ldapts';
 import { lazyImport } from '../lazy/lazy-import.ts';
 import type { LdapStats } from './ldap-stats.ts';
 
-// ldapts loads with the first connection an LDAP policy opens.
-const loadLdapts = lazyImport('ldapts', () => import('ldapts'));
+/** ldapts, loaded with the first connection an LDAP policy opens (or its first dry run). */
+export const loadLdapts = lazyImport('ldapts', () => import('ldapts'));
 
 /** Questions that may wait for a connection at once; more fail at once (and are counted). */
 export const MAX_POOL_WAITERS = 1000;
@@ -54,7 +54,6 @@ interface Conn extends Lease {
 }
 
 interface Waiter {
-  purpose: Purpose;
   resolve(conn: Conn): void;
   reject(err: Error): void;
   timer: NodeJS.Timeout;
@@ -184,7 +183,6 @@ export class LdapPool {
     }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
-        purpose,
         resolve,
         reject,
         timer: setTimeout(() => {

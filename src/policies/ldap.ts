@@ -18,12 +18,11 @@
 import type { Client } from 'ldapts';
 
 import { ScopeWalk } from '../auth/acl-scope.ts';
-import { lazyImport } from '../lazy/lazy-import.ts';
 import { caOf, readLdapPolicyConfig, type LdapConfig, type LdapSearchSpec } from './ldap-config.ts';
 import { entryAt, LdapDirectory, type UserEntry, type Who } from './ldap-directory.ts';
 import { GroupCache } from './ldap-group-cache.ts';
 import { decideRules, GroupRules, GroupSet, type CompiledRule } from './ldap-group-rules.ts';
-import { errorText, LdapPool, resultCodeOf, ServiceBindError } from './ldap-pool.ts';
+import { errorText, LdapPool, loadLdapts, resultCodeOf, ServiceBindError } from './ldap-pool.ts';
 import { LdapStats } from './ldap-stats.ts';
 import { LdapTemplate } from './ldap-template.ts';
 import { DRY_RUN_USERNAME } from './params.ts';
@@ -44,8 +43,6 @@ import {
 } from './types.ts';
 
 export { parseLdapPolicyConfig } from './ldap-config.ts';
-
-const loadLdapts = lazyImport('ldapts', () => import('ldapts'));
 
 /** TLS errors of a certificate the directory showed (the dry run names config.tls for them). */
 const CERTIFICATE_ERRORS = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS_CERT_ALTNAME_INVALID/;

@@ -1,6 +1,6 @@
 // The ldap policy (auth and ACL) against a real OpenLDAP (slapd started by the test on free ports,
 // helpers/slapd.ts): bind as the user (right password, wrong one, unknown user, an empty password
-// never sent, usernames that would change the DN or the filter escaped), search then bind
+// never sent, usernames that would change the DN or the filter escaped or name a SASL mechanism), search then bind
 // (unknown user ignored, two entries found is an error), the superuser attribute and groups, the
 // ACL from group searches and memberOf (rules, read scopes, the group cache), ldaps:// and
 // StartTLS with a test CA (and an untrusted one refused), the dry run naming each wrong field, a
@@ -87,6 +87,14 @@ test('usernames are escaped: a comma cannot add an RDN, a star is no wildcard', 
     assert.equal((await p.authenticate(who('x,y', 'comma-pw'))).result, 'allow');
     assert.equal((await p.authenticate(who('*', 'alice-pw'))).result, 'ignore', 'no uid is a literal star');
     assert.equal((await p.authenticate(who('alice)(uid=*', 'alice-pw'))).result, 'ignore');
+  });
+  // A template of the username alone (an AD user principal name written by the client): a
+  // username that names a SASL mechanism is never taken for a SASL bind.
+  await using(auth({ mode: 'bind', userDn: '${username}' }), async (p) => {
+    assert.equal((await p.authenticate(who('PLAIN', '\0alice\0alice-pw'))).result, 'deny');
+    assert.equal((await p.authenticate(who('EXTERNAL', 'x'))).result, 'deny');
+    assert.equal((await p.authenticate(who(`uid=alice,${PEOPLE}`, 'alice-pw'))).result, 'deny', 'escaped: not a DN');
+    assert.equal(p.ldap.stats.requestsOf('connect', 'ok'), 1, 'the SASL names never reached the directory');
   });
 });
 
