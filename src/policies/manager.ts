@@ -233,6 +233,13 @@ export class PolicyManager {
     return out;
   }
 
+  /** Every compiled policy of `type` now (chained or disabled), for the metrics of its type. */
+  compiledOfType(type: string): { kind: PolicyKind; id: string; compiled: Compiled }[] {
+    const out = [];
+    for (const kind of ['auth', 'acl'] as const) for (const e of this.entries[kind].values()) if (e.record.type === type && e.compiled !== null) out.push({ kind, id: e.record.id, compiled: e.compiled });
+    return out;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.writes.catch(() => {});

@@ -5,6 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 
 import { heavyVerifications } from '../auth/strategies/password-strategy.ts';
 
+import { registerLdapPolicyMetrics } from './ldap-metrics.ts';
 import type { PolicyManager } from './manager.ts';
 
 export function registerPolicyMetrics(registry: Registry, policies: PolicyManager): void {
@@ -39,4 +40,5 @@ export function registerPolicyMetrics(registry: Registry, policies: PolicyManage
       this.set({ state: 'waiting' }, heavyVerifications.waiting);
     },
   });
+  registerLdapPolicyMetrics(registry, policies);
 }

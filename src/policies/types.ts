@@ -1,5 +1,5 @@
 // Authentication and ACL policies (spec 4.7): the contracts between the policy evaluators (one file
-// per type, main thread: they own the database, HTTP and JWT checks), the policy manager (the chain,
+// per type, main thread: they own the database, HTTP, JWT and LDAP checks), the policy manager (the chain,
 // the store, the admin routes) and the workers (which ask through a batched channel and cache the
 // answers). Everything that crosses to a worker is plain data (postMessage).
 import { DomainError } from '../errors/domain-error.ts';
@@ -14,10 +14,10 @@ export type { AclGrant };
 /** Authentication policies answer CONNECTs; ACL policies answer PUBLISHes and SUBSCRIBEs. */
 export type PolicyKind = 'auth' | 'acl';
 
-export const AUTH_POLICY_TYPES = ['database', 'http', 'jwt'] as const;
+export const AUTH_POLICY_TYPES = ['database', 'http', 'jwt', 'ldap'] as const;
 export type AuthPolicyType = (typeof AUTH_POLICY_TYPES)[number];
 
-export const ACL_POLICY_TYPES = ['database', 'http'] as const;
+export const ACL_POLICY_TYPES = ['database', 'http', 'ldap'] as const;
 export type AclPolicyType = (typeof ACL_POLICY_TYPES)[number];
 
 /** A policy as stored (admin kinds 'auth-policy' and 'acl-policy') and, redacted, as answered. */

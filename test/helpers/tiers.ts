@@ -35,6 +35,7 @@ export const NEEDS = {
   helm: { tier: 'e2e', ensure: 'ensure-helm.sh', what: 'helm and the offline manifest validator (deploy/helm/validate), run by the chart test (helpers/helm.ts)' },
   'ocsp-responder': { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "OpenSSL's command line: a test CA, CRLs, and its OCSP responder (`openssl ocsp -index ... -port`), started by the test on a free port (helpers/ocsp-pki.ts); mosquitto_pub with client certificates" },
   haproxy: { tier: 'e2e', ensure: 'ensure-haproxy.sh', what: "Debian's HAProxy, started by the PROXY protocol tests on free ports in front of a broker (helpers/haproxy.ts)" },
+  slapd: { tier: 'e2e', ensure: 'ensure-slapd.sh', what: "Debian's OpenLDAP server and ldap-utils: the LDAP policy tests start their own slapd on free ports (helpers/slapd.ts)" },
   deb: { tier: 'e2e', ensure: 'ensure-deb-tools.sh', what: 'dpkg-dev, lintian, debootstrap and mosquitto-clients: make deb and a Debian 12 chroot the test installs the package in (helpers/debian-root.ts)' },
   postgresql: { tier: 'services', ensure: 'ensure-databases.sh', what: 'PostgreSQL on 127.0.0.1:5432 (store/databases.ts PG_URL)' },
   mariadb: { tier: 'services', ensure: 'ensure-databases.sh', what: 'MariaDB on 127.0.0.1:3306 (store/databases.ts MYSQL_URL)' },
@@ -72,6 +73,7 @@ export const PROVIDERS: Record<string, readonly Need[] | Record<string, readonly
   'test/helpers/debian-root.ts': ['deb'],
   'test/helpers/ocsp-pki.ts': ['ocsp-responder'],
   'test/helpers/haproxy.ts': ['haproxy'],
+  'test/helpers/slapd.ts': ['slapd'],
   'test/helpers/kafka.ts': ['kafka'],
   'test/helpers/services.ts': {
     ensureRedis: ['redis'],

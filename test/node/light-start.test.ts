@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
-const DRIVERS = ['mysql2', 'postgres', 'ioredis', 'kafkajs', 'mongodb', 'nacos-naming', 'ws', 'amqplib', 'rocketmq-client-nodejs', 'nodemailer', 'mqtt'];
+const DRIVERS = ['mysql2', 'postgres', 'ioredis', 'kafkajs', 'mongodb', 'nacos-naming', 'ws', 'amqplib', 'rocketmq-client-nodejs', 'nodemailer', 'mqtt', 'ldapts'];
 
 /** The specifiers a file imports at run time: what survives the build (tsc elides an import whose
  * every binding is a type, and `import type`). */

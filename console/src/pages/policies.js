@@ -1,6 +1,6 @@
 // Auth and ACL policies (spec 4.7): the two chains in order, each policy with how it answered
-// (allow, deny, ignore, error); add or change one (type, config as JSON, checked against its
-// source by the server), move it up or down the chain, enable, disable, delete; and the chain's
+// (allow, deny, ignore, error); add or change one (type, config as JSON from a template per type,
+// the fields of an LDAP config listed under it, checked against its source by the server), move it up or down the chain, enable, disable, delete; and the chain's
 // answer for sample credentials or a topic (/auth/test, /acl/test). Refreshed every 2 s.
 import { h } from 'preact';
 import { useState } from 'preact/hooks';
@@ -16,21 +16,49 @@ const KINDS = {
   auth: {
     title: 'Authentication',
     noun: 'authentication policy',
-    types: ['http', 'database', 'jwt'],
+    types: ['http', 'database', 'jwt', 'ldap'],
     templates: {
       http: { url: 'http://127.0.0.1:8000/mqtt/auth', method: 'POST', timeout: 5000 },
       database: { source: '<a data source id>', sql: 'SELECT password_hash, salt, is_superuser FROM mqtt_user WHERE username = ${username} LIMIT 1', passwordHash: { strategy: 'sha256', saltType: 'suffix' } },
       jwt: { secret: 'change-me', verifyClaims: { sub: '${username}' } },
+      ldap: {
+        urls: 'ldap://127.0.0.1:389',
+        startTls: false,
+        service: { dn: 'cn=mqtt-svc,dc=example,dc=org', password: 'change-me' },
+        mode: 'search',
+        base: 'ou=people,dc=example,dc=org',
+        filter: '(&(objectClass=inetOrgPerson)(uid=${username}))',
+      },
     },
   },
   acl: {
     title: 'ACL',
     noun: 'ACL policy',
-    types: ['http', 'database'],
+    types: ['http', 'database', 'ldap'],
     templates: {
       http: { url: 'http://127.0.0.1:8000/mqtt/acl', method: 'POST', timeout: 5000 },
       database: { source: '<a data source id>', sql: 'SELECT permission, action, topic FROM mqtt_acl WHERE username = ${username} ORDER BY id' },
+      ldap: {
+        urls: 'ldap://127.0.0.1:389',
+        service: { dn: 'cn=mqtt-svc,dc=example,dc=org', password: 'change-me' },
+        mode: 'bind',
+        userDn: 'uid=${username},ou=people,dc=example,dc=org',
+        groups: { base: 'ou=groups,dc=example,dc=org', filter: '(&(objectClass=groupOfNames)(member=${dn}))' },
+        groupRules: [{ group: 'sensors', rules: [{ permission: 'allow', action: 'publish', topic: 'sensors/%u/#' }, { permission: 'allow', action: 'subscribe', topic: 'sensors/#' }] }],
+      },
     },
+  },
+};
+
+/** The fields a type's config takes, shown under the config box. */
+const FIELDS = {
+  ldap: {
+    auth: 'urls (ldap:// or ldaps://, a list for failover), startTls, tls {caFile | ca, rejectUnauthorized}, connectTimeout, timeout (ms), poolSize, '
+      + 'service {dn, password}; mode "bind" with userDn, or "search" with base, filter, scope; groups {base, filter} or {attribute}; superuserAttribute, superuserGroups. '
+      + 'An empty password is always refused.',
+    acl: 'urls, startTls, tls, connectTimeout, timeout, poolSize, service {dn, password}; mode "bind" with userDn, or "search" with base, filter, scope; '
+      + 'groups {base, filter (${dn}: the user\'s DN)} or {attribute: "memberOf"}; groupRules [{group (a DN or a cn), rules [{permission, action, topic}]}], '
+      + 'groupCacheTtl (s), groupCacheSize.',
   },
 };
 
@@ -142,7 +170,8 @@ function PolicyForm({ kind, policy, onDone }) {
         ${k.types.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
       <label>Order <input name="order" type="number" min="0" value=${order} placeholder="last" onInput=${(e) => setOrder(e.target.value)} /></label>
     </div>
-    <label>Config (JSON) <textarea name="config" rows="5" spellcheck=${false} value=${config} onInput=${(e) => setConfig(e.target.value)} /></label>
+    <label>Config (JSON) <textarea name="config" rows=${type === 'ldap' ? 12 : 5} spellcheck=${false} value=${config} onInput=${(e) => setConfig(e.target.value)} /></label>
+    ${FIELDS[type]?.[kind] && html`<p class="muted" data-testid="config-fields">Fields: ${FIELDS[type][kind]}</p>`}
     <div class="inline"><button type="submit">${policy ? 'Save policy' : 'Add policy'}</button>
       <span class="muted">The server runs the query once against its source before saving.</span></div>
     ${error && html`<p class="error" role="alert">${error}</p>`}
