@@ -12,6 +12,9 @@ import { compileSchema, orNull, PATTERN_MESSAGE, type Checker } from '../schema/
 import { limits, RATE_LIMIT_SCHEMA, rateLimitProblem, type RateLimit } from './rate-limit.ts';
 import { crlFileProblem } from '../native/index.ts';
 import { readServerCertificate, type ServerCertificate } from './certificates.ts';
+import { OCSP_DEFAULTS } from './ocsp-defaults.ts';
+
+export { OCSP_DEFAULTS };
 import { MAX_TRUSTED_BLOCKS, PROXY_MODES, trustedProblem, type ProxyProtocolMode } from './proxy-protocol.ts';
 
 export interface SslConfig {
@@ -69,15 +72,6 @@ export interface OcspClientCheck {
   /** Milliseconds the responder has to answer. */
   timeoutMs?: number;
 }
-
-/** Defaults of the OCSP settings (docs/features/tls-revocation.md). */
-export const OCSP_DEFAULTS = {
-  refreshBefore: 3600,
-  stapleTimeoutMs: 5000,
-  failMode: 'closed',
-  cacheSeconds: 300,
-  clientTimeoutMs: 3000,
-} as const;
 
 export interface ServerOptions {
   /** Pending-connection queue length of the listening socket; DEFAULT_BACKLOG when absent. */

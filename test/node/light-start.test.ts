@@ -73,3 +73,14 @@ test('the broker starts without importing a driver library: each loads with the 
   assert.deepEqual(reached, []);
 });
 
+
+// A worker thread routes messages: it has no use for the admin API's schema checks (Ajv, compiling
+// them at load). Loading the endpoint schema in a worker once cost a third of its QoS 0 fan-in
+// rate (issue 28: the OCSP defaults imported from endpoint-config.ts; the worker's GC promoted
+// per-message garbage and ran mark-compacts six times as often), so its entry must not reach Ajv.
+test("a worker thread does not import the admin API's schema checker", () => {
+  const packages = reachablePackages(path.join(SRC, 'worker', 'worker.ts'));
+  assert.ok(packages.has('uWebSockets.js'), 'the walk sees the packages worker.ts does import');
+  const reached = ['ajv'].filter((d) => packages.has(d)).map((d) => `${d}: ${packages.get(d)!.join(' > ')}`);
+  assert.deepEqual(reached, []);
+});

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 
 import { constantTimeEqual } from '../strategies/constant-time.ts';
 import { MosquittoFileError } from './errors.ts';
+import { colonLines } from './colon-lines.ts';
 
 const pbkdf2 = promisify(pbkdf2Callback);
 
@@ -27,16 +28,8 @@ const MAX_ITERATIONS = 10_000_000;
 /** Parses the text of a password file; `source` names it in errors. */
 export function parsePasswdFile(text: string, source = 'password file'): PasswdFile {
   const users = new Map<string, MosquittoHash>();
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const at = `${source} line ${i + 1}`;
-    const colon = line.indexOf(':');
-    if (colon <= 0) throw new MosquittoFileError('MOSQUITTO_PASSWD_INVALID', `${at}: expected "username:hash"`);
-    const username = line.slice(0, colon);
-    if (users.has(username)) throw new MosquittoFileError('MOSQUITTO_PASSWD_INVALID', `${at}: user ${JSON.stringify(username)} is listed twice`);
-    const problem = parseMosquittoHash(line.slice(colon + 1));
+  for (const { name: username, value, at } of colonLines(text, source, 'MOSQUITTO_PASSWD_INVALID', 'username:hash', 'user')) {
+    const problem = parseMosquittoHash(value);
     if (typeof problem === 'string') throw new MosquittoFileError('MOSQUITTO_PASSWD_INVALID', `${at}: ${problem}`);
     users.set(username, problem);
   }

@@ -5,6 +5,7 @@
 // bytes, the rest read as one big number), so an odd-length key means the same on both sides.
 // Parsing checks every line and throws a MosquittoFileError naming the line number.
 import { MosquittoFileError } from './errors.ts';
+import { colonLines } from './colon-lines.ts';
 
 /** The identities of a PSK file and their keys. */
 export type PskFile = ReadonlyMap<string, Buffer>;
@@ -18,17 +19,9 @@ const HEX = /^[0-9A-Fa-f]+$/;
 /** Parses the text of a PSK file; `source` names it in errors. */
 export function parsePskFile(text: string, source = 'PSK file'): PskFile {
   const keys = new Map<string, Buffer>();
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const at = `${source} line ${i + 1}`;
-    const colon = line.indexOf(':');
-    if (colon <= 0) throw new MosquittoFileError('MOSQUITTO_PSK_INVALID', `${at}: expected "identity:hexkey"`);
-    const identity = line.slice(0, colon);
+  for (const { name: identity, value, at } of colonLines(text, source, 'MOSQUITTO_PSK_INVALID', 'identity:hexkey', 'identity')) {
     if (Buffer.byteLength(identity) > PSK_LIMITS.identityBytes) throw new MosquittoFileError('MOSQUITTO_PSK_INVALID', `${at}: the identity is longer than ${PSK_LIMITS.identityBytes} bytes`);
-    if (keys.has(identity)) throw new MosquittoFileError('MOSQUITTO_PSK_INVALID', `${at}: identity ${JSON.stringify(identity)} is listed twice`);
-    const hex = line.slice(colon + 1).trim();
+    const hex = value.trim();
     const problem = pskKeyProblem(hex);
     if (problem !== undefined) throw new MosquittoFileError('MOSQUITTO_PSK_INVALID', `${at}: the key ${problem}`);
     if (keys.size >= PSK_LIMITS.identities) throw new MosquittoFileError('MOSQUITTO_PSK_INVALID', `${at}: more than ${PSK_LIMITS.identities} identities`);

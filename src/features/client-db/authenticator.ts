@@ -34,15 +34,8 @@ export class ClientDbAuthenticator implements Authenticator {
     if (req.username === undefined || req.certificateCN !== undefined || this.db.size === 0) return this.next.authenticate(req);
     const client = this.db.clients.get(req.username);
     if (client === undefined) return this.next.authenticate(req);
+    if (!this.db.admits(client, req.clientId)) return NOT_AUTHORIZED;
     const counters = this.db.counters;
-    if (!client.enabled) {
-      counters.authDisabled++;
-      return NOT_AUTHORIZED;
-    }
-    if (client.clientId !== undefined && client.clientId !== req.clientId) {
-      counters.authClientIdMismatch++;
-      return NOT_AUTHORIZED;
-    }
     const password = req.password ?? EMPTY;
     const digest = this.verifiedCache ? this.digest(req.username, password) : null;
     if (digest !== null && client.verified !== null && timingSafeEqual(digest, client.verified)) {
@@ -57,16 +50,8 @@ export class ClientDbAuthenticator implements Authenticator {
   private byPsk(req: AuthRequest): AuthResult | Promise<AuthResult> {
     const client = this.db.size === 0 ? undefined : this.db.clients.get(req.pskIdentity!);
     if (client === undefined) return this.next.authenticate(req);
-    const counters = this.db.counters;
-    if (!client.enabled) {
-      counters.authDisabled++;
-      return NOT_AUTHORIZED;
-    }
-    if (client.clientId !== undefined && client.clientId !== req.clientId) {
-      counters.authClientIdMismatch++;
-      return NOT_AUTHORIZED;
-    }
-    counters.authSuccess++;
+    if (!this.db.admits(client, req.clientId)) return NOT_AUTHORIZED;
+    this.db.counters.authSuccess++;
     return this.accepted(client);
   }
 

@@ -24,7 +24,7 @@ export class ClientDbScramLookup implements ScramLookup {
     const credentials = this.db.scramOf(client, req.mechanism);
     if (credentials === undefined) return UNKNOWN;
     let accept: AuthResult;
-    if (!client.enabled || (client.clientId !== undefined && client.clientId !== req.clientId)) {
+    if (!this.db.admits(client, req.clientId)) {
       accept = NOT_AUTHORIZED;
     } else {
       // Its rate limit (its own or a role's) goes with it, as after a password.

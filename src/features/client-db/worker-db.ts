@@ -113,6 +113,20 @@ export class WorkerClientDb {
     return client.scramKeys.find((c) => c.mechanism === mechanism);
   }
 
+  /** The gates before a client's credential counts, whatever the credential (a password, SCRAM,
+   * a PSK key): enabled, and its client id binding. A refusal is counted. */
+  admits(client: HeldClient, clientId: string): boolean {
+    if (!client.enabled) {
+      this.counters.authDisabled++;
+      return false;
+    }
+    if (client.clientId !== undefined && client.clientId !== clientId) {
+      this.counters.authClientIdMismatch++;
+      return false;
+    }
+    return true;
+  }
+
   /** The TLS-PSK key of an enabled client named `identity` (listener/tls-psk.ts asks it during
    * a handshake); undefined: none. */
   pskKey(identity: string): Buffer | undefined {

@@ -10,7 +10,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 import type { OcspClientCheck } from '../../broker/endpoint-config.ts';
-import { OCSP_DEFAULTS } from '../../broker/endpoint-config.ts';
+import { OCSP_DEFAULTS } from '../../broker/ocsp-defaults.ts';
 import { findIssuer, pemCertificates, responderOf } from '../../broker/certificates.ts';
 import type { CertificateCheck } from '../../engine/handlers/client.ts';
 import type { RevocationCounts } from '../../stats/endpoint-stats.ts';
