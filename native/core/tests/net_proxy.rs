@@ -559,7 +559,7 @@ fn tls_endpoint() -> (Arc<TlsEndpoint>, rustls::pki_types::CertificateDer<'stati
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("c.pem"), cert.pem()).unwrap();
     std::fs::write(dir.join("k.pem"), key.serialize_pem()).unwrap();
-    let settings = TlsSettings { cert: dir.join("c.pem"), key: dir.join("k.pem"), ca: None, request_cert: false, reject_unauthorized: false };
+    let settings = TlsSettings { cert: dir.join("c.pem"), key: dir.join("k.pem"), ca: None, request_cert: false, reject_unauthorized: false, crl: None };
     (Arc::new(TlsEndpoint::load(&settings).unwrap()), cert.der().clone(), Files(dir))
 }
 
