@@ -157,7 +157,7 @@ test('a policy whose query cannot run is refused at add time, naming the field; 
   const column = await b.api('POST', '/auth/add', { body: pgAuth('broken', { config: { ...pgAuth('x').config, sql: `SELECT username FROM ${users} WHERE username = \${username}` } }) });
   assert.equal(column.status, 400, column.text);
   assert.equal(column.json.field, 'config.sql');
-  const type = await b.api('POST', '/auth/add', { body: { name: 'x', type: 'ldap', config: {} } });
+  const type = await b.api('POST', '/auth/add', { body: { name: 'x', type: 'kerberos', config: {} } });
   assert.equal(type.status, 400);
   assert.equal(type.json.field, 'type');
   const dup = await b.api('POST', '/auth/add', { body: pgAuth('pg-users') });
