@@ -1,6 +1,6 @@
-// What the Sparkplug B feature offers the rest of the broker: the feature, and the payload decoder
-// (spb_decode() in rule SQL).
+// What the Sparkplug B feature offers the rest of the broker: the feature, and (re-exported from
+// the rule SQL, whose spb_decode() uses it on the workers) the payload decoder.
 export { sparkplug } from './feature.ts';
-export { decodeSparkplug, SparkplugDecodeError, DATATYPES } from './decode.ts';
-export type { SparkplugPayload, SparkplugMetric } from './decode.ts';
+export { decodeSparkplug, SparkplugDecodeError, DATATYPES } from '../../rules/sql/sparkplug.ts';
+export type { SparkplugPayload, SparkplugMetric } from '../../rules/sql/sparkplug.ts';
 export type { SparkplugState, EdgeNodeState, DeviceState, HostState } from './state.ts';

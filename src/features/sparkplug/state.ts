@@ -5,7 +5,7 @@
 // (hosts count apart, up to the same number), sparkplug.maxDevicesPerNode devices per edge node;
 // a new one past its bound is left out and counted.
 import type { TapMatch } from '../feature.ts';
-import { decodeSparkplug, SparkplugDecodeError, type SparkplugMetric, type SparkplugPayload } from './decode.ts';
+import { decodeSparkplug, SparkplugDecodeError, type SparkplugMetric, type SparkplugPayload } from '../../rules/sql/sparkplug.ts';
 import { parseTopic } from './topic.ts';
 
 export interface Birth {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 
 import type { RuleContext } from './context.ts';
 import { SqlRuntimeError } from './errors.ts';
-import { decodeSparkplug, SparkplugDecodeError } from '../../features/sparkplug/index.ts';
+import { decodeSparkplug, SparkplugDecodeError } from './sparkplug.ts';
 import { describe, needNumber, parseJsonObject, textOf, toStr, walk } from './values.ts';
 
 export type Impl = (args: unknown[], ctx: RuleContext) => unknown;

@@ -1,9 +1,11 @@
-// Decodes a Sparkplug B payload into a plain map for rules and the edge-node state: timestamp,
-// seq, uuid, body (base64) and metrics, each {name, alias, timestamp, datatype, type, value,
-// is_null, is_historical, is_transient, properties}, the value read from the field its datatype
-// names (signed integers sign-extended, 64-bit integers as numbers when they are safe integers
-// and as decimal strings otherwise, bytes as base64, arrays unpacked as the 3.0 spec packs them).
-import { PAYLOAD_TYPE } from './schema.ts';
+// Decodes a Sparkplug B payload (docs/features/sparkplug.md) into a plain map, for spb_decode() in
+// rules and for the edge-node state of src/features/sparkplug: timestamp, seq, uuid, body (base64)
+// and metrics, each {name, alias, timestamp, datatype, type, value, is_null, is_historical,
+// is_transient, properties}, the value read from the field its datatype names (signed integers
+// sign-extended, 64-bit integers as numbers when they are safe integers and as decimal strings
+// otherwise, bytes as base64, arrays unpacked as the 3.0 spec packs them). Here because the rule
+// SQL imports nothing outside src/rules/sql/.
+import { PAYLOAD_TYPE } from './sparkplug-schema.ts';
 
 /** The Sparkplug B datatypes by number (Sparkplug 3.0, 6.4.16). */
 export const DATATYPES: readonly string[] = [
