@@ -29,6 +29,7 @@ import { Audit } from './pages/audit.js';
 import { LiveMessages } from './pages/live-messages.js';
 import { Logs } from './pages/logs.js';
 import { Banned } from './pages/banned.js';
+import { Sparkplug } from './pages/sparkplug.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -47,6 +48,7 @@ const PAGES = [
   { id: 'policies', title: 'Auth and ACL', view: Policies },
   { id: 'client-db', title: 'Client database', view: ClientDb },
   { id: 'banned', title: 'Banned', view: Banned },
+  { id: 'sparkplug', title: 'Sparkplug', view: Sparkplug },
   { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },

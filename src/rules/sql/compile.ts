@@ -28,6 +28,8 @@ export type CompiledRule = (ctx: RuleContext) => Record<string, unknown> | null;
 type Eval = (ctx: RuleContext, row: unknown[]) => unknown;
 
 const NO_ROW: unknown[] = [];
+/** The payload as it came (a Buffer), for the arguments of functions that read bytes. */
+const rawPayload: Eval = (c) => c.fields.payload;
 const NO_ARGS: unknown[] = Object.freeze([]) as unknown as unknown[];
 
 /** Compiles a parsed rule. */
@@ -163,7 +165,7 @@ class Compiler {
     const def = lookupFunction(name);
     if (def === undefined) throw new SqlRuntimeError(`unknown function ${name}()`); // the parser rejects these
     const impl: Impl = def.prepare?.(argExprs.map((a) => (a.type === 'literal' ? a.value : undefined))) ?? def.call;
-    const args = argExprs.map((a) => this.compile(a));
+    const args = argExprs.map((a) => (def.binary === true && a.type === 'field' && this.rawPayload(a.name) ? rawPayload : this.compile(a)));
     switch (args.length) {
       case 0:
         return (c) => impl(NO_ARGS, c);
@@ -178,6 +180,11 @@ class Compiler {
       default:
         return (c, r) => impl(args.map((a) => a(c, r)), c);
     }
+  }
+
+  // Whether the identifier `name` is the event's payload (not an alias of that name).
+  private rawPayload(name: string): boolean {
+    return name.toLowerCase() === 'payload' && this.aliases.get('payload') === undefined;
   }
 
   private binary(op: string, l: Eval, r: Eval): Eval {

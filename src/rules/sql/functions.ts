@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 
 import type { RuleContext } from './context.ts';
 import { SqlRuntimeError } from './errors.ts';
+import { decodeSparkplug, SparkplugDecodeError } from './sparkplug.ts';
 import { describe, needNumber, parseJsonObject, textOf, toStr, walk } from './values.ts';
 
 export type Impl = (args: unknown[], ctx: RuleContext) => unknown;
@@ -23,6 +24,9 @@ export interface FunctionDef {
    */
   prepare?: (literals: unknown[]) => Impl | undefined;
   preparedArg?: number;
+  /** Reads bytes: an argument that is the event's `payload` field gets the payload as it came (a
+   * Buffer), not as UTF-8 text. */
+  binary?: boolean;
 }
 
 const VARIADIC = Number.POSITIVE_INFINITY;
@@ -306,6 +310,21 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = Object.freeze({
         return JSON.parse(str('json_decode', a[0]));
       } catch (err) {
         throw new SqlRuntimeError(`json_decode(): not JSON: ${describe(a[0])}`, { cause: err });
+      }
+    },
+  },
+  // Sparkplug B (docs/features/sparkplug.md): the payload as a map {timestamp, seq, uuid, body, metrics}
+  spb_decode: {
+    min: 1,
+    max: 1,
+    binary: true,
+    call: (a) => {
+      if (a[0] === undefined || a[0] === null) throw new SqlRuntimeError(`spb_decode() needs a payload, got ${describe(a[0])}`);
+      try {
+        return decodeSparkplug(a[0] instanceof Uint8Array ? a[0] : Buffer.from(toStr(a[0]), 'utf8'));
+      } catch (err) {
+        if (err instanceof SparkplugDecodeError) throw new SqlRuntimeError(`spb_decode(): ${err.message}`, { cause: err });
+        throw err;
       }
     },
   },
