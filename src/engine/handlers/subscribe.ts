@@ -20,6 +20,11 @@ export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): Handle
   if (before !== null) return before.then(() => handleSubscribe(host, c, p), () => handleSubscribe(host, c, p));
   const startedAt = performance.now();
   const subs = p.subscriptions!;
+  // Topic rewrite, before the ACL (src/features/rewrite).
+  const rewrite = host.rewrite.current;
+  if (rewrite.active) {
+    for (const s of subs) s.topic = rewrite.filter(s.topic);
+  }
   if (c.authorizer.allowsEverything) return finishSubscribe(host, c, p, subs.map(() => 'all' as const), startedAt);
   // Refused only when no topic of the filter may be read; granted in part, each delivery through
   // it is checked (auth/acl-scope.ts, Outbox).

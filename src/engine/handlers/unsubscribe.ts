@@ -8,6 +8,9 @@ import type { Client, HandlerHost } from './client.ts';
 
 export function handleUnsubscribe(host: HandlerHost, c: Client, p: Packet): void {
   const session = c.session!;
+  // Topic rewrite (src/features/rewrite): the filter as SUBSCRIBE rewrote it.
+  const rewrite = host.rewrite.current;
+  if (rewrite.active) p.unsubscriptions = p.unsubscriptions!.map((f) => rewrite.filter(f));
   const codes = p.unsubscriptions!.map((filter) => (removeSubscription(host.proxies, session, filter) ? RC.SUCCESS : RC.NO_SUBSCRIPTION_EXISTED));
   c.write(unsuback(c.version, p.messageId!, codes));
   if (host.events.wants[EV.UNSUBSCRIBE]) {
