@@ -56,55 +56,49 @@ export function checkRewriteRules(value: unknown): RewriteRule[] {
   return value.map((r, i) => checkRewriteRule(r, `[${i}].`));
 }
 
-const SINGLE = 1;
-const MULTI = 2;
-
 interface Compiled {
   /** Bit 1: applies to PUBLISH (and wills); bit 2: to SUBSCRIBE/UNSUBSCRIBE. */
   on: number;
-  /** The source filter's levels: a string, or SINGLE / MULTI. */
-  levels: (string | number)[];
-  /** A first level that is a wildcard matches no `$` topic. */
-  wildFirst: boolean;
   re: RegExp;
   /** The destination cut at its `$n`: text, group number, text, ... */
   parts: (string | number)[];
 }
 
-/**
- * Whether `topic` (a name, or a filter whose `+`/`#` levels are then literal) is matched by the
- * filter `levels`, without splitting the topic (nothing allocated).
- */
-function matchesLevels(levels: (string | number)[], wildFirst: boolean, topic: string): boolean {
-  if (wildFirst && topic.charCodeAt(0) === 36) return false; // '$'
-  let pos = 0;
-  const n = levels.length;
-  for (let i = 0; i < n; i++) {
-    const l = levels[i];
-    if (l === MULTI) return true; // 'a/#' matches 'a' too
-    if (pos > topic.length) return false; // no level left
-    let end = topic.indexOf('/', pos);
-    if (end === -1) end = topic.length;
-    if (l !== SINGLE) {
-      const s = l as string;
-      if (end - pos !== s.length || !topic.startsWith(s, pos)) return false;
-    }
-    pos = end + 1;
-  }
-  return pos === topic.length + 1;
+/** A level of the source filters' trie: its literal children by a hash of the level's text
+ * (found without cutting the topic into strings), its `+` child, and the rules ending here. */
+interface Node {
+  lit: Map<number, { level: string; node: Node }[]> | null;
+  single: Node | null;
+  /** Rules whose filter has `#` here (matching this level's parent and below). */
+  multi: number[];
+  /** Rules whose filter ends at this level. */
+  end: number[];
 }
 
-/** The rules of a worker, compiled once. */
+const newNode = (): Node => ({ lit: null, single: null, multi: [], end: [] });
+
+/** FNV-1a of topic[from, to) (32 bits). */
+function hashOf(topic: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ topic.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** The rules of a worker, compiled once: their source filters in one trie, walked once per topic
+ * without allocating, their regexes run only for the rules whose filter matched. */
 export class CompiledRewrite {
   /** False without rules: the handlers then do nothing more. */
   readonly active: boolean;
   readonly count: number;
   private readonly rules: Compiled[];
+  private readonly root = newNode();
+  /** The rules whose filter matched the topic being rewritten (reused). */
+  private hits: number[] = [];
 
   /** `counts[i]`: topics rule i rewrote (shared with the main thread, Atomics). */
   constructor(rules: readonly RewriteRule[], private readonly counts: Uint32Array | null) {
-    this.rules = rules.map((r) => {
-      const levels = r.sourceFilter.split('/').map((l) => (l === '+' ? SINGLE : l === '#' ? MULTI : l));
+    this.rules = rules.map((r, i) => {
+      this.insert(r.sourceFilter, i);
       const parts: (string | number)[] = [];
       let last = 0;
       for (const m of r.destination.matchAll(/\$(\d+)/g)) {
@@ -112,10 +106,32 @@ export class CompiledRewrite {
         last = m.index! + m[0].length;
       }
       parts.push(r.destination.slice(last));
-      return { on: r.action === 'publish' ? 1 : r.action === 'subscribe' ? 2 : 3, levels, wildFirst: levels[0] === SINGLE || levels[0] === MULTI, re: new RegExp(r.regex), parts };
+      return { on: r.action === 'publish' ? 1 : r.action === 'subscribe' ? 2 : 3, re: new RegExp(r.regex), parts };
     });
     this.count = rules.length;
     this.active = rules.length > 0;
+  }
+
+  private insert(filter: string, rule: number): void {
+    let node = this.root;
+    for (const level of filter.split('/')) {
+      if (level === '#') {
+        node.multi.push(rule);
+        return;
+      }
+      if (level === '+') {
+        node = node.single ??= newNode();
+        continue;
+      }
+      const h = hashOf(level, 0, level.length);
+      const lit = (node.lit ??= new Map<number, { level: string; node: Node }[]>());
+      const bucket = lit.get(h) ?? [];
+      lit.set(h, bucket);
+      let child = bucket.find((c) => c.level === level);
+      if (child === undefined) bucket.push((child = { level, node: newNode() }));
+      node = child.node;
+    }
+    node.end.push(rule);
   }
 
   /** A PUBLISH topic name (or a will's) rewritten, or the same string. */
@@ -140,18 +156,54 @@ export class CompiledRewrite {
     return this.apply(2, filter);
   }
 
+  /** Adds to `hits` the rules of `node`'s subtree whose filter matches topic[pos..]. */
+  private walk(node: Node, topic: string, pos: number, first: boolean): void {
+    // A filter starting with a wildcard matches no '$' topic.
+    const wild = !first || topic.charCodeAt(0) !== 36;
+    if (wild) for (const r of node.multi) this.hits.push(r);
+    let end = topic.indexOf('/', pos);
+    if (end === -1) end = topic.length;
+    const last = end === topic.length;
+    if (node.lit !== null) {
+      const bucket = node.lit.get(hashOf(topic, pos, end));
+      if (bucket !== undefined) {
+        for (const c of bucket) {
+          if (c.level.length !== end - pos || !topic.startsWith(c.level, pos)) continue;
+          this.reach(c.node, topic, end, last);
+        }
+      }
+    }
+    if (node.single !== null && wild) this.reach(node.single, topic, end, last);
+  }
+
+  /** At `node` after a level that ended at `end`. */
+  private reach(node: Node, topic: string, end: number, last: boolean): void {
+    if (last) {
+      for (const r of node.end) this.hits.push(r);
+      for (const r of node.multi) this.hits.push(r); // 'a/#' matches 'a'
+    } else {
+      this.walk(node, topic, end + 1, false);
+    }
+  }
+
   private apply(bit: number, topic: string): string {
+    const hits = this.hits;
+    hits.length = 0;
+    this.walk(this.root, topic, 0, true);
+    if (hits.length === 0) return topic;
+    if (hits.length > 1) hits.sort((a, b) => a - b);
     const rules = this.rules;
-    for (let i = 0; i < rules.length; i++) {
+    for (let k = 0; k < hits.length; k++) {
+      const i = hits[k];
       const r = rules[i];
-      if ((r.on & bit) === 0 || !matchesLevels(r.levels, r.wildFirst, topic)) continue;
+      if ((r.on & bit) === 0) continue;
       const m = r.re.exec(topic);
       if (m === null) continue;
       let out = '';
       const parts = r.parts;
-      for (let k = 0; k < parts.length; k++) {
-        const p = parts[k];
-        out += typeof p === 'number' ? m[p] ?? '' : p;
+      for (let p = 0; p < parts.length; p++) {
+        const part = parts[p];
+        out += typeof part === 'number' ? m[part] ?? '' : part;
       }
       if (this.counts !== null) Atomics.add(this.counts, i, 1);
       return out;
