@@ -15,6 +15,7 @@ import type { BanWorkerState } from '../features/bans/worker-bans.ts';
 import type { OcspStaple, OpenEndpoint } from '../listener/listeners.ts';
 import type { OverloadMarks } from '../features/overload/types.ts';
 import type { RewriteWorkerState } from '../features/rewrite/rules.ts';
+import type { ExclusiveWorkerState } from '../features/exclusive/worker-exclusive.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -58,6 +59,8 @@ export interface WorkerStates {
   ocspStaples: Record<string, OcspStaple>;
   /** The topic rewrite rules and their shared counters (src/features/rewrite). */
   rewrite: RewriteWorkerState;
+  /** The node's table of exclusive subscriptions (src/features/exclusive). */
+  exclusive: ExclusiveWorkerState;
 }
 
 

@@ -166,6 +166,8 @@ export interface HandlerHost {
   readonly ackGates: AckGates;
   /** Topic rewrite (src/features/rewrite): `current` replaced whole when the rules change. */
   readonly rewrite: { readonly current: TopicRewrite };
+  /** Exclusive subscriptions (src/features/exclusive). */
+  readonly exclusive: ExclusivePlaces;
 }
 
 /** The topic rewrite rules a worker applies before the ACL; without rules `active` is false and
@@ -177,6 +179,18 @@ export interface TopicRewrite {
   /** A SUBSCRIBE/UNSUBSCRIBE filter (also the one inside $share/{group}/ and $exclusive/). */
   filter(filter: string): string;
 }
+
+/** Exclusive subscriptions (src/features/exclusive): one holder per `$exclusive/{filter}` on the
+ * node. `enabled` false: `$exclusive/...` is an ordinary filter. */
+export interface ExclusivePlaces {
+  readonly enabled: boolean;
+  /** 'taken' or 'held' (by this client already): granted; 'busy' or 'full': refused. */
+  acquire(filter: string, clientId: string): 'taken' | 'held' | 'busy' | 'full';
+  /** Frees the place of `filter` if `clientId` holds it. */
+  release(filter: string, clientId: string): void;
+}
+
+export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', release: () => {} };
 
 /** No rules. */
 export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, filter: (f) => f } };
