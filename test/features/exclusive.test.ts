@@ -1,7 +1,8 @@
 // Exclusive subscriptions end to end, on a broker with two workers (the place is the node's, shared
 // by both): one client holds $exclusive/{filter}, another is refused 0x97 (mqtt.js, MQTT 5) or
 // 0x80 (mosquitto_sub, MQTT 3.1.1); the holder receives as from {filter}; the place frees when
-// the holder unsubscribes, disconnects with a clean session, or its persistent session ends, and
+// the holder unsubscribes, disconnects with a clean session, its persistent session ends (expiry,
+// Clean Start, kick), and
 // not while that session lives; the holders through the admin API, the metrics.
 // needs: broker
 import { test, before, after } from 'node:test';
@@ -93,4 +94,19 @@ test('a persistent session keeps its place while it lives, and frees it when it 
   }
   assert.equal(code, 1);
   await end(q);
+});
+
+test('a persistent session replaced by a Clean Start frees its place; so does a kick', async () => {
+  const p = await connect(b.url, persistent('ex-r'));
+  assert.equal(await granted(p, '$exclusive/ex/r'), 1);
+  await end(p);
+  const again = await connect(b.url, { protocolVersion: 5, clientId: 'ex-r', clean: true });
+  await end(again);
+  const q = await connect(b.url, { protocolVersion: 5, clientId: 'ex-s' });
+  assert.equal(await granted(q, '$exclusive/ex/r'), 1);
+  const r = await b.api('POST', '/mqtt/connection/close', { body: { clientId: 'ex-s' } });
+  assert.equal(r.status, 200, r.text);
+  const t = await connect(b.url, { protocolVersion: 5, clientId: 'ex-t' });
+  assert.equal(await granted(t, '$exclusive/ex/r'), 1);
+  await end(q, t);
 });
