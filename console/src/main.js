@@ -30,6 +30,7 @@ import { LiveMessages } from './pages/live-messages.js';
 import { Logs } from './pages/logs.js';
 import { Banned } from './pages/banned.js';
 import { Sparkplug } from './pages/sparkplug.js';
+import { Rewrite } from './pages/rewrite.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -39,6 +40,7 @@ const PAGES = [
   { id: 'limits', title: 'Limits', view: Limits },
   { id: 'connections', title: 'Connections', view: Connections },
   { id: 'topics', title: 'Topics', view: Topics },
+  { id: 'rewrite', title: 'Topic rewrite', view: Rewrite },
   { id: 'messages', title: 'Messages', view: Messages },
   { id: 'watch', title: 'Watch', view: LiveMessages },
   { id: 'rules', title: 'Rules', view: Rules },

@@ -3,7 +3,7 @@
 // in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
 import { PROXY_MODES } from '../broker/proxy-protocol.ts';
-import { aclRules, addresses, boolean, bridges, cidrs, integer, oneOf, port, string, users, type Checker } from './validators.ts';
+import { aclRules, addresses, boolean, bridges, cidrs, integer, oneOf, port, rewriteRules, string, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -178,6 +178,8 @@ export const KEYS = Object.freeze([
   fixed('scripts.memoryLimit', integer(16, 16_384), 128, 'Heap megabytes of each pool thread (16..16384); a script or extension that needs more ends its thread: the batch fails with reason "memory" and a new thread takes over.'),
   fixed('scripts.onError', oneOf(['pass', 'drop']), 'pass', 'What happens to a message a script or extension fails on (throws, times out, runs out of memory, returns something invalid): pass (routed as it came) or drop.'),
   fixed('extensions.dir', string(), '', 'Directory extensions are loaded from (/extension/add names a module inside it, nothing outside); \'\': extensions are off.'),
+  fixed('mqtt.exclusiveSubscription', boolean(), true, 'Exclusive subscriptions (EMQX\'s `$exclusive/{filter}`): one client at a time holds the filter on this node, others are refused with SUBACK 0x97 Quota exceeded (MQTT 3.1.1: 0x80); the place frees when the holder unsubscribes or its session ends. False: `$exclusive/...` is an ordinary filter. (EMQX\'s default is false; here it costs one prefix test per SUBSCRIBE filter.) Not across a cluster\'s nodes: each node keeps its own places (docs/features/exclusive-subscriptions.md).'),
+  fixed('rewrite', rewriteRules(), [], 'Topic rewrite rules (EMQX\'s), in order: `{action: publish|subscribe|all, sourceFilter, regex, destination}`. The first rule whose action applies, whose `sourceFilter` matches the topic and whose `regex` (JavaScript) matches it rewrites it to `destination`, `$1..$n` standing for the groups. Applied before the ACL to PUBLISH topics and will topics (publish), and to SUBSCRIBE/UNSUBSCRIBE filters, also inside `$share/{group}/` (subscribe). At most 1000. Replaced at run time by PUT /api/rewrite (docs/features/topic-rewrite.md). Environment: JSON.'),
   fixed('bridges', bridges(), [], 'MQTT bridges to remote brokers: a list of `{name, url, protocolVersion, clientId, username, password, tls, keepalive, cleanStart, sessionExpiryInterval, reconnectPeriod, queueLimit, maxInflight, forwards, subscriptions, enabled}` (see "MQTT bridges"). They run beside the bridges added through the admin API, which shows them read-only. Environment: JSON.'),
   fixed('platform.maxTenants', integer(16, 1_000_000), 10_000, 'Organizations and applications of the control platform, together (16..1000000): each has a slot in the counters every worker shares (40 bytes); past it, adding one is refused (409).'),
   fixed('platform.alertInterval', integer(1, 3600), 10, 'Seconds between evaluations of the alert rules (1..3600): each samples the signals and fires, updates or resolves alerts.'),

@@ -8,6 +8,8 @@ import { aclPatternProblem } from '../auth/acl-pattern.ts';
 import { passwordHashProblem } from '../auth/password.ts';
 import { parseBridgeConfig, type BridgeConfig } from '../bridges/bridge-config.ts';
 import { BridgeConfigError } from '../bridges/errors.ts';
+import { checkRewriteRules, type RewriteRule } from '../features/rewrite/rules.ts';
+import { DomainError } from '../errors/domain-error.ts';
 
 /** How an environment variable's text becomes a value. */
 export type EnvKind = 'string' | 'number' | 'boolean' | 'json';
@@ -242,6 +244,22 @@ export function rateLimit(): Checker<RateLimit> {
       if (!result.ok) return result;
       const problem = rateLimitProblem(result.value);
       return problem ? reject(problem.message, `.${problem.field}`) : result;
+    },
+  };
+}
+
+/** rewrite: [{action, sourceFilter, regex, destination}] (src/features/rewrite/rules.ts). */
+export function rewriteRules(): Checker<RewriteRule[]> {
+  return {
+    kind: 'json',
+    check(value) {
+      try {
+        return accept(checkRewriteRules(value));
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        const at = err.field ?? '';
+        return reject(err.message.startsWith(`${at}: `) ? err.message.slice(at.length + 2) : err.message, at === 'rules' ? '' : at);
+      }
     },
   };
 }

@@ -12,6 +12,8 @@ import { overload } from '../features/overload/index.ts';
 import { rateLimits } from '../features/rate-limits/index.ts';
 import { revocation } from '../features/revocation/index.ts';
 import { sparkplug } from '../features/sparkplug/index.ts';
+import { rewrite } from '../features/rewrite/index.ts';
+import { exclusive } from '../features/exclusive/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -24,6 +26,8 @@ export const FEATURES: readonly Feature[] = [
   rateLimits,
   revocation,
   sparkplug,
+  rewrite,
+  exclusive,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

@@ -18,7 +18,7 @@ import type { Session, SessionLimits } from '../engine/session/session.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import { NO_ACK_GATES, NO_TRANSFORMS, OPEN_GATE, type AckGates, type ConnectGate, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
+import { NO_ACK_GATES, NO_TRANSFORMS, NO_EXCLUSIVE, NO_REWRITE, OPEN_GATE, type ExclusivePlaces, type AckGates, type ConnectGate, type TopicRewrite, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
@@ -58,6 +58,10 @@ export interface EngineDeps {
   readonly authFailures?: AuthFailureLimiter | null;
   /** Who may not connect (none when not given). */
   readonly gate?: ConnectGate;
+  /** Topic rewrite (none when not given). */
+  readonly rewrite?: { readonly current: TopicRewrite };
+  /** Exclusive subscriptions (none when not given). */
+  readonly exclusive?: ExclusivePlaces;
   /** Scripts and extensions (none when not given). */
   readonly transforms?: MessageTransforms;
   /** Client-id claims across a cluster's nodes (none when not given). */
@@ -114,6 +118,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
   const sessions: SessionTable = new SessionTable({
     workerId,
+    exclusive: deps.exclusive ?? NO_EXCLUSIVE,
     limits: sessionLimits,
     log,
     stats,
@@ -152,6 +157,8 @@ export function createEngine(deps: EngineDeps): Engine {
     events,
     authFailures: deps.authFailures ?? null,
     gate: deps.gate ?? OPEN_GATE,
+    rewrite: deps.rewrite ?? NO_REWRITE,
+    exclusive: deps.exclusive ?? NO_EXCLUSIVE,
     transforms: deps.transforms ?? NO_TRANSFORMS,
     ackGates: deps.ackGates ?? NO_ACK_GATES,
     overload: deps.overload ?? { refusing: false, refused: 0 },

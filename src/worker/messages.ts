@@ -14,6 +14,8 @@ import type { ProcessorState } from '../features/scripts/types.ts';
 import type { BanWorkerState } from '../features/bans/worker-bans.ts';
 import type { OcspStaple, OpenEndpoint } from '../listener/listeners.ts';
 import type { OverloadMarks } from '../features/overload/types.ts';
+import type { RewriteWorkerState } from '../features/rewrite/rules.ts';
+import type { ExclusiveWorkerState } from '../features/exclusive/worker-exclusive.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -55,6 +57,10 @@ export interface WorkerStates {
   /** The OCSP responses stapled per endpoint id (src/features/revocation/stapler.ts); an endpoint
    * absent here staples nothing. */
   ocspStaples: Record<string, OcspStaple>;
+  /** The topic rewrite rules and their shared counters (src/features/rewrite). */
+  rewrite: RewriteWorkerState;
+  /** The node's table of exclusive subscriptions (src/features/exclusive). */
+  exclusive: ExclusiveWorkerState;
 }
 
 

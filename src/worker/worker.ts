@@ -34,6 +34,8 @@ import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../features/tracing/worker-log-topics.ts';
 import { WorkerTraces } from '../features/tracing/worker-traces.ts';
 import { WorkerBans } from '../features/bans/worker-bans.ts';
+import { WorkerRewrite } from '../features/rewrite/worker-rewrite.ts';
+import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
@@ -164,6 +166,10 @@ const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', cla
 
 // The ban list and flapping detection (src/features/bans), asked per CONNECT while active.
 const bans = new WorkerBans(log, rules);
+// Topic rewrite (src/features/rewrite): the handlers read its rules before the ACL.
+const rewrite = new WorkerRewrite();
+// Exclusive subscriptions (src/features/exclusive): the node's table, shared by every worker.
+const exclusive = new WorkerExclusive();
 // Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
 const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });
@@ -172,6 +178,8 @@ const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   gate: bans,
+  rewrite,
+  exclusive,
   overload: overload.flag,
   shedding: overload.shedding,
   nodes: nodeClaims,
@@ -345,6 +353,8 @@ parentPort!.on('message', (msg: ToWorker) => {
       else if (msg.key === 'bans') bans.setState(msg.value);
       else if (msg.key === 'overload') overload.setMarks(msg.value);
       else if (msg.key === 'ocspStaples') listeners.setStaples(msg.value);
+      else if (msg.key === 'rewrite') rewrite.setState(msg.value);
+      else if (msg.key === 'exclusive') exclusive.setState(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':
@@ -381,7 +391,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload, exclusive };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

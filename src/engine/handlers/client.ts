@@ -164,7 +164,36 @@ export interface HandlerHost {
   /** What must accept a routed message elsewhere before it is acknowledged (a cluster's other
    * nodes, for QoS 1/2). */
   readonly ackGates: AckGates;
+  /** Topic rewrite (src/features/rewrite): `current` replaced whole when the rules change. */
+  readonly rewrite: { readonly current: TopicRewrite };
+  /** Exclusive subscriptions (src/features/exclusive). */
+  readonly exclusive: ExclusivePlaces;
 }
+
+/** The topic rewrite rules a worker applies before the ACL; without rules `active` is false and
+ * the handlers ask nothing more. Each answers its argument itself when no rule rewrites it. */
+export interface TopicRewrite {
+  readonly active: boolean;
+  /** A PUBLISH topic name or a will topic. */
+  publish(topic: string): string;
+  /** A SUBSCRIBE/UNSUBSCRIBE filter (also the one inside $share/{group}/ and $exclusive/). */
+  filter(filter: string): string;
+}
+
+/** Exclusive subscriptions (src/features/exclusive): one holder per `$exclusive/{filter}` on the
+ * node. `enabled` false: `$exclusive/...` is an ordinary filter. */
+export interface ExclusivePlaces {
+  readonly enabled: boolean;
+  /** 'taken' or 'held' (by this client already): granted; 'busy' or 'full': refused. */
+  acquire(filter: string, clientId: string): 'taken' | 'held' | 'busy' | 'full';
+  /** Frees the place of `filter` if `clientId` holds it. */
+  release(filter: string, clientId: string): void;
+}
+
+export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', release: () => {} };
+
+/** No rules. */
+export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, filter: (f) => f } };
 
 /** Who may not connect (src/features/bans): asked per CONNECT before authentication, only while
  * `active` (a ban is held or flapping detection is on). */

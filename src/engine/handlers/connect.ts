@@ -16,7 +16,7 @@ import { subscribeScope } from '../../auth/acl-scope.ts';
 import type { Opening } from '../session/session-lifecycle.ts';
 import { applyProxySubscriptions } from '../session/proxy-subscriptions.ts';
 import { EV } from '../session/events.ts';
-import type { Client, HandlerHost, HandlerResult } from './client.ts';
+import type { Client, HandlerHost, HandlerResult, TopicRewrite } from './client.ts';
 import { limiterFor } from './throttle.ts';
 import { beginExchange } from './auth.ts';
 
@@ -298,7 +298,7 @@ function opened(host: HandlerHost, c: Client, k: Connecting, opening: Opening | 
   c.session = session;
   session.identity = c.identity;
   markReadChecks(c, session);
-  if (k.p.will) session.will = willOf(k.p.will, k.version);
+  if (k.p.will) session.will = willOf(k.p.will, k.version, host.rewrite.current);
   // A persistent session exists for the client only once it is stored.
   const saved = host.persistence?.sessionConnected(session);
   if (saved === undefined) {
@@ -372,10 +372,12 @@ function peerhostOf(c: Client): () => string {
   return () => c.remoteAddress;
 }
 
-function willOf(w: NonNullable<Packet['will']>, version: send.Version): Will {
+function willOf(w: NonNullable<Packet['will']>, version: send.Version, rewrite: TopicRewrite): Will {
+  // Topic rewrite (src/features/rewrite): the will is published, and checked, as rewritten.
+  const topic = rewrite.active ? rewrite.publish(w.topic) : w.topic;
   const message: Message = {
-    topic: w.topic,
-    topicBytes: Buffer.from(w.topic, 'utf8'),
+    topic,
+    topicBytes: Buffer.from(topic, 'utf8'),
     payload: Buffer.from(w.payload),
     qos: w.qos as 0 | 1 | 2,
     retain: w.retain,

@@ -91,7 +91,16 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
       props = rest.length > 0 ? rest : null;
     }
   }
-  const topic = topicBytes.toString('utf8');
+  let topic = topicBytes.toString('utf8');
+  // Topic rewrite, before the ACL (src/features/rewrite): one check without rules.
+  const rewrite = host.rewrite.current;
+  if (rewrite.active) {
+    const to = rewrite.publish(topic);
+    if (to !== topic) {
+      topic = to;
+      topicBytes = Buffer.from(to);
+    }
+  }
   const message: Message = {
     topic,
     topicBytes,

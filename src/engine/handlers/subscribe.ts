@@ -20,15 +20,32 @@ export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): Handle
   if (before !== null) return before.then(() => handleSubscribe(host, c, p), () => handleSubscribe(host, c, p));
   const startedAt = performance.now();
   const subs = p.subscriptions!;
-  if (c.authorizer.allowsEverything) return finishSubscribe(host, c, p, subs.map(() => 'all' as const), startedAt);
+  // Topic rewrite, before the ACL (src/features/rewrite).
+  const rewrite = host.rewrite.current;
+  if (rewrite.active) {
+    for (const s of subs) s.topic = rewrite.filter(s.topic);
+  }
+  // $exclusive/{filter} (src/features/exclusive): the prefix comes off here (the ACL and the
+  // routing see the filter); the place is taken in finishSubscribe, once the ACL allowed it.
+  let exclusive: boolean[] | null = null;
+  if (host.exclusive.enabled) {
+    for (let i = 0; i < subs.length; i++) {
+      const s = subs[i];
+      if (!s.topic.startsWith('$exclusive/')) continue;
+      exclusive ??= subs.map(() => false);
+      exclusive[i] = true;
+      s.topic = s.topic.slice(11);
+    }
+  }
+  if (c.authorizer.allowsEverything) return finishSubscribe(host, c, p, subs.map(() => 'all' as const), startedAt, exclusive);
   // Refused only when no topic of the filter may be read; granted in part, each delivery through
   // it is checked (auth/acl-scope.ts, Outbox).
   const scopes = subs.map((s) => subscribeScope(c.authorizer, c.identity, s.topic));
-  if (scopes.every((d) => typeof d === 'string')) return finishSubscribe(host, c, p, scopes as ReadScope[], startedAt);
-  return Promise.all(scopes).then((all) => finishSubscribe(host, c, p, all, startedAt));
+  if (scopes.every((d) => typeof d === 'string')) return finishSubscribe(host, c, p, scopes as ReadScope[], startedAt, exclusive);
+  return Promise.all(scopes).then((all) => finishSubscribe(host, c, p, all, startedAt, exclusive));
 }
 
-function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadScope[], startedAt: number): HandlerResult {
+function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadScope[], startedAt: number, exclusive: boolean[] | null): HandlerResult {
   if (c.state === 'closed') return;
   const session = c.session!;
   const env = host.proxies;
@@ -45,6 +62,21 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadSc
       return;
     }
     const options = optionsByte(sub.qos, sub.nl ?? false, sub.rap ?? false, sub.rh ?? 0);
+    let taken = false;
+    if (exclusive !== null && exclusive[i]) {
+      // One holder per filter on the node: another client's SUBSCRIBE is refused 0x97 Quota
+      // exceeded (MQTT 3.1.1: 0x80), as EMQX does.
+      if (sub.topic.length === 0 || sub.topic.startsWith('$share/')) {
+        codes.push(RC.TOPIC_FILTER_INVALID);
+        return;
+      }
+      const got = host.exclusive.acquire(sub.topic, c.clientId);
+      if (got === 'busy' || got === 'full') {
+        codes.push(RC.QUOTA_EXCEEDED);
+        return;
+      }
+      taken = got === 'taken';
+    }
     try {
       const { existed, stored } = addSubscription(env, session, sub.topic, options, subscriptionId, scopes[i] === 'some');
       if (stored) storing.push(stored);
@@ -54,6 +86,7 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadSc
         host.events.emit('SUBSCRIBE', { clientid: c.clientId, username: c.username ?? null, peerhost: c.remoteAddress, topic: sub.topic, qos: sub.qos, timestamp: Date.now() });
       }
     } catch (err) {
+      if (taken) host.exclusive.release(sub.topic, c.clientId);
       if (!(err instanceof SubscriptionRefused)) throw err;
       host.log.debug('subscription refused', { clientId: c.clientId, filter: sub.topic, err });
       codes.push(err.reason);

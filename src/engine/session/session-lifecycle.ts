@@ -45,6 +45,8 @@ export interface SessionLifecycleEnv {
   readonly index: SessionIndex;
   readonly chain: ClaimChain;
   readonly fences: HandoverFences;
+  /** Exclusive subscriptions: the places a session held free when it ends. */
+  readonly exclusive?: { readonly enabled: boolean; release(filter: string, clientId: string): void };
 }
 
 export class SessionLifecycle {
@@ -197,6 +199,7 @@ export class SessionLifecycle {
     if (!env.index.has(session)) return Promise.resolve();
     env.fences.lower(session.handle, false);
     this.forget(session);
+    if (env.exclusive?.enabled) for (const filter of session.subscriptions.keys()) env.exclusive.release(filter, session.clientId);
     env.router.removeSession(session.handle);
     env.chain.ended(session);
     const removed = env.persistence?.sessionEnded(session) ?? Promise.resolve();

@@ -29,6 +29,8 @@ import { NodeHandover, type FromNode, type NodeClaims } from './node-handover.ts
 /** What the session table needs from its worker thread. */
 export interface SessionTableEnv {
   readonly workerId: number;
+  /** Exclusive subscriptions: the places a session held free when it ends. */
+  readonly exclusive?: { readonly enabled: boolean; release(filter: string, clientId: string): void };
   readonly limits: SessionLimits;
   readonly log: Logger;
   readonly stats: WorkerStats;

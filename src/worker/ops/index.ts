@@ -18,6 +18,7 @@ import { drainOps } from './drain.ts';
 import { clientDbOps } from './client-db.ts';
 import { banOps } from './bans.ts';
 import { overloadOps } from './overload.ts';
+import { exclusiveOps } from './exclusive.ts';
 import { rateLimitOps } from './rate-limits.ts';
 
 export const OPS = {
@@ -37,6 +38,7 @@ export const OPS = {
   ...clientDbOps,
   ...banOps,
   ...overloadOps,
+  ...exclusiveOps,
   ...rateLimitOps,
 } satisfies Record<string, Op>;
 

@@ -1,0 +1,220 @@
+// Topic rewrite rules (EMQX's `rewrite`): their shape, their checking (the field named), and their
+// compiled form a worker applies to PUBLISH topic names, SUBSCRIBE/UNSUBSCRIBE filters (the filter
+// inside `$share/{group}/` too) and will topics. In order, the first rule whose action applies,
+// whose source filter matches the topic and whose regex matches it rewrites it to its destination,
+// `$1..$n` standing for the regex's groups; no rule: the topic stays as it is.
+import { DomainError } from '../../errors/domain-error.ts';
+import { topicFilterProblem } from '../../auth/topic-filter.ts';
+
+export const REWRITE_ACTIONS = ['publish', 'subscribe', 'all'] as const;
+export type RewriteAction = (typeof REWRITE_ACTIONS)[number];
+
+export interface RewriteRule {
+  action: RewriteAction;
+  sourceFilter: string;
+  regex: string;
+  destination: string;
+}
+
+/** At most this many rules (each is checked in turn for every topic its source filter may match). */
+export const MAX_REWRITE_RULES = 1000;
+
+/** Why `value` is not a rule, naming the field (`[i].regex`), as a 400 DomainError. */
+export function checkRewriteRule(value: unknown, at = ''): RewriteRule {
+  const bad = (field: string, why: string) => new DomainError('INVALID_PARAMETER', `${at}${field}: ${why}`, { field: `${at}${field}` });
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DomainError('INVALID_PARAMETER', `${at || 'rule'}: expected an object {action, sourceFilter, regex, destination}`, { field: at || 'rule' });
+  const v = value as Record<string, unknown>;
+  for (const k of Object.keys(v)) if (!['action', 'sourceFilter', 'regex', 'destination'].includes(k)) throw bad(k, 'unknown field');
+  if (typeof v.action !== 'string' || !(REWRITE_ACTIONS as readonly string[]).includes(v.action)) throw bad('action', `expected one of ${REWRITE_ACTIONS.join(', ')}`);
+  if (typeof v.sourceFilter !== 'string') throw bad('sourceFilter', 'expected a topic filter');
+  const fp = topicFilterProblem(v.sourceFilter);
+  if (fp) throw bad('sourceFilter', fp);
+  if (typeof v.regex !== 'string' || v.regex.length === 0) throw bad('regex', 'expected a regular expression');
+  let re: RegExp;
+  try {
+    re = new RegExp(v.regex);
+  } catch (err) {
+    throw bad('regex', (err as Error).message);
+  }
+  if (typeof v.destination !== 'string' || v.destination.length === 0) throw bad('destination', 'expected a topic with $1..$n');
+  const groups = new RegExp(`${re.source}|`).exec('')!.length - 1;
+  for (const m of v.destination.matchAll(/\$(\d+)/g)) {
+    const n = Number(m[1]);
+    if (n < 1 || n > groups) throw bad('destination', `$${m[1]} names no group of the regex (it has ${groups})`);
+  }
+  const literal = v.destination.replace(/\$\d+/g, 'x');
+  const dp = topicFilterProblem(literal);
+  if (dp) throw bad('destination', dp);
+  if (v.action !== 'subscribe' && /(^|\/)[+#](\/|$)/.test(literal)) throw bad('destination', `a ${v.action} rule's destination must not contain wildcards (it names a topic)`);
+  return { action: v.action as RewriteAction, sourceFilter: v.sourceFilter, regex: v.regex, destination: v.destination };
+}
+
+/** Checks a whole list (the field of a bad rule named `[i].field`). */
+export function checkRewriteRules(value: unknown): RewriteRule[] {
+  if (!Array.isArray(value)) throw new DomainError('INVALID_PARAMETER', 'rules: expected a list', { field: 'rules' });
+  if (value.length > MAX_REWRITE_RULES) throw new DomainError('INVALID_PARAMETER', `rules: at most ${MAX_REWRITE_RULES}`, { field: 'rules' });
+  return value.map((r, i) => checkRewriteRule(r, `[${i}].`));
+}
+
+interface Compiled {
+  /** Bit 1: applies to PUBLISH (and wills); bit 2: to SUBSCRIBE/UNSUBSCRIBE. */
+  on: number;
+  re: RegExp;
+  /** The destination cut at its `$n`: text, group number, text, ... */
+  parts: (string | number)[];
+}
+
+/** A level of the source filters' trie: its literal children by a hash of the level's text
+ * (found without cutting the topic into strings), its `+` child, and the rules ending here. */
+interface Node {
+  lit: Map<number, { level: string; node: Node }[]> | null;
+  single: Node | null;
+  /** Rules whose filter has `#` here (matching this level's parent and below). */
+  multi: number[];
+  /** Rules whose filter ends at this level. */
+  end: number[];
+}
+
+const newNode = (): Node => ({ lit: null, single: null, multi: [], end: [] });
+
+/** FNV-1a of topic[from, to) (32 bits). */
+function hashOf(topic: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ topic.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** The rules of a worker, compiled once: their source filters in one trie, walked once per topic
+ * without allocating, their regexes run only for the rules whose filter matched. */
+export class CompiledRewrite {
+  /** False without rules: the handlers then do nothing more. */
+  readonly active: boolean;
+  readonly count: number;
+  private readonly rules: Compiled[];
+  private readonly root = newNode();
+  /** The rules whose filter matched the topic being rewritten (reused). */
+  private hits: number[] = [];
+
+  /** `counts[i]`: topics rule i rewrote (shared with the main thread, Atomics). */
+  constructor(rules: readonly RewriteRule[], private readonly counts: Uint32Array | null) {
+    this.rules = rules.map((r, i) => {
+      this.insert(r.sourceFilter, i);
+      const parts: (string | number)[] = [];
+      let last = 0;
+      for (const m of r.destination.matchAll(/\$(\d+)/g)) {
+        parts.push(r.destination.slice(last, m.index), Number(m[1]));
+        last = m.index! + m[0].length;
+      }
+      parts.push(r.destination.slice(last));
+      return { on: r.action === 'publish' ? 1 : r.action === 'subscribe' ? 2 : 3, re: new RegExp(r.regex), parts };
+    });
+    this.count = rules.length;
+    this.active = rules.length > 0;
+  }
+
+  private insert(filter: string, rule: number): void {
+    let node = this.root;
+    for (const level of filter.split('/')) {
+      if (level === '#') {
+        node.multi.push(rule);
+        return;
+      }
+      if (level === '+') {
+        node = node.single ??= newNode();
+        continue;
+      }
+      const h = hashOf(level, 0, level.length);
+      const lit = (node.lit ??= new Map<number, { level: string; node: Node }[]>());
+      const bucket = lit.get(h) ?? [];
+      lit.set(h, bucket);
+      let child = bucket.find((c) => c.level === level);
+      if (child === undefined) bucket.push((child = { level, node: newNode() }));
+      node = child.node;
+    }
+    node.end.push(rule);
+  }
+
+  /** A PUBLISH topic name (or a will's) rewritten, or the same string. */
+  publish(topic: string): string {
+    return this.apply(1, topic);
+  }
+
+  /** A SUBSCRIBE/UNSUBSCRIBE filter rewritten (inside `$share/{group}/` and `$exclusive/`). */
+  filter(filter: string): string {
+    if (filter.startsWith('$share/')) {
+      const slash = filter.indexOf('/', 7);
+      if (slash === -1) return filter;
+      const inner = filter.slice(slash + 1);
+      const out = this.apply(2, inner);
+      return out === inner ? filter : filter.slice(0, slash + 1) + out;
+    }
+    if (filter.startsWith('$exclusive/')) {
+      const inner = filter.slice(11);
+      const out = this.apply(2, inner);
+      return out === inner ? filter : `$exclusive/${out}`;
+    }
+    return this.apply(2, filter);
+  }
+
+  /** Adds to `hits` the rules of `node`'s subtree whose filter matches topic[pos..]. */
+  private walk(node: Node, topic: string, pos: number, first: boolean): void {
+    // A filter starting with a wildcard matches no '$' topic.
+    const wild = !first || topic.charCodeAt(0) !== 36;
+    if (wild) for (const r of node.multi) this.hits.push(r);
+    let end = topic.indexOf('/', pos);
+    if (end === -1) end = topic.length;
+    const last = end === topic.length;
+    if (node.lit !== null) {
+      const bucket = node.lit.get(hashOf(topic, pos, end));
+      if (bucket !== undefined) {
+        for (const c of bucket) {
+          if (c.level.length !== end - pos || !topic.startsWith(c.level, pos)) continue;
+          this.reach(c.node, topic, end, last);
+        }
+      }
+    }
+    if (node.single !== null && wild) this.reach(node.single, topic, end, last);
+  }
+
+  /** At `node` after a level that ended at `end`. */
+  private reach(node: Node, topic: string, end: number, last: boolean): void {
+    if (last) {
+      for (const r of node.end) this.hits.push(r);
+      for (const r of node.multi) this.hits.push(r); // 'a/#' matches 'a'
+    } else {
+      this.walk(node, topic, end + 1, false);
+    }
+  }
+
+  private apply(bit: number, topic: string): string {
+    const hits = this.hits;
+    hits.length = 0;
+    this.walk(this.root, topic, 0, true);
+    if (hits.length === 0) return topic;
+    if (hits.length > 1) hits.sort((a, b) => a - b);
+    const rules = this.rules;
+    for (let k = 0; k < hits.length; k++) {
+      const i = hits[k];
+      const r = rules[i];
+      if ((r.on & bit) === 0) continue;
+      const m = r.re.exec(topic);
+      if (m === null) continue;
+      let out = '';
+      const parts = r.parts;
+      for (let p = 0; p < parts.length; p++) {
+        const part = parts[p];
+        out += typeof part === 'number' ? m[part] ?? '' : part;
+      }
+      if (this.counts !== null) Atomics.add(this.counts, i, 1);
+      return out;
+    }
+    return topic;
+  }
+}
+
+/** What every worker holds (WorkerStates.rewrite): the rules and their shared counters. */
+export interface RewriteWorkerState {
+  rules: RewriteRule[];
+  /** One Uint32 per rule: the topics it rewrote, added to by every worker. */
+  counts: SharedArrayBuffer;
+}
