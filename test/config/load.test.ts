@@ -18,6 +18,7 @@ test('defaults', () => {
   assert.deepEqual(c.mqtt, {
     host: '0.0.0.0',
     io: 'native',
+    exclusiveSubscription: true,
     tcp: { enabled: true, port: 1883, proxyProtocol: 'off', proxyProtocolTrusted: [], proxyProtocolCnAsUsername: false },
     ws: { enabled: true, port: 8083, path: '/mqtt', proxyProtocol: 'off', proxyProtocolTrusted: [] },
     tls: {
