@@ -12,6 +12,7 @@ import { overload } from '../features/overload/index.ts';
 import { rateLimits } from '../features/rate-limits/index.ts';
 import { revocation } from '../features/revocation/index.ts';
 import { sparkplug } from '../features/sparkplug/index.ts';
+import { schemaRegistry } from '../features/schema-registry/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -24,6 +25,7 @@ export const FEATURES: readonly Feature[] = [
   rateLimits,
   revocation,
   sparkplug,
+  schemaRegistry,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

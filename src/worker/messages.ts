@@ -12,6 +12,7 @@ import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../features/scripts/types.ts';
 import type { BanWorkerState } from '../features/bans/worker-bans.ts';
+import type { SchemaWorkerState } from '../features/schema-registry/types.ts';
 import type { OcspStaple, OpenEndpoint } from '../listener/listeners.ts';
 import type { OverloadMarks } from '../features/overload/types.ts';
 
@@ -55,6 +56,8 @@ export interface WorkerStates {
   /** The OCSP responses stapled per endpoint id (src/features/revocation/stapler.ts); an endpoint
    * absent here staples nothing. */
   ocspStaples: Record<string, OcspStaple>;
+  /** The schema registry's schemas and topic checks (src/features/schema-registry). */
+  schemaRegistry: SchemaWorkerState;
 }
 
 

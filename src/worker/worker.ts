@@ -34,6 +34,7 @@ import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../features/tracing/worker-log-topics.ts';
 import { WorkerTraces } from '../features/tracing/worker-traces.ts';
 import { WorkerBans } from '../features/bans/worker-bans.ts';
+import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
@@ -164,6 +165,9 @@ const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', cla
 
 // The ban list and flapping detection (src/features/bans), asked per CONNECT while active.
 const bans = new WorkerBans(log, rules);
+// The schema registry (src/features/schema-registry): the rule SQL's codecs, and the topic checks
+// asked per PUBLISH while `active`.
+const schemas = new SchemaRuntime(log).install();
 // Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
 const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });
@@ -172,6 +176,7 @@ const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   gate: bans,
+  payloadCheck: schemas,
   overload: overload.flag,
   shedding: overload.shedding,
   nodes: nodeClaims,
@@ -345,6 +350,7 @@ parentPort!.on('message', (msg: ToWorker) => {
       else if (msg.key === 'bans') bans.setState(msg.value);
       else if (msg.key === 'overload') overload.setMarks(msg.value);
       else if (msg.key === 'ocspStaples') listeners.setStaples(msg.value);
+      else if (msg.key === 'schemaRegistry') schemas.setState(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':
