@@ -31,6 +31,7 @@ import { Logs } from './pages/logs.js';
 import { Banned } from './pages/banned.js';
 import { Sparkplug } from './pages/sparkplug.js';
 import { Rewrite } from './pages/rewrite.js';
+import { Schemas } from './pages/schemas.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -51,6 +52,7 @@ const PAGES = [
   { id: 'client-db', title: 'Client database', view: ClientDb },
   { id: 'banned', title: 'Banned', view: Banned },
   { id: 'sparkplug', title: 'Sparkplug', view: Sparkplug },
+  { id: 'schemas', title: 'Schemas', view: Schemas },
   { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },

@@ -14,6 +14,7 @@ import { revocation } from '../features/revocation/index.ts';
 import { sparkplug } from '../features/sparkplug/index.ts';
 import { rewrite } from '../features/rewrite/index.ts';
 import { exclusive } from '../features/exclusive/index.ts';
+import { schemaRegistry } from '../features/schema-registry/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -28,6 +29,7 @@ export const FEATURES: readonly Feature[] = [
   sparkplug,
   rewrite,
   exclusive,
+  schemaRegistry,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

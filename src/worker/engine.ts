@@ -18,7 +18,7 @@ import type { Session, SessionLimits } from '../engine/session/session.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import { NO_ACK_GATES, NO_TRANSFORMS, NO_EXCLUSIVE, NO_REWRITE, OPEN_GATE, type ExclusivePlaces, type AckGates, type ConnectGate, type TopicRewrite, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
+import { NO_ACK_GATES, NO_PAYLOAD_CHECK, NO_TRANSFORMS, NO_EXCLUSIVE, NO_REWRITE, OPEN_GATE, type ExclusivePlaces, type AckGates, type ConnectGate, type PayloadCheck, type TopicRewrite, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
@@ -62,6 +62,8 @@ export interface EngineDeps {
   readonly rewrite?: { readonly current: TopicRewrite };
   /** Exclusive subscriptions (none when not given). */
   readonly exclusive?: ExclusivePlaces;
+  /** Schema checks on topic filters (src/features/schema-registry). */
+  readonly payloadCheck?: PayloadCheck;
   /** Scripts and extensions (none when not given). */
   readonly transforms?: MessageTransforms;
   /** Client-id claims across a cluster's nodes (none when not given). */
@@ -159,6 +161,7 @@ export function createEngine(deps: EngineDeps): Engine {
     gate: deps.gate ?? OPEN_GATE,
     rewrite: deps.rewrite ?? NO_REWRITE,
     exclusive: deps.exclusive ?? NO_EXCLUSIVE,
+    payloadCheck: deps.payloadCheck ?? NO_PAYLOAD_CHECK,
     transforms: deps.transforms ?? NO_TRANSFORMS,
     ackGates: deps.ackGates ?? NO_ACK_GATES,
     overload: deps.overload ?? { refusing: false, refused: 0 },

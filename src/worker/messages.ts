@@ -12,6 +12,7 @@ import type { RetainedChange } from '../router/retained-changes.ts';
 
 import type { ProcessorState } from '../features/scripts/types.ts';
 import type { BanWorkerState } from '../features/bans/worker-bans.ts';
+import type { SchemaWorkerState } from '../features/schema-registry/types.ts';
 import type { OcspStaple, OpenEndpoint } from '../listener/listeners.ts';
 import type { OverloadMarks } from '../features/overload/types.ts';
 import type { RewriteWorkerState } from '../features/rewrite/rules.ts';
@@ -61,6 +62,8 @@ export interface WorkerStates {
   rewrite: RewriteWorkerState;
   /** The node's table of exclusive subscriptions (src/features/exclusive). */
   exclusive: ExclusiveWorkerState;
+  /** The schema registry's schemas and topic checks (src/features/schema-registry). */
+  schemaRegistry: SchemaWorkerState;
 }
 
 

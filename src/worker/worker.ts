@@ -36,6 +36,7 @@ import { WorkerTraces } from '../features/tracing/worker-traces.ts';
 import { WorkerBans } from '../features/bans/worker-bans.ts';
 import { WorkerRewrite } from '../features/rewrite/worker-rewrite.ts';
 import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
+import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
@@ -170,6 +171,9 @@ const bans = new WorkerBans(log, rules);
 const rewrite = new WorkerRewrite();
 // Exclusive subscriptions (src/features/exclusive): the node's table, shared by every worker.
 const exclusive = new WorkerExclusive();
+// The schema registry (src/features/schema-registry): the rule SQL's codecs, and the topic checks
+// asked per PUBLISH while `active`.
+const schemas = new SchemaRuntime(log).install();
 // Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
 const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });
@@ -180,6 +184,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   gate: bans,
   rewrite,
   exclusive,
+  payloadCheck: schemas,
   overload: overload.flag,
   shedding: overload.shedding,
   nodes: nodeClaims,
@@ -355,6 +360,7 @@ parentPort!.on('message', (msg: ToWorker) => {
       else if (msg.key === 'ocspStaples') listeners.setStaples(msg.value);
       else if (msg.key === 'rewrite') rewrite.setState(msg.value);
       else if (msg.key === 'exclusive') exclusive.setState(msg.value);
+      else if (msg.key === 'schemaRegistry') schemas.setState(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':

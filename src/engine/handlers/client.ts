@@ -159,6 +159,9 @@ export interface HandlerHost {
   readonly authFailures: AuthFailureLimiter | null;
   /** Who may not connect (the ban list, flapping detection), asked before authentication. */
   readonly gate: ConnectGate;
+  /** Schema checks on topic filters (src/features/schema-registry), asked per PUBLISH only while
+   * `active`. */
+  readonly payloadCheck: PayloadCheck;
   /** The scripts and extensions that transform accepted PUBLISHes before routing. */
   readonly transforms: MessageTransforms;
   /** What must accept a routed message elsewhere before it is acknowledged (a cluster's other
@@ -195,6 +198,13 @@ export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'b
 /** No rules. */
 export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, filter: (f) => f } };
 
+/** Schema checks (src/features/schema-registry): whether a PUBLISH's payload is refused on its
+ * topic (counted by the check), asked only while `active` (a check is configured). */
+export interface PayloadCheck {
+  readonly active: boolean;
+  refuses(topic: string, payload: Uint8Array, version: number): boolean;
+}
+
 /** Who may not connect (src/features/bans): asked per CONNECT before authentication, only while
  * `active` (a ban is held or flapping detection is on). */
 export interface ConnectGate {
@@ -205,6 +215,9 @@ export interface ConnectGate {
 }
 
 /** Nobody is banned. */
+/** No schema check: a PUBLISH asks nothing. */
+export const NO_PAYLOAD_CHECK: PayloadCheck = { active: false, refuses: () => false };
+
 export const OPEN_GATE: ConnectGate = { active: false, refuses: () => null };
 
 /**

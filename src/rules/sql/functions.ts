@@ -10,6 +10,7 @@ import type { RuleContext } from './context.ts';
 import { SqlRuntimeError } from './errors.ts';
 import { decodeSparkplug, SparkplugDecodeError } from './sparkplug.ts';
 import { describe, needNumber, parseJsonObject, textOf, toStr, walk } from './values.ts';
+import { schemaCodecs } from './schemas.ts';
 
 export type Impl = (args: unknown[], ctx: RuleContext) => unknown;
 
@@ -235,6 +236,46 @@ const mod: FunctionDef = {
   },
 };
 
+// schema_decode(name, payload[, messageType]) and schema_encode(name, map[, messageType]): the
+// schema registry's codecs (./schemas.ts); a payload that does not decode fails the row.
+function schemaCall(name: string, a: unknown[], fn: (name: string, type: string | undefined) => unknown): unknown {
+  const schema = str(name, a[0]);
+  const type = a.length > 2 && a[2] !== undefined && a[2] !== null ? str(name, a[2]) : undefined;
+  try {
+    return fn(schema, type);
+  } catch (err) {
+    throw new SqlRuntimeError(`${name}(${describe(schema)}): ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function codecs(name: string) {
+  const c = schemaCodecs();
+  if (c === null) throw new SqlRuntimeError(`${name}(): the schema registry is not running`);
+  return c;
+}
+
+const schemaDecode: FunctionDef = {
+  min: 2,
+  max: 3,
+  binary: true,
+  call: (a) => {
+    const c = codecs('schema_decode');
+    const p = a[1];
+    const payload = p instanceof Uint8Array ? p : typeof p === 'string' ? Buffer.from(p) : null;
+    if (payload === null) throw new SqlRuntimeError(`schema_decode() needs a payload, got ${describe(p)}`);
+    return schemaCall('schema_decode', a, (s, t) => c.decode(s, payload, t));
+  },
+};
+
+const schemaEncode: FunctionDef = {
+  min: 2,
+  max: 3,
+  call: (a) => {
+    const c = codecs('schema_encode');
+    return schemaCall('schema_encode', a, (s, t) => c.encode(s, a[1], t));
+  },
+};
+
 const power: FunctionDef = { min: 2, max: 2, call: (a) => finite('power', needNumber(a[0], 'power()') ** needNumber(a[1], 'power()')) };
 
 export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = Object.freeze({
@@ -374,6 +415,9 @@ export const FUNCTIONS: Readonly<Record<string, FunctionDef>> = Object.freeze({
   hex_decode: hexDecode,
   hexstr2bin: hexDecode,
   md5: digest('md5'),
+  // the schema registry
+  schema_decode: schemaDecode,
+  schema_encode: schemaEncode,
   sha: digest('sha1'),
   sha1: digest('sha1'),
   sha256: digest('sha256'),

@@ -1,0 +1,41 @@
+// The schema registry's shapes, shared by its main-thread half, its worker half and its routes.
+
+export type SchemaType = 'protobuf' | 'avro' | 'json';
+
+export const SCHEMA_TYPES: readonly SchemaType[] = ['protobuf', 'avro', 'json'];
+
+/** A named schema as stored (admin kind 'schema', id its name) and shown by the API. */
+export interface SchemaDoc {
+  name: string;
+  type: SchemaType;
+  /** The schema's text: a `.proto` file, an Avro schema (JSON), or a JSON Schema (JSON). */
+  source: string;
+  description: string;
+  /** Who made or last changed it. */
+  by: string;
+  /** When it was last changed (RFC 3339). */
+  at: string;
+}
+
+/** A schema check on a topic filter (admin kind 'schema-check', id its filter): a PUBLISH to a
+ * topic the filter matches must decode with the schema, or it is refused. */
+export interface CheckDoc {
+  filter: string;
+  schema: string;
+  /** The Protobuf message type (required for a protobuf schema; none for the others). */
+  messageType: string | null;
+  by: string;
+  at: string;
+}
+
+/** What every worker holds (WorkerStates 'schemaRegistry'): the schemas and checks, and the
+ * shared counters of refused PUBLISHes (CHECK_WORDS). */
+export interface SchemaWorkerState {
+  schemas: SchemaDoc[];
+  checks: CheckDoc[];
+  counters: SharedArrayBuffer;
+}
+
+/** Words of the shared counters: PUBLISHes refused by a check, by protocol version. */
+export const CHECK_WORDS = { v5: 0, v3: 1 } as const;
+export const CHECK_COUNTER_WORDS = 2;
