@@ -5,7 +5,7 @@
 // sign-extended, 64-bit integers as numbers when they are safe integers and as decimal strings
 // otherwise, bytes as base64, arrays unpacked as the 3.0 spec packs them). Here because the rule
 // SQL imports nothing outside src/rules/sql/.
-import { PAYLOAD_TYPE } from './sparkplug-schema.ts';
+import { sparkplugPayloadType } from './sparkplug-schema.ts';
 
 /** The Sparkplug B datatypes by number (Sparkplug 3.0, 6.4.16). */
 export const DATATYPES: readonly string[] = [
@@ -50,7 +50,8 @@ type Raw = Record<string, unknown>;
 export function decodeSparkplug(bytes: Uint8Array): SparkplugPayload {
   let raw: Raw;
   try {
-    raw = PAYLOAD_TYPE.toObject(PAYLOAD_TYPE.decode(bytes), { longs: String, oneofs: true }) as Raw;
+    const type = sparkplugPayloadType();
+    raw = type.toObject(type.decode(bytes), { longs: String, oneofs: true }) as Raw;
   } catch (err) {
     throw new SparkplugDecodeError(`not a Sparkplug B payload: ${(err as Error).message}`, { cause: err });
   }
