@@ -11,6 +11,7 @@ import { bans } from '../features/bans/index.ts';
 import { overload } from '../features/overload/index.ts';
 import { rateLimits } from '../features/rate-limits/index.ts';
 import { revocation } from '../features/revocation/index.ts';
+import { delayed } from '../features/delayed/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -22,6 +23,7 @@ export const FEATURES: readonly Feature[] = [
   overload,
   rateLimits,
   revocation,
+  delayed,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

@@ -18,7 +18,7 @@ import type { Session, SessionLimits } from '../engine/session/session.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import { NO_ACK_GATES, NO_TRANSFORMS, OPEN_GATE, type AckGates, type ConnectGate, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
+import { NO_ACK_GATES, NO_DELAYED, NO_TRANSFORMS, OPEN_GATE, type AckGates, type ConnectGate, type DelayedPublishes, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
@@ -66,6 +66,8 @@ export interface EngineDeps {
   readonly ackGates?: AckGates;
   /** Overload protection's state on this worker (never refusing when not given). */
   readonly overload?: HandlerHost['overload'];
+  /** Delayed publish (src/features/delayed). */
+  readonly delayed?: DelayedPublishes;
   /** QoS 0 shedding to slow clients while overloaded (none when not given). */
   readonly shedding?: Shedding;
 }
@@ -155,6 +157,7 @@ export function createEngine(deps: EngineDeps): Engine {
     transforms: deps.transforms ?? NO_TRANSFORMS,
     ackGates: deps.ackGates ?? NO_ACK_GATES,
     overload: deps.overload ?? { refusing: false, refused: 0 },
+    delayed: deps.delayed ?? NO_DELAYED,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

@@ -34,6 +34,7 @@ import { WorkerRules } from '../rules/worker-rules.ts';
 import { WorkerLogTopics } from '../features/tracing/worker-log-topics.ts';
 import { WorkerTraces } from '../features/tracing/worker-traces.ts';
 import { WorkerBans } from '../features/bans/worker-bans.ts';
+import { WorkerDelayed } from '../features/delayed/worker-delayed.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
@@ -161,6 +162,8 @@ const processors = new ProcessorStage({
 
 // Client ids across the cluster's nodes (turned on by the cluster's 'cluster.set').
 const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', claims }));
+// Delayed publish (src/features/delayed): $delayed/ PUBLISHes go to the main thread to be stored.
+const delayed = new WorkerDelayed((p) => post({ t: 'delayed-accepts', ...p }), (who) => authorizerFor(who));
 
 // The ban list and flapping detection (src/features/bans), asked per CONNECT while active.
 const bans = new WorkerBans(log, rules);
@@ -175,6 +178,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   overload: overload.flag,
   shedding: overload.shedding,
   nodes: nodeClaims,
+  delayed,
   // A QoS 1/2 message another node wants is acknowledged once the cluster has it.
   ackGates: bridges,
   transforms: processors,
@@ -345,6 +349,7 @@ parentPort!.on('message', (msg: ToWorker) => {
       else if (msg.key === 'bans') bans.setState(msg.value);
       else if (msg.key === 'overload') overload.setMarks(msg.value);
       else if (msg.key === 'ocspStaples') listeners.setStaples(msg.value);
+      else if (msg.key === 'delayed') delayed.setState(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':
@@ -352,6 +357,9 @@ parentPort!.on('message', (msg: ToWorker) => {
       break;
     case 'node-claim-replies':
       nodeClaims.answer(msg.replies);
+      break;
+    case 'delayed-replies':
+      delayed.answer(msg.replies);
       break;
     case 'open':
       openEndpoints(msg.endpoints).then(
@@ -381,7 +389,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload, delayed };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

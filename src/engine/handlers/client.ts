@@ -164,7 +164,29 @@ export interface HandlerHost {
   /** What must accept a routed message elsewhere before it is acknowledged (a cluster's other
    * nodes, for QoS 1/2). */
   readonly ackGates: AckGates;
+  /** Delayed publish (src/features/delayed): PUBLISHes to `$delayed/{seconds}/{topic}`. */
+  readonly delayed: DelayedPublishes;
 }
+
+/** Delayed publish as the PUBLISH handler sees it (src/features/delayed/worker-delayed.ts):
+ * asked only while `enabled`, for topics starting with `$delayed/`. */
+export interface DelayedPublishes {
+  readonly enabled: boolean;
+  /** The target topic and due time of a `$delayed/...` topic, or why it is malformed. */
+  parse(topic: string, now: number): { topic: string; dueAt: number } | { error: string };
+  /** Hands the message (published to `target` at `dueAt`) to the store: resolves 0 once stored,
+   * else the reason code it is refused with. Never rejects. */
+  accept(message: Message, target: string, dueAt: number, who: ClientIdentity): Promise<number>;
+  /** Counts a refusal made by the PUBLISH handler. */
+  refused(reason: 'invalid' | 'denied'): void;
+}
+
+export const NO_DELAYED: DelayedPublishes = {
+  enabled: false,
+  parse: () => ({ error: 'delayed publish is off' }),
+  accept: async () => 0x83,
+  refused() {},
+};
 
 /** Who may not connect (src/features/bans): asked per CONNECT before authentication, only while
  * `active` (a ban is held or flapping detection is on). */

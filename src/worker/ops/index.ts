@@ -19,6 +19,7 @@ import { clientDbOps } from './client-db.ts';
 import { banOps } from './bans.ts';
 import { overloadOps } from './overload.ts';
 import { rateLimitOps } from './rate-limits.ts';
+import { delayedOps } from './delayed.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -38,6 +39,7 @@ export const OPS = {
   ...banOps,
   ...overloadOps,
   ...rateLimitOps,
+  ...delayedOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;

@@ -23,6 +23,7 @@ import type { WorkerBans } from '../../features/bans/worker-bans.ts';
 /** What the operations reach of their worker thread (the worker wires it). */
 import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
 import type { WorkerOverload } from '../../features/overload/worker-overload.ts';
+import type { WorkerDelayed } from '../../features/delayed/worker-delayed.ts';
 
 export interface OpsEnv {
   readonly workerId: number;
@@ -47,6 +48,7 @@ export interface OpsEnv {
   readonly clientDb: WorkerClientDb;
   readonly bans: WorkerBans;
   readonly overload: WorkerOverload;
+  readonly delayed: WorkerDelayed;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types
