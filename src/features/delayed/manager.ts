@@ -26,6 +26,8 @@ import type { DelayedPost } from './worker-delayed.ts';
 export const DELAYED_KIND = 'delayed';
 /** Messages published per call to a worker. */
 const FIRE_BATCH = 1000;
+/** Batches being published at once. */
+const FIRE_PARALLEL = 4;
 /** A batch that could not be published is tried again this much later. */
 const RETRY_MS = 1000;
 /** The longest a timer is armed for (setTimeout's bound is 2^31-1 ms). */
@@ -230,12 +232,23 @@ export class DelayedManager {
     }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now())));
   }
 
-  /** Fires every due message, a batch at a time, then arms the timer again. */
+  /** Fires every due message, up to FIRE_PARALLEL batches at a time (over the workers), then
+   * arms the timer again. */
   private async fire(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
-      while (this.firing && !this.closed && this.heap.peek() <= Date.now()) await this.fireBatch();
+      const inflight = new Set<Promise<void>>();
+      while (this.firing && !this.closed) {
+        if (this.heap.peek() <= Date.now() && inflight.size < FIRE_PARALLEL) {
+          const p: Promise<void> = this.fireBatch().finally(() => inflight.delete(p));
+          inflight.add(p);
+          continue;
+        }
+        if (inflight.size === 0) break;
+        await Promise.race(inflight);
+      }
+      await Promise.all(inflight);
     } finally {
       this.running = false;
       this.arm();
