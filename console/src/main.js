@@ -29,6 +29,7 @@ import { Audit } from './pages/audit.js';
 import { LiveMessages } from './pages/live-messages.js';
 import { Logs } from './pages/logs.js';
 import { Banned } from './pages/banned.js';
+import { Delayed } from './pages/delayed.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -47,6 +48,7 @@ const PAGES = [
   { id: 'policies', title: 'Auth and ACL', view: Policies },
   { id: 'client-db', title: 'Client database', view: ClientDb },
   { id: 'banned', title: 'Banned', view: Banned },
+  { id: 'delayed', title: 'Delayed', view: Delayed },
   { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },
