@@ -32,6 +32,7 @@ import { Banned } from './pages/banned.js';
 import { Sparkplug } from './pages/sparkplug.js';
 import { Rewrite } from './pages/rewrite.js';
 import { Schemas } from './pages/schemas.js';
+import { Delayed } from './pages/delayed.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -53,6 +54,7 @@ const PAGES = [
   { id: 'banned', title: 'Banned', view: Banned },
   { id: 'sparkplug', title: 'Sparkplug', view: Sparkplug },
   { id: 'schemas', title: 'Schemas', view: Schemas },
+  { id: 'delayed', title: 'Delayed', view: Delayed },
   { id: 'logs', title: 'Logs', view: Logs },
   { id: 'users', title: 'Users', view: Users },
   { id: 'cluster', title: 'Cluster', view: Cluster },

@@ -13,6 +13,8 @@ import type { BatchMessage, WorkerStates } from '../worker/messages.ts';
 import type { RunLeases } from '../cluster/run-leases.ts';
 import type { ClusterPart } from '../cluster/part.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
+import type { DelayedReply } from './delayed/types.ts';
+import type { DelayedPost } from './delayed/worker-delayed.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -35,6 +37,10 @@ export interface FeatureWorkers {
   /** The workers that answer calls now. */
   running(): number[];
   onWorkerStart(fn: (worker: number) => void | Promise<unknown>): void;
+  /** Delayed publish (src/features/delayed): takes what the workers post, one post per tick. */
+  onDelayedAccepts(fn: (worker: number, post: DelayedPost) => void): void;
+  /** Answers a worker's delayed messages. */
+  replyDelayed(worker: number, replies: DelayedReply[]): void;
 }
 
 /** What a main-thread manager whose worker half acts on its own tap handles needs of the node

@@ -15,6 +15,7 @@ import { sparkplug } from '../features/sparkplug/index.ts';
 import { rewrite } from '../features/rewrite/index.ts';
 import { exclusive } from '../features/exclusive/index.ts';
 import { schemaRegistry } from '../features/schema-registry/index.ts';
+import { delayed } from '../features/delayed/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -30,6 +31,7 @@ export const FEATURES: readonly Feature[] = [
   rewrite,
   exclusive,
   schemaRegistry,
+  delayed,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

@@ -133,7 +133,10 @@ async function build(
   const listed = await startListed({
     config, log, store, registry,
     tap: async (filters, sink) => supervisor.taps.open(filters, (items) => sink(items as TapMatch[])),
-    workers: { call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart },
+    workers: {
+      call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart,
+      onDelayedAccepts: (fn) => supervisor.onDelayedAccepts(fn), replyDelayed: (w, replies) => supervisor.replyDelayed(w, replies),
+    },
     routing: { newHandle: supervisor.newHandle, setTap: supervisor.setTap, removeTap: supervisor.removeTap },
     replicate: (kind, apply) => sync?.register({ kind, apply: async (id, doc) => apply(id, doc) }),
     broker: {

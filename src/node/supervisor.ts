@@ -10,6 +10,8 @@ import type { BrokerConfig } from '../config/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { BatchMessage, FromWorker } from '../worker/messages.ts';
 import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
+import type { DelayedReply } from '../features/delayed/types.ts';
+import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
 import type { StoredSession } from '../store/types.ts';
 import type { EndpointManager } from '../broker/endpoints.ts';
 import { createCounters, EndpointCounters } from '../broker/endpoint-counters.ts';
@@ -68,6 +70,9 @@ export class Supervisor {
   /** Where the workers' client-id claims for the cluster's other nodes go (src/cluster/claims.ts). */
   private nodeClaims: (worker: number, claims: NodeClaim[]) => void = (worker, claims) => this.answerNodeClaims(worker, claims.map((c) => ({ id: c.id, state: null })));
 
+  /** Where the workers' delayed messages go (src/features/delayed); refused until it starts. */
+  private delayedAccepts: (worker: number, post: DelayedPost) => void = (worker, p) => this.replyDelayed(worker, p.items.map((i) => ({ id: i.id, rc: 0x83 })));
+
   constructor(private readonly config: BrokerConfig, private readonly log: Logger, private readonly routerName = 'default') {
     this.router = Router.open(routerName);
     this.retained = RetainedStore.open(routerName);
@@ -98,6 +103,17 @@ export class Supervisor {
     else if (msg.t === 'retained-changes') this.taps.retainedPosted(msg.items);
     else if (msg.t === 'policy-questions') this.policyQuestions(worker, msg.questions);
     else if (msg.t === 'node-claims') this.nodeClaims(worker, msg.claims);
+    else if (msg.t === 'delayed-accepts') this.delayedAccepts(worker, msg);
+  }
+
+  /** Takes the delayed messages the workers post (src/features/delayed). */
+  onDelayedAccepts(fn: (worker: number, post: DelayedPost) => void): void {
+    this.delayedAccepts = fn;
+  }
+
+  /** Answers a worker's delayed messages: 0 stored, else a reason code. */
+  replyDelayed(worker: number, replies: DelayedReply[]): void {
+    if (replies.length > 0) this.pool.post(worker, { t: 'delayed-replies', replies });
   }
 
   /** open(), then startWorkers(). */

@@ -18,7 +18,7 @@ import type { Session, SessionLimits } from '../engine/session/session.ts';
 import type { HandoverMessage } from '../engine/session/handover.ts';
 import type { ProxyEnv } from '../engine/session/proxy-subscriptions.ts';
 import { createDispatcher } from '../engine/handlers/dispatch.ts';
-import { NO_ACK_GATES, NO_PAYLOAD_CHECK, NO_TRANSFORMS, NO_EXCLUSIVE, NO_REWRITE, OPEN_GATE, type ExclusivePlaces, type AckGates, type ConnectGate, type PayloadCheck, type TopicRewrite, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
+import { NO_ACK_GATES, NO_DELAYED, NO_PAYLOAD_CHECK, NO_TRANSFORMS, NO_EXCLUSIVE, NO_REWRITE, OPEN_GATE, type ExclusivePlaces, type AckGates, type ConnectGate, type DelayedPublishes, type PayloadCheck, type TopicRewrite, type Dispatcher, type HandlerHost, type MessageTransforms } from '../engine/handlers/client.ts';
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
@@ -72,6 +72,8 @@ export interface EngineDeps {
   readonly ackGates?: AckGates;
   /** Overload protection's state on this worker (never refusing when not given). */
   readonly overload?: HandlerHost['overload'];
+  /** Delayed publish (src/features/delayed). */
+  readonly delayed?: DelayedPublishes;
   /** QoS 0 shedding to slow clients while overloaded (none when not given). */
   readonly shedding?: Shedding;
 }
@@ -165,6 +167,7 @@ export function createEngine(deps: EngineDeps): Engine {
     transforms: deps.transforms ?? NO_TRANSFORMS,
     ackGates: deps.ackGates ?? NO_ACK_GATES,
     overload: deps.overload ?? { refusing: false, refused: 0 },
+    delayed: deps.delayed ?? NO_DELAYED,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

@@ -17,6 +17,8 @@ import type { OcspStaple, OpenEndpoint } from '../listener/listeners.ts';
 import type { OverloadMarks } from '../features/overload/types.ts';
 import type { RewriteWorkerState } from '../features/rewrite/rules.ts';
 import type { ExclusiveWorkerState } from '../features/exclusive/worker-exclusive.ts';
+import type { DelayedReply, DelayedWorkerState } from '../features/delayed/types.ts';
+import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -64,6 +66,8 @@ export interface WorkerStates {
   exclusive: ExclusiveWorkerState;
   /** The schema registry's schemas and topic checks (src/features/schema-registry). */
   schemaRegistry: SchemaWorkerState;
+  /** Delayed publish on or off, and its longest delay (src/features/delayed). */
+  delayed: DelayedWorkerState;
 }
 
 
@@ -87,6 +91,8 @@ export type ToWorker =
   | { t: 'policy-replies'; replies: PolicyReply[] }
   /** Answers to this worker's client-id claims across the cluster's nodes, one post per tick. */
   | { t: 'node-claim-replies'; replies: NodeClaimReply[] }
+  /** Answers to this worker's delayed messages (stored or refused), one post per tick. */
+  | { t: 'delayed-replies'; replies: DelayedReply[] }
   /** Every feature's state is in place: open these endpoints' listeners, then answer 'ready'. */
   | { t: 'open'; endpoints: OpenEndpoint[] }
   | { t: 'shutdown' };
@@ -110,6 +116,8 @@ export type FromWorker =
   | { t: 'policy-questions'; questions: PolicyQuestion[] }
   /** Client ids CONNECTs here want, for the cluster's other nodes to give up; one post per tick. */
   | { t: 'node-claims'; claims: NodeClaim[] }
+  /** Delayed messages to store, and the worker's refusals, one post per tick (src/features/delayed). */
+  | ({ t: 'delayed-accepts' } & DelayedPost)
   | { t: 'stopped' };
 
 /** An error of a worker operation: a domain error's plain form (src/errors/domain-error.ts). */

@@ -37,6 +37,7 @@ import { WorkerBans } from '../features/bans/worker-bans.ts';
 import { WorkerRewrite } from '../features/rewrite/worker-rewrite.ts';
 import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
+import { WorkerDelayed } from '../features/delayed/worker-delayed.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
@@ -164,6 +165,8 @@ const processors = new ProcessorStage({
 
 // Client ids across the cluster's nodes (turned on by the cluster's 'cluster.set').
 const nodeClaims = new WorkerNodeClaims((claims) => post({ t: 'node-claims', claims }));
+// Delayed publish (src/features/delayed): $delayed/ PUBLISHes go to the main thread to be stored.
+const delayed = new WorkerDelayed((p) => post({ t: 'delayed-accepts', ...p }), (who) => authorizerFor(who));
 
 // The ban list and flapping detection (src/features/bans), asked per CONNECT while active.
 const bans = new WorkerBans(log, rules);
@@ -188,6 +191,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   overload: overload.flag,
   shedding: overload.shedding,
   nodes: nodeClaims,
+  delayed,
   // A QoS 1/2 message another node wants is acknowledged once the cluster has it.
   ackGates: bridges,
   transforms: processors,
@@ -361,6 +365,7 @@ parentPort!.on('message', (msg: ToWorker) => {
       else if (msg.key === 'rewrite') rewrite.setState(msg.value);
       else if (msg.key === 'exclusive') exclusive.setState(msg.value);
       else if (msg.key === 'schemaRegistry') schemas.setState(msg.value);
+      else if (msg.key === 'delayed') delayed.setState(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':
@@ -368,6 +373,9 @@ parentPort!.on('message', (msg: ToWorker) => {
       break;
     case 'node-claim-replies':
       nodeClaims.answer(msg.replies);
+      break;
+    case 'delayed-replies':
+      delayed.answer(msg.replies);
       break;
     case 'open':
       openEndpoints(msg.endpoints).then(
@@ -397,7 +405,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload, exclusive };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload, exclusive, delayed };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

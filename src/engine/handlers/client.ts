@@ -162,6 +162,8 @@ export interface HandlerHost {
   /** Schema checks on topic filters (src/features/schema-registry), asked per PUBLISH only while
    * `active`. */
   readonly payloadCheck: PayloadCheck;
+  /** Delayed publish (src/features/delayed): PUBLISHes to `$delayed/{seconds}/{topic}`. */
+  readonly delayed: DelayedPublishes;
   /** The scripts and extensions that transform accepted PUBLISHes before routing. */
   readonly transforms: MessageTransforms;
   /** What must accept a routed message elsewhere before it is acknowledged (a cluster's other
@@ -204,6 +206,26 @@ export interface PayloadCheck {
   readonly active: boolean;
   refuses(topic: string, payload: Uint8Array, version: number): boolean;
 }
+
+/** Delayed publish as the PUBLISH handler sees it (src/features/delayed/worker-delayed.ts):
+ * asked only while `enabled`, for topics starting with `$delayed/`. */
+export interface DelayedPublishes {
+  readonly enabled: boolean;
+  /** The target topic and due time of a `$delayed/...` topic, or why it is malformed. */
+  parse(topic: string, now: number): { topic: string; dueAt: number } | { error: string };
+  /** Hands the message (published to `target` at `dueAt`) to the store: resolves 0 once stored,
+   * else the reason code it is refused with. Never rejects. */
+  accept(message: Message, target: string, dueAt: number, who: ClientIdentity): Promise<number>;
+  /** Counts a refusal made by the PUBLISH handler. */
+  refused(reason: 'invalid' | 'denied'): void;
+}
+
+export const NO_DELAYED: DelayedPublishes = {
+  enabled: false,
+  parse: () => ({ error: 'delayed publish is off' }),
+  accept: async () => 0x83,
+  refused() {},
+};
 
 /** Who may not connect (src/features/bans): asked per CONNECT before authentication, only while
  * `active` (a ban is held or flapping detection is on). */

@@ -122,6 +122,10 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
     else c.close('protocol_error');
     return;
   }
+  // Delayed publish (src/features/delayed): `$delayed/{seconds}/{topic}` is held, not routed.
+  if (host.delayed.enabled && topic.charCodeAt(0) === 0x24 && topic.startsWith('$delayed/')) {
+    return delayedPublish(host, c, message, packetId, now);
+  }
   // Clients may not publish to the broker's own topics ($SYS/; MQTT 5.0 section 4.7.2).
   if (reservedTopic(topic)) {
     refusePublish(c, qos, packetId);
@@ -391,6 +395,69 @@ function refuseInvalidPayload(host: HandlerHost, c: Client, message: Message, pa
   const before = c.publishChain;
   if (before === null) refuse();
   else chain(host, c, before.then(refuse));
+}
+
+/**
+ * A PUBLISH to `$delayed/{seconds}/{topic}`: malformed, refused with 0x90 Topic name invalid (v5
+ * QoS 1/2); the publisher's ACL is checked on {topic} now (0x87 when denied); then the message
+ * is handed to the main thread, which stores it, and only then acknowledged (0x97 Quota exceeded
+ * past delayed.maxMessages, 0x80 when it could not be stored). MQTT 3.1.1 has no negative
+ * acknowledgement: a refused QoS 1/2 message is acknowledged and dropped; QoS 0 is dropped. Every
+ * refusal is counted. Acknowledgements keep the order the messages came in [MQTT-4.6.0-2].
+ */
+function delayedPublish(host: HandlerHost, c: Client, message: Message, packetId: number, now: number): HandlerResult {
+  const delayed = host.delayed;
+  const parsed = delayed.parse(message.topic, now);
+  if ('error' in parsed) {
+    delayed.refused('invalid');
+    if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'delayed_topic_invalid');
+    refuseInOrder(host, c, message.qos, packetId, RC.TOPIC_NAME_INVALID);
+    return;
+  }
+  const target = parsed.topic;
+  if (reservedTopic(target) || tooManyLevels(target, host.config.limits.maxTopicLevels)) {
+    delayed.refused('invalid');
+    refuseInOrder(host, c, message.qos, packetId, RC.TOPIC_NAME_INVALID);
+    return;
+  }
+  const accept = (allowed: boolean) => {
+    if (c.state === 'closed') return;
+    if (!allowed) {
+      delayed.refused('denied');
+      host.stats.aclDenied++;
+      c.endpoint.stats.aclDenied++;
+      if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'not_authorized');
+      refuseInOrder(host, c, message.qos, packetId, RC.NOT_AUTHORIZED);
+      return;
+    }
+    if (message.qos === 2) c.session!.incomingQos2.add(packetId); // resends are now duplicates
+    const stored = delayed.accept(message, target, parsed.dueAt, c.identity);
+    const before = c.publishChain;
+    const gate = before === null ? stored : Promise.all([stored, before]).then(([rc]) => rc);
+    chain(host, c, gate.then((rc) => {
+      c.endpoint.stats.publishDone(message);
+      if (c.state === 'closed' || message.qos === 0) return;
+      if (rc !== 0 && message.qos === 2) c.session!.incomingQos2.delete(packetId);
+      // Held: no subscriber has it yet, but it is accepted (0x00 Success).
+      refusePublish(c, message.qos, packetId, rc);
+    }));
+  };
+  if (c.authorizer.allowsEverything) {
+    accept(true);
+    return;
+  }
+  const allowed = c.authorizer.authorize(c.identity, 'publish', target);
+  if (typeof allowed !== 'boolean') return allowed.then(accept); // later packets wait for it
+  accept(allowed);
+}
+
+/** refusePublish behind the acknowledgements of earlier messages [MQTT-4.6.0-2]. */
+function refuseInOrder(host: HandlerHost, c: Client, qos: number, packetId: number, reason: number): void {
+  const before = c.publishChain;
+  if (before === null) refusePublish(c, qos, packetId, reason);
+  else chain(host, c, before.then(() => {
+    if (c.state !== 'closed') refusePublish(c, qos, packetId, reason);
+  }));
 }
 
 /** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has

@@ -20,6 +20,7 @@ import { banOps } from './bans.ts';
 import { overloadOps } from './overload.ts';
 import { exclusiveOps } from './exclusive.ts';
 import { rateLimitOps } from './rate-limits.ts';
+import { delayedOps } from './delayed.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -40,6 +41,7 @@ export const OPS = {
   ...overloadOps,
   ...exclusiveOps,
   ...rateLimitOps,
+  ...delayedOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;

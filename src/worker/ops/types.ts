@@ -24,6 +24,7 @@ import type { WorkerBans } from '../../features/bans/worker-bans.ts';
 import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
 import type { WorkerOverload } from '../../features/overload/worker-overload.ts';
 import type { WorkerExclusive } from '../../features/exclusive/worker-exclusive.ts';
+import type { WorkerDelayed } from '../../features/delayed/worker-delayed.ts';
 
 export interface OpsEnv {
   readonly workerId: number;
@@ -49,6 +50,7 @@ export interface OpsEnv {
   readonly bans: WorkerBans;
   readonly overload: WorkerOverload;
   readonly exclusive: WorkerExclusive;
+  readonly delayed: WorkerDelayed;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types
