@@ -28,6 +28,7 @@ import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { ownChild } from '../helpers/children.ts';
 import { startHaproxy, type Haproxy } from '../helpers/haproxy.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'spindle-proxy-'));
 const f = (name: string) => path.join(dir, name);
@@ -52,17 +53,6 @@ before(() => {
   writeFileSync(f('haproxy.pem'), readFileSync(f('server.crt'), 'utf8') + readFileSync(f('server.key'), 'utf8'));
   ca = readFileSync(f('ca.crt'));
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** mqtt.js over a TCP connection from `from` (mqtt.js' own TCP stream cannot bind its address). */
 function connectFrom(port: number, from: string, options: IClientOptions = {}): Promise<MqttClient> {

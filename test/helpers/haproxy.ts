@@ -5,12 +5,12 @@
 // address. Started in the foreground (-db), owned by the test file (children.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { ownChild } from './children.ts';
 import { waitFor } from './wait.ts';
+import { canConnect, freePort } from './ports.ts';
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
@@ -69,7 +69,7 @@ export async function startHaproxy(frontends: Record<string, Frontend>, options:
   for (const [name, port] of Object.entries(ports)) {
     await waitFor(() => {
       if (gone) throw new Error(`haproxy exited: ${stderr}`);
-      return listening(port);
+      return canConnect(port);
     }, { message: `haproxy frontend ${name} listening on ${port}` });
   }
   return {
@@ -83,26 +83,3 @@ export async function startHaproxy(frontends: Record<string, Frontend>, options:
   };
 }
 
-/** Whether the port takes connections (the probe closes at once: HAProxy may or may not have
- * opened its connection to the broker by then, which then sees a header and a close). */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ port, host: '127.0.0.1' });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}

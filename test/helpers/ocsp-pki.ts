@@ -9,9 +9,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 
 import { ownChild } from './children.ts';
+import { freePort } from './ports.ts';
 
 export interface Issued {
   cert: string;
@@ -19,17 +19,6 @@ export interface Issued {
   /** Serial number, upper-case hex as the index and `openssl x509 -serial` write it. */
   serial: string;
   subject: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** An index.txt date: YYMMDDHHMMSSZ. */

@@ -8,12 +8,12 @@
 // added with ldapadd (ldap-utils) as the root DN, so the memberof overlay keeps memberOf.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { ownChild } from './children.ts';
 import { waitFor } from './wait.ts';
+import { canConnect, freePort } from './ports.ts';
 
 export const SLAPD = '/usr/sbin/slapd';
 export const BASE_DN = 'dc=example,dc=org';
@@ -105,24 +105,3 @@ function ldapadd(url: string, ldif: string): Promise<void> {
   });
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ port, host: '127.0.0.1' });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
