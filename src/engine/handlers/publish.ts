@@ -389,12 +389,7 @@ function refuseRetained(host: HandlerHost, c: Client, message: Message, packetId
  */
 function refuseInvalidPayload(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'payload_format_invalid');
-  const refuse = () => {
-    if (c.state !== 'closed') refusePublish(c, message.qos, packetId, RC.PAYLOAD_FORMAT_INVALID);
-  };
-  const before = c.publishChain;
-  if (before === null) refuse();
-  else chain(host, c, before.then(refuse));
+  refuseInOrder(host, c, message.qos, packetId, RC.PAYLOAD_FORMAT_INVALID);
 }
 
 /**
@@ -453,11 +448,12 @@ function delayedPublish(host: HandlerHost, c: Client, message: Message, packetId
 
 /** refusePublish behind the acknowledgements of earlier messages [MQTT-4.6.0-2]. */
 function refuseInOrder(host: HandlerHost, c: Client, qos: number, packetId: number, reason: number): void {
-  const before = c.publishChain;
-  if (before === null) refusePublish(c, qos, packetId, reason);
-  else chain(host, c, before.then(() => {
+  const refuse = () => {
     if (c.state !== 'closed') refusePublish(c, qos, packetId, reason);
-  }));
+  };
+  const before = c.publishChain;
+  if (before === null) refuse();
+  else chain(host, c, before.then(refuse));
 }
 
 /** A PUBLISH that is not delivered: v5 acknowledges it with 0x87 [MQTT-3.3.5-2 context]; v3 has
