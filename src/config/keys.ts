@@ -3,7 +3,7 @@
 // in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
 import { PROXY_MODES } from '../broker/proxy-protocol.ts';
-import { aclRules, addresses, boolean, bridges, cidrs, integer, oneOf, port, rewriteRules, string, users, type Checker } from './validators.ts';
+import { aclRules, addresses, boolean, bridges, cidrs, httpUrl, integer, oneOf, port, rewriteRules, string, stringMap, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -212,6 +212,19 @@ export const KEYS = Object.freeze([
   fixed('sparkplug.enabled', boolean(), true, 'Keep the Sparkplug B state (docs/features/sparkplug.md): the births, deaths and data of edge nodes and devices under spBv1.0/, and the primary hosts\' STATE, copied from the workers to the main thread and read through /api/sparkplug and the console. false: nothing is copied (spb_decode() in rules works either way).'),
   fixed('sparkplug.maxEdgeNodes', integer(1, 1_000_000), 10_000, 'Most Sparkplug B edge nodes kept (1..1000000; hosts of spBv1.0/STATE are kept apart up to the same number). A new one past it is not kept, counted in spindle_sparkplug_dropped_total.'),
   fixed('sparkplug.maxDevicesPerNode', integer(1, 1_000_000), 1000, 'Most devices kept per Sparkplug B edge node (1..1000000). A new one past it is not kept, counted in spindle_sparkplug_dropped_total{what="device"}.'),
+  fixed('otel.serviceName', string({ nonEmpty: true }), 'spindle', 'OpenTelemetry: the service.name of what this node exports over OTLP (docs/features/opentelemetry.md); service.instance.id is nodeName, service.version the broker\'s.'),
+  fixed('otel.resourceAttributes', stringMap({ max: 64, name: /^[A-Za-z0-9_.\-]{1,255}$/, nameText: 'a name is 1 to 255 letters, digits, _ . or -' }), {}, 'OpenTelemetry: more resource attributes of what this node exports, e.g. {"deployment.environment.name": "prod"} (at most 64; they cannot replace service.name, service.version or service.instance.id). Environment: JSON.'),
+  fixed('otel.metrics.enabled', boolean(), false, 'Export the metrics of /prometheus (the same series, summed over the threads) over OTLP/HTTP protobuf to `otel.metrics.endpoint` every `otel.metrics.interval` seconds: counters as cumulative monotonic sums, gauges as gauges, histograms as histograms, labels as attributes. The SDK loads only when this or `otel.logs.enabled` is on.'),
+  fixed('otel.metrics.endpoint', httpUrl(), 'http://127.0.0.1:4318/v1/metrics', 'OTLP/HTTP URL the metrics are posted to (http:// or https://; the whole path, e.g. .../v1/metrics).'),
+  fixed('otel.metrics.interval', integer(1, 86_400), 60, 'Seconds between metric exports (1..86400); one more is sent on shutdown.'),
+  fixed('otel.metrics.headers', stringMap({ max: 64, name: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, nameText: 'a header name is an HTTP token' }), {}, 'HTTP headers sent with every metric export, e.g. {"Authorization": "Bearer ..."} (at most 64). Environment: JSON.'),
+  fixed('otel.metrics.timeout', integer(100, 600_000), 10_000, 'Milliseconds a metric export may take (100..600000; at most the interval): past it the export fails (counted in spindle_otel_export_failures_total).'),
+  fixed('otel.logs.enabled', boolean(), false, 'Export the log lines of this node (main thread and workers) over OTLP/HTTP protobuf to `otel.logs.endpoint`: one log record per line, with its severity, message as body, and fields as attributes, in batches. Turns the relay of the workers\' output to the main thread on, as `log.file.enabled` does.'),
+  fixed('otel.logs.endpoint', httpUrl(), 'http://127.0.0.1:4318/v1/logs', 'OTLP/HTTP URL the log records are posted to (http:// or https://; the whole path, e.g. .../v1/logs).'),
+  fixed('otel.logs.level', oneOf(LOG_LEVELS), 'info', 'Lowest level exported over OTLP: debug, info, warn or error (a line must also pass `log.level` to be written at all).'),
+  fixed('otel.logs.headers', stringMap({ max: 64, name: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, nameText: 'a header name is an HTTP token' }), {}, 'HTTP headers sent with every log export (at most 64). Environment: JSON.'),
+  fixed('otel.logs.timeout', integer(100, 600_000), 10_000, 'Milliseconds a log export may take (100..600000): past it the export fails and its records are dropped (counted).'),
+  fixed('otel.logs.queueSize', integer(1, 1_000_000), 10_000, 'Log records waiting for export at most (1..1000000); past it new records are dropped and counted in spindle_otel_log_records_dropped_total{reason="queue_full"}.'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
   fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
   fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),

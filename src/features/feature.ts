@@ -2,10 +2,10 @@
 // and all a feature may use of the node. A feature is a folder under src/features/ with this
 // file's shape in its `feature.ts` (its name, its start from the store, its routes), and is added
 // to the broker by one line in the FEATURES list. Types only.
-import type { Registry } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue, Registry } from 'prom-client';
 
 import type { BrokerConfig } from '../config/index.ts';
-import type { Logger } from '../log/index.ts';
+import type { LogLineSink, Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { Route } from '../admin/http.ts';
 import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
@@ -90,6 +90,12 @@ export interface FeatureBroker {
   onEndpointsChange(fn: (why: 'endpoints' | 'tls-reload') => void): void;
 }
 
+/** The node's metrics, summed over the threads: the series /prometheus serves, as prom-client's
+ * JSON (src/metrics/collector.ts). */
+export interface NodeMetrics {
+  series(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+}
+
 /** What a feature gets from the node when it starts. */
 export interface FeatureContext {
   readonly config: BrokerConfig;
@@ -126,6 +132,12 @@ export interface FeatureContext {
   /** Sets a piece of state every worker holds a copy of (worker/messages.ts WorkerStates): on
    * every worker now, and on each that starts, before it opens its listeners. */
   setWorkerState<K extends keyof WorkerStates>(key: K, value: WorkerStates[K]): void;
+  /** The node's metrics (what /prometheus serves), collected when asked. */
+  readonly metrics: NodeMetrics;
+  /** Adds a sink for every log line of the node, the main thread's and the workers' (a worker's
+   * output then comes through the main thread; added before the workers start, it covers them
+   * all). Answers the function that removes it. */
+  logLines(sink: LogLineSink): () => void;
   /** The API of a feature started before this one (FEATURES order); throws for any other. */
   use<API>(feature: Feature<API>): API;
 }

@@ -82,7 +82,7 @@ export class Supervisor {
     this.nodeStore = new NodeStore(config, log, this.retained, this.registry);
     this.pool = new WorkerPool({
       log,
-      logStore: () => this.nodeLog.store,
+      workerLines: () => this.nodeLog.workerLines(),
       workerData: (workerId, restore) => ({
         workerId, config: { ...config, log: { ...config.log, level: this.nodeLog.level } }, counters: this.countersBuffer, routeShared: this.routeShared, routerName,
         nodeSlot: this.nodeStore.nodeSlot, restore, authFailures: this.authFailures,
@@ -162,6 +162,8 @@ export class Supervisor {
     return this.nodeLog.level;
   }
   readonly setLogLevel: NodeLog['setLevel'] = (level) => this.nodeLog.setLevel(level);
+  /** Adds a sink for every log line of the node (node-log.ts). */
+  readonly addLogLineSink: NodeLog['addLineSink'] = (sink) => this.nodeLog.addLineSink(sink);
 
   /** Publishes a message through a running worker (it routes to every worker). */
   publish(topic: string, payload: Buffer, qos: 0 | 1 | 2 = 0, retain = false): boolean {
