@@ -177,3 +177,64 @@ test('metrics and logs reach the collector with the values /prometheus shows', a
     await broker.kill('SIGKILL');
   }
 });
+
+test('SIGTERM sends the metrics and the log lines not sent yet, then the broker exits', async () => {
+  const port = await freePort();
+  const adminPort = await freePort();
+  // An interval no test reaches: the only metric export is the one on shutdown.
+  const broker = await startProcessBroker(config(tempDir(), port, adminPort, {
+    serviceName: 'spindle-shutdown-test',
+    metrics: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/metrics`, interval: 3600 },
+    logs: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/logs` },
+  }));
+  const pub = mqtt.connect(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-shutdown-pub' });
+  try {
+    await once(pub, 'connect');
+    for (let i = 0; i < PUBLISHED; i++) await pub.publishAsync('otel/shutdown', `m${i}`, { qos: 1 });
+    pub.end(true);
+    const ours = (m: { resource: Record<string, unknown> }) => m.resource['service.name'] === 'spindle-shutdown-test';
+    assert.equal(collector.metrics().filter(ours).length, 0, 'no metric export before the interval');
+    assert.equal(await broker.kill('SIGTERM'), 0);
+    // The collector writes its file every 50 ms: what the broker sent before it exited appears.
+    const received = await collector.waitForMetrics((ms) => lastPoint(ms.filter(ours), 'spindle_messages_received_total', { qos: '1' }), { message: 'the metric export on shutdown' });
+    assert.equal(received.point.value, PUBLISHED, 'the export on shutdown has the last counts');
+    const stopping = await collector.waitForLogs((logs) => logs.filter(ours).find((l) => l.body === 'shutting down'), { message: 'the shutdown line' });
+    assert.equal(stopping.attributes.signal, 'SIGTERM');
+    assert.equal(stopping.attributes.thread, 'main');
+  } finally {
+    pub.end(true);
+    await broker.kill('SIGKILL');
+  }
+});
+
+test('a receiver that is not there: failures counted, logged once, dropped records counted, MQTT unaffected', async () => {
+  const port = await freePort();
+  const adminPort = await freePort();
+  const nowhere = `http://127.0.0.1:${await freePort()}`;
+  const broker = await startProcessBroker(config(tempDir(), port, adminPort, {
+    metrics: { enabled: true, endpoint: `${nowhere}/v1/metrics`, interval: 1, timeout: 500 },
+    logs: { enabled: true, endpoint: `${nowhere}/v1/logs`, timeout: 500 },
+  }));
+  try {
+    const text = await waitFor(async () => {
+      const t = await prometheus(adminPort);
+      return (sample(t, 'spindle_otel_export_failures_total{signal="metrics"}') ?? 0) >= 3 && (sample(t, 'spindle_otel_export_failures_total{signal="logs"}') ?? 0) >= 1 && t;
+    }, { message: 'export failures counted' });
+    assert.ok(sample(text, 'spindle_otel_log_records_dropped_total{reason="export_failed"}')! >= 1);
+    assert.equal(sample(text, 'spindle_otel_log_records_exported_total'), 0);
+    // One line per signal for the whole outage so far (the next one after a minute).
+    const failed = broker.output.filter((l) => l.includes('"OTLP export failed"'));
+    assert.equal(failed.filter((l) => l.includes('"signal":"metrics"')).length, 1, failed.join('\n'));
+    assert.equal(failed.filter((l) => l.includes('"signal":"logs"')).length, 1, failed.join('\n'));
+    assert.equal(broker.output.filter((l) => l.includes('still failing')).length, 0);
+    // MQTT goes on.
+    const client = mqtt.connect(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-nowhere' });
+    await once(client, 'connect');
+    await client.publishAsync('otel/nowhere', 'x', { qos: 1 });
+    client.end(true);
+    // And the node stops in its time though the last exports fail.
+    assert.equal(await broker.kill('SIGTERM'), 0);
+  } finally {
+    await broker.kill('SIGKILL');
+  }
+});
