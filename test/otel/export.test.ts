@@ -6,7 +6,6 @@
 // arrive as records, a worker's lockout warning with its severity and fields; a SIGTERM sends
 // what is left; a receiver that is not there is counted, logged once, and nothing else breaks.
 import { after, before, test } from 'node:test';
-import { once } from 'node:events';
 import assert from 'node:assert/strict';
 
 import mqtt from 'mqtt';
@@ -91,11 +90,10 @@ test('metrics and logs reach the collector with the values /prometheus shows', a
     metrics: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/metrics`, interval: 1 },
     logs: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/logs`, level: 'info' },
   }));
-  const sub = mqtt.connect(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-sub' });
-  const pub = mqtt.connect(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-pub' });
+  const sub = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-sub' });
+  const pub = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-pub' });
   try {
     // A known traffic: PUBLISHED QoS 1 messages, each delivered to one subscriber.
-    await Promise.all([once(sub, 'connect'), once(pub, 'connect')]);
     await sub.subscribeAsync('otel/test', { qos: 1 });
     let delivered = 0;
     sub.on('message', () => delivered++);
@@ -187,9 +185,8 @@ test('SIGTERM sends the metrics and the log lines not sent yet, then the broker 
     metrics: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/metrics`, interval: 3600 },
     logs: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/logs` },
   }));
-  const pub = mqtt.connect(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-shutdown-pub' });
+  const pub = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-shutdown-pub' });
   try {
-    await once(pub, 'connect');
     for (let i = 0; i < PUBLISHED; i++) await pub.publishAsync('otel/shutdown', `m${i}`, { qos: 1 });
     pub.end(true);
     const ours = (m: { resource: Record<string, unknown> }) => m.resource['service.name'] === 'spindle-shutdown-test';
@@ -228,8 +225,7 @@ test('a receiver that is not there: failures counted, logged once, dropped recor
     assert.equal(failed.filter((l) => l.includes('"signal":"logs"')).length, 1, failed.join('\n'));
     assert.equal(broker.output.filter((l) => l.includes('still failing')).length, 0);
     // MQTT goes on.
-    const client = mqtt.connect(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-nowhere' });
-    await once(client, 'connect');
+    const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0, protocolVersion: 5, clientId: 'otel-nowhere' });
     await client.publishAsync('otel/nowhere', 'x', { qos: 1 });
     client.end(true);
     // And the node stops in its time though the last exports fail.
