@@ -97,3 +97,15 @@ test('shutdown sends what waits, stops the exporter, and takes nothing more', as
   queue.onEmit({} as never);
   assert.equal(queue.size, 0);
 });
+
+test('on shutdown, once a request fails the records still waiting are dropped: the stop does not wait for each', async () => {
+  const { exporter, events, provider, emit } = setup(10 * BATCH_SIZE);
+  emit(3 * BATCH_SIZE);
+  assert.equal(exporter.requests.length, 1);
+  const closing = provider.shutdown();
+  exporter.requests[0].answer({ code: ExportResultCode.FAILED, error: new Error('timeout') });
+  await closing;
+  assert.equal(exporter.requests.length, 1, 'no request after the failure');
+  assert.equal(events.dropped.export_failed, 3 * BATCH_SIZE);
+  assert.equal(exporter.shutDown, true);
+});

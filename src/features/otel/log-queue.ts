@@ -2,8 +2,8 @@
 // the bound is dropped and counted, never blocking the logger), sent in batches of at most
 // BATCH_SIZE, one request at a time, EXPORT_DELAY_MS after the first record waits (at once when a
 // batch is full). A batch whose export fails is dropped and counted, not retried: the log lines
-// are also on stdout and in the log store. The SDK's LogRecordProcessor: LoggerProvider hands it
-// each record.
+// are also on stdout and in the log store. On shutdown what waits is sent, unless a request fails
+// then. The SDK's LogRecordProcessor: LoggerProvider hands it each record.
 import { ExportResultCode } from '@opentelemetry/core';
 import type { LogRecordExporter, LogRecordProcessor, ReadableLogRecord, SdkLogRecord } from '@opentelemetry/sdk-logs';
 
@@ -59,14 +59,21 @@ export class LogQueue implements LogRecordProcessor {
       this.timer = null;
     }
     const batch = this.queue.splice(0, BATCH_SIZE);
-    this.sending = new Promise<void>((resolve) => {
+    this.sending = new Promise<boolean>((resolve) => {
       this.exporter.export(batch, (result) => {
         if (result.code === ExportResultCode.SUCCESS) this.events.exported(batch.length);
         else this.events.dropped(batch.length, 'export_failed', result.error);
-        resolve();
+        resolve(result.code === ExportResultCode.SUCCESS);
       });
-    }).then(() => {
+    }).then((sent) => {
       this.sending = null;
+      if (!sent && this.closed && this.queue.length > 0) {
+        // Stopping, and the receiver failed: the rest would fail too, each after its timeout.
+        const left = this.queue.length;
+        this.queue = [];
+        this.events.dropped(left, 'export_failed');
+        return;
+      }
       if (this.queue.length >= BATCH_SIZE || (this.closed && this.queue.length > 0)) this.sendNext();
       else if (this.queue.length > 0) this.timer ??= setTimeout(() => {
         this.timer = null;
@@ -83,7 +90,8 @@ export class LogQueue implements LogRecordProcessor {
     }
   }
 
-  /** Takes no more records, sends those waiting, and shuts the exporter down. */
+  /** Takes no more records, sends those waiting (all dropped once a request fails: the stop
+   * waits for the request on its way and one more at most), and shuts the exporter down. */
   async shutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
