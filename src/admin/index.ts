@@ -104,6 +104,7 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
     nodeName: config.nodeName,
     metrics: () => supervisor.callAll('metrics'),
     retained: () => clientRetainedCount(supervisor.retained),
+    routerSubscriptions: () => supervisor.router.subscriptionCount,
     // In a cluster, the other nodes' figures too (the admin queries across nodes).
     ...(cluster?.adminOps ? { peers: peersOf(cluster.adminOps) } : {}),
   }, (message) => server.publish(LIVE_TOPIC, message), log.named('console'));
