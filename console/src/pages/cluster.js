@@ -62,7 +62,7 @@ export function Cluster({ live }) {
           <td data-testid=${`uptime-${n.id}`} title=${n.startedAt ? `started ${new Date(n.startedAt).toLocaleString()}` : ''}>${n.uptime !== undefined ? duration(n.uptime) : ''}</td>
           <td>${n.cpuPercent !== undefined ? `${n.cpuPercent} %${n.cpus ? ` (${n.cpus} CPUs)` : ''}` : ''}</td>
           <td>${n.rssBytes !== undefined ? `${megabytes(n.rssBytes)} of ${megabytes(n.totalMemoryBytes)}` : ''}</td>
-          <td>${c === null ? '' : c.toLocaleString()}</td>
+          <td data-testid=${`connections-${n.id}`}>${c === null ? '' : c.toLocaleString()}</td>
           <td>${n.workers ? `${n.workers.running} of ${n.workers.total}` : ''}</td><td data-testid=${`last-seen-${n.id}`}>${seen(n)}</td>
         </tr>`;
         })}</tbody>
