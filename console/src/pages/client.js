@@ -137,7 +137,8 @@ function Used({ n, max, testId }) {
 
 function Details({ rt }) {
   const connected = rt.connected;
-  return html`<div class="grid">
+  return html`<div>
+  <div class="grid">
     <section class="card" aria-label="connection">
       <h3>Connection: <span data-testid="client-state">${connected ? 'connected' : 'offline'}</span></h3>
       <table><tbody>
@@ -152,7 +153,8 @@ function Details({ rt }) {
           <${Row} label="Disconnected at">${when(rt.disconnectedAt)}<//>`}
         <${Row} label="Username">${rt.username ?? '–'}<//>
         <${Row} label="Worker">${rt.worker}${rt.node ? ` on node ${rt.node}` : ''}<//>
-        ${connected && html`<${Row} label="Traffic">${num(rt.messagesIn)} messages in (${num(rt.bytesIn)} bytes), ${num(rt.messagesOut)} out (${num(rt.bytesOut)} bytes)<//>`}
+        ${connected && html`<${Row} label="Messages in">${num(rt.messagesIn)} (${num(rt.bytesIn)} bytes)<//>
+        <${Row} label="Messages out">${num(rt.messagesOut)} (${num(rt.bytesOut)} bytes)<//>`}
       </tbody></table>
     </section>
     <section class="card" aria-label="session">
@@ -161,11 +163,12 @@ function Details({ rt }) {
         <${Row} label="Expiry interval">${rt.sessionExpiryInterval === 0 ? '0 (ends with the connection)' : rt.sessionExpiryInterval >= 4294967295 ? 'never expires' : `${num(rt.sessionExpiryInterval)} s`}<//>
         <${Row} label="Clean start">${rt.cleanStart === null ? '–' : rt.cleanStart ? 'yes' : 'no'}<//>
         <${Row} label="Will">${rt.will ? 'set' : 'none'}<//>
-        <${Row} label="In flight (sent, not acknowledged)"><${Used} n=${rt.inflight} max=${rt.inflightMax} testId="client-inflight" /><//>
-        <${Row} label="Queued (waiting for an in-flight slot or the client)"><${Used} n=${rt.queued} max=${rt.queueMax} testId="client-queued" /><//>
-        <${Row} label="QoS 2 received, awaiting PUBREL">${num(rt.awaitingPubrel)}<//>
+        <${Row} label="In flight"><${Used} n=${rt.inflight} max=${rt.inflightMax} testId="client-inflight" /> <span class="muted">sent, not acknowledged</span><//>
+        <${Row} label="Queued"><${Used} n=${rt.queued} max=${rt.queueMax} testId="client-queued" /> <span class="muted">waiting to be sent</span><//>
+        <${Row} label="Awaiting PUBREL">${num(rt.awaitingPubrel)} <span class="muted">QoS 2 received</span><//>
       </tbody></table>
     </section>
+  </div>
     <section class="card" aria-label="subscriptions">
       <h3>Subscriptions (${rt.subscriptions.length})</h3>
       <table>
@@ -238,9 +241,9 @@ function Traffic({ filters }) {
   }, [key]);
   return html`<section class="card" aria-label="live traffic">
     <h3>Live traffic on its subscriptions</h3>
-    <p class="muted">Messages published from now on to this client's subscription filters (by any publisher, this client included), as the Watch page shows them: ${state === 'open' ? 'connected' : state === 'closed' ? 'disconnected: reconnecting…' : 'connecting…'}.
+    <p class="muted">Messages published from now on to this client's subscription filters (by any publisher, this client included), as the Watch page shows them: ${state === 'open' ? 'connected' : state === 'closed' ? 'disconnected: reconnecting…' : 'connecting…'}.${' '}
       ${wanted.length > MAX_FILTERS ? ` Only the first ${MAX_FILTERS} of its ${wanted.length} filters are watched.` : ''}
-      <b data-testid="traffic-matched">${view.matched}</b> matched, ${view.dropped} dropped by the server's bound.</p>
+      ${' '}<b data-testid="traffic-matched">${view.matched}</b> matched, ${view.dropped} dropped by the server's bound.</p>
     ${refused.map((m) => html`<p class="error" role="alert">${m}</p>`)}
     ${shown.length === 0 ? html`<p class="muted">No subscription: nothing to watch.</p>` : html`<div class="scroll short">
       <table class="messages">

@@ -51,7 +51,7 @@ export function connectionsOf(last, node) {
 /** Last seen: this node now; another "n s ago" by its last heartbeat. */
 export function seen(node) {
   if (!node.lastSeen) return '';
-  if (node.self) return 'now (this node)';
+  if (node.self) return 'now';
   const ago = Math.max(0, Math.round((Date.now() - Date.parse(node.lastSeen)) / 1000));
   return `${ago} s ago (${new Date(node.lastSeen).toLocaleTimeString()})`;
 }

@@ -117,8 +117,8 @@ export function TopicTree() {
       <button onClick=${() => setOpen(new Set())}>Collapse all</button>
     </p>
     ${error && html`<p class="error" role="alert">${error}</p>`}
-    ${sizes && html`<p class="muted" data-testid="tree-sizes">${sizes.filtersTotal} subscribed filters (client sessions of every node, online or offline) and ${sizes.retainedTotal} retained topics (not $SYS).
-      ${sizes.filters < sizes.filtersTotal || sizes.retained < sizes.retainedTotal ? ` The tree shows the first ${sizes.filters} filters and ${sizes.retained} retained topics (at most ${MAX_ITEMS.toLocaleString()} of each).` : ''}
+    ${sizes && html`<p class="muted" data-testid="tree-sizes">${sizes.filtersTotal} subscribed filters (client sessions of every node, online or offline) and ${sizes.retainedTotal} retained topics (not $SYS).${' '}
+      ${sizes.filters < sizes.filtersTotal || sizes.retained < sizes.retainedTotal ? ` The tree shows the first ${sizes.filters} filters and ${sizes.retained} retained topics (at most ${MAX_ITEMS.toLocaleString()} of each). ` : ''}
       Message rates are not measured per topic by this broker: the counts below are subscribers and retained messages; the broker's message rates are on the Overview.</p>`}
     ${tree && html`<section class="card" aria-label="topic tree">
       <table class="tree">
