@@ -33,6 +33,8 @@ import { Sparkplug } from './pages/sparkplug.js';
 import { Rewrite } from './pages/rewrite.js';
 import { Schemas } from './pages/schemas.js';
 import { Delayed } from './pages/delayed.js';
+import { ClientPage } from './pages/client.js';
+import { TopicTree } from './pages/topic-tree.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -41,7 +43,9 @@ const PAGES = [
   { id: 'endpoints', title: 'Endpoints', view: Endpoints },
   { id: 'limits', title: 'Limits', view: Limits },
   { id: 'connections', title: 'Connections', view: Connections },
+  { id: 'clients', title: 'Client', view: ClientPage },
   { id: 'topics', title: 'Topics', view: Topics },
+  { id: 'topic-tree', title: 'Topic tree', view: TopicTree },
   { id: 'rewrite', title: 'Topic rewrite', view: Rewrite },
   { id: 'messages', title: 'Messages', view: Messages },
   { id: 'watch', title: 'Watch', view: LiveMessages },
@@ -67,7 +71,8 @@ const PAGES = [
 ];
 
 function pageOf(hash) {
-  const id = hash.replace(/^#\/?/, '');
+  // The first segment names the page; a page may read the rest (#/clients/{clientId}).
+  const id = hash.replace(/^#\/?/, '').split('/')[0];
   return PAGES.find((p) => p.id === id) ?? PAGES[0];
 }
 

@@ -184,6 +184,7 @@ export const KEYS = Object.freeze([
   fixed('platform.maxTenants', integer(16, 1_000_000), 10_000, 'Organizations and applications of the control platform, together (16..1000000): each has a slot in the counters every worker shares (40 bytes); past it, adding one is refused (409).'),
   fixed('platform.alertInterval', integer(1, 3600), 10, 'Seconds between evaluations of the alert rules (1..3600): each samples the signals and fires, updates or resolves alerts.'),
   fixed('platform.maxAlerts', integer(100, 10_000_000), 10_000, 'Alerts kept (100..10000000); past it the oldest resolved ones are removed (counted in spindle_alerts_pruned_total).'),
+  fixed('audit.reads', boolean(), false, 'Audit reads too: every answered GET, and POST query, of a signed-in user, as action `read` (the console polls several a second while open: many entries). False: only writes and sign-ins are audited. The console\'s audit page hides reads unless asked (reads=false on GET /api/v1/audit-logs).'),
   fixed('audit.retentionDays', integer(1, 36_500), 90, 'Days audit log entries are kept (1..36500); older ones are removed hourly.'),
   fixed('cluster.enabled', boolean(), false, 'Run as a node of a cluster (see "Cluster"): messages, interest and node state cross nodes over NATS.'),
   fixed('cluster.natsUrl', string(), '', 'URL of an existing NATS cluster to use (nats://host:4222[,nats://...]); \'\': this node runs its own nats-server, clustered with its peers.'),

@@ -22,7 +22,7 @@ import { Deadlines } from '../engine/connection/deadlines.ts';
 import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/listeners.ts';
 import { EndpointCounters } from '../broker/endpoint-counters.ts';
 import type { Transport } from '../engine/connection/transport.ts';
-import { WorkerStats } from '../stats/worker-stats.ts';
+import { WorkerStats, sysFilters } from '../stats/worker-stats.ts';
 import { registerEndpointStats, type EndpointStats } from '../stats/endpoint-stats.ts';
 import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
@@ -337,9 +337,11 @@ parentPort!.on('message', (msg: ToWorker) => {
       stats.sessions = sessions.size;
       stats.persistentSessions = 0;
       stats.subscriptions = 0;
+      stats.sysSubscriptions = 0;
       for (const s of sessions.all()) {
         if (s.expiryInterval > 0) stats.persistentSessions++;
         stats.subscriptions += s.subscriptionCount;
+        if (s.subscriptionCount > 0) stats.sysSubscriptions += sysFilters(s.subscriptions.keys());
       }
       post({ t: 'stats', stats: stats.snapshot() });
       break;
