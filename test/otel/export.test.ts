@@ -162,6 +162,8 @@ test('metrics and logs reach the collector with the values /prometheus shows', a
     assert.equal(started.attributes.thread, 'main');
     assert.equal(started.attributes.logger, 'main');
     assert.equal(started.attributes.workers, 2);
+    assert.equal(started.attributes.node, NODE);
+    assert.equal(started.attributes._node, NODE, 'its own node field, kept apart');
 
     // Nothing failed, and the exports are counted.
     const after = await prometheus(adminPort);

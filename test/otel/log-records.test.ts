@@ -34,6 +34,12 @@ test("the logger's line: severity, time, body, and its fields as attributes", ()
   assert.equal((err as { message: string }).message, 'boom', 'an error field is a map');
 });
 
+test("a field named like a record's own attribute keeps its value under a leading underscore", () => {
+  const [line] = written((log) => log.info('a node went down', { node: 'peer-2', thread: 't', logger: 'l' }));
+  const r = lineRecord(line, 'main', 'node-a', 'info');
+  assert.deepEqual(r?.attributes, { node: 'node-a', thread: 'main', logger: 'engine', _node: 'peer-2', _thread: 't', _logger: 'l' });
+});
+
 test('each level has its OpenTelemetry severity; below otel.logs.level nothing', () => {
   const lines = written((log) => {
     log.debug('d');

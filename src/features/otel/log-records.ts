@@ -1,7 +1,7 @@
 // Owns turning one log line of the node into an OpenTelemetry log record: the logger's JSON line
 // ({"time","level","name","msg",...fields}, src/log/logger.ts) becomes a timestamp, a severity
-// (number and text), the message as body, and the rest as attributes beside the node and the
-// thread. Anything else a worker printed (not our JSON) is kept as an INFO record with the line
+// (number and text), the message as body, and the rest as attributes beside the node, the thread
+// and the logger's name. Anything else a worker printed (not our JSON) is kept as an INFO record with the line
 // as body. Pure: no SDK here (the numbers are OpenTelemetry's SeverityNumber).
 import { LEVEL_RANK, isLogLevel, type LogLevel } from '../../log/levels.ts';
 
@@ -27,6 +27,9 @@ export interface LineRecord {
 
 /** Keys of the line that are not attributes. */
 const OWN = new Set(['time', 'level', 'name', 'msg']);
+/** Attributes of every record; a field of the same name (a peer's `node`) gets a leading
+ * underscore, as the logger does with its own keys. */
+const RECORD_ATTRIBUTES = new Set(['node', 'thread', 'logger']);
 
 /**
  * The record of `line` written by `thread` of node `node`, or null when the line is empty or below
@@ -44,7 +47,7 @@ export function lineRecord(line: string, thread: string, node: string, minLevel:
   for (const key of Object.keys(parsed)) {
     if (OWN.has(key)) continue;
     const value = attributeValue(parsed[key]);
-    if (value !== undefined) attributes[key] = value;
+    if (value !== undefined) attributes[RECORD_ATTRIBUTES.has(key) ? `_${key}` : key] = value;
   }
   const time = typeof parsed.time === 'string' ? Date.parse(parsed.time) : Number.NaN;
   return {
