@@ -237,6 +237,12 @@ export class SparkplugState {
       }
       const h = doc as HostState;
       if (typeof h?.host !== 'string' || typeof h.online !== 'boolean' || typeof h.at !== 'number') throw new Error(`not a Sparkplug B host: ${key}`);
+      const mine = this.hosts.get(key);
+      if (mine !== undefined && mine.at > h.at) {
+        // Older than what this node saw (two nodes saw it): this node's is written again.
+        this.onChange({ kind: 'host', key });
+        return;
+      }
       if (!this.hosts.has(key) && this.hosts.size >= this.limits.maxEdgeNodes) {
         this.counters.dropped.hosts++;
         return;
@@ -250,6 +256,13 @@ export class SparkplugState {
     }
     const d = doc as EdgeNodeDoc;
     if (typeof d?.group !== 'string' || typeof d.node !== 'string' || typeof d.online !== 'boolean' || !Array.isArray(d.devices)) throw new Error(`not a Sparkplug B edge node: ${key}`);
+    const mine = this.nodes.get(key);
+    if (mine !== undefined && lastChange(mine.birth, mine.death, mine.devices.values()) > lastChange(d.birth, d.death, d.devices)) {
+      // Older than what this node saw (two nodes saw its births and deaths, and wrote them in
+      // another order): this node's is written again, so every node ends on the latest.
+      this.onChange({ kind: 'node', key });
+      return;
+    }
     if (!this.nodes.has(key) && this.nodes.size >= this.limits.maxEdgeNodes) {
       this.counters.dropped.edgeNodes++;
       return;
@@ -303,6 +316,13 @@ export class SparkplugState {
     }
     return { online, offline: this.nodes.size - online, devicesOnline, devicesOffline: devices - devicesOnline };
   }
+}
+
+/** When an edge node's last birth or death (its own or a device's) was received. */
+function lastChange(birth: Birth | null, death: Death | null, devices: Iterable<DeviceState>): number {
+  let t = Math.max(birth?.at ?? 0, death?.at ?? 0);
+  for (const d of devices) t = Math.max(t, d.birth?.at ?? 0, d.death?.at ?? 0);
+  return t;
 }
 
 function bdSeqOf(p: SparkplugPayload): number | string | null {
