@@ -7,22 +7,28 @@
 // needs: broker, nats
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 import type { MqttClient } from 'mqtt';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { connect, end, nextMessages, persistent } from '../helpers/broker.ts';
+import { connect, end, nextMessages, noMessage, persistent } from '../helpers/broker.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let nats: TestNats;
 const nodes: AdminBroker[] = [];
+const dirB = mkdtempSync(path.join(tmpdir(), 'spindle-excl-b-'));
+const nodeOptions = async (name: string) => ({
+  nodeName: name, workers: 2, store: { storeType: 'LOCAL' }, ...(name === 'excl-b' ? { dataDir: dirB } : {}),
+  cluster: { enabled: true, natsUrl: nats.url, localAddress: `127.0.0.1:${await freePort()}` },
+});
 
 before(async () => {
   nats = await TestNats.start({ jetstream: true });
-  for (const name of ['excl-a', 'excl-b']) {
-    nodes.push(await startAdminBroker({ nodeName: name, workers: 2, cluster: { enabled: true, natsUrl: nats.url, localAddress: `127.0.0.1:${await freePort()}` } }));
-  }
+  for (const name of ['excl-a', 'excl-b']) nodes.push(await startAdminBroker(await nodeOptions(name)));
   await waitFor(() => nodes.every((n) => n.cluster!.nodes().filter((x) => x.status === 'running').length === 2), { message: 'both nodes see two running' });
 });
 
@@ -110,11 +116,14 @@ test('a session taken over on the other node (Clean Start 0) keeps its place the
   }
 });
 
-test('a node that stops: the places of its persistent sessions are freed for the other node', async () => {
+test('a node that stops: its places are freed for the other node; started again, its persistent sessions claim them back', async () => {
   const [a, b] = nodes;
   const holder = await connect(b.url, persistent('down-holder'));
   assert.equal(await granted(holder, '$exclusive/down/#'), 1);
   holder.end(true); // offline, its session (and place) lives on b
+  const keeper = await connect(b.url, persistent('rs-holder'));
+  assert.equal(await granted(keeper, '$exclusive/rs/#'), 1);
+  keeper.end(true);
   const other = await connect(a.url, { protocolVersion: 5, clientId: 'down-other' });
   try {
     assert.equal(await granted(other, '$exclusive/down/#'), 0x97);
@@ -126,6 +135,37 @@ test('a node that stops: the places of its persistent sessions are freed for the
     const got = nextMessages(other, 1);
     await other.publishAsync('down/x', 'here', { qos: 1 });
     assert.equal((await got)[0].payload, 'here');
+
+    // b again on its LOCAL store: its restored sessions claim their places; down/# is another
+    // client's now (lost: the restored subscription is removed), rs/# is b's client's again.
+    const again = await startAdminBroker(await nodeOptions('excl-b'));
+    nodes.push(again);
+    let last: unknown;
+    const parts = await waitFor(async () => {
+      const p = (await again.api('GET', '/api/cluster/status')).json.data.parts.exclusive;
+      last = p;
+      // granted: rs/# and the place of 'mover' (the test before), both b's again.
+      return p?.lost === 1 && p.granted === 2 && p;
+    }, { message: () => `b claims its restored places: ${JSON.stringify(last)}` });
+    assert.equal(parts.busy, 1);
+    assert.equal(await granted(other, '$exclusive/rs/#'), 0x97, 'the restored session on b holds rs/#');
+    const holders = (await again.api('GET', '/api/exclusive')).json.data.holders.map((h: { clientId: string; filter: string }) => `${h.clientId} ${h.filter}`);
+    assert.deepEqual(holders.filter((h: string) => !h.startsWith('mover ')), ['rs-holder rs/#']);
+    // Back online: rs-holder receives through its place; down-holder's subscription is gone.
+    const lostOne = await connect(again.url, persistent('down-holder'));
+    const keptOne = await connect(again.url, persistent('rs-holder'));
+    const pub = await connect(again.url, { protocolVersion: 5, clientId: 'rs-pub' });
+    try {
+      const kept = nextMessages(keptOne, 1);
+      await pub.publishAsync('down/y', 'not for the lost one', { qos: 1 });
+      await pub.publishAsync('rs/y', 'kept', { qos: 1 });
+      assert.equal((await kept)[0].payload, 'kept');
+      await noMessage(lostOne, 300);
+    } finally {
+      lostOne.end(true);
+      keptOne.end(true);
+      await end(pub);
+    }
   } finally {
     await end(other);
   }

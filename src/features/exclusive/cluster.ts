@@ -18,7 +18,7 @@
 //   session's subscription to it removed. Keys naming this node that no restored session holds
 //   (places of clean sessions before the restart) are deleted.
 // - NATS away: a claim is refused (0x97, counted `reason="cluster"`), never granted on a guess.
-import { Kvm, type KV } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 
 import type { ClusterPart, ClusterPartContext } from '../../cluster/part.ts';
 import type { Logger } from '../../log/index.ts';
@@ -92,6 +92,8 @@ export class ExclusiveCluster implements ClusterPart {
 
   private async open(): Promise<void> {
     const ctx = this.ctx!;
+    // Loaded only in a cluster, as the cluster's own modules are (src/node/features.ts).
+    const { Kvm } = await import('@nats-io/kv');
     const kvm = new Kvm(ctx.nc);
     try {
       this.kv = await kvm.create(EXCLUSIVE_BUCKET, { history: 1, replicas: Math.min(3, ctx.runningPeers().length + 1) });
