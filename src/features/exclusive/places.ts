@@ -52,7 +52,13 @@ export class ExclusivePlaces {
     }
     this.ctx.workers.onWorkerStart(async (w) => {
       const holds = this.pending.map(({ filter, clientId }) => ({ filter, clientId }));
-      const got = holds.length === 0 ? [] : await this.ctx.workers.call(w, 'exclusive.restore', { holds });
+      let got: ExclusiveHold[] = [];
+      try {
+        if (holds.length > 0) got = await this.ctx.workers.call(w, 'exclusive.restore', { holds });
+      } catch (err) {
+        // Its sessions' places are not taken again (their records go at settle): logged.
+        this.ctx.log.error('exclusive subscriptions: a worker could not take its restored sessions\' places again', { worker: w, err });
+      }
       this.counters.restored += got.length;
       if (this.answered.size < this.ctx.config.workers) {
         this.taken.push(...got);
