@@ -1,6 +1,6 @@
 // Exclusive subscriptions across a two-node cluster (the test's own nats-server with JetStream):
 // two clients on two nodes race `$exclusive/...` at the same moment, 20 rounds, and exactly one
-// is granted each time (the other refused 0x97); the holder unsubscribing or disconnecting frees
+// is granted each time (the other refused 0x97; a client subscribing twice at once gets one answer); the holder unsubscribing or disconnecting frees
 // the place for the other node's client; a persistent session's place held on a node that stops
 // is freed for the other node; a session taken over on the other node (Clean Start 0) keeps its
 // place there.
@@ -78,6 +78,22 @@ test('two nodes race for one place 20 times: exactly one granted each round, the
   const m = await a.api('GET', '/prometheus');
   assert.match(m.text, /spindle_exclusive_taken_total\{[^}]*\} [1-9]/);
   assert.match(m.text, /spindle_exclusive_refused_total\{reason="busy"[^}]*\} [1-9]/);
+});
+
+test('a client subscribing twice while its first SUBSCRIBE is decided gets the same answer twice', async () => {
+  const [a, b] = nodes;
+  const ca = await connect(a.url, { protocolVersion: 5, clientId: 'twice-a' });
+  const cb = await connect(b.url, { protocolVersion: 5, clientId: 'twice-b' });
+  try {
+    for (let round = 0; round < 10; round++) {
+      const filter = `$exclusive/twice/${round}`;
+      const [a1, a2, gb] = await Promise.all([granted(ca, filter), granted(ca, filter), granted(cb, filter)]);
+      assert.equal(a1, a2, `round ${round}: a's two answers`);
+      assert.deepEqual([a1, gb].sort((x, y) => x - y), [1, 0x97], `round ${round}: a ${a1}, b ${gb}`);
+    }
+  } finally {
+    await end(ca, cb);
+  }
 });
 
 test('a holder that disconnects (clean session) frees the place for the other node', async () => {

@@ -198,9 +198,12 @@ export interface ExclusivePlaces {
   release(filter: string, clientId: string): void;
   /** Whether `clientId` holds the place of `filter` on this node. */
   holds(filter: string, clientId: string): boolean;
+  /** After 'held': the cluster's answer to this client's earlier SUBSCRIBE still being decided
+   * (undefined: none). */
+  waiting(filter: string, clientId: string): Promise<boolean> | undefined;
 }
 
-export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', confirm: () => true, release: () => {}, holds: () => false };
+export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', confirm: () => true, release: () => {}, holds: () => false, waiting: () => undefined };
 
 /** No rules. */
 export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, filter: (f) => f } };

@@ -67,7 +67,15 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadSc
     }
     const got = host.exclusive.acquire(sub.topic, c.clientId);
     if (got === 'busy' || got === 'full') places[i] = { refused: RC.QUOTA_EXCEEDED };
-    else if (got === 'held') places[i] = false;
+    else if (got === 'held') {
+      // Held, or being decided for an earlier SUBSCRIBE of this client: that answer is this one's.
+      const earlier = host.exclusive.waiting(sub.topic, c.clientId);
+      if (earlier === undefined) places[i] = false;
+      else {
+        waiting = true;
+        places[i] = earlier.then((granted) => (granted ? false : { refused: RC.QUOTA_EXCEEDED }));
+      }
+    }
     else {
       const confirmed = host.exclusive.confirm(sub.topic, c.clientId, persist);
       if (confirmed === true) places[i] = true;

@@ -31,6 +31,8 @@ export class WorkerExclusive {
   private notes: ExclusiveNote[] = [];
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(result: ExclusiveReply['result']): void; timer: NodeJS.Timeout }>();
+  /** The claims out now, by client id and filter (a second SUBSCRIBE waits for the first's). */
+  private readonly deciding = new Map<string, Promise<boolean>>();
 
   constructor(private readonly post: (notes: ExclusiveNote[]) => void = () => {}) {}
 
@@ -59,7 +61,8 @@ export class WorkerExclusive {
     }
     const id = this.nextId++;
     this.note({ op: 'claim', id, filter, clientId, persist });
-    return new Promise<ExclusiveReply['result']>((resolve) => {
+    const key = `${clientId}\n${filter}`;
+    const decided = new Promise<ExclusiveReply['result']>((resolve) => {
       const timer = setTimeout(() => this.answer([{ id, result: 'cluster' }]), CLAIM_TIMEOUT_MS);
       this.pending.set(id, { resolve, timer });
     }).then((result) => {
@@ -70,7 +73,15 @@ export class WorkerExclusive {
         Atomics.add(this.counters!, result === 'busy' ? 1 : 4, 1);
       }
       return false;
-    });
+    }).finally(() => this.deciding.delete(key));
+    this.deciding.set(key, decided);
+    return decided;
+  }
+
+  /** The cluster's answer still to come for a place the table shows `clientId` holding (a
+   * SUBSCRIBE of it being decided); undefined when none is out. */
+  waiting(filter: string, clientId: string): Promise<boolean> | undefined {
+    return this.deciding.size === 0 ? undefined : this.deciding.get(`${clientId}\n${filter}`);
   }
 
   /** The main thread's answers to this worker's claims. */
