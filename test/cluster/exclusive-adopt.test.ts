@@ -80,6 +80,12 @@ test('a node lost: its persistent sessions\' places move with the sessions adopt
     assert.match(m, /spindle_exclusive_cluster_places_total\{what="adopted"[^}]*\} 1/);
     assert.match(m, /spindle_exclusive_cluster_places_total\{what="freed"[^}]*\} 1/);
 
+    // Its record in the store is b's now (a restart of b keeps it); a's are gone.
+    await waitFor(async () => {
+      const rows = await pg.unsafe(`SELECT id, doc FROM ${schema}.spindle_admin WHERE kind = 'exclusive-hold'`);
+      return rows.length === 1 && JSON.parse(rows[0].doc).node === 'exadopt-b' && JSON.parse(rows[0].doc).clientId === 'adopt-holder';
+    }, { message: 'the adopted place\'s record names b' });
+
     // The holder back, on b: it receives through its place.
     const back = await connect(b.url, persistent('adopt-holder'));
     try {

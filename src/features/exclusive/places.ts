@@ -1,12 +1,14 @@
 // ExclusivePlaces (main thread): what the workers tell of the places (types.ts ExclusiveNote),
 // the places kept across a restart, and the cluster's decisions (cluster.ts) handed back.
 // - Kept: a place a persistent session (Session Expiry > 0, or MQTT 3.1.1 clean session 0) took is
-//   an admin record of the store (kind `exclusive-hold`, id [clientId, filter] as JSON, {filter,
+//   an admin record of the store (kind `exclusive-hold`, id `{node}/{hash of the place}`, {filter,
 //   clientId, node}); freed, the record goes. At start the records of this node are handed to
 //   each worker as it starts, after it restored its sessions and before it opens its listeners:
 //   a session restored with its subscription to the filter takes the place again, before any
 //   other client can ask for it. Records no restored session took are deleted.
 // - A clean session's place is not written: it ends with its connection, so with a restart.
+import { createHash } from 'node:crypto';
+
 import type { FeatureContext } from '../feature.ts';
 import type { ExclusiveCluster } from './cluster.ts';
 import type { ExclusiveHold, ExclusiveNote, ExclusiveReply } from './types.ts';
@@ -17,7 +19,12 @@ interface HoldDoc extends ExclusiveHold {
   node: string;
 }
 
-const idOf = (h: ExclusiveHold) => JSON.stringify([h.clientId, h.filter]);
+/** A record's id: the node's name and a SHA-256 of the place (ids are bounded in the SQL stores;
+ * the record holds the place whole), so that two nodes of a shared store never write one record
+ * (a session moving from one to the other: the old node deletes its record, the new one writes
+ * its own). */
+const idOf = (node: string, h: ExclusiveHold) => `${node}/${createHash('sha256').update(h.clientId).update('\0').update(h.filter).digest('base64url')}`;
+const placeOf = (h: ExclusiveHold) => `${h.clientId}\n${h.filter}`;
 
 export interface ExclusivePlaceCounters {
   /** Places kept in the store (taken by persistent sessions) and taken again after a restart. */
@@ -72,8 +79,8 @@ export class ExclusivePlaces {
 
   /** Every worker started: the records no restored session took are deleted. */
   private settleRestore(): void {
-    const took = new Set(this.taken.map(idOf));
-    for (const d of this.pending) if (!took.has(idOf(d))) this.forget(d);
+    const took = new Set(this.taken.map(placeOf));
+    for (const d of this.pending) if (!took.has(placeOf(d))) this.forget(d);
     this.pending = [];
     this.done(this.taken);
   }
@@ -103,14 +110,14 @@ export class ExclusivePlaces {
 
   /** A place held here now kept in the store (a persistent session's, or one adopted). */
   keep(h: ExclusiveHold): void {
-    const id = idOf(h);
+    const id = idOf(this.ctx.config.nodeName, h);
     this.ids.add(id);
     this.counters.kept++;
     this.write(() => this.ctx.store.putAdmin(HOLD_KIND, id, { filter: h.filter, clientId: h.clientId, node: this.ctx.config.nodeName } satisfies HoldDoc));
   }
 
   forget(h: ExclusiveHold): void {
-    const id = idOf(h);
+    const id = idOf(this.ctx.config.nodeName, h);
     if (!this.ids.delete(id)) return;
     this.write(() => this.ctx.store.deleteAdmin(HOLD_KIND, id));
   }
@@ -121,14 +128,13 @@ export class ExclusivePlaces {
    * the place); answers those taken, kept from now on as this node's.
    */
   async adopt(node: string, holds: ExclusiveHold[]): Promise<ExclusiveHold[]> {
-    const stored = new Set((await this.ctx.store.listAdmin<HoldDoc>(HOLD_KIND)).filter((r) => r.doc?.node === node).map((r) => r.id));
-    const candidates = holds.filter((h) => stored.has(idOf(h)));
-    if (candidates.length === 0) return [];
-    const got = (await this.ctx.workers.callAll('exclusive.restore', { holds: candidates })).flat();
+    const records = (await this.ctx.store.listAdmin<HoldDoc>(HOLD_KIND)).filter((r) => r.doc?.node === node);
+    const stored = new Set(records.map((r) => placeOf(r.doc)));
+    const candidates = holds.filter((h) => stored.has(placeOf(h)));
+    const got = candidates.length === 0 ? [] : (await this.ctx.workers.callAll('exclusive.restore', { holds: candidates })).flat();
+    // Those taken here are kept as this node's; the dead node's records go.
     for (const h of got) this.keep(h);
-    // The others' sessions ended with their node (or expired): their records go.
-    const took = new Set(got.map(idOf));
-    for (const id of stored) if (!took.has(id)) this.write(() => this.ctx.store.deleteAdmin(HOLD_KIND, id));
+    for (const r of records) this.write(() => this.ctx.store.deleteAdmin(HOLD_KIND, r.id));
     return got;
   }
 
