@@ -75,8 +75,7 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadSc
         waiting = true;
         places[i] = earlier.then((granted) => (granted ? false : { refused: RC.QUOTA_EXCEEDED }));
       }
-    }
-    else {
+    } else {
       const confirmed = host.exclusive.confirm(sub.topic, c.clientId, persist);
       if (confirmed === true) places[i] = true;
       else {

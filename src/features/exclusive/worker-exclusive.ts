@@ -73,8 +73,11 @@ export class WorkerExclusive {
         Atomics.add(this.counters!, result === 'busy' ? 1 : 4, 1);
       }
       return false;
-    }).finally(() => this.deciding.delete(key));
+    });
     this.deciding.set(key, decided);
+    void decided.then(() => {
+      if (this.deciding.get(key) === decided) this.deciding.delete(key);
+    });
     return decided;
   }
 

@@ -80,7 +80,7 @@ export type SparkplugChange = { kind: 'node'; key: string } | { kind: 'host'; ke
 export class SparkplugState {
   private readonly nodes = new Map<string, EdgeNodeState>();
   private readonly hosts = new Map<string, HostState>();
-  /** Told of each birth, death and STATE kept (not of data: see feature.ts). */
+  /** Told of each birth, death and STATE kept (not of data: see store.ts). */
   onChange: (change: SparkplugChange) => void = () => {};
   readonly counters: SparkplugCounters = {
     births: { node: 0, device: 0 },
