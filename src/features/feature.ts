@@ -15,6 +15,7 @@ import type { ClusterPart } from '../cluster/part.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
 import type { DelayedReply } from './delayed/types.ts';
 import type { DelayedPost } from './delayed/worker-delayed.ts';
+import type { ExclusiveNote, ExclusiveReply } from './exclusive/types.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -41,6 +42,11 @@ export interface FeatureWorkers {
   onDelayedAccepts(fn: (worker: number, post: DelayedPost) => void): void;
   /** Answers a worker's delayed messages. */
   replyDelayed(worker: number, replies: DelayedReply[]): void;
+  /** Exclusive subscriptions (src/features/exclusive): takes the places the workers claim, keep
+   * and free, one post per tick. */
+  onExclusiveNotes(fn: (worker: number, notes: ExclusiveNote[]) => void): void;
+  /** Answers a worker's exclusive-subscription claims. */
+  replyExclusive(worker: number, replies: ExclusiveReply[]): void;
 }
 
 /** What a main-thread manager whose worker half acts on its own tap handles needs of the node
@@ -128,6 +134,9 @@ export interface FeatureContext {
      * none is followed any more (src/cluster/forwards.ts) and this node's QoS stream subject has
      * nothing waiting. A drain says drained only then. */
     departuresSettled(): Promise<boolean>;
+    /** Resolves once the sessions of the nodes that went down, being adopted here (a store the
+     * nodes share: src/cluster/adoption.ts), are here. */
+    adoptionSettled(): Promise<unknown>;
   } | null;
   /** Sets a piece of state every worker holds a copy of (worker/messages.ts WorkerStates): on
    * every worker now, and on each that starts, before it opens its listeners. */

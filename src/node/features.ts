@@ -148,6 +148,7 @@ async function build(
     workers: {
       call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart,
       onDelayedAccepts: (fn) => supervisor.onDelayedAccepts(fn), replyDelayed: (w, replies) => supervisor.replyDelayed(w, replies),
+      onExclusiveNotes: (fn) => supervisor.onExclusiveNotes(fn), replyExclusive: (w, replies) => supervisor.replyExclusive(w, replies),
     },
     routing: { newHandle: supervisor.newHandle, setTap: supervisor.setTap, removeTap: supervisor.removeTap },
     replicate: (kind, apply) => sync?.register({ kind, apply: async (id, doc) => apply(id, doc) }),
@@ -167,7 +168,10 @@ async function build(
       },
     },
     leases: cluster?.leases ?? null,
-    cluster: cluster ? { addPart: (part) => cluster.addPart(part), departuresSettled: async () => cluster.forwards.idle() && (await cluster.qos.idle()) } : null,
+    cluster: cluster ? {
+      addPart: (part) => cluster.addPart(part), departuresSettled: async () => cluster.forwards.idle() && (await cluster.qos.idle()),
+      adoptionSettled: async () => cluster.adoption?.settled(),
+    } : null,
     setWorkerState: (key, value) => supervisor.state.set(key, value),
     metrics: { series: () => metrics().series() },
     logLines: (sink) => supervisor.addLogLineSink(sink),

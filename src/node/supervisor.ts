@@ -12,6 +12,7 @@ import type { BatchMessage, FromWorker } from '../worker/messages.ts';
 import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
 import type { DelayedReply } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
+import type { ExclusiveNote, ExclusiveReply } from '../features/exclusive/types.ts';
 import type { StoredSession } from '../store/types.ts';
 import type { EndpointManager } from '../broker/endpoints.ts';
 import { createCounters, EndpointCounters } from '../broker/endpoint-counters.ts';
@@ -73,6 +74,10 @@ export class Supervisor {
   /** Where the workers' delayed messages go (src/features/delayed); refused until it starts. */
   private delayedAccepts: (worker: number, post: DelayedPost) => void = (worker, p) => this.replyDelayed(worker, p.items.map((i) => ({ id: i.id, rc: 0x83 })));
 
+  /** Where the workers' exclusive-subscription notes go (src/features/exclusive); claims are
+   * refused until it starts. */
+  private exclusiveNotes: (worker: number, notes: ExclusiveNote[]) => void = (worker, notes) => this.replyExclusive(worker, notes.flatMap((n) => (n.op === 'claim' ? [{ id: n.id, result: 'cluster' as const }] : [])));
+
   constructor(private readonly config: BrokerConfig, private readonly log: Logger, private readonly routerName = 'default') {
     this.router = Router.open(routerName);
     this.retained = RetainedStore.open(routerName);
@@ -104,6 +109,17 @@ export class Supervisor {
     else if (msg.t === 'policy-questions') this.policyQuestions(worker, msg.questions);
     else if (msg.t === 'node-claims') this.nodeClaims(worker, msg.claims);
     else if (msg.t === 'delayed-accepts') this.delayedAccepts(worker, msg);
+    else if (msg.t === 'exclusive-notes') this.exclusiveNotes(worker, msg.notes);
+  }
+
+  /** Takes the exclusive-subscription notes the workers post (src/features/exclusive). */
+  onExclusiveNotes(fn: (worker: number, notes: ExclusiveNote[]) => void): void {
+    this.exclusiveNotes = fn;
+  }
+
+  /** Answers a worker's exclusive-subscription claims. */
+  replyExclusive(worker: number, replies: ExclusiveReply[]): void {
+    if (replies.length > 0) this.pool.post(worker, { t: 'exclusive-replies', replies });
   }
 
   /** Takes the delayed messages the workers post (src/features/delayed). */

@@ -173,7 +173,7 @@ const bans = new WorkerBans(log, rules);
 // Topic rewrite (src/features/rewrite): the handlers read its rules before the ACL.
 const rewrite = new WorkerRewrite();
 // Exclusive subscriptions (src/features/exclusive): the node's table, shared by every worker.
-const exclusive = new WorkerExclusive();
+const exclusive = new WorkerExclusive((notes) => post({ t: 'exclusive-notes', notes }));
 // The schema registry (src/features/schema-registry): the rule SQL's codecs, and the topic checks
 // asked per PUBLISH while `active`.
 const schemas = new SchemaRuntime(log).install();
@@ -378,6 +378,9 @@ parentPort!.on('message', (msg: ToWorker) => {
       break;
     case 'delayed-replies':
       delayed.answer(msg.replies);
+      break;
+    case 'exclusive-replies':
+      exclusive.answer(msg.replies);
       break;
     case 'open':
       openEndpoints(msg.endpoints).then(

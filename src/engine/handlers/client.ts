@@ -185,17 +185,25 @@ export interface TopicRewrite {
   filter(filter: string): string;
 }
 
-/** Exclusive subscriptions (src/features/exclusive): one holder per `$exclusive/{filter}` on the
- * node. `enabled` false: `$exclusive/...` is an ordinary filter. */
+/** Exclusive subscriptions (src/features/exclusive): one holder per `$exclusive/{filter}` (across
+ * the cluster's nodes). `enabled` false: `$exclusive/...` is an ordinary filter. */
 export interface ExclusivePlaces {
   readonly enabled: boolean;
   /** 'taken' or 'held' (by this client already): granted; 'busy' or 'full': refused. */
   acquire(filter: string, clientId: string): 'taken' | 'held' | 'busy' | 'full';
+  /** After 'taken': true at once alone; in a cluster, whether the cluster granted it (false: the
+   * place was given back). `persist`: the session outlives its connection (kept across a restart). */
+  confirm(filter: string, clientId: string, persist: boolean): true | Promise<boolean>;
   /** Frees the place of `filter` if `clientId` holds it. */
   release(filter: string, clientId: string): void;
+  /** Whether `clientId` holds the place of `filter` on this node. */
+  holds(filter: string, clientId: string): boolean;
+  /** After 'held': the cluster's answer to this client's earlier SUBSCRIBE still being decided
+   * (undefined: none). */
+  waiting(filter: string, clientId: string): Promise<boolean> | undefined;
 }
 
-export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', release: () => {} };
+export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', confirm: () => true, release: () => {}, holds: () => false, waiting: () => undefined };
 
 /** No rules. */
 export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, filter: (f) => f } };
