@@ -68,6 +68,51 @@ export class SchemaRegistry {
         this.inc({ protocol: 'v3' }, Atomics.load(words, CHECK_WORDS.v3));
       },
     });
+    new Counter({
+      name: 'spindle_schema_check_pooled_total',
+      help: 'PUBLISHes whose schema check was decoded on a pool thread of their worker (payload of at least schemaRegistry.offloadBytes), counted by the pool thread itself.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(Atomics.load(words, CHECK_WORDS.pooled));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_check_offload_overflow_total',
+      help: 'PUBLISHes large enough to be checked on a pool thread but checked on the listener thread, because schemaRegistry.maxWaitingBytes or maxWaitingMessages of its worker was reached.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(Atomics.load(words, CHECK_WORDS.overflow));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_check_offload_failures_total',
+      help: 'Offloaded schema checks whose batch failed as a whole (pool thread died, out of memory, or past schemaRegistry.timeout), by what they became (schemaRegistry.onPoolFailure): refused or passed.',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc({ outcome: 'refused' }, Atomics.load(words, CHECK_WORDS.failedRefused));
+        this.inc({ outcome: 'passed' }, Atomics.load(words, CHECK_WORDS.failedPassed));
+      },
+    });
+    new Gauge({
+      name: 'spindle_schema_check_offload_waiting_bytes',
+      help: 'Payload bytes waiting for (or being decoded by) the schema check pools, all workers together (each bounded by schemaRegistry.maxWaitingBytes).',
+      registers: [registry],
+      collect() {
+        this.set(Atomics.load(words, CHECK_WORDS.waitingBytes));
+      },
+    });
+    new Gauge({
+      name: 'spindle_schema_check_offload_waiting_messages',
+      help: 'PUBLISHes waiting for (or being decoded by) the schema check pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages).',
+      registers: [registry],
+      collect() {
+        this.set(Atomics.load(words, CHECK_WORDS.waitingMessages));
+      },
+    });
     new Gauge({
       name: 'spindle_schemas',
       help: 'Schemas held in the schema registry, by type (protobuf, avro, json).',
