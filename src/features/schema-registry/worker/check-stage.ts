@@ -55,7 +55,7 @@ interface Pending {
 }
 
 const BATCH_SIZE = 256;
-const BATCH_BYTES_MAX = 4 << 20;
+const BATCH_BYTES_MAX = 1 << 20;
 /** A key no schema has: the stand-in for a check whose schema is gone (pool thread refuses it). */
 const GONE: TaskSchema = { key: '\u0000gone', type: 'json', source: '' };
 
