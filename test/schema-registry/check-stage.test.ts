@@ -9,7 +9,7 @@ import { threadId } from 'node:worker_threads';
 import protobuf from 'protobufjs';
 
 import { CheckStage, type OffloadedCheck } from '../../src/features/schema-registry/worker/check-stage.ts';
-import { CHECK_COUNTER_WORDS, CHECK_WORDS } from '../../src/features/schema-registry/types.ts';
+import { CHECK_WORDS, newCheckCounters } from '../../src/features/schema-registry/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 
 const PROTO = 'syntax = "proto3"; message Samples { repeated uint32 v = 1; }';
@@ -22,9 +22,9 @@ const log = createLogger({ level: 'error' } as never);
 
 function stage(onFailure: 'refuse' | 'pass', bound = { maxWaitingBytes: 1 << 20, maxWaitingMessages: 100 }) {
   const s = new CheckStage({ log, threads: 1, timeoutMs: 1000, onFailure, ...bound });
-  const counters = new SharedArrayBuffer(CHECK_COUNTER_WORDS * 4);
+  const counters = newCheckCounters();
   s.setCounters(counters);
-  return { s, words: new Int32Array(counters) };
+  return { s, words: new BigInt64Array(counters) };
 }
 
 function verdicts(s: CheckStage, asks: [Buffer, OffloadedCheck[]][]): Promise<{ i: number; refused: boolean }[]> {
@@ -43,9 +43,9 @@ test('verdicts come from a pool thread, in the order asked, and the pool thread 
     const got = await verdicts(s, [[good, [CHECK]], [bad, [CHECK]], [good, [CHECK, GONE]], [good, []]]);
     assert.deepEqual(got, [{ i: 0, refused: false }, { i: 1, refused: true }, { i: 2, refused: true }, { i: 3, refused: false }]);
     assert.ok(s.lastThreadId > 0 && s.lastThreadId !== threadId, `decoded on thread ${s.lastThreadId}, not this one (${threadId})`);
-    assert.equal(Atomics.load(words, CHECK_WORDS.pooled), 4);
-    assert.equal(Atomics.load(words, CHECK_WORDS.waitingBytes), 0);
-    assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 0);
+    assert.equal(Atomics.load(words, CHECK_WORDS.pooled), 4n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.waitingBytes), 0n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 0n);
   } finally {
     await s.close();
   }
@@ -57,9 +57,9 @@ for (const onFailure of ['refuse', 'pass'] as const) {
     const got = verdicts(s, [[good, [CHECK]], [bad, [CHECK]]]);
     await s.close(); // before the batch is sent: its task fails
     assert.deepEqual((await got).map((v) => v.refused), onFailure === 'refuse' ? [true, true] : [false, false]);
-    assert.equal(Atomics.load(words, onFailure === 'refuse' ? CHECK_WORDS.failedRefused : CHECK_WORDS.failedPassed), 2);
-    assert.equal(Atomics.load(words, CHECK_WORDS.pooled), 0);
-    assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 0);
+    assert.equal(Atomics.load(words, onFailure === 'refuse' ? CHECK_WORDS.failedRefused : CHECK_WORDS.failedPassed), 2n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.pooled), 0n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 0n);
   });
 }
 

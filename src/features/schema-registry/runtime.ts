@@ -34,7 +34,7 @@ interface Waiter {
 export class SchemaRuntime implements SchemaCodecs {
   private readonly held = new Map<string, Held>();
   private checks: Check[] = [];
-  private counters: Int32Array | null = null;
+  private counters: BigInt64Array | null = null;
   /** Whether a PUBLISH must be checked (a check is configured). */
   active = false;
   private stage: CheckStage | null = null;
@@ -61,7 +61,7 @@ export class SchemaRuntime implements SchemaCodecs {
 
   /** Takes the whole state (a worker that starts, and each change). */
   setState(state: SchemaWorkerState): void {
-    this.counters = new Int32Array(state.counters);
+    this.counters = new BigInt64Array(state.counters);
     this.stage?.setCounters(state.counters);
     this.setSchemas(state.schemas);
     this.setChecks(state.checks);
@@ -140,7 +140,7 @@ export class SchemaRuntime implements SchemaCodecs {
       return PAYLOAD_OFFLOAD;
     }
     // The pool is behind by schemaRegistry.maxWaiting*: this one is checked here (counted).
-    if (this.counters !== null) Atomics.add(this.counters, CHECK_WORDS.overflow, 1);
+    if (this.counters !== null) Atomics.add(this.counters, CHECK_WORDS.overflow, 1n);
     for (const check of this.checks) {
       if (!matchLevels(check.levels, levels!)) continue;
       if (check.schema !== null && check.schema.valid(payload, check.messageType)) continue;
@@ -169,7 +169,7 @@ export class SchemaRuntime implements SchemaCodecs {
   };
 
   private refused(version: number): void {
-    if (this.counters !== null) Atomics.add(this.counters, version === 5 ? CHECK_WORDS.v5 : CHECK_WORDS.v3, 1);
+    if (this.counters !== null) Atomics.add(this.counters, version === 5 ? CHECK_WORDS.v5 : CHECK_WORDS.v3, 1n);
   }
 
   private need(name: string): CompiledSchema {

@@ -43,3 +43,9 @@ export interface SchemaWorkerState {
  * and what waits for the pools now (bytes, messages). */
 export const CHECK_WORDS = { v5: 0, v3: 1, pooled: 2, overflow: 3, failedRefused: 4, failedPassed: 5, waitingBytes: 6, waitingMessages: 7 } as const;
 export const CHECK_COUNTER_WORDS = 8;
+
+/** The shared counters: 64-bit words (BigInt64Array views), so neither a counter of a long-lived
+ * node nor the byte gauge of many workers wraps. */
+export function newCheckCounters(): SharedArrayBuffer {
+  return new SharedArrayBuffer(CHECK_COUNTER_WORDS * 8);
+}

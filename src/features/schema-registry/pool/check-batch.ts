@@ -46,6 +46,6 @@ export function checkBatch(task: CheckTask): CheckResult {
       }
     }
   }
-  if (task.counters !== null) Atomics.add(new Int32Array(task.counters), CHECK_WORDS.pooled, task.count);
+  if (task.counters !== null) Atomics.add(new BigInt64Array(task.counters), CHECK_WORDS.pooled, BigInt(task.count));
   return { refused, threadId };
 }

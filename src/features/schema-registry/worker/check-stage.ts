@@ -68,7 +68,7 @@ export class CheckStage {
   private scheduled = false;
   private waitingBytes = 0;
   private waitingMessages = 0;
-  private counters: Int32Array | null = null;
+  private counters: BigInt64Array | null = null;
   private sharedCounters: SharedArrayBuffer | null = null;
   private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
   private watchdog: NodeJS.Timeout | null = null;
@@ -80,7 +80,7 @@ export class CheckStage {
   /** The node's schema counters (types.ts CHECK_WORDS). */
   setCounters(counters: SharedArrayBuffer): void {
     this.sharedCounters = counters;
-    this.counters = new Int32Array(counters);
+    this.counters = new BigInt64Array(counters);
   }
 
   /** Whether a payload of `bytes` may wait for the pool now (the bound is not reached). */
@@ -113,8 +113,8 @@ export class CheckStage {
     this.waitingBytes += bytes;
     this.waitingMessages += messages;
     if (this.counters !== null) {
-      Atomics.add(this.counters, CHECK_WORDS.waitingBytes, bytes);
-      Atomics.add(this.counters, CHECK_WORDS.waitingMessages, messages);
+      Atomics.add(this.counters, CHECK_WORDS.waitingBytes, BigInt(bytes));
+      Atomics.add(this.counters, CHECK_WORDS.waitingMessages, BigInt(messages));
     }
   }
 
@@ -236,7 +236,7 @@ export class CheckStage {
     this.release(batch);
     const refuse = this.options.onFailure === 'refuse';
     const reason = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : (err as Error).name === 'AbortError' ? 'timeout' : 'error';
-    if (this.counters !== null) Atomics.add(this.counters, refuse ? CHECK_WORDS.failedRefused : CHECK_WORDS.failedPassed, batch.length);
+    if (this.counters !== null) Atomics.add(this.counters, refuse ? CHECK_WORDS.failedRefused : CHECK_WORDS.failedPassed, BigInt(batch.length));
     this.options.log.warn('schema check pool failed on a batch', { reason, messages: batch.length, onPoolFailure: this.options.onFailure, err: (err as Error).message });
     for (const p of batch) this.call(p, refuse);
   }
