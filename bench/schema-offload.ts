@@ -4,6 +4,7 @@
 //  1. the check's decode (valid()) per message in this thread, for the bench's Protobuf schema at
 //     1, 2, 4 and 8 KiB: what a listener thread pays per message when the check runs inline (the
 //     threshold schemaRegistry.offloadBytes is chosen against it);
+//     and an 8 KiB burst through the check stage alone (its pool thread) against the same inline;
 //  2. one worker, a check on every message: fan-in QoS 0 of 8 KiB Protobuf payloads
 //     (bench/loadgen, 10 publishers -> 1 subscriber, closed loop) with schemaRegistry.offloadBytes
 //     0 (inline) and 4096 (offloaded), rounds interleaved, and meanwhile a second client on the same
@@ -19,6 +20,8 @@ import { promisify } from 'node:util';
 import mqtt from 'mqtt';
 
 import { compileSchema } from '../src/features/schema-registry/codec.ts';
+import { CheckStage, type OffloadedCheck } from '../src/features/schema-registry/worker/check-stage.ts';
+import { createLogger } from '../src/log/index.ts';
 import { startBenchSpindle, type BenchSpindle } from './lib/bench-spindle.ts';
 import { ROOT } from './lib/compare-brokers.ts';
 import { writeResults, median, type Row } from './lib/report.ts';
@@ -55,6 +58,31 @@ for (const runs of [11, 22, 45, 89]) {
   if (!compiled.valid(payload, 'Z')) throw new Error('the bench payload must decode');
   const us = perCall(() => compiled.valid(payload, 'Z'));
   rows.push({ target: `protobuf check (valid), ${payload.length} B payload (${runs * 90} numbers), in one thread`, measured: Number(us.toFixed(2)), unit: 'µs/msg', goal: '(measured)', ratio: '', met: '' });
+}
+
+// 1b. The same 8 KiB check through the check stage alone (no broker): a burst handed to a
+// CheckStage with one pool thread, wall time per message, against the same checks inline.
+{
+  const payload = Buffer.alloc(PAYLOAD, 0x5a);
+  const stage = new CheckStage({ log: createLogger({ level: 'error' }), threads: 1, timeoutMs: 1000, maxWaitingBytes: 1 << 30, maxWaitingMessages: 1_000_000, onFailure: 'refuse' });
+  const check: OffloadedCheck = { schema: { key: 'bench', type: 'protobuf', source: SCHEMA.source }, messageType: 'Z' };
+  const burst = (n: number) => new Promise<void>((resolve) => {
+    let got = 0;
+    for (let i = 0; i < n; i++) stage.check(payload, [check], () => {
+      if (++got === n) resolve();
+    }, 0);
+  });
+  await burst(500);
+  const n = 3000;
+  const t = process.hrtime.bigint();
+  await burst(n);
+  const pooled = Number(process.hrtime.bigint() - t) / 1000 / n;
+  await stage.close();
+  const t2 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) compiled.valid(payload, 'Z');
+  const inline = Number(process.hrtime.bigint() - t2) / 1000 / n;
+  rows.push({ target: `${PAYLOAD} B check, ${n} in a burst, inline in one thread`, measured: Number(inline.toFixed(1)), unit: 'µs/msg', goal: '(baseline)', ratio: 1, met: '' });
+  rows.push({ target: `${PAYLOAD} B check, ${n} in a burst, through the check stage (1 pool thread)`, measured: Number(pooled.toFixed(1)), unit: 'µs/msg (wall)', goal: '(measured)', ratio: Number((pooled / inline).toFixed(3)), met: '' });
 }
 
 // 2. Fan-in with the check inline or offloaded, and a second client's round trips meanwhile.
