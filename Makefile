@@ -167,6 +167,7 @@ bench-scripts: build
 bench-schema: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/schema.ts
+	node --import tsx bench/schema-offload.ts
 
 # The cluster (issue 16): two nodes over NATS against clustering off, local-only and across nodes.
 bench-cluster: build

@@ -37,6 +37,7 @@ import { WorkerBans } from '../features/bans/worker-bans.ts';
 import { WorkerRewrite } from '../features/rewrite/worker-rewrite.ts';
 import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
+import { CheckStage } from '../features/schema-registry/worker/check-stage.ts';
 import { WorkerDelayed } from '../features/delayed/worker-delayed.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
@@ -176,7 +177,10 @@ const rewrite = new WorkerRewrite();
 const exclusive = new WorkerExclusive((notes) => post({ t: 'exclusive-notes', notes }));
 // The schema registry (src/features/schema-registry): the rule SQL's codecs, and the topic checks
 // asked per PUBLISH while `active`.
-const schemas = new SchemaRuntime(log).install();
+// Large payloads (schemaRegistry.offloadBytes) are decoded by this worker's check pool threads.
+const schemaCfg = config.schemaRegistry;
+const checkStage = new CheckStage({ log, threads: schemaCfg.threads, timeoutMs: schemaCfg.timeout, maxWaitingBytes: schemaCfg.maxWaitingBytes, maxWaitingMessages: schemaCfg.maxWaitingMessages, onFailure: schemaCfg.onPoolFailure });
+const schemas = new SchemaRuntime(log).install().offloadTo(checkStage, schemaCfg.offloadBytes);
 // Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
 const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });
@@ -306,6 +310,7 @@ async function shutdown(): Promise<void> {
   for (const conn of [...connections]) conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'shutdown');
   // Give the final writes a moment to leave.
   await new Promise((r) => setTimeout(r, 50));
+  await checkStage.close();
   if (store) await store.close().catch((err: unknown) => log.error('store close failed', { err }));
   post({ t: 'stopped' });
 }

@@ -212,8 +212,19 @@ export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { activ
  * topic (counted by the check), asked only while `active` (a check is configured). */
 export interface PayloadCheck {
   readonly active: boolean;
-  refuses(topic: string, payload: Uint8Array, version: number): boolean;
+  /** A PUBLISH to `topic` (asked only while `active`): PAYLOAD_PASS, PAYLOAD_REFUSED (counted:
+   * it does not decode with a check's schema), or PAYLOAD_OFFLOAD (a large payload a check
+   * matches: the handler then calls offload() at once, and waits for its verdict). */
+  verdict(topic: string, payload: Uint8Array, version: number): number;
+  /** Decodes, off this thread, the payload verdict() just answered PAYLOAD_OFFLOAD for;
+   * `done(owner, refused)` is called later (refusals counted), in the order asked. */
+  offload<T>(payload: Uint8Array, version: number, done: (owner: T, refused: boolean) => void, owner: T): void;
 }
+
+/** What PayloadCheck.verdict answers. */
+export const PAYLOAD_PASS = 0;
+export const PAYLOAD_REFUSED = 1;
+export const PAYLOAD_OFFLOAD = 2;
 
 /** Delayed publish as the PUBLISH handler sees it (src/features/delayed/worker-delayed.ts):
  * asked only while `enabled`, for topics starting with `$delayed/`. */
@@ -246,7 +257,11 @@ export interface ConnectGate {
 
 /** Nobody is banned. */
 /** No schema check: a PUBLISH asks nothing. */
-export const NO_PAYLOAD_CHECK: PayloadCheck = { active: false, refuses: () => false };
+export const NO_PAYLOAD_CHECK: PayloadCheck = {
+  active: false,
+  verdict: () => PAYLOAD_PASS,
+  offload: (_payload, _version, done, owner) => queueMicrotask(() => done(owner, false)),
+};
 
 export const OPEN_GATE: ConnectGate = { active: false, refuses: () => null };
 
