@@ -28,7 +28,7 @@ function SignIn({ onIn }) {
     setBusy(true);
     setError(null);
     try {
-      await api('POST', '/public/login', { username: form.get('username'), password: form.get('password'), cookie: true });
+      await api('POST', '/public/login', { username: String(form.get('username')), password: String(form.get('password')), cookie: true });
       onIn();
     } catch (err) {
       setError(err.message);

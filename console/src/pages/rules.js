@@ -135,6 +135,7 @@ function RuleEditor({ canWrite, onCreated }) {
 
 /** An action's config from what was typed, by the types /rule/actions gives its fields. */
 function actionConfig(spec, values, index) {
+  /** @type {Record<string, unknown>} */
   const config = {};
   for (const f of spec?.fields ?? []) {
     const v = values[f.name];
