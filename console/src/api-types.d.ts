@@ -3418,9 +3418,28 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description the fields of the type (README, Policies); checked against its source unless dryRun is false */
+                    /** @description asks a web service */
                     config: {
-                        [key: string]: unknown;
+                        /** @description field -> template, e.g. "${username}" */
+                        body?: {
+                            [key: string]: string;
+                        };
+                        /** @description header name -> value (no templates) */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        method?: "POST" | "GET";
+                        /** @description ms */
+                        timeout?: number;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description http or https; templates (${username}, ${clientid}, ${topic}, ${action}) in the query string only */
+                        url: string;
                     };
                     /**
                      * @description check the policy against its source first
@@ -3431,8 +3450,111 @@ export interface operations {
                     name: string;
                     /** @description place in the chain */
                     order?: number;
-                    /** @enum {string} */
-                    type: "database" | "http" | "ldap";
+                    /** @constant */
+                    type: "http";
+                } | {
+                    /** @description reads a data source: one query (sql, command, or collection with filter) */
+                    config: {
+                        /** @description mongodb */
+                        collection?: string;
+                        /** @description redis: e.g. HMGET mqtt_user:${username} password_hash salt */
+                        command?: string;
+                        /** @description mongodb, with collection: e.g. {"username": "${username}"} */
+                        filter?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description the id of a data source (Data sources page) */
+                        source?: string;
+                        /** @description mysql, postgresql: SELECT permission, action, topic ... WHERE username = ${username} */
+                        sql?: string;
+                    };
+                    /**
+                     * @description check the policy against its source first
+                     * @default true
+                     */
+                    dryRun?: boolean;
+                    enabled?: boolean;
+                    name: string;
+                    /** @description place in the chain */
+                    order?: number;
+                    /** @constant */
+                    type: "database";
+                } | {
+                    /** @description a directory (LDAP) */
+                    config: {
+                        /** @description mode search */
+                        base?: string;
+                        /** @description ms */
+                        connectTimeout?: number;
+                        /** @description mode search: e.g. (&(objectClass=inetOrgPerson)(uid=${username})) */
+                        filter?: string;
+                        groupCacheSize?: number;
+                        /** @description s */
+                        groupCacheTtl?: number;
+                        /** @description the rules of each group */
+                        groupRules?: {
+                            /** @description a DN or a cn */
+                            group: string;
+                            rules: {
+                                /** @enum {string} */
+                                action: "publish" | "subscribe" | "all";
+                                /** @enum {string} */
+                                permission: "allow" | "deny";
+                                /** @description a topic filter (%u, %c) */
+                                topic: string;
+                            }[];
+                        }[];
+                        /** @description how a user's groups are found */
+                        groups?: {
+                            /** @description instead of a search, e.g. memberOf */
+                            attribute?: string;
+                            base?: string;
+                            /** @description ${dn}: the user's DN */
+                            filter?: string;
+                            /** @enum {string} */
+                            scope?: "base" | "one" | "sub";
+                        };
+                        /**
+                         * @description bind: a DN template; search: a base and a filter, then bind as the DN found
+                         * @enum {string}
+                         */
+                        mode: "bind" | "search";
+                        poolSize?: number;
+                        /** @enum {string} */
+                        scope?: "base" | "one" | "sub";
+                        /** @description the account that searches */
+                        service?: {
+                            /** @description the service account */
+                            dn: string;
+                            /** Format: password */
+                            password: string;
+                        };
+                        startTls?: boolean;
+                        /** @description ms */
+                        timeout?: number;
+                        tls?: {
+                            /** @description PEM */
+                            ca?: string;
+                            /** @description a PEM file on the broker */
+                            caFile?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description ldap:// or ldaps:// (a list for failover) */
+                        urls: string | string[];
+                        /** @description mode bind: e.g. uid=${username},ou=people,dc=example,dc=org */
+                        userDn?: string;
+                    };
+                    /**
+                     * @description check the policy against its source first
+                     * @default true
+                     */
+                    dryRun?: boolean;
+                    enabled?: boolean;
+                    name: string;
+                    /** @description place in the chain */
+                    order?: number;
+                    /** @constant */
+                    type: "ldap";
                 };
             };
         };
@@ -8129,9 +8251,28 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description the fields of the type (README, Policies); checked against its source unless dryRun is false */
+                    /** @description asks a web service */
                     config: {
-                        [key: string]: unknown;
+                        /** @description field -> template, e.g. "${username}" */
+                        body?: {
+                            [key: string]: string;
+                        };
+                        /** @description header name -> value (no templates) */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        method?: "POST" | "GET";
+                        /** @description ms */
+                        timeout?: number;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description http or https; templates (${username}, ${clientid}) in the query string only */
+                        url: string;
                     };
                     /**
                      * @description check the policy against its source first
@@ -8142,8 +8283,160 @@ export interface operations {
                     name: string;
                     /** @description place in the chain */
                     order?: number;
-                    /** @enum {string} */
-                    type: "database" | "http" | "jwt" | "ldap";
+                    /** @constant */
+                    type: "http";
+                } | {
+                    /** @description reads a data source: one query (sql, command, or collection with filter) */
+                    config: {
+                        /** @description mongodb */
+                        collection?: string;
+                        /** @description redis: e.g. HMGET mqtt_user:${username} password_hash salt */
+                        command?: string;
+                        /** @description mongodb, with collection: e.g. {"username": "${username}"} */
+                        filter?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description how the stored passwords are hashed */
+                        passwordHash?: {
+                            /**
+                             * @description pbkdf2 only
+                             * @enum {string}
+                             */
+                            digest?: "sha1" | "sha256" | "sha512";
+                            /** @description pbkdf2 only */
+                            iterations?: number;
+                            /** @description pbkdf2 only */
+                            keyLength?: number;
+                            /** @enum {string} */
+                            saltType?: "disable" | "prefix" | "suffix";
+                            /** @enum {string} */
+                            strategy?: "plain" | "md5" | "sha1" | "sha256" | "sha512" | "bcrypt" | "pbkdf2" | "argon2";
+                        };
+                        /** @description the id of a data source (Data sources page) */
+                        source?: string;
+                        /** @description mysql, postgresql: SELECT password_hash, salt, is_superuser ... WHERE username = ${username} */
+                        sql?: string;
+                    };
+                    /**
+                     * @description check the policy against its source first
+                     * @default true
+                     */
+                    dryRun?: boolean;
+                    enabled?: boolean;
+                    name: string;
+                    /** @description place in the chain */
+                    order?: number;
+                    /** @constant */
+                    type: "database";
+                } | {
+                    /** @description verifies a JSON Web Token */
+                    config: {
+                        /** @description default acl */
+                        aclClaim?: string;
+                        /** @description the algorithms accepted (default: those of the key) */
+                        algorithms?: string[];
+                        /** @description s */
+                        clockTolerance?: number;
+                        /**
+                         * @description where the client puts the token
+                         * @enum {string}
+                         */
+                        from?: "password" | "username";
+                        /** @description s */
+                        jwksCooldown?: number;
+                        /** @description s */
+                        jwksRefresh?: number;
+                        /** @description https://.../.well-known/jwks.json */
+                        jwksUrl?: string;
+                        /** @description PEM (RSA or EC) */
+                        publicKey?: string;
+                        /**
+                         * Format: password
+                         * @description HMAC: give one of secret, publicKey, jwksUrl
+                         */
+                        secret?: string;
+                        secretBase64Encoded?: boolean;
+                        /** @description default is_superuser */
+                        superuserClaim?: string;
+                        usernameClaim?: string;
+                        /** @description claim -> template, e.g. sub: ${username} */
+                        verifyClaims?: {
+                            [key: string]: string;
+                        };
+                    };
+                    /**
+                     * @description check the policy against its source first
+                     * @default true
+                     */
+                    dryRun?: boolean;
+                    enabled?: boolean;
+                    name: string;
+                    /** @description place in the chain */
+                    order?: number;
+                    /** @constant */
+                    type: "jwt";
+                } | {
+                    /** @description a directory (LDAP) */
+                    config: {
+                        /** @description mode search */
+                        base?: string;
+                        /** @description ms */
+                        connectTimeout?: number;
+                        /** @description mode search: e.g. (&(objectClass=inetOrgPerson)(uid=${username})) */
+                        filter?: string;
+                        /** @description how a user's groups are found */
+                        groups?: {
+                            /** @description instead of a search, e.g. memberOf */
+                            attribute?: string;
+                            base?: string;
+                            /** @description ${dn}: the user's DN */
+                            filter?: string;
+                            /** @enum {string} */
+                            scope?: "base" | "one" | "sub";
+                        };
+                        /**
+                         * @description bind: a DN template; search: a base and a filter, then bind as the DN found
+                         * @enum {string}
+                         */
+                        mode: "bind" | "search";
+                        poolSize?: number;
+                        /** @enum {string} */
+                        scope?: "base" | "one" | "sub";
+                        /** @description the account that searches */
+                        service?: {
+                            /** @description the service account */
+                            dn: string;
+                            /** Format: password */
+                            password: string;
+                        };
+                        startTls?: boolean;
+                        superuserAttribute?: string;
+                        superuserGroups?: string[];
+                        /** @description ms */
+                        timeout?: number;
+                        tls?: {
+                            /** @description PEM */
+                            ca?: string;
+                            /** @description a PEM file on the broker */
+                            caFile?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description ldap:// or ldaps:// (a list for failover) */
+                        urls: string | string[];
+                        /** @description mode bind: e.g. uid=${username},ou=people,dc=example,dc=org */
+                        userDn?: string;
+                    };
+                    /**
+                     * @description check the policy against its source first
+                     * @default true
+                     */
+                    dryRun?: boolean;
+                    enabled?: boolean;
+                    name: string;
+                    /** @description place in the chain */
+                    order?: number;
+                    /** @constant */
+                    type: "ldap";
                 };
             };
         };
@@ -8692,15 +8985,187 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description per type (README, Commands): KAFKA bootstrapServers, topic|topics, groupId, fromBeginning, sasl, tls; RABBITMQ url|host/port/username/password/vhost, queue, exchange, routingKey, declare, prefetch; every bridge: mqttTopic (template), payload (template), qos, retain; NACOS serverAddr, serviceName, namespace, group, ip, username/password, metadata, endpoints (no mapping) */
+                    /** @description consumes Kafka topics */
                     config: {
-                        [key: string]: unknown;
+                        /** @description host:port,host:port (or url, or host/port) */
+                        bootstrapServers?: string | string[];
+                        fromBeginning?: boolean;
+                        /** @description the consumer group (default spindle-<command id>) */
+                        groupId?: string;
+                        /** @description the MQTT topic template, e.g. kafka/${topic}/${key} */
+                        mqttTopic: string;
+                        /**
+                         * Format: password
+                         * @description SASL
+                         */
+                        password?: string;
+                        /** @description a template; empty: the record as it is */
+                        payload?: string;
+                        /** @enum {integer} */
+                        qos?: 0 | 1 | 2;
+                        retain?: boolean;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description a Kafka topic (or topics) */
+                        topic?: string;
+                        /** @description several Kafka topics */
+                        topics?: string[];
+                        /** @description kafka://host:9092, kafka+ssl:// for TLS */
+                        url?: string;
+                        /** @description SASL (plain) */
+                        username?: string;
                     };
                     enabled?: boolean;
                     id?: string;
                     name?: string;
-                    /** @description one of KAFKA, ROCKETMQ, RABBITMQ, PULSAR, NACOS this build implements (GET /command/type) */
-                    type: string;
+                    /** @constant */
+                    type: "KAFKA";
+                } | {
+                    /** @description consumes a RabbitMQ queue */
+                    config: {
+                        /** @description ms */
+                        connectTimeout?: number;
+                        /** @description declare the queue (and exchange) when absent */
+                        declare?: boolean;
+                        /** @description bind the queue to it */
+                        exchange?: string;
+                        /** @enum {string} */
+                        exchangeType?: "direct" | "topic" | "fanout" | "headers";
+                        /** @description s */
+                        heartbeat?: number;
+                        host?: string;
+                        /** @description the MQTT topic template, e.g. kafka/${topic}/${key} */
+                        mqttTopic: string;
+                        /** Format: password */
+                        password?: string;
+                        /** @description a template; empty: the record as it is */
+                        payload?: string;
+                        port?: number;
+                        /** @description messages unacknowledged at most */
+                        prefetch?: number;
+                        /** @enum {integer} */
+                        qos?: 0 | 1 | 2;
+                        /** @description the queue to consume */
+                        queue?: string;
+                        retain?: boolean;
+                        routingKey?: string;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description amqp://user:password@host:5672/vhost (or host/port) */
+                        url?: string;
+                        username?: string;
+                        vhost?: string;
+                    };
+                    enabled?: boolean;
+                    id?: string;
+                    name?: string;
+                    /** @constant */
+                    type: "RABBITMQ";
+                } | {
+                    /** @description consumes a RocketMQ 5 topic */
+                    config: {
+                        accessKey?: string;
+                        /** @description ms */
+                        awaitDuration?: number;
+                        batchSize?: number;
+                        consumerGroup: string;
+                        /** @description host:port of the proxy (several separated by ;) */
+                        endpoints: string;
+                        /** @description ms */
+                        invisibleDuration?: number;
+                        /** @description the MQTT topic template, e.g. kafka/${topic}/${key} */
+                        mqttTopic: string;
+                        namespace?: string;
+                        /** @description a template; empty: the record as it is */
+                        payload?: string;
+                        /** @enum {integer} */
+                        qos?: 0 | 1 | 2;
+                        /** @description ms */
+                        requestTimeout?: number;
+                        retain?: boolean;
+                        /** Format: password */
+                        secretKey?: string;
+                        /** @description ms */
+                        startupTimeout?: number;
+                        /** @description a tag expression, default * */
+                        tag?: string;
+                        tls?: boolean;
+                        topic: string;
+                    };
+                    enabled?: boolean;
+                    id?: string;
+                    name?: string;
+                    /** @constant */
+                    type: "ROCKETMQ";
+                } | {
+                    /** @description consumes a Pulsar topic */
+                    config: {
+                        /** @description ms */
+                        connectTimeout?: number;
+                        /** @description the MQTT topic template, e.g. kafka/${topic}/${key} */
+                        mqttTopic: string;
+                        /** @description a template; empty: the record as it is */
+                        payload?: string;
+                        /** @enum {integer} */
+                        qos?: 0 | 1 | 2;
+                        receiverQueueSize?: number;
+                        retain?: boolean;
+                        /** @description pulsar://host:6650 or http://host:8080 */
+                        serviceUrl: string;
+                        subscription: string;
+                        /** @enum {string} */
+                        subscriptionType?: "Exclusive" | "Shared" | "Failover" | "Key_Shared";
+                        /**
+                         * Format: password
+                         * @description a JWT
+                         */
+                        token?: string;
+                        topic: string;
+                    };
+                    enabled?: boolean;
+                    id?: string;
+                    name?: string;
+                    /** @constant */
+                    type: "PULSAR";
+                } | {
+                    /** @description registers the broker's endpoints in Nacos */
+                    config: {
+                        /** @description default DEFAULT */
+                        clusterName?: string;
+                        /** @description endpoint ids (empty: every enabled MQTT endpoint) */
+                        endpoints?: string[];
+                        /** @description default DEFAULT_GROUP */
+                        group?: string;
+                        /** @description the address to advertise */
+                        ip?: string;
+                        /** @description key -> value */
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** @description default public */
+                        namespace?: string;
+                        /** Format: password */
+                        password?: string;
+                        /** @description host[:port] of the Nacos server */
+                        serverAddr: string;
+                        serviceName: string;
+                        tls?: boolean;
+                        username?: string;
+                        weight?: number;
+                    };
+                    enabled?: boolean;
+                    id?: string;
+                    name?: string;
+                    /** @constant */
+                    type: "NACOS";
                 };
             };
         };
@@ -10856,13 +11321,194 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description the fields of the type (README, Data sources); checked by the source registry */
+                    /** @description a mysql database: url, or host and database */
                     config?: {
-                        [key: string]: unknown;
+                        /** @description ms */
+                        connectTimeout?: number;
+                        database?: string;
+                        /** @description instead of url */
+                        host?: string;
+                        /** Format: password */
+                        password?: string;
+                        /** @description operations in flight at most */
+                        poolSize?: number;
+                        port?: number;
+                        /** @description ms */
+                        requestTimeout?: number;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description mysql://user:password@host:3306/database (or the fields below) */
+                        url?: string;
+                        username?: string;
                     };
                     name: string;
-                    /** @enum {string} */
-                    type: "mysql" | "postgresql" | "redis" | "kafka" | "mongodb" | "http";
+                    /** @constant */
+                    type: "mysql";
+                } | {
+                    /** @description a postgres database: url, or host and database */
+                    config?: {
+                        /** @description ms */
+                        connectTimeout?: number;
+                        database?: string;
+                        /** @description instead of url */
+                        host?: string;
+                        /** Format: password */
+                        password?: string;
+                        /** @description operations in flight at most */
+                        poolSize?: number;
+                        port?: number;
+                        /** @description ms */
+                        requestTimeout?: number;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description postgres://user:password@host:5432/database (or the fields below) */
+                        url?: string;
+                        username?: string;
+                    };
+                    name: string;
+                    /** @constant */
+                    type: "postgresql";
+                } | {
+                    /** @description a Redis server: url, or host and port */
+                    config?: {
+                        /** @description ms */
+                        connectTimeout?: number;
+                        /** @description the database index */
+                        database?: number;
+                        /** @description instead of url */
+                        host?: string;
+                        /** Format: password */
+                        password?: string;
+                        /** @description operations in flight at most */
+                        poolSize?: number;
+                        port?: number;
+                        /** @description ms */
+                        requestTimeout?: number;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description redis://[user:password@]host[:port][/db], rediss:// for TLS (or host/port) */
+                        url?: string;
+                        username?: string;
+                    };
+                    name: string;
+                    /** @constant */
+                    type: "redis";
+                } | {
+                    /** @description a Kafka cluster: bootstrapServers, url, or host/port */
+                    config?: {
+                        /**
+                         * @description -1: all in-sync replicas, 1: the leader, 0: none
+                         * @enum {unknown}
+                         */
+                        acks?: -1 | 0 | 1 | "all";
+                        /** @description host:port,host:port (or url, or host/port) */
+                        bootstrapServers?: string | string[];
+                        /** @description default spindle */
+                        clientId?: string;
+                        /** @enum {string} */
+                        compression?: "none" | "gzip";
+                        /** @description ms */
+                        connectTimeout?: number;
+                        host?: string;
+                        /**
+                         * Format: password
+                         * @description SASL
+                         */
+                        password?: string;
+                        /** @description operations in flight at most */
+                        poolSize?: number;
+                        port?: number;
+                        /** @description ms */
+                        requestTimeout?: number;
+                        /** @description SASL authentication */
+                        sasl?: {
+                            /** @enum {string} */
+                            mechanism?: "plain" | "scram-sha-256" | "scram-sha-512";
+                            /** Format: password */
+                            password?: string;
+                            username?: string;
+                        };
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description kafka://host:9092[,host2:9092], kafka+ssl:// for TLS */
+                        url?: string;
+                        /** @description SASL (plain) */
+                        username?: string;
+                    };
+                    name: string;
+                    /** @constant */
+                    type: "kafka";
+                } | {
+                    /** @description a MongoDB server or replica set */
+                    config?: {
+                        authSource?: string;
+                        /** @description ms */
+                        connectTimeout?: number;
+                        /** @description required here or in the url */
+                        database?: string;
+                        /** @description instead of url */
+                        host?: string;
+                        /** Format: password */
+                        password?: string;
+                        /** @description operations in flight at most */
+                        poolSize?: number;
+                        port?: number;
+                        /** @description ms */
+                        requestTimeout?: number;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description mongodb://[user:password@]host[:port][,host2]/database (or host/port) */
+                        url?: string;
+                        username?: string;
+                    };
+                    name: string;
+                    /** @constant */
+                    type: "mongodb";
+                } | {
+                    /** @description a web hook */
+                    config?: {
+                        /** @description header name -> value */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        method?: "POST" | "PUT" | "PATCH" | "GET" | "DELETE";
+                        /** @description operations in flight at most */
+                        poolSize?: number;
+                        /** @description ms */
+                        timeout?: number;
+                        /** @description true: TLS, verified; or {rejectUnauthorized, ca} */
+                        tls?: boolean | {
+                            /** @description PEM of the CA to trust */
+                            ca?: string;
+                            rejectUnauthorized?: boolean;
+                        };
+                        /** @description http:// or https:// */
+                        url: string;
+                    };
+                    name: string;
+                    /** @constant */
+                    type: "http";
                 };
             };
         };

@@ -104,6 +104,11 @@ export function formValue(/** @type {Schema} */ raw, /** @type {any} */ value) {
   }
 }
 
+/** The name of field `k` of the value at `path` ("" for a body: the field is its own name). */
+export function join(/** @type {string} */ path, /** @type {string} */ k) {
+  return path ? `${path}.${k}` : k;
+}
+
 /** An error naming the field the form shows it at. */
 function fieldError(/** @type {string} */ field, /** @type {string} */ message) {
   return Object.assign(new Error(message), { field });
@@ -122,7 +127,7 @@ export function sendValue(/** @type {Schema} */ raw, /** @type {any} */ v, /** @
       const out = {};
       const req = new Set(s.required ?? []);
       for (const [k, sub] of Object.entries(s.properties)) {
-        const x = sendValue(sub, v?.[k], req.has(k), `${path}.${k}`);
+        const x = sendValue(sub, v?.[k], req.has(k), join(path, k));
         if (x !== undefined) out[k] = x;
       }
       return Object.keys(out).length === 0 && !required ? undefined : out;
@@ -181,7 +186,7 @@ export function sendValue(/** @type {Schema} */ raw, /** @type {any} */ v, /** @
 
 /** A field's label: its name, and a mark when required. */
 function Label({ name, required }) {
-  return html`${name}${required && html`<span class="req" aria-hidden="true"> *</span>`}`;
+  return html`<span class="name">${name}${required && html`<span class="req" title="required"> *</span>`}</span>`;
 }
 
 /** The error shown at `path`, if the last refusal named it. */
@@ -201,7 +206,7 @@ export function SchemaFields({ schema, value, onChange, path, problem, legend = 
     ${legend && html`<legend>${legend}</legend>`}
     ${s.description && html`<p class="muted" style="flex-basis: 100%; margin: 0">${s.description}</p>`}
     ${Object.entries(s.properties ?? {}).map(([k, sub]) => html`<${Field} key=${k} name=${k} schema=${sub} required=${required.has(k)}
-      value=${value?.[k]} onChange=${(/** @type {any} */ x) => set(k, x)} path=${`${path}.${k}`} problem=${problem} />`)}
+      value=${value?.[k]} onChange=${(/** @type {any} */ x) => set(k, x)} path=${join(path, k)} problem=${problem} />`)}
     <${ErrorAt} problem=${problem} path=${path} />
   </fieldset>`;
 }
@@ -323,6 +328,14 @@ export function useConfigForm(/** @type {Schema | undefined} */ schema, /** @typ
         return v;
       }
       return schema ? sendValue(schema, value, true, 'config') : {};
+    },
+    /** What collect() answers for the config the form started from. */
+    unchanged() {
+      try {
+        return schema ? sendValue(schema, formValue(schema, initial ?? {}), true, 'config') : {};
+      } catch {
+        return null;
+      }
     },
     /** Back to the defaults (after an add). */
     reset() {
