@@ -56,6 +56,9 @@ async function request(/** @type {string} */ method, /** @type {string} */ url, 
   // X-Requested-With: a 401 then comes without a Basic challenge (no browser password dialog).
   /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, credentials: 'same-origin', headers: { 'x-requested-with': 'spindle-console' } };
+  // Every other method carries a JSON body (the server refuses another content type, which a
+  // cross-site form could send): a route without one gets {}.
+  if (body === undefined && method !== 'GET') body = {};
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(body);
