@@ -8701,7 +8701,10 @@ export interface operations {
                     /** @description outbound QoS 1/2 messages not yet acknowledged (default 100) */
                     maxInflight?: number;
                     name: string;
-                    /** @description never answered; an update without it keeps the stored one */
+                    /**
+                     * Format: password
+                     * @description never answered; an update without it keeps the stored one
+                     */
                     password?: string;
                     /**
                      * @description 4 (MQTT 3.1.1, the default) or 5
@@ -8924,7 +8927,10 @@ export interface operations {
                     /** @description outbound QoS 1/2 messages not yet acknowledged (default 100) */
                     maxInflight?: number;
                     name: string;
-                    /** @description never answered; an update without it keeps the stored one */
+                    /**
+                     * Format: password
+                     * @description never answered; an update without it keeps the stored one
+                     */
                     password?: string;
                     /**
                      * @description 4 (MQTT 3.1.1, the default) or 5

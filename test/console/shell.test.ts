@@ -2,7 +2,8 @@
 // navigation and its search box (keyboard only), dark mode from the system's setting (emulated
 // prefers-color-scheme), and a form generated from a route's schema: a data source's fields read
 // from the OpenAPI document, a bad field refused by the server and shown at that field (a schema
-// refusal and a driver's), the source created once fixed; an HTTP policy added from its form.
+// refusal and a driver's), the source created once fixed; an HTTP policy added from its form; a
+// bridge added from the Bridges page's form (its forwards a fieldset each).
 // needs: broker, chromium
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -191,6 +192,44 @@ test('an HTTP authentication policy from its generated form: a field out of rang
     await chain.locator('tr[data-policy="form-auth"]').waitFor();
     const policy = (await b.api('POST', '/auth/query', { body: { name: 'form-auth' } })).json.data[0];
     assert.equal(policy.config.timeout, 3000);
+  } finally {
+    await page.close();
+  }
+});
+
+test("the Bridges page: a bridge's form from its route's schema, its forwards a fieldset each; a refusal shown at the field it names, then the bridge added", async () => {
+  const page = await signIn(browser, b.base);
+  try {
+    await page.getByRole('link', { name: 'Bridges' }).click();
+    const form = page.getByRole('form', { name: 'add a bridge' });
+    const input = (f: string) => form.locator(`[data-field="${f}"]`).locator('input, select, textarea').first();
+    await input('name').waitFor();
+    assert.equal(await input('name').getAttribute('required'), '');
+    assert.equal(await input('password').getAttribute('type'), 'password');
+    assert.deepEqual(await form.locator('[data-field="protocolVersion"] option').allInnerTexts(), ['', '4', '5']);
+    await input('name').fill('form-bridge');
+    await input('url').fill('mqtt://127.0.0.1:1');
+    await form.getByRole('button', { name: 'Add forwards' }).click();
+    await input('forwards[0].filter').fill('plant/#');
+    await input('forwards[0].remotePrefix').fill('site-a/');
+    await input('keepalive').fill('70000');
+    await form.getByRole('button', { name: 'Add bridge' }).click();
+    const error = form.locator('[data-field="keepalive"] [role="alert"]');
+    await error.waitFor();
+    assert.equal(await error.innerText(), 'must be between 0 and 65535, got 70000');
+    await input('keepalive').fill('30');
+    await input('forwards[0].remotePrefix').fill('site/#/');
+    await form.getByRole('button', { name: 'Add bridge' }).click();
+    const prefixError = form.locator('[data-field="forwards[0].remotePrefix"] [role="alert"]');
+    await prefixError.waitFor();
+    assert.match(await prefixError.innerText(), /wildcard|#/);
+    await input('forwards[0].remotePrefix').fill('site-a/');
+    await form.getByRole('button', { name: 'Add bridge' }).click();
+    await page.locator('tr[data-bridge="form-bridge"]').waitFor();
+    const [bridge] = (await b.api('POST', '/bridge/query', { body: { name: 'form-bridge' } })).json.data;
+    assert.equal(bridge.keepalive, 30);
+    assert.equal(bridge.forwards[0].filter, 'plant/#');
+    assert.equal(bridge.forwards[0].remotePrefix, 'site-a/');
   } finally {
     await page.close();
   }
