@@ -46,7 +46,7 @@ test('an LDAP authentication and ACL policy added from the form: its template an
     assert.equal(await form.locator('[data-field="config.superuserGroups"] textarea').count(), 1);
 
     const config = { urls: slapd.url, mode: 'search', service: { ...SERVICE, password: 'wrong' }, base: PEOPLE, filter: USER_FILTER };
-    await form.getByLabel('Name').fill('console-ldap');
+    await form.getByLabel('Name', { exact: true }).fill('console-ldap');
     // Typed in the raw JSON escape hatch (closed by default): a refusal names its field there.
     await form.getByText('Raw JSON').click();
     await form.getByLabel('Config (JSON)').fill(JSON.stringify(config));
@@ -67,7 +67,7 @@ test('an LDAP authentication and ACL policy added from the form: its template an
     await aclForm.locator('[data-field="config.groupRules[0].group"] input').waitFor();
     await aclForm.getByRole('button', { name: 'Add rules' }).click();
     assert.deepEqual(await aclForm.locator('[data-field="config.groupRules[0].rules[0].permission"] option').allInnerTexts(), ['', 'allow', 'deny']);
-    await aclForm.getByLabel('Name').fill('console-ldap-groups');
+    await aclForm.getByLabel('Name', { exact: true }).fill('console-ldap-groups');
     await aclForm.getByText('Raw JSON').click();
     await aclForm.getByLabel('Config (JSON)').fill(JSON.stringify({
       urls: slapd.url,

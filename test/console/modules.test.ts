@@ -82,7 +82,7 @@ test('data sources: an HTTP source added and checked from the page; a rule creat
   try {
     await page.getByRole('link', { name: 'Data sources' }).click();
     const form = page.getByRole('form', { name: 'add a data source' });
-    await form.getByLabel('Name').fill('console-hook');
+    await form.getByLabel('Name', { exact: true }).fill('console-hook');
     await form.getByLabel('Type').selectOption('http');
     // Tried before saving: a port where nothing listens is refused, shown next to the form.
     // The config in the fields of the type's schema (schema-form.js), not typed as JSON.
@@ -175,7 +175,7 @@ test('scripts: a syntax error shown at its line and column; created from the pag
     assert.equal(await area.evaluate((el: HTMLTextAreaElement) => el.selectionStart), offset);
     assert.equal(await area.evaluate((el: HTMLTextAreaElement) => document.activeElement === el), true);
     // Create refuses it too (the API's 400), shown the same way.
-    await editor.getByLabel('Name').fill('upper');
+    await editor.getByLabel('Name', { exact: true }).fill('upper');
     await editor.getByLabel('Topic filter').fill('console-script/#');
     await editor.getByRole('button', { name: 'Create script' }).click();
     // (The check's error stays until the answer replaces it: nothing on the page moves meanwhile.)
@@ -213,7 +213,7 @@ test('scripts: a syntax error shown at its line and column; created from the pag
 
     // Extensions are off in this broker (no extensions.dir): the API's refusal on the form.
     const ext = page.getByRole('form', { name: 'add an extension' });
-    await ext.getByLabel('Name').fill('split');
+    await ext.getByLabel('Name', { exact: true }).fill('split');
     await ext.getByLabel('Class').fill('split-json-array.mjs#SplitJsonArray');
     await ext.getByRole('button', { name: 'Add extension' }).click();
     assert.match(await ext.getByRole('alert').innerText(), /add: .*extension/i);
@@ -231,7 +231,7 @@ test('policies: an HTTP authentication policy added from the page decides mqtt.j
     const chain = page.getByRole('region', { name: 'Authentication policies' });
     const form = chain.getByRole('form', { name: 'add an authentication policy' });
     for (const name of ['console-auth', 'console-auth-2']) {
-      await form.getByLabel('Name').fill(name);
+      await form.getByLabel('Name', { exact: true }).fill(name);
       await form.getByLabel('Type').selectOption('http');
       await field(form, 'url').fill(`${serverUrl}/auth`);
       await form.getByRole('button', { name: 'Add policy' }).click();
@@ -263,7 +263,7 @@ test('policies: an HTTP authentication policy added from the page decides mqtt.j
     await row.getByRole('button', { name: 'Edit' }).click();
     const change = chain.getByRole('form', { name: 'change console-auth' });
     assert.equal(await field(change, 'url').inputValue(), `${serverUrl}/auth`);
-    await change.getByLabel('Name').fill('console-auth-1');
+    await change.getByLabel('Name', { exact: true }).fill('console-auth-1');
     await change.getByRole('button', { name: 'Save policy' }).click();
     await chain.locator('tr[data-policy="console-auth-1"]').waitFor();
     assert.deepEqual((await b.api('POST', '/auth/query', { body: {} })).json.data.map((p: { name: string }) => p.name), ['console-auth-2', 'console-auth-1']);
@@ -285,7 +285,7 @@ test('policies: an HTTP authentication policy added from the page decides mqtt.j
     // An ACL policy whose server is not there: the dry run's refusal, naming the field, on its form.
     const acl = page.getByRole('region', { name: 'ACL policies' });
     const aclForm = acl.getByRole('form', { name: 'add an ACL policy' });
-    await aclForm.getByLabel('Name').fill('console-acl');
+    await aclForm.getByLabel('Name', { exact: true }).fill('console-acl');
     await field(aclForm, 'url').fill(`http://127.0.0.1:${await closedPort()}/acl`);
     await aclForm.getByRole('button', { name: 'Add policy' }).click();
     assert.match(await fieldAlert(aclForm, 'url').innerText(), /^cannot reach/);
@@ -302,7 +302,7 @@ test('commands: one added from the page is listed with its state and last error;
     await page.getByRole('link', { name: 'Commands' }).click();
     const form = page.getByRole('form', { name: 'add a command' });
     const port = await closedPort();
-    await form.getByLabel('Name').fill('console-rabbit');
+    await form.getByLabel('Name', { exact: true }).fill('console-rabbit');
     await form.getByLabel('Type').selectOption('RABBITMQ');
     await field(form, 'url').fill(`amqp://127.0.0.1:${port}`);
     await field(form, 'mqttTopic').fill('rabbit/${routingKey}');

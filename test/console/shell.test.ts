@@ -132,7 +132,7 @@ test("a data source's form is generated from its type's schema: a bad field refu
     assert.equal(await form.locator('[data-field="config.authSource"] input').count(), 1);
     await form.getByLabel('Type').selectOption('http');
 
-    await form.getByLabel('Name').fill('form-hook');
+    await form.getByLabel('Name', { exact: true }).fill('form-hook');
     // Refused by the route's schema (the http branch of the body): shown at the timeout field.
     await url.fill(`${serverUrl}/ingest`);
     await timeout.fill('50');
@@ -175,7 +175,7 @@ test('an HTTP authentication policy from its generated form: a field out of rang
     const chain = page.getByRole('region', { name: 'Authentication policies' });
     const form = chain.getByRole('form', { name: 'add an authentication policy' });
     await form.getByLabel('Type').selectOption('http');
-    await form.getByLabel('Name').fill('form-auth');
+    await form.getByLabel('Name', { exact: true }).fill('form-auth');
     await form.locator('[data-field="config.url"] input').fill(`${serverUrl}/auth`);
     await form.locator('[data-field="config.timeout"] input').fill('99999');
     await form.getByRole('button', { name: 'Add policy' }).click();
