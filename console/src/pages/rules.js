@@ -220,6 +220,7 @@ function RuleEdit({ rule, onDone }) {
 
 /** An action's config from what was typed, by the types /rule/actions gives its fields. */
 function actionConfig(spec, values, index) {
+  /** @type {Record<string, unknown>} */
   const config = {};
   for (const f of spec?.fields ?? []) {
     const v = values[f.name];
