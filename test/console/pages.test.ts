@@ -36,7 +36,7 @@ test('client page: from the Connections list, its subscription with options, a m
   try {
     await client.subscribeAsync('page/client/+', { qos: 1, nl: false, rap: true });
     await page.getByRole('link', { name: 'Connections' }).click();
-    await page.getByRole('searchbox').fill('page-client');
+    await page.getByRole('main').getByRole('searchbox').fill('page-client');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('tr[data-client="page-client"]').getByRole('link', { name: 'page-client' }).click();
     assert.match(page.url(), /#\/clients\/page-client$/);

@@ -186,6 +186,8 @@ test('an HTTP authentication policy from its generated form: a field out of rang
     // The raw JSON starts from the fields; edited there, it is what is sent.
     await form.getByText('Raw JSON').click();
     const raw = form.getByLabel('Config (JSON)');
+    // The details element's toggle event fills it after the click.
+    await waitFor(async () => (await raw.inputValue()) !== '', { message: 'the raw JSON filled from the fields' });
     assert.deepEqual(JSON.parse(await raw.inputValue()), { url: `${serverUrl}/auth`, timeout: 2000 });
     await raw.fill(JSON.stringify({ url: `${serverUrl}/auth`, timeout: 3000 }));
     await form.getByRole('button', { name: 'Add policy' }).click();
