@@ -3,7 +3,7 @@
 // in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
 import { PROXY_MODES } from '../broker/proxy-protocol.ts';
-import { aclRules, addresses, boolean, bridges, cidrs, integer, oneOf, port, rewriteRules, string, users, type Checker } from './validators.ts';
+import { aclRules, addresses, boolean, bridges, cidrs, integer, oneOf, port, rewriteRules, string, topicFilters, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -203,6 +203,13 @@ export const KEYS = Object.freeze([
   fixed('delayed.enabled', boolean(), true, 'Delayed publish: a PUBLISH to $delayed/{seconds}/{topic} is held and published to {topic} when due (docs/features/delayed-publish.md). Off: such topics are ordinary topic names.'),
   fixed('delayed.maxMessages', integer(0, 100_000_000), 1_000_000, 'Delayed messages held at most, in the whole store (0..100000000); past it a delayed PUBLISH is refused (v5: 0x97 Quota exceeded; 3.1.1: dropped), counted in spindle_delayed_refused_total{reason="quota"}.'),
   fixed('delayed.maxInterval', integer(0, 4_294_967), 4_294_967, 'Longest delay in seconds a $delayed/{seconds}/ topic may ask (0..4294967); a longer one is refused like an invalid topic name (v5: 0x90).'),
+  fixed('topicMetrics.filters', topicFilters(), [], 'Topic filters (wildcards allowed) whose messages are counted from the start: in and out by QoS, bytes, dropped (docs/features/topic-metrics.md); more are created through POST /api/topic-metrics. Environment: JSON.'),
+  fixed('topicMetrics.max', integer(1, 10_000), 512, 'Topic filters with topic metrics at most, the configuration\'s and the admin API\'s together (1..10000); a creation past it is refused with 409 (field filter), counted in spindle_topic_metrics_refused_total.'),
+  fixed('slowSubs.enable', boolean(), false, 'Slow subscribers (docs/features/slow-subscribers.md): time every QoS 1/2 delivery until its PUBACK or PUBCOMP and keep the slowest clients per topic. Changed at run time by PUT /api/slow-subscriptions/settings.'),
+  fixed('slowSubs.threshold', integer(0, 3_600_000), 500, 'Milliseconds: a delivery latency below it is not recorded (0..3600000).'),
+  fixed('slowSubs.topK', integer(1, 1000), 10, 'Records in the slow subscriber top list at most (1..1000), per worker and merged; a slower latency pushes out the fastest record, counted in spindle_slow_subs_evicted_total.'),
+  fixed('slowSubs.window', integer(1, 86_400), 300, 'Seconds a slow subscriber record stays without a new latency above the threshold (1..86400).'),
+  fixed('slowSubs.statsType', oneOf(['whole', 'internal', 'response']), 'whole', 'What a latency measures: whole (the broker received the message to the subscriber acknowledged it), internal (received to sent: time queued), response (sent to acknowledged).'),
   fixed('banned.maxEntries', integer(1, 10_000_000), 100_000, 'Most bans held (client ids, usernames, addresses and CIDR blocks together; 1..10000000). A ban past it is refused with 409 (counted in spindle_banned_refused_adds_total); flapping bans past it are logged and counted there too.'),
   fixed('banned.sweepInterval', integer(1, 86400), 60, 'Seconds between sweeps of expired bans (1..86400). An expired ban never refuses a client, swept or not.'),
   fixed('flapping.enable', boolean(), false, 'Flapping detection: a client id that connects more than flapping.maxCount times within flapping.window seconds (on any worker of the node) is banned for flapping.banTime seconds (a normal ban, by "flapping": replicated and kicking).'),

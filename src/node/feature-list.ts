@@ -16,6 +16,8 @@ import { rewrite } from '../features/rewrite/index.ts';
 import { exclusive } from '../features/exclusive/index.ts';
 import { schemaRegistry } from '../features/schema-registry/index.ts';
 import { delayed } from '../features/delayed/index.ts';
+import { topicMetrics } from '../features/topic-metrics/index.ts';
+import { slowSubs } from '../features/slow-subs/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -32,6 +34,8 @@ export const FEATURES: readonly Feature[] = [
   exclusive,
   schemaRegistry,
   delayed,
+  topicMetrics,
+  slowSubs,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

@@ -19,6 +19,8 @@ import type { RewriteWorkerState } from '../features/rewrite/rules.ts';
 import type { ExclusiveWorkerState } from '../features/exclusive/worker-exclusive.ts';
 import type { DelayedReply, DelayedWorkerState } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
+import type { TopicMetricsWorkerState } from '../features/topic-metrics/types.ts';
+import type { SlowSubsWorkerState } from '../features/slow-subs/types.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -68,6 +70,10 @@ export interface WorkerStates {
   schemaRegistry: SchemaWorkerState;
   /** Delayed publish on or off, and its longest delay (src/features/delayed). */
   delayed: DelayedWorkerState;
+  /** The filters with topic metrics (src/features/topic-metrics). */
+  topicMetrics: TopicMetricsWorkerState;
+  /** Slow subscriber settings (src/features/slow-subs). */
+  slowSubs: SlowSubsWorkerState;
 }
 
 
