@@ -33,6 +33,8 @@ import { Sparkplug } from './pages/sparkplug.js';
 import { Rewrite } from './pages/rewrite.js';
 import { Schemas } from './pages/schemas.js';
 import { Delayed } from './pages/delayed.js';
+import { TopicMetrics } from './pages/topic-metrics.js';
+import { SlowSubs } from './pages/slow-subs.js';
 import './style.css';
 
 const html = htm.bind(h);
@@ -43,6 +45,8 @@ const PAGES = [
   { id: 'connections', title: 'Connections', view: Connections },
   { id: 'topics', title: 'Topics', view: Topics },
   { id: 'rewrite', title: 'Topic rewrite', view: Rewrite },
+  { id: 'topic-metrics', title: 'Topic metrics', view: TopicMetrics },
+  { id: 'slow-subs', title: 'Slow subscribers', view: SlowSubs },
   { id: 'messages', title: 'Messages', view: Messages },
   { id: 'watch', title: 'Watch', view: LiveMessages },
   { id: 'rules', title: 'Rules', view: Rules },
