@@ -5,12 +5,12 @@ import { BYTES_IN, BYTES_OUT, COUNTS, DROPPED, IN, OUT, type WorkerTopicCounts }
 
 const QOS = ['0', '1', '2'] as const;
 
-/** One worker's per-filter counters as metric JSON (nothing without filters). */
+/** One worker's per-filter counters as metric JSON (declared always; no sample without filters). */
 export function topicMetricsSeries(t: WorkerTopicCounts | null, set: MetricSet): void {
-  if (t === null || t.filters.length === 0) return;
   set.declare('spindle_topic_messages_total', 'PUBLISH messages per topic metrics filter (docs/features/topic-metrics.md), by direction (in: accepted from clients, out: written to subscribers, resends included) and QoS.', 'counter');
   set.declare('spindle_topic_bytes_total', 'Payload bytes of the messages of spindle_topic_messages_total, by filter and direction.', 'counter');
   set.declare('spindle_topic_messages_dropped_total', 'Messages of a topic metrics filter not delivered: to no subscriber at all, or dropped for one subscriber (queue full, expired, too large, slow consumer, QoS 0 offline, read denied).', 'counter');
+  if (t === null) return;
   const c = t.counts;
   t.filters.forEach((filter, i) => {
     const b = i * COUNTS;
