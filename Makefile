@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-proxy bench-scripts bench-schema bench-delayed bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck console-api deb image
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-topic-metrics bench-proxy bench-scripts bench-schema bench-delayed bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck console-api deb image
 
 setup: node_modules/.installed
 
@@ -130,7 +130,7 @@ typecheck: build
 console-api: build
 	node --import tsx scripts/gen-console-api.ts
 
-bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-proxy bench-scripts bench-schema bench-platform bench-delayed bench-compare
+bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-topic-metrics bench-proxy bench-scripts bench-schema bench-platform bench-delayed bench-compare
 
 # Start to MQTT open, to /health UP, and idle RSS, with one worker and one per core (the targets of
 # issue 26: 500 ms, 1 s, 100 MB with two workers): bench/results/start.{md,json}.
@@ -203,6 +203,12 @@ bench-operator: build
 bench-rewrite: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/rewrite.ts
+
+# Topic metrics on QoS 0 fan-in: 100 filters matching nothing, and matching, against none:
+# bench/results/topic-metrics.{md,json}.
+bench-topic-metrics: build
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/topic-metrics.ts
 
 # Built-in client database (issue 27): CONNECT rate with and without the verified-credentials
 # cache, against no authentication: bench/results/client-db.{md,json}.

@@ -1124,6 +1124,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/slow-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The slowest subscribers of this node, slowest first: [{clientId, topic, latency (ms), lastUpdate (epoch ms)}], at most topK, each the largest latency of its client and topic within the window (empty while disabled) */
+        get: operations["getApiSlowSubscriptions"];
+        put?: never;
+        post?: never;
+        /** Clear the top list of this node */
+        delete: operations["deleteApiSlowSubscriptions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/slow-subscriptions/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Slow subscriber settings: {enable, threshold (ms), topK, window (s), statsType (whole|internal|response), source (config|api)} */
+        get: operations["getApiSlowSubscriptionsSettings"];
+        /** Change slow subscriber settings (the fields given; the others are kept): stored, on every worker and every node of a cluster. Answers the settings */
+        put: operations["putApiSlowSubscriptionsSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sparkplug/groups": {
         parameters: {
             query?: never;
@@ -1253,6 +1289,76 @@ export interface paths {
         /** OCSP stapling of the TLS endpoints that have sslConfig.ocspStapling enabled: [{endpoint, responder, state (fetching|stapled|failing|error), stapled (a current response is served), thisUpdate, nextUpdate, certStatus (good|revoked|unknown), lastError, nextFetch}] */
         get: operations["getApiTlsOcspStaples"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/topic-metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Topic metrics of every configured filter: [{filter, source (config|api), createdAt, resetAt, metrics: {messages: {in, out: {total, qos0, qos1, qos2, rate}, dropped: {total, rate}}, bytes: {in, out: {total, rate}}}}]; this node's workers summed, rates per second over the last 30 s */
+        get: operations["getApiTopicMetrics"];
+        put?: never;
+        /** Count the messages of a topic filter (wildcards allowed): stored, on every worker and on every node of a cluster. 409 when it exists or past topicMetrics.max (field filter). Answers its metrics */
+        post: operations["postApiTopicMetrics"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/topic-metrics/{filter}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The metrics of one filter (URL-encoded: sensors%2F%2B%2Ftemp); 404 when it has none */
+        get: operations["getApiTopicMetricsFilter"];
+        put?: never;
+        post?: never;
+        /** Stop counting a filter (on every node); 404 when it has none, 409 for a filter of topicMetrics.filters in the configuration file */
+        delete: operations["deleteApiTopicMetricsFilter"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/topic-metrics/{filter}/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the counts of one filter to zero (on every node of a cluster); 404 when it has none */
+        put: operations["putApiTopicMetricsFilterReset"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/topic-metrics/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the counts of every filter to zero (on every node of a cluster) */
+        put: operations["putApiTopicMetricsReset"];
         post?: never;
         delete?: never;
         options?: never;
@@ -6475,6 +6581,100 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
         };
     };
+    getApiSlowSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    deleteApiSlowSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    getApiSlowSubscriptionsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    putApiSlowSubscriptionsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description time QoS 1/2 deliveries until acknowledged */
+                    enable?: boolean;
+                    /** @description whole: received to acknowledged; internal: received to sent (queue time); response: sent to acknowledged */
+                    statsType?: "whole" | "internal" | "response";
+                    /** @description ms: latencies below it are not recorded */
+                    threshold?: number;
+                    /** @description records kept */
+                    topK?: number;
+                    /** @description seconds a record stays without a new latency above the threshold */
+                    window?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
     getApiSparkplugGroups: {
         parameters: {
             query?: never;
@@ -6651,6 +6851,159 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    getApiTopicMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    postApiTopicMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an MQTT topic filter, e.g. sensors/+/temp or alerts/# */
+                    filter: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    getApiTopicMetricsFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                filter: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description not found, or not in the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deleteApiTopicMetricsFilter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                filter: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description not found, or not in the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    putApiTopicMetricsFilterReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                filter: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description not found, or not in the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    putApiTopicMetricsReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
         };
     };
     getApiUsers: {

@@ -31,6 +31,8 @@ import { Schemas } from './pages/schemas.js';
 import { Delayed } from './pages/delayed.js';
 import { ClientPage } from './pages/client.js';
 import { TopicTree } from './pages/topic-tree.js';
+import { TopicMetrics } from './pages/topic-metrics.js';
+import { SlowSubs } from './pages/slow-subs.js';
 
 /** The navigation's groups, in order. */
 export const GROUPS = /** @type {const} */ (['Monitor', 'Clients', 'Messaging', 'Integration', 'Access control', 'Platform', 'System']);
@@ -43,6 +45,8 @@ export const GROUPS = /** @type {const} */ (['Monitor', 'Clients', 'Messaging', 
 export const PAGES = [
   { group: 'Monitor', id: 'overview', title: 'Overview', page: Overview },
   { group: 'Monitor', id: 'cluster', title: 'Cluster', page: Cluster },
+  { group: 'Monitor', id: 'topic-metrics', title: 'Topic metrics', page: TopicMetrics },
+  { group: 'Monitor', id: 'slow-subs', title: 'Slow subscribers', page: SlowSubs },
   { group: 'Monitor', id: 'watch', title: 'Watch', page: LiveMessages },
   { group: 'Monitor', id: 'logs', title: 'Logs', page: Logs },
   { group: 'Clients', id: 'connections', title: 'Connections', page: Connections },

@@ -3,7 +3,7 @@
 // in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
 import { PROXY_MODES } from '../broker/proxy-protocol.ts';
-import { aclRules, addresses, boolean, bridges, cidrs, httpUrl, integer, oneOf, port, rewriteRules, string, stringMap, users, type Checker } from './validators.ts';
+import { aclRules, addresses, boolean, bridges, cidrs, httpUrl, integer, oneOf, port, rewriteRules, string, stringMap, topicFilters, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -210,6 +210,13 @@ export const KEYS = Object.freeze([
   fixed('schemaRegistry.maxWaitingMessages', integer(1, 1_000_000), 10_000, 'PUBLISHes per worker waiting for (or being decoded by) the schema check pool at most (1..1000000); past it a PUBLISH is checked inline, like past schemaRegistry.maxWaitingBytes.'),
   fixed('schemaRegistry.timeout', integer(1, 60_000), 1000, 'Milliseconds a pool thread may take on one schema check (1..60000); a batch whose thread stops beating for 3x this (plus 500 ms) is aborted and its thread ended: its messages are handled per schemaRegistry.onPoolFailure.'),
   fixed('schemaRegistry.onPoolFailure', oneOf(['refuse', 'pass']), 'refuse', 'What an offloaded schema check answers when its batch fails as a whole (the pool thread died, ran out of memory or passed schemaRegistry.timeout): refuse (as a payload that does not decode: v5 QoS 1/2 0x99, else dropped) or pass (routed unchecked). Counted in spindle_schema_check_offload_failures_total{outcome}.'),
+  fixed('topicMetrics.filters', topicFilters(), [], 'Topic filters (wildcards allowed) whose messages are counted from the start: in and out by QoS, bytes, dropped (docs/features/topic-metrics.md); more are created through POST /api/topic-metrics. Environment: JSON.'),
+  fixed('topicMetrics.max', integer(1, 10_000), 512, 'Topic filters with topic metrics at most, the configuration\'s and the admin API\'s together (1..10000); a creation past it is refused with 409 (field filter), counted in spindle_topic_metrics_refused_total.'),
+  fixed('slowSubs.enable', boolean(), false, 'Slow subscribers (docs/features/slow-subscribers.md): time every QoS 1/2 delivery until its PUBACK or PUBCOMP and keep the slowest clients per topic. Changed at run time by PUT /api/slow-subscriptions/settings.'),
+  fixed('slowSubs.threshold', integer(0, 3_600_000), 500, 'Milliseconds: a delivery latency below it is not recorded (0..3600000).'),
+  fixed('slowSubs.topK', integer(1, 1000), 10, 'Records in the slow subscriber top list at most (1..1000), per worker and merged; a slower latency pushes out the fastest record, counted in spindle_slow_subs_evicted_total.'),
+  fixed('slowSubs.window', integer(1, 86_400), 300, 'Seconds a slow subscriber record stays without a new latency above the threshold (1..86400).'),
+  fixed('slowSubs.statsType', oneOf(['whole', 'internal', 'response']), 'whole', 'What a latency measures: whole (the broker received the message to the subscriber acknowledged it), internal (received to sent: time queued), response (sent to acknowledged).'),
   fixed('banned.maxEntries', integer(1, 10_000_000), 100_000, 'Most bans held (client ids, usernames, addresses and CIDR blocks together; 1..10000000). A ban past it is refused with 409 (counted in spindle_banned_refused_adds_total); flapping bans past it are logged and counted there too.'),
   fixed('banned.sweepInterval', integer(1, 86400), 60, 'Seconds between sweeps of expired bans (1..86400). An expired ban never refuses a client, swept or not.'),
   fixed('flapping.enable', boolean(), false, 'Flapping detection: a client id that connects more than flapping.maxCount times within flapping.window seconds (on any worker of the node) is banned for flapping.banTime seconds (a normal ban, by "flapping": replicated and kicking).'),

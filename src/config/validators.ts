@@ -5,6 +5,7 @@
 import { RATE_LIMIT_RANGES, rateLimitProblem, type RateLimit } from '../broker/rate-limit.ts';
 import { trustedProblem } from '../broker/proxy-protocol.ts';
 import { aclPatternProblem } from '../auth/acl-pattern.ts';
+import { topicFilterProblem } from '../auth/topic-filter.ts';
 import { passwordHashProblem } from '../auth/password.ts';
 import { parseBridgeConfig, type BridgeConfig } from '../bridges/bridge-config.ts';
 import { BridgeConfigError } from '../bridges/errors.ts';
@@ -100,6 +101,26 @@ export function string(options: { nonEmpty?: boolean; pattern?: RegExp; patternT
       if (options.nonEmpty === true && value === '') return reject('must not be empty');
       if (options.pattern !== undefined && !options.pattern.test(value)) return reject(`${options.patternText ?? `must match ${options.pattern}`}, got ${shown(value)}`);
       return accept(value);
+    },
+  };
+}
+
+/** Topic filters (topicMetrics.filters): each valid, none twice. Environment: JSON. */
+export function topicFilters(): Checker<string[]> {
+  return {
+    kind: 'json',
+    check(value) {
+      if (!Array.isArray(value)) return reject(`expected a list of topic filters, got ${shown(value)}`);
+      const seen = new Set<string>();
+      for (let i = 0; i < value.length; i++) {
+        const v: unknown = value[i];
+        if (typeof v !== 'string') return reject(`expected a topic filter, got ${shown(v)}`, `[${i}]`);
+        const problem = topicFilterProblem(v);
+        if (problem) return reject(problem, `[${i}]`);
+        if (seen.has(v)) return reject(`${v} is listed twice`, `[${i}]`);
+        seen.add(v);
+      }
+      return accept([...(value as string[])]);
     },
   };
 }

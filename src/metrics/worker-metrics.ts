@@ -7,6 +7,7 @@ import { SIZE_BUCKETS, type EndpointStatsSnapshot } from '../stats/endpoint-stat
 import type { EndpointSnapshot, WorkerMetricsSnapshot } from '../worker/ops/metrics.ts';
 import { MetricSet, type Labels } from './metric-json.ts';
 import { REVOKED_HELP, REQUESTS_HELP } from '../features/revocation/metrics.ts';
+import { topicMetricsSeries } from '../features/topic-metrics/series.ts';
 
 const QOS = [0, 1, 2] as const;
 
@@ -106,6 +107,7 @@ export function brokerMetrics(snap: WorkerMetricsSnapshot, set: MetricSet): void
     if (e.psk) for (const result of ['ok', 'unknown_identity', 'failed'] as const) set.counter('spindle_tls_psk_handshakes_total', '', s.pskHandshakes[result], { endpoint: e.id, result });
   }
   revocationMetrics(snap, set);
+  topicMetricsSeries(snap.topics, set);
 }
 
 /** Certificate revocation (src/features/revocation) per TLS endpoint that checks it. */

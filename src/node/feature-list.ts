@@ -17,6 +17,8 @@ import { exclusive } from '../features/exclusive/index.ts';
 import { schemaRegistry } from '../features/schema-registry/index.ts';
 import { delayed } from '../features/delayed/index.ts';
 import { otel } from '../features/otel/index.ts';
+import { topicMetrics } from '../features/topic-metrics/index.ts';
+import { slowSubs } from '../features/slow-subs/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   // First: its log export sees the others start, and it stops last, sending what is left.
@@ -35,6 +37,8 @@ export const FEATURES: readonly Feature[] = [
   exclusive,
   schemaRegistry,
   delayed,
+  topicMetrics,
+  slowSubs,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

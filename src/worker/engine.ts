@@ -12,6 +12,7 @@ import type { PostRetained } from '../router/retained-changes.ts';
 import { SessionTable } from '../engine/session/session-table.ts';
 import type { NodeClaims } from '../engine/session/node-handover.ts';
 import { Outbox, type Shedding } from '../engine/session/outbox.ts';
+import { NO_TOPIC_METER, type AckMeter, type TopicMeter } from '../engine/session/meters.ts';
 import { Wills } from '../engine/session/wills.ts';
 import type { Persistence } from '../engine/session/persistence.ts';
 import type { Session, SessionLimits } from '../engine/session/session.ts';
@@ -76,6 +77,10 @@ export interface EngineDeps {
   readonly delayed?: DelayedPublishes;
   /** QoS 0 shedding to slow clients while overloaded (none when not given). */
   readonly shedding?: Shedding;
+  /** Topic metrics (src/features/topic-metrics; none when not given). */
+  readonly topics?: TopicMeter;
+  /** Slow subscribers (src/features/slow-subs; none when not given). */
+  readonly acks?: AckMeter;
 }
 
 export interface Engine {
@@ -118,7 +123,7 @@ export function createEngine(deps: EngineDeps): Engine {
   router.setRetainedLimits({ maxCount: limits.maxRetainedMessages, maxPayload: limits.maxRetainedPayloadSize, defaultExpiryMs: retainedDefaultExpiryMs });
   if (persistence) persistence.retainedDefaultExpiryMs = retainedDefaultExpiryMs;
   const events = deps.events ?? NO_EVENTS;
-  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding);
+  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding, deps.topics, deps.acks);
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
   const sessions: SessionTable = new SessionTable({
     workerId,
@@ -168,6 +173,7 @@ export function createEngine(deps: EngineDeps): Engine {
     ackGates: deps.ackGates ?? NO_ACK_GATES,
     overload: deps.overload ?? { refusing: false, refused: 0 },
     delayed: deps.delayed ?? NO_DELAYED,
+    topics: deps.topics ?? NO_TOPIC_METER,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

@@ -20,6 +20,8 @@ import type { ExclusiveWorkerState } from '../features/exclusive/worker-exclusiv
 import type { ExclusiveNote, ExclusiveReply } from '../features/exclusive/types.ts';
 import type { DelayedReply, DelayedWorkerState } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
+import type { TopicMetricsWorkerState } from '../features/topic-metrics/types.ts';
+import type { SlowSubsWorkerState } from '../features/slow-subs/types.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -69,6 +71,10 @@ export interface WorkerStates {
   schemaRegistry: SchemaWorkerState;
   /** Delayed publish on or off, and its longest delay (src/features/delayed). */
   delayed: DelayedWorkerState;
+  /** The filters with topic metrics (src/features/topic-metrics). */
+  topicMetrics: TopicMetricsWorkerState;
+  /** Slow subscriber settings (src/features/slow-subs). */
+  slowSubs: SlowSubsWorkerState;
 }
 
 

@@ -35,6 +35,8 @@ import { WorkerLogTopics } from '../features/tracing/worker-log-topics.ts';
 import { WorkerTraces } from '../features/tracing/worker-traces.ts';
 import { WorkerBans } from '../features/bans/worker-bans.ts';
 import { WorkerRewrite } from '../features/rewrite/worker-rewrite.ts';
+import { WorkerTopicMetrics } from '../features/topic-metrics/worker-topic-metrics.ts';
+import { WorkerSlowSubs } from '../features/slow-subs/worker-slow-subs.ts';
 import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
 import { CheckStage } from '../features/schema-registry/worker/check-stage.ts';
@@ -173,6 +175,10 @@ const delayed = new WorkerDelayed((p) => post({ t: 'delayed-accepts', ...p }), (
 const bans = new WorkerBans(log, rules);
 // Topic rewrite (src/features/rewrite): the handlers read its rules before the ACL.
 const rewrite = new WorkerRewrite();
+// Topic metrics (src/features/topic-metrics): per-filter counts on the data path while any filter
+// is configured. Slow subscribers (src/features/slow-subs): acknowledgement latencies while enabled.
+const topicMetrics = new WorkerTopicMetrics();
+const slowSubs = new WorkerSlowSubs();
 // Exclusive subscriptions (src/features/exclusive): the node's table, shared by every worker.
 const exclusive = new WorkerExclusive((notes) => post({ t: 'exclusive-notes', notes }));
 // The schema registry (src/features/schema-registry): the rule SQL's codecs, and the topic checks
@@ -194,6 +200,8 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   payloadCheck: schemas,
   overload: overload.flag,
   shedding: overload.shedding,
+  topics: topicMetrics,
+  acks: slowSubs,
   nodes: nodeClaims,
   delayed,
   // A QoS 1/2 message another node wants is acknowledged once the cluster has it.
@@ -373,6 +381,8 @@ parentPort!.on('message', (msg: ToWorker) => {
       else if (msg.key === 'exclusive') exclusive.setState(msg.value);
       else if (msg.key === 'schemaRegistry') schemas.setState(msg.value);
       else if (msg.key === 'delayed') delayed.setState(msg.value);
+      else if (msg.key === 'topicMetrics') topicMetrics.setState(msg.value);
+      else if (msg.key === 'slowSubs') slowSubs.setState(msg.value);
       else processors.setState(msg.value);
       break;
     case 'policy-replies':
@@ -415,7 +425,7 @@ async function reloadAuthFiles(): Promise<void> {
   }
 }
 
-const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload, exclusive, delayed };
+const opsEnv: OpsEnv = { workerId, config, log, stats, router, sessions, persistence, proxies, connections, listeners, rules, logTopics, traces, processors, bridges, nodeClaims, sessionLimits, bans, clientDb, overload, exclusive, delayed, topicMetrics, slowSubs };
 
 /** Runs an operation the supervisor asked for and answers with its value or its error. */
 async function runOp(id: number, op: string, args: unknown): Promise<void> {

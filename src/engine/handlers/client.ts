@@ -22,6 +22,7 @@ import type { SessionTable } from '../session/session-table.ts';
 import type { Outbox } from '../session/outbox.ts';
 import type { ProxyEnv } from '../session/proxy-subscriptions.ts';
 import type { EngineEvents } from '../session/events.ts';
+import type { TopicMeter } from '../session/meters.ts';
 import type { AuthFailureLimiter } from '../../auth/failure-limiter.ts';
 
 /** A packet handler may finish later (authentication, authorization, the store): the connection
@@ -173,6 +174,8 @@ export interface HandlerHost {
   readonly rewrite: { readonly current: TopicRewrite };
   /** Exclusive subscriptions (src/features/exclusive). */
   readonly exclusive: ExclusivePlaces;
+  /** Topic metrics (src/features/topic-metrics): asked per accepted PUBLISH only while `on`. */
+  readonly topics: TopicMeter;
 }
 
 /** The topic rewrite rules a worker applies before the ACL; without rules `active` is false and

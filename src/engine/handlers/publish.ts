@@ -296,6 +296,8 @@ function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId
 
 /** Routes (storing first what must be kept) and acknowledges an accepted message. */
 function publishAccepted(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  // Topic metrics (src/features/topic-metrics): one check without filters.
+  if (host.topics.on) host.topics.received(message.topic, message.qos, message.payload.length);
   if (message.retain && host.router.retainLimited) {
     const refusal = host.router.retainRefusal(message);
     if (refusal !== null) {
@@ -409,7 +411,10 @@ function dropEvent(host: HandlerHost, c: Client, m: Message, reason: string): vo
 /** Counts the message handled and acknowledges it: `matched` subscriptions got it (-1: a
  * processor dropped it, acknowledged like no subscriber). */
 function acknowledge(host: HandlerHost, c: Client, message: Message, packetId: number, matched: number): void {
-  if (matched === 0 && host.events.wants[EV.DROP]) dropEvent(host, c, message, 'no_subscribers');
+  if (matched === 0) {
+    if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'no_subscribers');
+    if (host.topics.on) host.topics.dropped(message.topic);
+  }
   c.endpoint.stats.publishDone(message);
   if (c.state === 'closed' || packetId === NO_ACK) return;
   const reason = matched <= 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0;

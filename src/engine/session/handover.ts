@@ -73,7 +73,7 @@ export function importState(state: SessionState, limits: SessionLimits): Session
     s.subscriptions.set(sub.filter, sub);
     if (sub.readChecked === true) s.readChecks++;
   }
-  for (const e of state.inflight) s.inflight.set(e.packetId, { message: msg(e.record), qos: e.qos, retain: e.retain, subscriptionIds: e.ids, packetId: e.packetId, state: e.state });
+  for (const e of state.inflight) s.inflight.set(e.packetId, { message: msg(e.record), qos: e.qos, retain: e.retain, subscriptionIds: e.ids, packetId: e.packetId, state: e.state, sentAt: 0 });
   for (const q of state.queue) s.queue.push({ message: msg(q.record), qos: q.qos, retain: q.retain, subscriptionIds: q.ids });
   for (const id of state.incomingQos2) s.incomingQos2.add(id);
   if (state.will) {

@@ -16,6 +16,7 @@ import type { Inflight, Session } from './session.ts';
 import type { SessionLink } from './link.ts';
 import { EV, NO_EVENTS, type EngineEvents } from './events.ts';
 import type { Message } from '../../broker/message.ts';
+import { NO_ACK_METER, NO_TOPIC_METER, type AckMeter, type TopicMeter } from './meters.ts';
 
 export interface OutboxLimits {
   /** QoS 1/2 messages in flight to a client at most (also bounded by its Receive Maximum). */
@@ -45,6 +46,10 @@ export class Outbox {
     /** Rule events: DELIVERED, ACK and DROP happen here. */
     private readonly events: EngineEvents = NO_EVENTS,
     private readonly shedding: Shedding = NO_SHEDDING,
+    /** Topic metrics: what is sent and dropped per configured filter (src/features/topic-metrics). */
+    private readonly topics: TopicMeter = NO_TOPIC_METER,
+    /** Slow subscribers: each QoS 1/2 delivery timed until acknowledged (src/features/slow-subs). */
+    private readonly acks: AckMeter = NO_ACK_METER,
   ) {}
 
   /** $EVENT.DROP: a message not delivered to `session`, with why. */
@@ -112,6 +117,7 @@ export class Outbox {
       // Overloaded: a slow client's QoS 0 goes first.
       this.shedding.shed++;
       this.stats.dropped.slowConsumer++;
+      if (this.topics.on) this.topics.dropped(d.message.topic);
       link.endpointStats.dropped.buffer_full++;
       if (this.events.wants[EV.DROP]) this.dropEvent(session, d.message, 'overload_shed');
       return;
@@ -122,6 +128,7 @@ export class Outbox {
       link.congested();
       if (d.qos === 0) {
         this.stats.dropped.slowConsumer++;
+        if (this.topics.on) this.topics.dropped(d.message.topic);
         link.endpointStats.dropped.buffer_full++;
         if (this.events.wants[EV.DROP]) this.dropEvent(session, d.message, 'slow_consumer');
       } else {
@@ -153,6 +160,7 @@ export class Outbox {
     if (isExpired(m, now)) {
       // [MQTT-3.3.2-5] an expired message is not delivered.
       this.stats.dropped.expired++;
+      if (this.topics.on) this.topics.dropped(m.topic);
       link.endpointStats.dropped.others++;
       if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'expired');
       if (packetId !== 0) session.inflight.delete(packetId);
@@ -172,6 +180,7 @@ export class Outbox {
     if (frame.length > link.maxPacketSize) {
       // [MQTT-3.1.2-25] too big for this client: dropped for it, as if sent.
       this.stats.dropped.tooLarge++;
+      if (this.topics.on) this.topics.dropped(m.topic);
       link.endpointStats.dropped.others++;
       if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'too_large');
       if (resend) session.inflight.delete(packetId);
@@ -180,8 +189,12 @@ export class Outbox {
     }
     if (d.qos > 0) {
       frame.writeUInt16BE(packetId, packetIdOffset(frame));
-      if (!resend) {
-        const entry: Inflight = { message: m, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish' };
+      if (resend) {
+        // A resend (DUP) after the session resumed: its latency counts from now.
+        const entry = session.inflight.get(packetId);
+        if (entry !== undefined) entry.sentAt = now;
+      } else {
+        const entry: Inflight = { message: m, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish', sentAt: now };
         session.inflight.set(packetId, entry);
         this.persistence?.deliveryState(session, m, 'inflight', packetId);
       }
@@ -189,6 +202,7 @@ export class Outbox {
     this.stats.messagesSent++;
     this.stats.publishSent[d.qos]++;
     this.stats.publishBytesSent[d.qos] += frame.length;
+    if (this.topics.on) this.topics.sent(m.topic, d.qos, m.payload.length);
     link.published(frame.length);
     if (!resend) this.stats.recordDelivery(now - m.receivedAt);
     link.write(frame);
@@ -205,6 +219,7 @@ export class Outbox {
     const dropped = session.queue.push(d);
     if (dropped !== undefined) {
       this.stats.dropped.queueFull++;
+      if (this.topics.on) this.topics.dropped(dropped.message.topic);
       const es = session.connection?.endpointStats ?? endpointStatsOfSlot(session.endpointSlot);
       if (es) es.dropped.buffer_full++;
       if (this.events.wants[EV.DROP]) this.dropEvent(session, dropped.message, 'queue_full');
@@ -215,6 +230,7 @@ export class Outbox {
   /** A message the client may not read (its ACL denies the topic under a wildcard it granted). */
   private dropUnreadable(session: Session, link: SessionLink, m: Message): void {
     this.stats.dropped.readDenied++;
+    if (this.topics.on) this.topics.dropped(m.topic);
     link.endpointStats.dropped.others++;
     if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'not_authorized');
     this.persistence?.delivered(session, m);
@@ -259,6 +275,7 @@ export class Outbox {
 
   private dropQos0Offline(session: Session, m: Message): void {
     this.stats.dropped.qos0Offline++;
+    if (this.topics.on) this.topics.dropped(m.topic);
     if (this.events.wants[EV.DROP]) this.dropEvent(session, m, 'client_disconnected');
     const es = endpointStatsOfSlot(session.endpointSlot) ?? session.connection?.endpointStats;
     if (es) es.dropped.client_disconnected++;
@@ -315,6 +332,7 @@ export class Outbox {
    * packet id and send what waits. */
   completed(session: Session, entry: Inflight): void {
     session.inflight.delete(entry.packetId);
+    if (this.acks.on && entry.sentAt > 0) this.acks.acked(session.clientId, entry.message.topic, entry.message.receivedAt, entry.sentAt, Date.now());
     if (this.events.wants[EV.ACK]) {
       const m = entry.message;
       this.events.emit('ACK', { clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: entry.qos, packet_id: entry.packetId, timestamp: Date.now(), publish_received_at: m.receivedAt });

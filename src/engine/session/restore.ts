@@ -51,7 +51,7 @@ export function storedSession(handle: number, parts: StoredParts, limits: Sessio
   for (const d of parts.deliveries) {
     const delivery = { message: fromStored(d.message, now), qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds.length ? d.subscriptionIds : null };
     if (d.state === 'queued' || d.packetId === 0 || s.inflight.has(d.packetId)) s.queue.push(delivery);
-    else s.inflight.set(d.packetId, { ...delivery, packetId: d.packetId, state: d.state === 'pubrel' ? 'pubrel' : 'publish' });
+    else s.inflight.set(d.packetId, { ...delivery, packetId: d.packetId, state: d.state === 'pubrel' ? 'pubrel' : 'publish', sentAt: 0 });
   }
   for (const id of parts.incomingQos2) s.incomingQos2.add(id);
   const will = stored.will;

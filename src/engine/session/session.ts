@@ -24,6 +24,9 @@ export interface Inflight extends Delivery {
   packetId: number;
   /** 'publish': waiting for PUBACK/PUBREC; 'pubrel': PUBREL sent, waiting for PUBCOMP. */
   state: 'publish' | 'pubrel';
+  /** Epoch ms of its last PUBLISH to the client (0: not sent on this worker yet: restored or
+   * handed over, sent again on resume). */
+  sentAt: number;
 }
 
 export interface Will {

@@ -21,6 +21,7 @@ import { overloadOps } from './overload.ts';
 import { exclusiveOps } from './exclusive.ts';
 import { rateLimitOps } from './rate-limits.ts';
 import { delayedOps } from './delayed.ts';
+import { topicMetricOps } from './topic-metrics.ts';
 
 export const OPS = {
   ...metricsOps,
@@ -42,6 +43,7 @@ export const OPS = {
   ...exclusiveOps,
   ...rateLimitOps,
   ...delayedOps,
+  ...topicMetricOps,
 } satisfies Record<string, Op>;
 
 type Ops = typeof OPS;

@@ -9,6 +9,7 @@ import type { WorkerStatsSnapshot } from '../../stats/worker-stats.ts';
 import { sysFilters } from '../../stats/worker-stats.ts';
 import { registerEndpointStats, type EndpointStatsSnapshot } from '../../stats/endpoint-stats.ts';
 import type { Op, OpsEnv } from './types.ts';
+import type { WorkerTopicCounts } from '../../features/topic-metrics/types.ts';
 
 /** The event-loop delay is reported over windows of this length (the last complete one). */
 export const LAG_WINDOW_MS = 10_000;
@@ -41,6 +42,8 @@ export interface WorkerMetricsSnapshot {
   endpoints: EndpointSnapshot[];
   heap: { used: number; total: number };
   eventLoopLag: EventLoopLag;
+  /** Topic metrics' counts (src/features/topic-metrics); null without filters. */
+  topics: WorkerTopicCounts | null;
 }
 
 /** Sampling interval of the monitor (ms); each recorded delay includes it, so it is subtracted. */
@@ -111,6 +114,7 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
     endpoints,
     heap: { used: heap.used_heap_size, total: heap.total_heap_size },
     eventLoopLag: lastWindow ?? readLag(),
+    topics: env.topicMetrics.on ? env.topicMetrics.read() : null,
   };
 }
 

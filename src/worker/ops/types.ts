@@ -25,6 +25,8 @@ import type { ProcessorStage } from '../../features/scripts/worker/stage.ts';
 import type { WorkerOverload } from '../../features/overload/worker-overload.ts';
 import type { WorkerExclusive } from '../../features/exclusive/worker-exclusive.ts';
 import type { WorkerDelayed } from '../../features/delayed/worker-delayed.ts';
+import type { WorkerTopicMetrics } from '../../features/topic-metrics/worker-topic-metrics.ts';
+import type { WorkerSlowSubs } from '../../features/slow-subs/worker-slow-subs.ts';
 
 export interface OpsEnv {
   readonly workerId: number;
@@ -51,6 +53,8 @@ export interface OpsEnv {
   readonly overload: WorkerOverload;
   readonly exclusive: WorkerExclusive;
   readonly delayed: WorkerDelayed;
+  readonly topicMetrics: WorkerTopicMetrics;
+  readonly slowSubs: WorkerSlowSubs;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types
