@@ -3,7 +3,7 @@
 // in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
 import { PROXY_MODES } from '../broker/proxy-protocol.ts';
-import { aclRules, addresses, boolean, bridges, cidrs, integer, oneOf, port, rewriteRules, string, users, type Checker } from './validators.ts';
+import { aclRules, addresses, boolean, bridges, cidrs, fraction, integer, oneOf, port, rewriteRules, string, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -212,6 +212,15 @@ export const KEYS = Object.freeze([
   fixed('sparkplug.enabled', boolean(), true, 'Keep the Sparkplug B state (docs/features/sparkplug.md): the births, deaths and data of edge nodes and devices under spBv1.0/, and the primary hosts\' STATE, copied from the workers to the main thread and read through /api/sparkplug and the console. false: nothing is copied (spb_decode() in rules works either way).'),
   fixed('sparkplug.maxEdgeNodes', integer(1, 1_000_000), 10_000, 'Most Sparkplug B edge nodes kept (1..1000000; hosts of spBv1.0/STATE are kept apart up to the same number). A new one past it is not kept, counted in spindle_sparkplug_dropped_total.'),
   fixed('sparkplug.maxDevicesPerNode', integer(1, 1_000_000), 1000, 'Most devices kept per Sparkplug B edge node (1..1000000). A new one past it is not kept, counted in spindle_sparkplug_dropped_total{what="device"}.'),
+  fixed('otel.traces.enabled', boolean(), false, 'OpenTelemetry traces of a message\'s path (docs/features/opentelemetry.md#traces): received, authorized, scripts, rules, routed, delivered per subscriber and acknowledged, exported over OTLP/HTTP (protobuf) to otel.traces.endpoint. Off: a PUBLISH costs one check.'),
+  fixed('otel.traces.endpoint', string({ pattern: /^https?:\/\/\S+$/, patternText: 'must be an http:// or https:// URL' }), 'http://127.0.0.1:4318/v1/traces', 'The OTLP/HTTP traces URL spans are sent to (protobuf), e.g. an OpenTelemetry Collector\'s http://host:4318/v1/traces.'),
+  fixed('otel.traces.headers', string({ pattern: /^$|^[!#$%&'*+.^_`|~0-9A-Za-z-]+=[^,]*(,[!#$%&'*+.^_`|~0-9A-Za-z-]+=[^,]*)*$/, patternText: 'must be name=value pairs separated by commas' }), '', 'HTTP headers sent with every export, `name=value` pairs separated by commas (e.g. `authorization=Bearer abc`); empty: none.'),
+  fixed('otel.traces.sampleRatio', fraction(), 0, 'The share of PUBLISHes traced (0..1; 0.01 is one in a hundred). Besides these, the messages of clients under a client trace are always traced, and with otel.traces.parentBased those whose traceparent user property is sampled.'),
+  fixed('otel.traces.parentBased', boolean(), true, 'A PUBLISH with a `traceparent` MQTT 5 user property is traced when its sampled flag is set, and not when it is clear (the ratio is not asked). false: the ratio decides for it too (a traced one still continues its trace).'),
+  fixed('otel.traces.maxQueueSize', integer(1, 1_000_000), 8192, 'Spans waiting for export at most (1..1000000), on the main thread and per worker per tick; past it spans are dropped, counted in spindle_otel_traces_spans_dropped_total.'),
+  fixed('otel.traces.maxExportBatchSize', integer(1, 100_000), 512, 'Most spans sent in one export request (1..100000).'),
+  fixed('otel.traces.scheduledDelayMs', integer(10, 600_000), 1000, 'Milliseconds between exports while spans wait (10..600000); a full batch leaves at once.'),
+  fixed('otel.traces.exportTimeoutMs', integer(100, 600_000), 10_000, 'Milliseconds an export request may take (100..600000); then it fails, its spans counted in spindle_otel_traces_spans_dropped_total{reason="export_failed"}.'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
   fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
   fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),

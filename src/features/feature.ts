@@ -15,6 +15,7 @@ import type { ClusterPart } from '../cluster/part.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
 import type { DelayedReply } from './delayed/types.ts';
 import type { DelayedPost } from './delayed/worker-delayed.ts';
+import type { SpanPost } from './otel-traces/span-record.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -41,6 +42,9 @@ export interface FeatureWorkers {
   onDelayedAccepts(fn: (worker: number, post: DelayedPost) => void): void;
   /** Answers a worker's delayed messages. */
   replyDelayed(worker: number, replies: DelayedReply[]): void;
+  /** OpenTelemetry traces (src/features/otel-traces): takes the spans the workers post, one post
+   * per worker per tick. */
+  onOtelSpans(fn: (post: SpanPost) => void): void;
 }
 
 /** What a main-thread manager whose worker half acts on its own tap handles needs of the node

@@ -16,6 +16,7 @@ import { rewrite } from '../features/rewrite/index.ts';
 import { exclusive } from '../features/exclusive/index.ts';
 import { schemaRegistry } from '../features/schema-registry/index.ts';
 import { delayed } from '../features/delayed/index.ts';
+import { otelTraces } from '../features/otel-traces/index.ts';
 
 export const FEATURES: readonly Feature[] = [
   scripts,
@@ -32,6 +33,7 @@ export const FEATURES: readonly Feature[] = [
   exclusive,
   schemaRegistry,
   delayed,
+  otelTraces,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

@@ -136,6 +136,7 @@ async function build(
     workers: {
       call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart,
       onDelayedAccepts: (fn) => supervisor.onDelayedAccepts(fn), replyDelayed: (w, replies) => supervisor.replyDelayed(w, replies),
+      onOtelSpans: (fn) => supervisor.onOtelSpans(fn),
     },
     routing: { newHandle: supervisor.newHandle, setTap: supervisor.setTap, removeTap: supervisor.removeTap },
     replicate: (kind, apply) => sync?.register({ kind, apply: async (id, doc) => apply(id, doc) }),

@@ -12,6 +12,7 @@ import type { BatchMessage, FromWorker } from '../worker/messages.ts';
 import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
 import type { DelayedReply } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
+import type { SpanPost } from '../features/otel-traces/span-record.ts';
 import type { StoredSession } from '../store/types.ts';
 import type { EndpointManager } from '../broker/endpoints.ts';
 import { createCounters, EndpointCounters } from '../broker/endpoint-counters.ts';
@@ -71,6 +72,8 @@ export class Supervisor {
   private nodeClaims: (worker: number, claims: NodeClaim[]) => void = (worker, claims) => this.answerNodeClaims(worker, claims.map((c) => ({ id: c.id, state: null })));
 
   /** Where the workers' delayed messages go (src/features/delayed); refused until it starts. */
+  /** Nothing exports spans until the OpenTelemetry traces feature takes them. */
+  private otelSpans: (post: SpanPost) => void = () => {};
   private delayedAccepts: (worker: number, post: DelayedPost) => void = (worker, p) => this.replyDelayed(worker, p.items.map((i) => ({ id: i.id, rc: 0x83 })));
 
   constructor(private readonly config: BrokerConfig, private readonly log: Logger, private readonly routerName = 'default') {
@@ -104,6 +107,12 @@ export class Supervisor {
     else if (msg.t === 'policy-questions') this.policyQuestions(worker, msg.questions);
     else if (msg.t === 'node-claims') this.nodeClaims(worker, msg.claims);
     else if (msg.t === 'delayed-accepts') this.delayedAccepts(worker, msg);
+    else if (msg.t === 'otel-spans') this.otelSpans(msg);
+  }
+
+  /** Takes the spans the workers post (src/features/otel-traces). */
+  onOtelSpans(fn: (post: SpanPost) => void): void {
+    this.otelSpans = fn;
   }
 
   /** Takes the delayed messages the workers post (src/features/delayed). */

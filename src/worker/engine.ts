@@ -22,6 +22,7 @@ import { NO_ACK_GATES, NO_DELAYED, NO_PAYLOAD_CHECK, NO_TRANSFORMS, NO_EXCLUSIVE
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
+import { NO_TRACER, type MessageTracer } from '../broker/trace-context.ts';
 import type { AuthFailureLimiter } from '../auth/failure-limiter.ts';
 
 /** What the engine needs from its thread. */
@@ -76,6 +77,8 @@ export interface EngineDeps {
   readonly delayed?: DelayedPublishes;
   /** QoS 0 shedding to slow clients while overloaded (none when not given). */
   readonly shedding?: Shedding;
+  /** OpenTelemetry traces of sampled messages (off when not given). */
+  readonly tracer?: MessageTracer;
 }
 
 export interface Engine {
@@ -118,7 +121,8 @@ export function createEngine(deps: EngineDeps): Engine {
   router.setRetainedLimits({ maxCount: limits.maxRetainedMessages, maxPayload: limits.maxRetainedPayloadSize, defaultExpiryMs: retainedDefaultExpiryMs });
   if (persistence) persistence.retainedDefaultExpiryMs = retainedDefaultExpiryMs;
   const events = deps.events ?? NO_EVENTS;
-  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding);
+  const tracer = deps.tracer ?? NO_TRACER;
+  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding, tracer);
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
   const sessions: SessionTable = new SessionTable({
     workerId,
@@ -168,6 +172,7 @@ export function createEngine(deps: EngineDeps): Engine {
     ackGates: deps.ackGates ?? NO_ACK_GATES,
     overload: deps.overload ?? { refusing: false, refused: 0 },
     delayed: deps.delayed ?? NO_DELAYED,
+    tracer,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

@@ -19,6 +19,7 @@ import type { RewriteWorkerState } from '../features/rewrite/rules.ts';
 import type { ExclusiveWorkerState } from '../features/exclusive/worker-exclusive.ts';
 import type { DelayedReply, DelayedWorkerState } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
+import type { SpanPost } from '../features/otel-traces/span-record.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -118,6 +119,8 @@ export type FromWorker =
   | { t: 'node-claims'; claims: NodeClaim[] }
   /** Delayed messages to store, and the worker's refusals, one post per tick (src/features/delayed). */
   | ({ t: 'delayed-accepts' } & DelayedPost)
+  /** Spans of sampled messages (OpenTelemetry traces), one post per tick (src/features/otel-traces). */
+  | ({ t: 'otel-spans' } & SpanPost)
   | { t: 'stopped' };
 
 /** An error of a worker operation: a domain error's plain form (src/errors/domain-error.ts). */

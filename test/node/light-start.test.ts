@@ -73,6 +73,11 @@ test('the broker starts without importing a driver library: each loads with the 
   assert.deepEqual(reached, []);
 });
 
+/** The @opentelemetry packages of `packages`, each with its chain. */
+function otelPackages(packages: Map<string, string[]>): string[] {
+  return [...packages].filter(([p]) => p.startsWith('@opentelemetry/')).map(([p, chain]) => `${p}: ${chain.join(' > ')}`);
+}
+
 
 // A worker thread routes messages: it has no use for the admin API's schema checks (Ajv, compiling
 // them at load). Loading the endpoint schema in a worker once cost a third of its QoS 0 fan-in
@@ -84,4 +89,7 @@ test("a worker thread does not import the admin API's schema checker, nor a deco
   assert.ok(packages.has('uWebSockets.js'), 'the walk sees the packages worker.ts does import');
   const reached = ['ajv', 'protobufjs', 'avsc', 'pkijs', 'ldapts'].filter((d) => packages.has(d)).map((d) => `${d}: ${packages.get(d)!.join(' > ')}`);
   assert.deepEqual(reached, []);
+  // Issue 30: the OpenTelemetry SDK is the main thread's, loaded when an export starts; a worker
+  // records its spans as plain records (src/features/otel-traces/span-record.ts).
+  assert.deepEqual(otelPackages(packages), []);
 });

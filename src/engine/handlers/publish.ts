@@ -9,6 +9,7 @@ import { ack, PUBACK, PUBREC } from '../../protocol/send.ts';
 import { tooManyLevels } from '../../protocol/topic-levels.ts';
 import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
+import { formatTraceparent, withTraceContext, type MessageTrace } from '../../broker/trace-context.ts';
 import { EV } from '../session/events.ts';
 import { THROTTLE } from '../../broker/rate-limit.ts';
 import { pauseUntil, throttled } from './throttle.ts';
@@ -113,6 +114,7 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
     // Declared here, set later: every Message has the same shape (hidden class) on the hot path.
     storeId: undefined,
     seq: undefined,
+    trace: undefined,
   };
   c.endpoint.stats.publishStart(message);
 
@@ -131,6 +133,8 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
     refusePublish(c, qos, packetId);
     return;
   }
+  // OpenTelemetry traces (src/features/otel-traces): off, this one check.
+  if (host.tracer.enabled) host.tracer.received(c, message);
   if (!c.authorizer.allowsEverything) {
     const allowed = c.authorizer.authorize(c.identity, 'publish', topic);
     if (typeof allowed !== 'boolean') {
@@ -145,6 +149,11 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
 
 function finishPublish(host: HandlerHost, c: Client, message: Message, packetId: number, allowed: boolean): void {
   if (c.state === 'closed') return;
+  const trace = message.trace;
+  if (trace !== undefined) {
+    host.tracer.authorized(trace, allowed);
+    if (!allowed) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, 'not_authorized');
+  }
   if (!allowed) {
     c.identity.tenant?.denied();
     host.stats.aclDenied++;
@@ -157,6 +166,7 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
   // Schema checks on topic filters: a payload that does not decode is refused. None: this check.
   const check = host.payloadCheck;
   if (check.active && check.refuses(message.topic, message.payload, c.version)) {
+    if (trace !== undefined) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, 'payload_format_invalid');
     refuseInvalidPayload(host, c, message, packetId);
     return;
   }
@@ -189,6 +199,7 @@ const NO_ACK = -1;
  */
 function transformThenPublish(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   c.transforming++;
+  if (message.trace !== undefined) host.tracer.scriptsStart(message.trace);
   if (message.qos === 0 && c.publishChain === null) {
     // Still counted in the pipeline's bound: a publisher faster than the processors is paused.
     if (++c.publishPending === host.config.limits.receiveMaximum) c.pauseReading();
@@ -222,6 +233,7 @@ function transformedFor(host: HandlerHost): TransformDone<Client> {
 }
 
 function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId: number, out: Message | Message[] | null): void {
+  if (message.trace !== undefined) traceOutputs(host, message.trace, out);
   if (out === null || (Array.isArray(out) && out.length === 0)) {
     if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'dropped_by_processor');
     acknowledge(host, c, message, packetId, -1);
@@ -235,19 +247,36 @@ function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId
   c.endpoint.stats.publishDone(message);
 }
 
+/** What the processors made of a traced message is traced on: the same trace, and the broker's
+ * traceparent in what MQTT 5 subscribers receive. */
+function traceOutputs(host: HandlerHost, t: MessageTrace, out: Message | Message[] | null): void {
+  const made = out === null ? [] : Array.isArray(out) ? out : [out];
+  host.tracer.scripts(t, made.length);
+  for (const m of made) {
+    if (m.trace === t) continue;
+    m.trace = t;
+    m.props = withTraceContext(m.props, formatTraceparent(t.traceId, t.spanId), t.tracestate);
+  }
+}
+
 /** Routes (storing first what must be kept) and acknowledges an accepted message. */
 function publishAccepted(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  const trace = message.trace;
   if (message.retain && host.router.retainLimited) {
     const refusal = host.router.retainRefusal(message);
     if (refusal !== null) {
+      if (trace !== undefined) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, `retained_${refusal}`);
       refuseRetained(host, c, message, packetId, refusal);
       return;
     }
   }
+  if (trace !== undefined) host.tracer.routing(trace);
   const persistence = host.persistence;
   if (persistence === null || (message.qos === 0 && !message.retain && c.publishChain === null)) {
     // Nothing to keep: route and acknowledge now (or once accepted elsewhere).
-    acknowledgeRouted(host, c, message, packetId, host.router.publish(message, c.session!.handle, c.clientHash));
+    const matched = host.router.publish(message, c.session!.handle, c.clientHash);
+    if (trace !== undefined) host.tracer.routed(trace, matched);
+    acknowledgeRouted(host, c, message, packetId, matched);
     return;
   }
   // With a store, what must be kept is stored before the message is delivered or acknowledged
@@ -260,6 +289,7 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
     // Nothing stored unless a persistent session gets it: then this is the plain fast path.
     const done = host.router.publishOrRoute(message, c.session!.handle, c.clientHash, persistence.keeps);
     if (typeof done === 'number') {
+      if (trace !== undefined) host.tracer.routed(trace, done);
       acknowledgeRouted(host, c, message, packetId, done);
       return;
     }
@@ -267,6 +297,7 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
   } else {
     routed = host.router.route(message, c.session!.handle, c.clientHash);
   }
+  if (trace !== undefined) host.tracer.routed(trace, routed.length);
   const { stored, finish } = storeFirst(host, c, message, packetId, routed);
   const before = c.publishChain;
   if (before === null && stored === undefined) {
@@ -351,6 +382,7 @@ function dropEvent(host: HandlerHost, c: Client, m: Message, reason: string): vo
  * processor dropped it, acknowledged like no subscriber). */
 function acknowledge(host: HandlerHost, c: Client, message: Message, packetId: number, matched: number): void {
   if (matched === 0 && host.events.wants[EV.DROP]) dropEvent(host, c, message, 'no_subscribers');
+  if (message.trace !== undefined) host.tracer.finished(message.trace, c.clientId, message.topic, message.qos, matched);
   c.endpoint.stats.publishDone(message);
   if (c.state === 'closed' || packetId === NO_ACK) return;
   const reason = matched <= 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0;

@@ -16,6 +16,7 @@ import type { Inflight, Session } from './session.ts';
 import type { SessionLink } from './link.ts';
 import { EV, NO_EVENTS, type EngineEvents } from './events.ts';
 import type { Message } from '../../broker/message.ts';
+import { NO_TRACER, type MessageTracer } from '../../broker/trace-context.ts';
 
 export interface OutboxLimits {
   /** QoS 1/2 messages in flight to a client at most (also bounded by its Receive Maximum). */
@@ -45,6 +46,8 @@ export class Outbox {
     /** Rule events: DELIVERED, ACK and DROP happen here. */
     private readonly events: EngineEvents = NO_EVENTS,
     private readonly shedding: Shedding = NO_SHEDDING,
+    /** OpenTelemetry traces: deliveries and acknowledgements of sampled messages. */
+    private readonly tracer: MessageTracer = NO_TRACER,
   ) {}
 
   /** $EVENT.DROP: a message not delivered to `session`, with why. */
@@ -178,10 +181,11 @@ export class Outbox {
       this.persistence?.delivered(session, m);
       return;
     }
+    let entry: Inflight | null = null;
     if (d.qos > 0) {
       frame.writeUInt16BE(packetId, packetIdOffset(frame));
       if (!resend) {
-        const entry: Inflight = { message: m, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish' };
+        entry = { message: m, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish' };
         session.inflight.set(packetId, entry);
         this.persistence?.deliveryState(session, m, 'inflight', packetId);
       }
@@ -192,6 +196,7 @@ export class Outbox {
     link.published(frame.length);
     if (!resend) this.stats.recordDelivery(now - m.receivedAt);
     link.write(frame);
+    if (m.trace !== undefined && !resend) this.tracer.delivered(m.trace, session.clientId, d.qos, packetId, entry);
     if (this.events.wants[EV.DELIVERED]) {
       this.events.emit('DELIVERED', { clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: d.qos, retain: d.retain, dup: resend, packet_id: packetId, timestamp: now, publish_received_at: m.receivedAt });
     }
@@ -315,6 +320,7 @@ export class Outbox {
    * packet id and send what waits. */
   completed(session: Session, entry: Inflight): void {
     session.inflight.delete(entry.packetId);
+    if (entry.message.trace !== undefined) this.tracer.acknowledged(entry.message.trace, session.clientId, entry);
     if (this.events.wants[EV.ACK]) {
       const m = entry.message;
       this.events.emit('ACK', { clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: entry.qos, packet_id: entry.packetId, timestamp: Date.now(), publish_received_at: m.receivedAt });
