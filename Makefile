@@ -84,7 +84,7 @@ test-rust:
 	cargo test -p spindle-core --release
 
 # The test files in three tiers, by the "// needs:" line of each file's first comment block (none:
-# unit; broker, nats, mosquitto, chromium, helm, slapd: e2e; a shared server such as postgresql or kafka:
+# unit; broker, nats, mosquitto, chromium, helm, slapd, otelcol: e2e; a shared server such as postgresql or kafka:
 # services). scripts/test-tier.ts runs the ensure scripts of what the tier's files declare, then
 # NODE_TEST on them; test/helpers/tiers.test.ts fails when a declaration and the file's imports
 # disagree. FILES runs some files of the tier, e.g. make test-services FILES=test/store/postgres.test.ts

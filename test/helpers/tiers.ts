@@ -5,7 +5,7 @@
 //
 // No such line: a unit test (make test-unit): no broker and no server to start, nothing beyond
 // this machine (a stub the test serves itself on 127.0.0.1 is fine). Only `broker`, `nats`,
-// `mosquitto`, `chromium`, `haproxy` (all started by the test itself, on free ports), `helm` (programs the
+// `mosquitto`, `chromium`, `haproxy`, `otelcol` (all started by the test itself, on free ports), `helm` (programs the
 // test runs, installed by their ensure script) or `deb` (a Debian 12 chroot the test installs the
 // package in, its broker in a network namespace of its own): an end-to-end test (make test-e2e).
 // Any shared server (postgresql, redis, kafka, ...): a services test (make test-services), and
@@ -36,6 +36,7 @@ export const NEEDS = {
   'ocsp-responder': { tier: 'e2e', ensure: 'ensure-system-packages.sh', what: "OpenSSL's command line: a test CA, CRLs, and its OCSP responder (`openssl ocsp -index ... -port`), started by the test on a free port (helpers/ocsp-pki.ts); mosquitto_pub with client certificates" },
   haproxy: { tier: 'e2e', ensure: 'ensure-haproxy.sh', what: "Debian's HAProxy, started by the PROXY protocol tests on free ports in front of a broker (helpers/haproxy.ts)" },
   slapd: { tier: 'e2e', ensure: 'ensure-slapd.sh', what: "Debian's OpenLDAP server and ldap-utils: the LDAP policy tests start their own slapd on free ports (helpers/slapd.ts)" },
+  otelcol: { tier: 'e2e', ensure: 'ensure-otelcol.sh', what: 'an OpenTelemetry Collector (OTLP receiver, file exporter) built from scripts/otelcol/, started by the OpenTelemetry tests on free ports (helpers/otelcol.ts)' },
   deb: { tier: 'e2e', ensure: 'ensure-deb-tools.sh', what: 'dpkg-dev, lintian, debootstrap and mosquitto-clients: make deb and a Debian 12 chroot the test installs the package in (helpers/debian-root.ts)' },
   postgresql: { tier: 'services', ensure: 'ensure-databases.sh', what: 'PostgreSQL on 127.0.0.1:5432 (store/databases.ts PG_URL)' },
   mariadb: { tier: 'services', ensure: 'ensure-databases.sh', what: 'MariaDB on 127.0.0.1:3306 (store/databases.ts MYSQL_URL)' },
@@ -74,6 +75,7 @@ export const PROVIDERS: Record<string, readonly Need[] | Record<string, readonly
   'test/helpers/ocsp-pki.ts': ['ocsp-responder'],
   'test/helpers/haproxy.ts': ['haproxy'],
   'test/helpers/slapd.ts': ['slapd'],
+  'test/helpers/otelcol.ts': ['otelcol'],
   'test/helpers/kafka.ts': ['kafka'],
   'test/helpers/services.ts': {
     ensureRedis: ['redis'],

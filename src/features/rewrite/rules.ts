@@ -64,10 +64,14 @@ interface Compiled {
   parts: (string | number)[];
 }
 
-/** A level of the source filters' trie: its literal children by a hash of the level's text
- * (found without cutting the topic into strings), its `+` child, and the rules ending here. */
+/** A level of the source filters' trie: its literal children in an open-addressing table keyed
+ * by a hash of the level's text (found without cutting the topic into strings or calling a Map),
+ * its `+` child, and the rules ending here. */
 interface Node {
-  lit: Map<number, { level: string; node: Node }[]> | null;
+  /** Pairs (hash | 1, index in `kids`); 0: an empty slot. null: no literal child. */
+  table: Int32Array | null;
+  mask: number;
+  kids: { level: string; node: Node }[];
   single: Node | null;
   /** Rules whose filter has `#` here (matching this level's parent and below). */
   multi: number[];
@@ -75,13 +79,32 @@ interface Node {
   end: number[];
 }
 
-const newNode = (): Node => ({ lit: null, single: null, multi: [], end: [] });
+const newNode = (): Node => ({ table: null, mask: 0, kids: [], single: null, multi: [], end: [] });
 
-/** FNV-1a of topic[from, to) (32 bits). */
+/** FNV-1a of topic[from, to) (32 bits), never 0 (0 marks an empty slot). */
 function hashOf(topic: string, from: number, to: number): number {
-  let h = 0x811c9dc5;
+  let h = 0x811c9dc5 | 0;
   for (let i = from; i < to; i++) h = Math.imul(h ^ topic.charCodeAt(i), 0x01000193);
-  return h;
+  return h | 1;
+}
+
+/** Fills each node's table from its children (at most a third full, so probes stay short). */
+function seal(node: Node): void {
+  if (node.kids.length > 0) {
+    let size = 4;
+    while (size < node.kids.length * 3) size <<= 1;
+    node.mask = size - 1;
+    const table = (node.table = new Int32Array(size * 2));
+    node.kids.forEach((k, i) => {
+      const h = hashOf(k.level, 0, k.level.length);
+      let j = h & node.mask;
+      while (table[j * 2] !== 0) j = (j + 1) & node.mask;
+      table[j * 2] = h;
+      table[j * 2 + 1] = i;
+    });
+    for (const k of node.kids) seal(k.node);
+  }
+  if (node.single !== null) seal(node.single);
 }
 
 /** The rules of a worker, compiled once: their source filters in one trie, walked once per topic
@@ -108,6 +131,7 @@ export class CompiledRewrite {
       parts.push(r.destination.slice(last));
       return { on: r.action === 'publish' ? 1 : r.action === 'subscribe' ? 2 : 3, re: new RegExp(r.regex), parts };
     });
+    seal(this.root);
     this.count = rules.length;
     this.active = rules.length > 0;
   }
@@ -123,12 +147,8 @@ export class CompiledRewrite {
         node = node.single ??= newNode();
         continue;
       }
-      const h = hashOf(level, 0, level.length);
-      const lit = (node.lit ??= new Map<number, { level: string; node: Node }[]>());
-      const bucket = lit.get(h) ?? [];
-      lit.set(h, bucket);
-      let child = bucket.find((c) => c.level === level);
-      if (child === undefined) bucket.push((child = { level, node: newNode() }));
+      let child = node.kids.find((c) => c.level === level);
+      if (child === undefined) node.kids.push((child = { level, node: newNode() }));
       node = child.node;
     }
     node.end.push(rule);
@@ -160,16 +180,30 @@ export class CompiledRewrite {
   private walk(node: Node, topic: string, pos: number, first: boolean): void {
     // A filter starting with a wildcard matches no '$' topic.
     const wild = !first || topic.charCodeAt(0) !== 36;
-    if (wild) for (const r of node.multi) this.hits.push(r);
-    let end = topic.indexOf('/', pos);
-    if (end === -1) end = topic.length;
-    const last = end === topic.length;
-    if (node.lit !== null) {
-      const bucket = node.lit.get(hashOf(topic, pos, end));
-      if (bucket !== undefined) {
-        for (const c of bucket) {
-          if (c.level.length !== end - pos || !topic.startsWith(c.level, pos)) continue;
+    const multi = node.multi;
+    if (wild) for (let i = 0; i < multi.length; i++) this.hits.push(multi[i]);
+    // The level's end and its hash in one pass.
+    const len = topic.length;
+    let h = 0x811c9dc5 | 0;
+    let end = pos;
+    for (; end < len; end++) {
+      const ch = topic.charCodeAt(end);
+      if (ch === 47) break;
+      h = Math.imul(h ^ ch, 0x01000193);
+    }
+    h |= 1;
+    const last = end === len;
+    const table = node.table;
+    if (table !== null) {
+      const mask = node.mask;
+      for (let j = h & mask; ; j = (j + 1) & mask) {
+        const k = table[j * 2];
+        if (k === 0) break;
+        if (k !== h) continue;
+        const c = node.kids[table[j * 2 + 1]];
+        if (c.level.length === end - pos && topic.startsWith(c.level, pos)) {
           this.reach(c.node, topic, end, last);
+          break;
         }
       }
     }
@@ -179,8 +213,8 @@ export class CompiledRewrite {
   /** At `node` after a level that ended at `end`. */
   private reach(node: Node, topic: string, end: number, last: boolean): void {
     if (last) {
-      for (const r of node.end) this.hits.push(r);
-      for (const r of node.multi) this.hits.push(r); // 'a/#' matches 'a'
+      for (let i = 0; i < node.end.length; i++) this.hits.push(node.end[i]);
+      for (let i = 0; i < node.multi.length; i++) this.hits.push(node.multi[i]); // 'a/#' matches 'a'
     } else {
       this.walk(node, topic, end + 1, false);
     }
