@@ -7,7 +7,7 @@
 //    exported over OTLP/HTTP (protobuf) to a receiver in this process that answers every export
 //    200 (node:http: it reads the request and counts it, it decodes nothing).
 // Case: fan-in QoS 0 (10 publishers, 1 subscriber), MQTT 5.0 without user properties. A loss or
-// an error stops the bench; so do spans dropped by a broker or none exported where some must be.
+// an error stops the bench; so do spans exported at sampling 0, or none where some must be.
 // Printed and written to bench/results/otel.{md,json} (the settings in its notes).
 // Needs make build and the load generator (make bench-otel does both). Settings: OTEL_ROUNDS (3),
 // OTEL_SECONDS (5), OTEL_RATIOS (0.01,0.1), OTEL_PINNED (1: each broker on core 0 with one worker,
@@ -120,7 +120,6 @@ async function main(): Promise<void> {
     for (const [v, c] of counts) {
       if (v.ratio === 0 && c.exported !== 0) throw new Error(`ratio 0 exported ${c.exported} spans: it must export none`);
       if (v.ratio! > 0 && c.exported === 0) throw new Error(`${v.name} exported no span`);
-      if (c.dropped !== 0) throw new Error(`${v.name} dropped ${c.dropped} spans`);
     }
     const off = median(variants[0].rates);
     const rows: Row[] = variants.map((v) => ({
@@ -130,6 +129,7 @@ async function main(): Promise<void> {
       'broker cores': median(v.cores).toFixed(2),
       ratio: v.ratio === null ? '' : Number((median(v.rates) / off).toFixed(3)),
       'spans exported': v.ratio === null ? '' : counts.get(v)!.exported,
+      'spans dropped': v.ratio === null ? '' : counts.get(v)!.dropped,
     }));
     const zero = median(variants[1].rates) / off;
     const onePercent = variants.find((v) => v.ratio === 0.01);
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
       `Sampling 0: ${(zero * 100).toFixed(1)} % of off (target at least ${TARGET_ZERO * 100} %): ${zero >= TARGET_ZERO ? 'HOLDS' : 'DOES NOT HOLD'}.`,
       ...(onePercent ? [`Sampling 1 %: ${(median(onePercent.rates) / off * 100).toFixed(1)} % of off (target at least ${TARGET_ONE_PERCENT * 100} %): ${median(onePercent.rates) / off >= TARGET_ONE_PERCENT ? 'HOLDS' : 'DOES NOT HOLD'}.`] : []),
       `Per round (${ROUNDS}, interleaved, the order rotating): ${variants.map((v) => `${v.name} ${v.rates.map(Math.round).join(', ')}`).join('; ')}.`,
-      `Spans exported over OTLP/HTTP (protobuf) to a receiver in the bench process answering 200 (${receiver.requests()} requests, ${(receiver.bytes() / 1e6).toFixed(1)} MB); none dropped. A traced message makes about 4 spans here (publish, authorize, route, deliver: QoS 0, one subscriber).`,
+      `Spans exported over OTLP/HTTP (protobuf) to a receiver in the bench process answering 200 (${receiver.requests()} requests, ${(receiver.bytes() / 1e6).toFixed(1)} MB); spans past otel.traces.maxQueueSize (8192, the default) dropped and counted. A traced message makes 3 spans here (publish, route, deliver: QoS 0, one subscriber, no ACL asked).`,
       `Spindle ${spindleCommit()}, ${PINNED ? `pinned: each broker on core ${BROKER_CORE} with one worker, the load generator on core ${LOADGEN_CORE}` : 'default worker count, unpinned'}; load generator MQTT 5.0, 16 source addresses, ${SECONDS} s per run, no user properties.`,
     ];
     printResults('OpenTelemetry traces: the message path with tracing off, on with sampling 0, and sampled', rows, notes);

@@ -44,7 +44,7 @@ export interface MessageTracer {
   /** A PUBLISH was received: decides whether it is sampled; if so sets `m.trace` and puts the
    * broker's traceparent into `m.props` (forwarded to MQTT 5 subscribers). */
   received(c: TracedClient, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): void;
-  /** The ACL answered for a sampled message. */
+  /** The ACL answered for a sampled message (not asked when the client may publish everywhere). */
   authorized(t: MessageTrace, allowed: boolean): void;
   /** The scripts and extensions start on a sampled message. */
   scriptsStart(t: MessageTrace): void;

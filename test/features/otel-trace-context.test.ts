@@ -9,7 +9,7 @@ import { findTraceContext, formatTraceparent, parseTraceparent, withTraceContext
 import { DeliveryBatch, readBatch } from '../../src/router/batch.ts';
 import type { Message } from '../../src/broker/message.ts';
 import { WorkerOtelTraces } from '../../src/features/otel-traces/worker-otel-traces.ts';
-import type { SpanPost } from '../../src/features/otel-traces/span-record.ts';
+import { readSpans, type SpanPost } from '../../src/features/otel-traces/span-record.ts';
 import { hrTime, parseHeaders } from '../../src/features/otel-traces/exporter.ts';
 import { TRACEPARENT_FIELD, takeTraceparent, traceparentOf } from '../../src/rules/trace-output.ts';
 
@@ -96,11 +96,12 @@ test('sampling: a client under a client trace always; a traceparent decides when
   const m = { props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' };
   off.t.received({ clientId: 'c', traced: false }, m);
   assert.equal(m.trace, undefined, 'ratio 0: not sampled');
-  off.t.received({ clientId: 'c', traced: true }, m);
-  assert.ok(m.trace, 'a traced client: sampled');
-  assert.equal(m.trace.parentId, '');
-  assert.match(m.trace.traceId, /^[0-9a-f]{32}$/);
-  assert.deepEqual(findTraceContext(m.props!)?.parent, { traceId: m.trace.traceId, parentId: m.trace.spanId, sampled: true });
+  const traced = { props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' };
+  off.t.received({ clientId: 'c', traced: true }, traced);
+  assert.ok(traced.trace, 'a traced client: sampled');
+  assert.equal(traced.trace.parentId, '');
+  assert.match(traced.trace.traceId, /^[0-9a-f]{32}$/);
+  assert.deepEqual(findTraceContext(traced.props!)?.parent, { traceId: traced.trace.traceId, parentId: traced.trace.spanId, sampled: true });
 
   const sampled = { props: user('traceparent', `00-${TRACE}-${SPAN}-01`), trace: undefined as MessageTrace | undefined, topic: 't' };
   off.t.received({ clientId: 'c', traced: false }, sampled);
@@ -133,23 +134,31 @@ test("a traced message's spans leave in one post per tick, parented on the broke
   assert.equal(posts.length, 0, 'nothing before the end of the tick');
   await tick();
   assert.equal(posts.length, 1);
-  const [post] = posts;
-  assert.equal(post.dropped, 0);
-  assert.deepEqual(post.spans.map((s) => s.name), ['authorize', 'route', 'deliver', 'publish a/b']);
-  const root = post.spans[3];
+  assert.equal(posts[0].dropped, 0);
+  const first = readSpans(posts[0].spans);
+  assert.deepEqual(first.map((s) => s.name), ['authorize', 'route', 'deliver', 'publish a/b']);
+  const root = first[3];
   assert.equal(root.parentId, SPAN);
   assert.equal(root.remoteParent, true);
+  assert.equal(root.kind, 1, 'SERVER');
   assert.equal(root.spanId, tr.spanId);
-  for (const s of post.spans.slice(0, 3)) assert.equal(s.parentId, tr.spanId);
+  assert.deepEqual(root.attributes, { 'messaging.system': 'mqtt', 'messaging.operation.type': 'receive', 'messaging.destination.name': 'a/b', 'messaging.client.id': 'pub', 'spindle.qos': 1, 'spindle.matched': 1 });
+  assert.deepEqual(first[2].attributes, { 'messaging.client.id': 'sub', 'spindle.qos': 1, 'spindle.packet_id': 9 });
+  for (const s of first.slice(0, 3)) {
+    assert.equal(s.parentId, tr.spanId);
+    assert.equal(s.remoteParent, false);
+    assert.ok(s.end >= s.start);
+  }
   t.acknowledged(tr, 'sub', inflight);
   // Past the bound of 5 in one tick.
   for (let i = 0; i < 6; i++) t.routed(tr, 0);
   await tick();
   assert.equal(posts.length, 2);
-  assert.equal(posts[1].spans.length, 5);
+  const second = readSpans(posts[1].spans);
+  assert.equal(second.length, 5);
   assert.equal(posts[1].dropped, 2);
-  assert.equal(posts[1].spans[0].name, 'acknowledge (PUBACK)');
-  assert.equal(posts[1].spans[0].parentId, post.spans[2].spanId, 'the acknowledgement is a child of its delivery');
+  assert.equal(second[0].name, 'acknowledge (PUBACK)');
+  assert.equal(second[0].parentId, first[2].spanId, 'the acknowledgement is a child of its delivery');
 });
 
 test('a rule output carries its traceparent to the main thread, where it is taken off the output and kept beside it', () => {

@@ -27,6 +27,8 @@ before(async () => {
   collector = await startCollector();
   b = await startAdminBroker({
     otel: { traces: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/traces`, sampleRatio: 0, scheduledDelayMs: 20 } },
+    // An ACL, so that publishing is authorized (a client that may publish everywhere is not asked).
+    auth: { acl: [{ permission: 'deny', action: 'publish', topic: 'ot/denied/#' }] },
   });
   urls = await workerUrls(b);
 });
@@ -147,6 +149,30 @@ test('a rule with a webhook action: the HTTP request carries a traceparent of th
   } finally {
     await end(pub);
     server.close();
+  }
+});
+
+test('a publish the ACL denies: its authorize span says so, and the broker\'s span is an error', async () => {
+  const pub = await connect(urls[0], { protocolVersion: 5, clientId: 'ot-denied' });
+  try {
+    const traceId = hex(16);
+    const rc = await new Promise<number>((resolve, reject) => pub.publish('ot/denied/1', 'x', { qos: 1, properties: { userProperties: { traceparent: `00-${traceId}-${hex(8)}-01` } } }, (err, packet) => {
+      const code = (err as { code?: number } | undefined)?.code ?? (packet as { reasonCode?: number } | undefined)?.reasonCode;
+      if (typeof code === 'number') resolve(code);
+      else reject(err ?? new Error('no reason code'));
+    }));
+    assert.equal(rc, 0x87);
+    const spans = await collector.waitForSpans((all) => {
+      const mine = traceOf(all, traceId);
+      return mine.length === 2 ? mine : null;
+    });
+    const root = spans.find((s) => s.name === 'publish ot/denied/1')!;
+    assert.equal(root.status?.code, 2, 'ERROR');
+    assert.equal(root.attributes['spindle.refused'], 'not_authorized');
+    const [authorize] = childrenOf(spans, root, 'authorize');
+    assert.equal(authorize.attributes['spindle.acl.allowed'], false);
+  } finally {
+    await end(pub);
   }
 });
 

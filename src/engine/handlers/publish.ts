@@ -139,8 +139,12 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
     const allowed = c.authorizer.authorize(c.identity, 'publish', topic);
     if (typeof allowed !== 'boolean') {
       // The decision is not cached yet: the connection holds later packets until it is.
-      return allowed.then((ok) => finishPublish(host, c, message, packetId, ok));
+      return allowed.then((ok) => {
+        if (message.trace !== undefined) host.tracer.authorized(message.trace, ok);
+        finishPublish(host, c, message, packetId, ok);
+      });
     }
+    if (message.trace !== undefined) host.tracer.authorized(message.trace, allowed);
     finishPublish(host, c, message, packetId, allowed);
     return;
   }
@@ -150,11 +154,8 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
 function finishPublish(host: HandlerHost, c: Client, message: Message, packetId: number, allowed: boolean): void {
   if (c.state === 'closed') return;
   const trace = message.trace;
-  if (trace !== undefined) {
-    host.tracer.authorized(trace, allowed);
-    if (!allowed) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, 'not_authorized');
-  }
   if (!allowed) {
+    if (trace !== undefined) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, 'not_authorized');
     c.identity.tenant?.denied();
     host.stats.aclDenied++;
     host.stats.dropped.notAuthorized++;

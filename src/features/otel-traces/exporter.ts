@@ -8,7 +8,7 @@ import type { Resource } from '@opentelemetry/resources';
 
 import { lazyImport } from '../../lazy/lazy-import.ts';
 import type { Logger } from '../../log/index.ts';
-import type { SpanPost, SpanRecord } from './span-record.ts';
+import { readSpans, type SpanPost, type SpanRecord } from './span-record.ts';
 
 export interface ExporterConfig {
   endpoint: string;
@@ -95,7 +95,7 @@ export class SpanExporter {
     this.counters.dropped.worker_queue_full += post.dropped;
     if (this.closed) return;
     const room = this.config.maxQueueSize - this.queue.length;
-    const spans = post.spans;
+    const spans = post.spans.length === 0 ? [] : readSpans(post.spans);
     if (spans.length > room) {
       this.counters.dropped.queue_full += spans.length - room;
       for (let i = 0; i < room; i++) this.queue.push(spans[i]);

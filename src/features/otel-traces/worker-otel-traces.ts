@@ -8,7 +8,7 @@
 import { randomFillSync } from 'node:crypto';
 
 import { findTraceContext, formatTraceparent, nowMs, withTraceContext, type MessageTrace, type MessageTracer, type TracedClient } from '../../broker/trace-context.ts';
-import { KIND, type SpanPost, type SpanRecord } from './span-record.ts';
+import { KIND, REMOTE_PARENT, type SpanPost } from './span-record.ts';
 
 export interface WorkerOtelTracesConfig {
   enabled: boolean;
@@ -50,7 +50,9 @@ export class WorkerOtelTraces implements MessageTracer {
   private readonly ratio: number;
   private readonly parentBased: boolean;
   private readonly max: number;
-  private spans: SpanRecord[] = [];
+  private spans: unknown[] = [];
+  /** Spans in `spans`. */
+  private count = 0;
   private dropped = 0;
   private flushScheduled = false;
   /** The PUBLISHes of traced messages in flight to subscribers: their delivery span and time. */
@@ -89,18 +91,17 @@ export class WorkerOtelTraces implements MessageTracer {
 
   authorized(t: MessageTrace, allowed: boolean): void {
     const now = nowMs();
-    this.record(t, t.spanId, randomHex(8), 'authorize', KIND.internal, t.start, now, { 'spindle.acl.allowed': allowed }, allowed ? undefined : 'not authorized');
+    if (this.begin(t, t.spanId, randomHex(8), 'authorize', KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.push('spindle.acl.allowed', allowed);
     t.mark = now;
   }
 
-  /** Scripts and extensions start on a traced message. */
   scriptsStart(t: MessageTrace): void {
     t.mark = nowMs();
   }
 
   scripts(t: MessageTrace, outputs: number): void {
     const now = nowMs();
-    this.record(t, t.spanId, randomHex(8), 'scripts', KIND.internal, t.mark || t.start, now, { 'spindle.scripts.outputs': outputs });
+    if (this.begin(t, t.spanId, randomHex(8), 'scripts', KIND.internal, t.mark || t.start, now, 1)) this.spans.push('spindle.scripts.outputs', outputs);
     t.mark = now;
   }
 
@@ -109,7 +110,7 @@ export class WorkerOtelTraces implements MessageTracer {
   }
 
   routed(t: MessageTrace, matched: number): void {
-    this.record(t, t.spanId, randomHex(8), 'route', KIND.internal, t.routedAt || nowMs(), nowMs(), { 'spindle.matched': matched });
+    if (this.begin(t, t.spanId, randomHex(8), 'route', KIND.internal, t.routedAt, nowMs(), 1)) this.spans.push('spindle.matched', matched);
   }
 
   /** Runs the rule `ruleId` on a traced message under a span of its own; its outputs carry that
@@ -122,16 +123,17 @@ export class WorkerOtelTraces implements MessageTracer {
       run();
     } finally {
       rules.traceparent = null;
-      this.record(t, t.spanId, spanId, 'rule', KIND.internal, start, nowMs(), { 'spindle.rule.id': ruleId });
+      if (this.begin(t, t.spanId, spanId, 'rule', KIND.internal, start, nowMs(), 1)) this.spans.push('spindle.rule.id', ruleId);
     }
   }
 
   delivered(t: MessageTrace, clientId: string, qos: number, packetId: number, inflight: object | null): void {
     const now = nowMs();
     const spanId = randomHex(8);
-    const attributes: Record<string, string | number | boolean> = { 'messaging.client.id': clientId, 'spindle.qos': qos };
-    if (packetId !== 0) attributes['spindle.packet_id'] = packetId;
-    this.record(t, t.spanId, spanId, 'deliver', KIND.producer, t.routedAt || t.start, now, attributes);
+    if (this.begin(t, t.spanId, spanId, 'deliver', KIND.producer, t.routedAt || t.start, now, packetId !== 0 ? 3 : 2)) {
+      this.spans.push('messaging.client.id', clientId, 'spindle.qos', qos);
+      if (packetId !== 0) this.spans.push('spindle.packet_id', packetId);
+    }
     if (inflight !== null) this.sent.set(inflight, { span: spanId, at: now, qos });
   }
 
@@ -139,49 +141,44 @@ export class WorkerOtelTraces implements MessageTracer {
     const sent = this.sent.get(inflight);
     if (sent === undefined) return; // sent before tracing knew it (a resend after a restart)
     this.sent.delete(inflight);
-    this.record(t, sent.span, randomHex(8), sent.qos === 2 ? 'acknowledge (PUBCOMP)' : 'acknowledge (PUBACK)', KIND.internal, sent.at, nowMs(), { 'messaging.client.id': clientId, 'spindle.qos': sent.qos });
+    const name = sent.qos === 2 ? 'acknowledge (PUBCOMP)' : 'acknowledge (PUBACK)';
+    if (this.begin(t, sent.span, randomHex(8), name, KIND.internal, sent.at, nowMs(), 2)) this.spans.push('messaging.client.id', clientId, 'spindle.qos', sent.qos);
   }
 
   finished(t: MessageTrace, clientId: string, topic: string, qos: number, matched: number, refused?: string): void {
     if (t.ended || t.remote) return;
     t.ended = true;
-    const attributes: Record<string, string | number | boolean> = {
-      'messaging.system': 'mqtt',
-      'messaging.operation.type': 'receive',
-      'messaging.destination.name': topic,
-      'messaging.client.id': clientId,
-      'spindle.qos': qos,
-    };
-    if (refused === undefined) attributes['spindle.matched'] = matched;
-    else attributes['spindle.refused'] = refused;
-    this.record(t, t.parentId, t.spanId, `publish ${topic}`, KIND.server, t.start, nowMs(), attributes, refused, t.parentId !== '', t.tracestate);
+    const kind = KIND.server + (t.parentId !== '' ? REMOTE_PARENT : 0);
+    if (!this.begin(t, t.parentId, t.spanId, `publish ${topic}`, kind, t.start, nowMs(), 6, refused ?? null, t.tracestate || null)) return;
+    this.spans.push('messaging.system', 'mqtt', 'messaging.operation.type', 'receive', 'messaging.destination.name', topic, 'messaging.client.id', clientId, 'spindle.qos', qos);
+    if (refused === undefined) this.spans.push('spindle.matched', matched);
+    else this.spans.push('spindle.refused', refused);
   }
 
-  private record(
-    t: MessageTrace, parentId: string, spanId: string, name: string, kind: number, start: number, end: number,
-    attributes: Record<string, string | number | boolean>, error?: string, remoteParent = false, tracestate = '',
-  ): void {
-    if (this.spans.length >= this.max) {
+  /** Starts a span's entry in this tick's post (span-record.ts FLAT), followed by `attributes`
+   * name-value pairs the caller pushes; false when the tick's bound is reached (it is dropped). */
+  private begin(t: MessageTrace, parentId: string, spanId: string, name: string, kind: number, start: number, end: number, attributes: number, error: string | null = null, tracestate: string | null = null): boolean {
+    if (this.count >= this.max) {
       this.dropped++;
-      return;
+      return false;
     }
-    const r: SpanRecord = { traceId: t.traceId, spanId, parentId, remoteParent, name, kind, start, end, attributes };
-    if (error !== undefined) r.error = error;
-    if (tracestate !== '') r.tracestate = tracestate;
-    this.spans.push(r);
+    this.count++;
+    this.spans.push(t.traceId, spanId, parentId, name, kind, start, end, error, tracestate, attributes);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flush);
     }
+    return true;
   }
 
   /** Once per tick: this tick's spans leave in one post. */
   readonly flush = (): void => {
     this.flushScheduled = false;
-    if (this.spans.length === 0 && this.dropped === 0) return;
+    if (this.count === 0 && this.dropped === 0) return;
     const spans = this.spans;
     const dropped = this.dropped;
     this.spans = [];
+    this.count = 0;
     this.dropped = 0;
     this.post({ spans, dropped });
   };
