@@ -49,6 +49,8 @@ interface Variant {
   broker?: BenchSpindle;
   rates: number[];
   cores: number[];
+  /** The broker's CPU per message (µs), per round. */
+  cpu: number[];
 }
 
 async function loadgen(s: BenchSpindle, what: string): Promise<{ rate: number; cores: number }> {
@@ -92,9 +94,9 @@ async function main(): Promise<void> {
   const receiver = await startReceiver();
   const common: Record<string, string> = PINNED ? { SPINDLE_WORKERS: '1' } : {};
   const variants: Variant[] = [
-    { name: 'off', ratio: null, rates: [], cores: [] },
-    { name: 'ratio 0', ratio: 0, rates: [], cores: [] },
-    ...RATIOS.map((r) => ({ name: `ratio ${r}`, ratio: r, rates: [], cores: [] })),
+    { name: 'off', ratio: null, rates: [], cores: [], cpu: [] },
+    { name: 'ratio 0', ratio: 0, rates: [], cores: [], cpu: [] },
+    ...RATIOS.map((r) => ({ name: `ratio ${r}`, ratio: r, rates: [], cores: [], cpu: [] })),
   ];
   try {
     for (const v of variants) {
@@ -112,7 +114,8 @@ async function main(): Promise<void> {
         const m = await loadgen(v.broker!, `round ${round + 1} ${v.name}`);
         v.rates.push(m.rate);
         v.cores.push(m.cores);
-        console.error(`round ${round + 1}/${ROUNDS} ${v.name}: ${Math.round(m.rate)} msgs/s (broker ${m.cores.toFixed(2)} cores)`);
+        v.cpu.push((m.cores / m.rate) * 1e6);
+        console.error(`round ${round + 1}/${ROUNDS} ${v.name}: ${Math.round(m.rate)} msgs/s (broker ${m.cores.toFixed(2)} cores, ${v.cpu.at(-1)!.toFixed(2)} µs of CPU per message)`);
       }
     }
     const counts = new Map<Variant, { exported: number; dropped: number }>();
@@ -122,12 +125,15 @@ async function main(): Promise<void> {
       if (v.ratio! > 0 && c.exported === 0) throw new Error(`${v.name} exported no span`);
     }
     const off = median(variants[0].rates);
+    const offCpu = median(variants[0].cpu);
     const rows: Row[] = variants.map((v) => ({
       case: `fan-in QoS 0, 10 → 1: ${v.ratio === null ? 'tracing off' : v.ratio === 0 ? 'tracing on, sampling 0' : `sampling ${v.ratio * 100} %`}`,
       measured: Math.round(median(v.rates)),
       unit: 'msgs/s',
       'broker cores': median(v.cores).toFixed(2),
       ratio: v.ratio === null ? '' : Number((median(v.rates) / off).toFixed(3)),
+      'broker CPU µs/msg': median(v.cpu).toFixed(3),
+      'CPU ratio': v.ratio === null ? '' : Number((median(v.cpu) / offCpu).toFixed(3)),
       'spans exported': v.ratio === null ? '' : counts.get(v)!.exported,
       'spans dropped': v.ratio === null ? '' : counts.get(v)!.dropped,
     }));
@@ -136,12 +142,13 @@ async function main(): Promise<void> {
     const notes = [
       `Sampling 0: ${(zero * 100).toFixed(1)} % of off (target at least ${TARGET_ZERO * 100} %): ${zero >= TARGET_ZERO ? 'HOLDS' : 'DOES NOT HOLD'}.`,
       ...(onePercent ? [`Sampling 1 %: ${(median(onePercent.rates) / off * 100).toFixed(1)} % of off (target at least ${TARGET_ONE_PERCENT * 100} %): ${median(onePercent.rates) / off >= TARGET_ONE_PERCENT ? 'HOLDS' : 'DOES NOT HOLD'}.`] : []),
+      `Broker CPU per message (the load generator's rate and the broker process's CPU time over the run; steadier than the rate when the machine is shared): sampling 0 ${(median(variants[1].cpu) / offCpu * 100).toFixed(1)} % of off${onePercent ? `, sampling 1 % ${(median(onePercent.cpu) / offCpu * 100).toFixed(1)} %` : ''}.`,
       `Per round (${ROUNDS}, interleaved, the order rotating): ${variants.map((v) => `${v.name} ${v.rates.map(Math.round).join(', ')}`).join('; ')}.`,
       `Spans exported over OTLP/HTTP (protobuf) to a receiver in the bench process answering 200 (${receiver.requests()} requests, ${(receiver.bytes() / 1e6).toFixed(1)} MB); spans past otel.traces.maxQueueSize (8192, the default) dropped and counted. A traced message makes 3 spans here (publish, route, deliver: QoS 0, one subscriber, no ACL asked).`,
       `Spindle ${spindleCommit()}, ${PINNED ? `pinned: each broker on core ${BROKER_CORE} with one worker, the load generator on core ${LOADGEN_CORE}` : 'default worker count, unpinned'}; load generator MQTT 5.0, 16 source addresses, ${SECONDS} s per run, no user properties.`,
     ];
     printResults('OpenTelemetry traces: the message path with tracing off, on with sampling 0, and sampled', rows, notes);
-    writeResults('otel', 'OpenTelemetry traces: the message path with tracing off, on with sampling 0, and sampled', rows, notes, { rates: Object.fromEntries(variants.map((v) => [v.name, v.rates])), cores: Object.fromEntries(variants.map((v) => [v.name, v.cores])) });
+    writeResults('otel', 'OpenTelemetry traces: the message path with tracing off, on with sampling 0, and sampled', rows, notes, { rates: Object.fromEntries(variants.map((v) => [v.name, v.rates])), cores: Object.fromEntries(variants.map((v) => [v.name, v.cores])), cpuMicrosPerMessage: Object.fromEntries(variants.map((v) => [v.name, v.cpu])) });
   } finally {
     for (const v of variants) await v.broker?.stop();
     receiver.close();
