@@ -43,7 +43,7 @@ export interface FeatureWorkers {
   /** Answers a worker's delayed messages. */
   replyDelayed(worker: number, replies: DelayedReply[]): void;
   /** OpenTelemetry traces (src/features/otel-traces): takes the spans the workers post, one post
-   * per worker per tick. */
+   * per worker every 25 ms at most while it has spans. */
   onOtelSpans(fn: (post: SpanPost) => void): void;
 }
 

@@ -119,7 +119,7 @@ export type FromWorker =
   | { t: 'node-claims'; claims: NodeClaim[] }
   /** Delayed messages to store, and the worker's refusals, one post per tick (src/features/delayed). */
   | ({ t: 'delayed-accepts' } & DelayedPost)
-  /** Spans of sampled messages (OpenTelemetry traces), one post per tick (src/features/otel-traces). */
+  /** Spans of sampled messages (OpenTelemetry traces), one post every 25 ms at most (src/features/otel-traces). */
   | ({ t: 'otel-spans' } & SpanPost)
   | { t: 'stopped' };
 

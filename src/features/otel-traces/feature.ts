@@ -1,6 +1,6 @@
 // OpenTelemetry traces of a message's path (otel.traces.*): the workers sample PUBLISHes and
 // record their spans (worker-otel-traces.ts, built by the worker from the configuration); this
-// main-thread half takes what they post once per tick and exports it over OTLP/HTTP
+// main-thread half takes what they post (every 25 ms at most) and exports it over OTLP/HTTP
 // (exporter.ts). Off (the default), nothing is taken and the SDK is never loaded.
 import { VERSION } from '../../install/root.ts';
 import type { Feature } from '../feature.ts';

@@ -1,5 +1,5 @@
 // The compact form of a finished span, as a worker thread records it and posts it to the main
-// thread (one post per tick), where the exporter makes an OpenTelemetry ReadableSpan of it. Plain
+// thread (one post every 25 ms at most), where the exporter makes an OpenTelemetry ReadableSpan of it. Plain
 // data: a worker never loads the OpenTelemetry SDK. A post carries its spans as one flat array of
 // strings and numbers (FLAT below), which structured cloning copies about three times as fast as
 // one object per span; the main thread reads them back into SpanRecords (readSpans).
@@ -29,7 +29,7 @@ export interface SpanRecord {
 }
 
 /**
- * What a worker posts once per tick: its spans, flat, and how many it dropped past its bound.
+ * What a worker posts (every FLUSH_MS while it has spans): its spans, flat, and how many it dropped past its bound.
  * FLAT: per span [traceId, spanId, parentId, name, kind (+ REMOTE_PARENT), start, end,
  * error or null, tracestate or null, n, then n attribute names and values, alternating].
  */
