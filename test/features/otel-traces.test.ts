@@ -2,8 +2,8 @@
 // OpenTelemetry Collector (helpers/otelcol.ts) over OTLP/HTTP. An mqtt.js publisher's traceparent
 // continues through the broker: its spans arrive with that trace id and parent chain (publish,
 // authorize, route, deliver per subscriber on both workers, acknowledge), the MQTT 5 subscribers
-// receive a traceparent of the same trace whose parent is the broker's span, and a rule's webhook
-// gets a `traceparent` header of it; with sampling 0, a message without a traceparent (or with its
+// receive a traceparent of the same trace whose parent is the broker's span, a script's output
+// goes on in it, and a rule's webhook gets a `traceparent` header of it; a denied publish is an error; with sampling 0, a message without a traceparent (or with its
 // sampled flag clear) exports nothing; a client under a client trace is always traced.
 // needs: broker, otelcol
 import { test, before, after } from 'node:test';
@@ -173,6 +173,32 @@ test('a publish the ACL denies: its authorize span says so, and the broker\'s sp
     assert.equal(authorize.attributes['spindle.acl.allowed'], false);
   } finally {
     await end(pub);
+  }
+});
+
+test('a script converts a traced message: a scripts span, and the converted message goes on in the same trace', async () => {
+  const add = await b.api('POST', '/script/add', { body: { name: 'ot-shout', type: 'javascript', content: 'function convert(t, p) { return p.toString().toUpperCase(); }', topic: 'ot/script/#' } });
+  assert.equal(add.status, 200, add.text);
+  const sub = await subscribe(urls[1], 'ot-script-sub', 'ot/script/#');
+  const pub = await connect(urls[0], { protocolVersion: 5, clientId: 'ot-script-pub' });
+  try {
+    const traceId = hex(16);
+    const got = nextMessages(sub, 1);
+    await pub.publishAsync('ot/script/1', 'quiet', { qos: 1, properties: { userProperties: { traceparent: `00-${traceId}-${hex(8)}-01` } } });
+    const [m] = await got;
+    assert.equal(m.payload, 'QUIET');
+    const spans = await collector.waitForSpans((all) => {
+      const mine = traceOf(all, traceId);
+      return mine.some((x) => x.name === 'acknowledge (PUBACK)') && mine.some((x) => x.name === 'publish ot/script/1') ? mine : null;
+    });
+    const root = spans.find((x) => x.name === 'publish ot/script/1')!;
+    const [scripts] = childrenOf(spans, root, 'scripts');
+    assert.equal(scripts.attributes['spindle.scripts.outputs'], 1);
+    assert.equal(childrenOf(spans, root, 'deliver').length, 1);
+    assert.equal(userProperty(m.packet, 'traceparent'), `00-${traceId}-${root.spanId}-01`);
+  } finally {
+    await end(sub, pub);
+    await b.api('POST', '/script/delete', { body: { id: add.json.data.id } });
   }
 });
 
