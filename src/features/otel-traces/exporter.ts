@@ -90,7 +90,7 @@ export class SpanExporter {
     return this.queue.length;
   }
 
-  /** A worker's post of one tick. */
+  /** A worker's post (its spans of the last 25 ms at most). */
   take(post: SpanPost): void {
     this.counters.dropped.worker_queue_full += post.dropped;
     if (this.closed) return;

@@ -16,7 +16,7 @@ export function registerOtelTraceMetrics(registry: Registry, exporter: SpanExpor
   });
   new Counter({
     name: 'spindle_otel_traces_spans_dropped_total',
-    help: 'Spans not exported, by reason: queue_full (otel.traces.maxQueueSize waiting on the main thread), worker_queue_full (as many made by one worker in one tick), export_failed (the receiver refused or did not answer within otel.traces.exportTimeoutMs).',
+    help: 'Spans not exported, by reason: queue_full (otel.traces.maxQueueSize waiting on the main thread), worker_queue_full (as many made by one worker between two of its posts, 25 ms), export_failed (the receiver refused or did not answer within otel.traces.exportTimeoutMs).',
     labelNames: ['reason'],
     registers: [registry],
     collect() {

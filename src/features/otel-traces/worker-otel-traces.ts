@@ -39,9 +39,9 @@ function randomHex(bytes: number): string {
   return s;
 }
 
-/** How long spans wait on a worker before they leave in one post: a post costs the same for one
- * span as for hundreds (per event-loop turn, a sampled message a turn made about one post per
- * message at 1 % of 400,000 messages a second). */
+/** How long spans wait on a worker before they leave in one post: much of a post's cost is the
+ * same for one span as for hundreds (a post per event-loop turn was about one per sampled message
+ * at 1 % of 400,000 messages a second). */
 export const FLUSH_MS = 25;
 
 interface Sent {
@@ -160,8 +160,8 @@ export class WorkerOtelTraces implements MessageTracer {
     else this.spans.push('spindle.refused', refused);
   }
 
-  /** Starts a span's entry in this tick's post (span-record.ts FLAT), followed by `attributes`
-   * name-value pairs the caller pushes; false when the tick's bound is reached (it is dropped). */
+  /** Starts a span's entry in the next post (span-record.ts FLAT), followed by `attributes`
+   * name-value pairs the caller pushes; false when the post's bound is reached (it is dropped). */
   private begin(t: MessageTrace, parentId: string, spanId: string, name: string, kind: number, start: number, end: number, attributes: number, error: string | null = null, tracestate: string | null = null): boolean {
     if (this.count >= this.max) {
       this.dropped++;
