@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-otel bench-proxy bench-scripts bench-schema bench-delayed bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck deb image
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-otel bench-proxy bench-scripts bench-schema bench-delayed bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck console-api deb image
 
 setup: node_modules/.installed
 
@@ -117,10 +117,18 @@ test-nacos: build
 	$(NODE_TEST) test/commands/nacos.nacos-test.ts
 
 # The type check, then the dependency rules of src/ (.dependency-cruiser.cjs: no import cycle,
-# type-only imports included; imports only along the layer order of docs/design/data-path.md).
+# type-only imports included; imports only along the layer order of docs/design/data-path.md), then
+# the console: its API types against the routes (stale: fails) and its JavaScript checked by tsc.
 typecheck: build
 	npx tsc --noEmit -p tsconfig.json
 	npx depcruise src --config .dependency-cruiser.cjs
+	node --import tsx scripts/gen-console-api.ts --check
+	npx tsc -p console/tsconfig.json
+
+# The console's API types (console/src/api-types.d.ts) written again from the admin API's OpenAPI
+# document (scripts/gen-console-api.ts); make typecheck fails while they are stale.
+console-api: build
+	node --import tsx scripts/gen-console-api.ts
 
 bench: build bench-start bench-codec bench-trie bench-store bench-store-sql bench-persistence bench-actions-sql bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-proxy bench-scripts bench-schema bench-platform bench-delayed bench-compare
 
@@ -167,6 +175,7 @@ bench-scripts: build
 bench-schema: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/schema.ts
+	node --import tsx bench/schema-offload.ts
 
 # The cluster (issue 16): two nodes over NATS against clustering off, local-only and across nodes.
 bench-cluster: build

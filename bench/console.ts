@@ -99,6 +99,28 @@ try {
   await page.goto(`${broker.adminUrl}/#/logs`);
   await page.getByRole('heading', { name: 'Logs' }).waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'logs.png'), fullPage: true });
+  // A client's page: its connection, session, subscriptions and live traffic on them.
+  await page.goto(`${broker.adminUrl}/#/clients/console-bench-0`);
+  await page.getByRole('region', { name: 'live traffic' }).locator('tr[data-topic="bench/x"]').nth(5).waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'client.png'), fullPage: true });
+  // A rule being edited, its SQL tested beside the editor.
+  await page.goto(`${broker.adminUrl}/#/rules`);
+  await page.locator('tr[data-rule="hot"]').getByRole('button', { name: 'Edit' }).click();
+  const tester = page.getByRole('form', { name: 'SQL test' });
+  await tester.getByLabel('Sample topic').fill('bench/x');
+  await tester.getByRole('button', { name: 'Test' }).click();
+  await page.getByTestId('rule-edit-test-result').waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'rule-edit.png'), fullPage: true });
+  // The topic tree, opened.
+  for (const t of ['bench/a/temp', 'bench/b/temp', 'home/kitchen/+/state']) await clients[1].subscribeAsync(t);
+  await clients[2].publishAsync('home/kitchen/lamp/state', 'on', { retain: true });
+  await page.goto(`${broker.adminUrl}/#/topic-tree`);
+  await page.getByRole('region', { name: 'topic tree' }).waitFor();
+  await page.getByRole('button', { name: 'Expand all' }).click();
+  await page.screenshot({ path: path.join(SHOTS, 'topic-tree.png'), fullPage: true });
+  await page.goto(`${broker.adminUrl}/#/cluster`);
+  await page.locator('td[data-testid^="uptime-"]').filter({ hasText: /\d/ }).first().waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'cluster.png'), fullPage: true });
   clearInterval(traffic);
 } finally {
   for (const c of clients) await c.endAsync();

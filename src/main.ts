@@ -59,7 +59,8 @@ async function main(): Promise<void> {
     void node?.admin?.reloadTls();
   });
   // The workers load their modules while this thread loads the node's and opens the store.
-  prewarmWorkers(config.workers, { youngGenerationMb: config.workerYoungGeneration, stdout: config.log.file.enabled });
+  // Their output comes through this thread when the log store or the OTLP log export takes it.
+  prewarmWorkers(config.workers, { youngGenerationMb: config.workerYoungGeneration, stdout: config.log.file.enabled || config.otel.logs.enabled });
   const { startNode } = await import('./node/node.ts');
   node = await startNode(config, log);
   void dropWarmWorkers();

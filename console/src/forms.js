@@ -31,12 +31,12 @@ export function parseObject(text, field = 'config') {
   try {
     v = JSON.parse(text);
   } catch (err) {
-    const e = new Error(`not valid JSON: ${err.message}`);
+    const e = /** @type {Error & { field?: string }} */ (new Error(`not valid JSON: ${err.message}`));
     e.field = field;
     throw e;
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
-    const e = new Error('must be a JSON object ({...})');
+    const e = /** @type {Error & { field?: string }} */ (new Error('must be a JSON object ({...})'));
     e.field = field;
     throw e;
   }

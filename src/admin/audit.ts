@@ -1,6 +1,6 @@
 // AuditLog: every write through the admin API and the control platform's /api/v1 (main thread),
-// and every sign-in attempt; not reads (GETs, and POSTs marked readOnly such as queries, which the
-// console polls; AdminServer decides):
+// and every sign-in attempt; reads (GETs, and POSTs marked readOnly such as queries, which the
+// console polls) only with audit.reads, as action `read` (AdminServer decides):
 // who (user and role), what (action), which resource (kind, id, organization, project), before
 // and after where small, when, from which address, and the status answered. Written to the store
 // in batches (one per tick); kept `retentionDays` (pruned hourly); never changed or deleted
@@ -15,6 +15,10 @@ import type { AuditEntry, AuditQuery, Store } from '../store/types.ts';
 import type { AdminRequest, Route } from './http.ts';
 
 const MAX_VALUE_BYTES = 4096;
+/** The action of an audited read (audit.reads). */
+export const READ_ACTION = 'read';
+/** Entries read from the store at a time when reads are left out of an answer. */
+const READ_SCAN = 1000;
 const MAX_FIELD = 256;
 const PRUNE_MS = 3_600_000;
 const SECRET = /pass|secret|token|key$|^key|credential|private/i;
@@ -32,8 +36,8 @@ export class AuditLog {
     this.timer = setInterval(() => void this.prune(), PRUNE_MS).unref();
   }
 
-  /** Records an answered write (AdminServer calls this). */
-  record(req: AdminRequest, route: Route, status: number): void {
+  /** Records an answered write, or read (AdminServer calls this). */
+  record(req: AdminRequest, route: Route, status: number, read = false): void {
     const n = req.audit ?? {};
     const user = req.user;
     const body = req.body !== null && typeof req.body === 'object' ? req.body as Record<string, unknown> : undefined;
@@ -44,7 +48,7 @@ export class AuditLog {
       role: clip(n.role ?? user?.role ?? 'unknown'),
       organizationId: n.organizationId ?? user?.organizationId ?? null,
       projectId: n.projectId ?? null,
-      action: clip(n.action ?? actionOf(req.method, route.path)),
+      action: clip(n.action ?? (read ? READ_ACTION : actionOf(req.method, route.path))),
       resource: clip(n.resource ?? route.tag),
       resourceId: n.resourceId !== undefined ? (n.resourceId === null ? null : clip(n.resourceId)) : idOf(req, body),
       method: req.method,
@@ -57,8 +61,28 @@ export class AuditLog {
     if (this.flushing === null) this.flushing = new Promise((resolve) => setImmediate(() => void this.flush().then(resolve)));
   }
 
-  query(q: AuditQuery): Promise<{ entries: AuditEntry[]; total: number }> {
-    return this.store.queryAudit(q);
+  /** Entries matching `q`; `reads` false leaves out the reads (action `read`): the store is read
+   * newest first in chunks of READ_SCAN entries, skipping reads, until the page is full (its cost
+   * grows with the page's offset and the reads between). */
+  async query(q: AuditQuery, reads = true): Promise<{ entries: AuditEntry[]; total: number }> {
+    if (reads) return this.store.queryAudit(q);
+    if (q.action === READ_ACTION) return { entries: [], total: 0 };
+    if (q.action !== undefined) return this.store.queryAudit(q);
+    const all = await this.store.queryAudit({ ...q, offset: 0, limit: 0 });
+    const readCount = (await this.store.queryAudit({ ...q, action: READ_ACTION, offset: 0, limit: 0 })).total;
+    const total = all.total - readCount;
+    const entries: AuditEntry[] = [];
+    let skip = q.offset;
+    for (let at = 0; entries.length < q.limit && at < all.total; at += READ_SCAN) {
+      const chunk = await this.store.queryAudit({ ...q, offset: at, limit: READ_SCAN });
+      for (const e of chunk.entries) {
+        if (e.action === READ_ACTION) continue;
+        if (skip > 0) skip--;
+        else if (entries.length < q.limit) entries.push(e);
+      }
+      if (chunk.entries.length < READ_SCAN) break;
+    }
+    return { entries, total };
   }
 
   /** Writes what is queued (also at close). */

@@ -98,12 +98,13 @@ export async function startAdmin(supervisor: Supervisor, config: BrokerConfig, l
   // HTTPS with a certificate of its own or an endpoint's (admin.tls; a bad one stops the start).
   const tls = httpsSource(config, (id) => supervisor.endpoints.get(id));
   const plain = { mode: c.tls.plain, host: c.tls.plainHost === '' ? c.host : c.tls.plainHost, port: c.tls.plainPort };
-  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status) => audit.record(req, route, status), tls, plain });
+  const server = new AdminServer({ host: c.host, port: c.port, maxBodySize: c.maxBodySize, auth, log, console: consoleAssets, audit: (req, route, status, read) => audit.record(req, route, status, read), auditReads: config.audit.reads, tls, plain });
   // The console's live picture, pushed over /api/live once a second while a console is open.
   const live = new LiveFeed({
     nodeName: config.nodeName,
     metrics: () => supervisor.callAll('metrics'),
     retained: () => clientRetainedCount(supervisor.retained),
+    routerSubscriptions: () => supervisor.router.subscriptionCount,
     // In a cluster, the other nodes' figures too (the admin queries across nodes).
     ...(cluster?.adminOps ? { peers: peersOf(cluster.adminOps) } : {}),
   }, (message) => server.publish(LIVE_TOPIC, message), log.named('console'));

@@ -3,7 +3,7 @@
 // check.ts: 400 INVALID_PARAMETER naming the first bad field); the same schemas are the OpenAPI
 // document (openapi.ts). Handlers keep only the checks a schema cannot express (topic filters, one
 // field against another, the state of the broker).
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 import { compileSchema } from '../schema/check.ts';
 import type { AdminRequest, Reply, Route } from './http.ts';
@@ -86,3 +86,19 @@ export const FREE_OBJECT = Type.Record(Type.String(), Type.Unknown());
 
 /** Strict: a field the route does not know is refused (a typo must not be silently ignored). */
 export const strict = { additionalProperties: false } as const;
+
+/**
+ * A body of one shape per type, told apart by its `type` field (an OpenAPI oneOf with a
+ * discriminator): `common` fields, `type` as the constant of each shape, and `config` as that
+ * type's schema. The server checks a body against the shape its type names (schema/check.ts), and
+ * the console builds a form per shape. `T` is the handler's view of the body (what it was before
+ * the shapes: each module still checks its config).
+ */
+export function byType<T>(common: TProperties, configs: Record<string, TSchema>, options: { configRequired?: boolean } = {}): TUnsafe<T> {
+  const shapes = Object.entries(configs).map(([type, config]) => Type.Object({
+    ...common,
+    type: Type.Literal(type),
+    config: options.configRequired === false ? Type.Optional(config) : config,
+  }, strict));
+  return Type.Unsafe<T>({ type: 'object', discriminator: { propertyName: 'type' }, oneOf: shapes });
+}

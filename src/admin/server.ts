@@ -28,8 +28,11 @@ export interface AdminServerOptions {
   auth: AdminAuth;
   log: Logger;
   /** Told of every answered write (a request other than GET to a route not marked readOnly, by
-   * a signed-in user or to a route that signs one in), for the audit log. */
-  audit?: (req: AdminRequest, route: Route, status: number) => void;
+   * a signed-in user or to a route that signs one in), and of reads with auditReads, for the
+   * audit log. */
+  audit?: (req: AdminRequest, route: Route, status: number, read: boolean) => void;
+  /** Tell the audit log of reads too (GETs and routes marked readOnly; audit.reads). */
+  auditReads?: boolean;
   /** The web console's files (null: not built; `/` then says so). */
   console?: ConsoleAssets | null;
   /** HTTPS: the certificate and key files, asked at listen() and at every reloadTls(); absent:
@@ -454,10 +457,12 @@ export class AdminServer {
   private answered(res: uWS.HttpResponse, state: { aborted: boolean }, req: AdminRequest, reply: Reply): void {
     this.send(res, state, reply);
     const route = routed.get(req);
-    if (route === undefined || req.method === 'GET' || route.readOnly || !this.options.audit) return;
+    if (route === undefined || !this.options.audit) return;
+    const read = req.method === 'GET' || route.readOnly === true;
+    if (read && !this.options.auditReads) return;
     if (req.user === null && req.audit?.username === undefined) return;
     try {
-      this.options.audit(req, route, reply.status);
+      this.options.audit(req, route, reply.status, read);
     } catch (err) {
       this.options.log.error('audit record failed', { route: `${req.method} ${req.path}`, err });
     }

@@ -91,7 +91,7 @@ export const BRIDGE_FIELDS = Type.Object(
     protocolVersion: Type.Optional(Type.Unsafe<4 | 5>({ type: 'integer', enum: [4, 5], description: '4 (MQTT 3.1.1, the default) or 5' })),
     clientId: Type.Optional(Type.String({ description: 'empty: <nodeName>.<name>' })),
     username: Type.Optional(Type.String()),
-    password: Type.Optional(Type.String({ description: 'never answered; an update without it keeps the stored one' })),
+    password: Type.Optional(Type.String({ format: 'password', description: 'never answered; an update without it keeps the stored one' })),
     tls: Type.Optional(Type.Object(
       { ca: Type.Optional(Type.String()), cert: Type.Optional(Type.String()), key: Type.Optional(Type.String()), rejectUnauthorized: Type.Optional(Type.Boolean()) },
       { additionalProperties: false, description: 'PEM file paths' },

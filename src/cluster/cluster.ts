@@ -28,6 +28,7 @@ import { decodeBatch, encodeFrames, type FrameMessage } from './batch.ts';
 import { NatsProcess, findNatsServer } from './nats-process.ts';
 import { token, untoken } from './names.ts';
 import type { NodeClaimsPart } from './claims.ts';
+import { NodeFigureSampler, figuresOf, type NodeFigures } from './node-figures.ts';
 import type { SessionAdoption } from './adoption.ts';
 import type { ClusterAdminOps } from './admin-ops.ts';
 import type { ClusterPart, ClusterPartContext } from './part.ts';
@@ -99,6 +100,9 @@ export interface ClusterNode {
   lastSeen: string | null;
   /** Its Spindle version, when its heartbeat says it. */
   version?: string;
+  /** Its figures as its last heartbeat told them (this node: sampled now); absent: a node of an
+   * older build, which sends none. */
+  figures?: NodeFigures;
 }
 
 interface Peer {
@@ -109,6 +113,8 @@ interface Peer {
   /** Its forward handle here (src/cluster/forwards.ts). */
   forward: number;
   lastSeen: number;
+  /** Its figures from its last heartbeat (null: it sends none). */
+  figures: NodeFigures | null;
   down: boolean;
   /** The interest sequence applied so far; -1 while syncing. */
   seq: number;
@@ -163,6 +169,7 @@ export class ClusterLink {
   private handles: number[] = [];
   private forwardHandles: number[] = [];
   private inbound = -1;
+  private readonly figures = new NodeFigureSampler();
   private readonly peers = new Map<string, Peer>();
   /** The same peers by their routing-core handle (every forwarded message is looked up here). */
   private readonly byHandle = new Map<number, Peer>();
@@ -292,8 +299,11 @@ export class ClusterLink {
 
   /** Every node known, this one first. */
   nodes(): ClusterNode[] {
-    const self: ClusterNode = { id: this.options.nodeName, address: this.options.localAddress, status: 'running', self: true, lastSeen: new Date().toISOString() };
-    const peers = [...this.peers.values()].filter((p) => !this.strangers.has(p.name)).map((p) => ({ id: p.name, address: p.address, status: p.down ? 'down' as const : 'running' as const, self: false, lastSeen: new Date(p.lastSeen).toISOString() }));
+    const self: ClusterNode = { id: this.options.nodeName, address: this.options.localAddress, status: 'running', self: true, lastSeen: new Date().toISOString(), figures: this.figures.sample() };
+    const peers = [...this.peers.values()].filter((p) => !this.strangers.has(p.name)).map((p) => ({
+      id: p.name, address: p.address, status: p.down ? 'down' as const : 'running' as const, self: false, lastSeen: new Date(p.lastSeen).toISOString(),
+      ...(p.figures ? { version: p.figures.version, figures: p.figures } : {}),
+    }));
     const strangers = [...this.strangers].map(([id, s]) => ({ id, address: s.address, status: 'incompatible' as const, self: false, lastSeen: new Date(s.lastSeen).toISOString(), ...(s.version ? { version: s.version } : {}) }));
     return [{ ...self, version: VERSION }, ...peers, ...strangers];
   }
@@ -311,11 +321,12 @@ export class ClusterLink {
   }
 
   private heartbeat(): void {
-    this.nc?.publish('spindle.hb', JSON.stringify({ node: this.options.nodeName, epoch: this.epoch, address: this.options.localAddress, wire: WIRE_FORMAT, version: VERSION }));
+    if (!this.nc) return;
+    this.nc.publish('spindle.hb', JSON.stringify({ node: this.options.nodeName, epoch: this.epoch, address: this.options.localAddress, wire: WIRE_FORMAT, version: VERSION, figures: this.figures.sample() }));
   }
 
   private onHeartbeat(m: Msg): void {
-    const hb = parse<{ node: string; epoch: number; address: string; wire?: unknown; version?: unknown }>(m);
+    const hb = parse<{ node: string; epoch: number; address: string; wire?: unknown; version?: unknown; figures?: unknown }>(m);
     if (!hb || typeof hb.node !== 'string' || hb.node === this.options.nodeName) return;
     const wire = wireFormatOf(hb);
     if (wire !== WIRE_FORMAT) {
@@ -341,7 +352,7 @@ export class ClusterLink {
         this.log.error('cluster: more nodes than cluster.maxNodes; this one is ignored', { node: hb.node, maxNodes: this.options.maxNodes });
         return;
       }
-      p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, forward: this.forwardHandles[index], lastSeen: Date.now(), down: false, seq: -1, pending: [], filters: new Set(), out: [], outQos: [] };
+      p = { name: hb.node, address: hb.address, epoch: hb.epoch, handle, forward: this.forwardHandles[index], lastSeen: Date.now(), figures: null, down: false, seq: -1, pending: [], filters: new Set(), out: [], outQos: [] };
       this.peers.set(hb.node, p);
       this.byHandle.set(handle, p);
       this.byForward.set(p.forward, p);
@@ -351,6 +362,7 @@ export class ClusterLink {
     }
     p.lastSeen = Date.now();
     p.address = hb.address;
+    p.figures = figuresOf(hb.figures);
   }
 
   /** A node of another wire format: not joined (a joined one that comes back so, e.g. upgraded

@@ -37,3 +37,4 @@ export function createCluster(host: ClusterHost & ClaimsHost & AdoptionHost & Re
   void link.addPart(link.adminOps);
   return link;
 }
+export { NodeFigureSampler, type NodeFigures } from './node-figures.ts';

@@ -156,6 +156,45 @@ export function oneOf<const C extends readonly string[]>(choices: C): Checker<C[
   };
 }
 
+/** An http:// or https:// URL, e.g. an OTLP/HTTP endpoint. */
+export function httpUrl(): Checker<string> {
+  return {
+    kind: 'string',
+    check(value) {
+      if (typeof value !== 'string') return reject(`expected a URL, got ${shown(value)}`);
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        return reject(`expected an http:// or https:// URL, got ${shown(value)}`);
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') return reject(`expected an http:// or https:// URL, got ${shown(value)}`);
+      return accept(value);
+    },
+  };
+}
+
+/** A mapping of names to strings (HTTP headers, resource attributes), at most `max` entries; a
+ * name must match `name`, and no value may hold a line break. Environment: JSON. */
+export function stringMap(options: { max: number; name: RegExp; nameText: string }): Checker<Record<string, string>> {
+  return {
+    kind: 'json',
+    check(value) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return reject(`expected a mapping of names to strings, got ${shown(value)}`);
+      const entries = Object.entries(value as Record<string, unknown>);
+      if (entries.length > options.max) return reject(`expected at most ${options.max} entries, got ${entries.length}`);
+      const out: Record<string, string> = {};
+      for (const [k, v] of entries) {
+        if (!options.name.test(k)) return reject(`${options.nameText}, got ${shown(k)}`, `.${k}`);
+        if (typeof v !== 'string') return reject(`expected a string, got ${shown(v)}`, `.${k}`);
+        if (/[\r\n]/.test(v)) return reject('must not hold a line break', `.${k}`);
+        out[k] = v;
+      }
+      return accept(out);
+    },
+  };
+}
+
 type Checkers = Record<string, Checker>;
 
 /** The object `record` answers for these field checkers: the optional fields may be absent. */

@@ -2,10 +2,10 @@
 // and all a feature may use of the node. A feature is a folder under src/features/ with this
 // file's shape in its `feature.ts` (its name, its start from the store, its routes), and is added
 // to the broker by one line in the FEATURES list. Types only.
-import type { Registry } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue, Registry } from 'prom-client';
 
 import type { BrokerConfig } from '../config/index.ts';
-import type { Logger } from '../log/index.ts';
+import type { LogLineSink, Logger } from '../log/index.ts';
 import type { Store } from '../store/types.ts';
 import type { Route } from '../admin/http.ts';
 import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
@@ -16,6 +16,7 @@ import type { EndpointConfig } from '../broker/endpoint-config.ts';
 import type { DelayedReply } from './delayed/types.ts';
 import type { DelayedPost } from './delayed/worker-delayed.ts';
 import type { SpanPost } from './otel-traces/span-record.ts';
+import type { ExclusiveNote, ExclusiveReply } from './exclusive/types.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
 export interface TapMatch {
@@ -45,6 +46,11 @@ export interface FeatureWorkers {
   /** OpenTelemetry traces (src/features/otel-traces): takes the spans the workers post, one post
    * per worker every 25 ms at most while it has spans. */
   onOtelSpans(fn: (post: SpanPost) => void): void;
+  /** Exclusive subscriptions (src/features/exclusive): takes the places the workers claim, keep
+   * and free, one post per tick. */
+  onExclusiveNotes(fn: (worker: number, notes: ExclusiveNote[]) => void): void;
+  /** Answers a worker's exclusive-subscription claims. */
+  replyExclusive(worker: number, replies: ExclusiveReply[]): void;
 }
 
 /** What a main-thread manager whose worker half acts on its own tap handles needs of the node
@@ -94,6 +100,12 @@ export interface FeatureBroker {
   onEndpointsChange(fn: (why: 'endpoints' | 'tls-reload') => void): void;
 }
 
+/** The node's metrics, summed over the threads: the series /prometheus serves, as prom-client's
+ * JSON (src/metrics/collector.ts). */
+export interface NodeMetrics {
+  series(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
+}
+
 /** What a feature gets from the node when it starts. */
 export interface FeatureContext {
   readonly config: BrokerConfig;
@@ -126,10 +138,19 @@ export interface FeatureContext {
      * none is followed any more (src/cluster/forwards.ts) and this node's QoS stream subject has
      * nothing waiting. A drain says drained only then. */
     departuresSettled(): Promise<boolean>;
+    /** Resolves once the sessions of the nodes that went down, being adopted here (a store the
+     * nodes share: src/cluster/adoption.ts), are here. */
+    adoptionSettled(): Promise<unknown>;
   } | null;
   /** Sets a piece of state every worker holds a copy of (worker/messages.ts WorkerStates): on
    * every worker now, and on each that starts, before it opens its listeners. */
   setWorkerState<K extends keyof WorkerStates>(key: K, value: WorkerStates[K]): void;
+  /** The node's metrics (what /prometheus serves), collected when asked. */
+  readonly metrics: NodeMetrics;
+  /** Adds a sink for every log line of the node, the main thread's and the workers' (a worker's
+   * output then comes through the main thread; added before the workers start, it covers them
+   * all). Answers the function that removes it. */
+  logLines(sink: LogLineSink): () => void;
   /** The API of a feature started before this one (FEATURES order); throws for any other. */
   use<API>(feature: Feature<API>): API;
 }

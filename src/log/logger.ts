@@ -28,6 +28,10 @@ export interface Logger {
 /** Gets every line a logger tree writes, as written (ending in a newline). */
 export type LogSink = (line: string) => void;
 
+/** Gets every log line of a node as written (one JSON object, without its newline) and the
+ * thread that wrote it: 'main', or 'worker-<n>' (src/node/node-log.ts). */
+export type LogLineSink = (line: string, thread: string) => void;
+
 export interface LoggerOptions {
   level: LogLevel;
   name?: string;

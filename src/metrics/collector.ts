@@ -3,7 +3,8 @@
 // them with AggregatorRegistry.aggregate together with the main thread's own registry (process
 // CPU and memory from collectDefaultMetrics, the shared routing core's subscriptions and
 // retained messages, and the rates this collector computes). Also answers the per-endpoint
-// JSON, health and performance forms of the admin API. One per admin server.
+// JSON, health and performance forms of the admin API, and the series the OpenTelemetry export sends.
+// One per node (src/node/features.ts makes it on first use).
 import { AggregatorRegistry, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 import type { Router, RetainedStore } from '../native/index.ts';
@@ -122,6 +123,19 @@ export class MetricsCollector {
 
   /** `/prometheus`: broker-wide spindle_* metrics and every endpoint's svc_endpoint_* metrics. */
   async prometheus(): Promise<string> {
+    const registry = await this.aggregate();
+    registry.setDefaultLabels(this.labels);
+    return registry.metrics();
+  }
+
+  /** The series of `/prometheus` as prom-client's JSON (summed over the threads; without the
+   * `node` label of a cluster): what the OpenTelemetry export sends (src/features/otel). */
+  async series(): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+    return (await this.aggregate()).getMetricsAsJSON();
+  }
+
+  /** The broker-wide and endpoint metrics of every thread, summed by prom-client's aggregator. */
+  private async aggregate(): Promise<Registry> {
     const c = await this.collect();
     const own = new MetricSet();
     own.gauge('spindle_subscriptions_current', 'Subscriptions in the shared routing core (every session, every worker).', this.supervisor.router.subscriptionCount, {}, 'first');
@@ -138,7 +152,7 @@ export class MetricsCollector {
       return set.list();
     });
     this.endpointMainMetrics(c, own, () => true);
-    return this.render([...perWorker, own.list(), await this.main.getMetricsAsJSON() as unknown as MetricJson[]]);
+    return AggregatorRegistry.aggregate([...perWorker, own.list(), await this.main.getMetricsAsJSON() as unknown as MetricJson[]] as unknown as MetricObjectWithValues<MetricValue<string>>[][]);
   }
 
   /** Retained messages and bytes by first topic level: the RETAINED_LEVELS levels holding the

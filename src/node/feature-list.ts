@@ -17,8 +17,11 @@ import { exclusive } from '../features/exclusive/index.ts';
 import { schemaRegistry } from '../features/schema-registry/index.ts';
 import { delayed } from '../features/delayed/index.ts';
 import { otelTraces } from '../features/otel-traces/index.ts';
+import { otel } from '../features/otel/index.ts';
 
 export const FEATURES: readonly Feature[] = [
+  // First: its log export sees the others start, and it stops last, sending what is left.
+  otel,
   scripts,
   proxySubscriptions,
   tracing,

@@ -24,6 +24,7 @@ import type { ClusterLink, ConfigSync } from '../cluster/index.ts';
 import { brokerSignals } from './broker-signals.ts';
 import type { Feature, FeatureContext, Started, TapMatch } from '../features/feature.ts';
 import { FEATURES } from './feature-list.ts';
+import { MetricsCollector } from '../metrics/collector.ts';
 
 export interface Features {
   /** The store the features write through (in a cluster, one that tells ConfigSync of each
@@ -31,6 +32,9 @@ export interface Features {
   readonly store: Store;
   /** The main thread's Prometheus registry (the features' metrics). */
   readonly registry: Registry;
+  /** The node's metrics aggregated over the threads (/prometheus, the OpenTelemetry export): made
+   * on first use. */
+  readonly metrics: MetricsCollector;
   /** Replicates the configuration across the cluster's nodes (null without a cluster). */
   readonly sync: ConfigSync | null;
   readonly sources: SourceRegistry;
@@ -83,6 +87,14 @@ async function build(
     store = own;
   }
   const registry = new Registry();
+  // One per node, made by its first user (the admin API's /prometheus, the OpenTelemetry export).
+  let collector: MetricsCollector | null = null;
+  const metrics = (): MetricsCollector => {
+    if (collector) return collector;
+    const made = new MetricsCollector(supervisor, log, registry, cluster ? { node: config.nodeName } : {});
+    closers.push(() => made.close());
+    return (collector = made);
+  };
   // In a cluster the managers write through a store that tells ConfigSync of each change.
   // The cluster's modules (and the NATS client) load only when there is one.
   const clusterModule = cluster ? await import('../cluster/index.ts') : null;
@@ -137,6 +149,7 @@ async function build(
       call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart,
       onDelayedAccepts: (fn) => supervisor.onDelayedAccepts(fn), replyDelayed: (w, replies) => supervisor.replyDelayed(w, replies),
       onOtelSpans: (fn) => supervisor.onOtelSpans(fn),
+      onExclusiveNotes: (fn) => supervisor.onExclusiveNotes(fn), replyExclusive: (w, replies) => supervisor.replyExclusive(w, replies),
     },
     routing: { newHandle: supervisor.newHandle, setTap: supervisor.setTap, removeTap: supervisor.removeTap },
     replicate: (kind, apply) => sync?.register({ kind, apply: async (id, doc) => apply(id, doc) }),
@@ -156,11 +169,19 @@ async function build(
       },
     },
     leases: cluster?.leases ?? null,
-    cluster: cluster ? { addPart: (part) => cluster.addPart(part), departuresSettled: async () => cluster.forwards.idle() && (await cluster.qos.idle()) } : null,
+    cluster: cluster ? {
+      addPart: (part) => cluster.addPart(part), departuresSettled: async () => cluster.forwards.idle() && (await cluster.qos.idle()),
+      adoptionSettled: async () => cluster.adoption?.settled(),
+    } : null,
     setWorkerState: (key, value) => supervisor.state.set(key, value),
+    metrics: { series: () => metrics().series() },
+    logLines: (sink) => supervisor.addLogLineSink(sink),
   }, closers);
   return {
     store, registry, sync, sources, rules, policies, bridges, platform, listed,
+    get metrics() {
+      return metrics();
+    },
     get: (feature) => apiOf(listed, feature, 'is not in the FEATURES list'),
     async replicate() {
       if (!sync || !cluster) return;

@@ -13,6 +13,7 @@ import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
 import type { DelayedReply } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
 import type { SpanPost } from '../features/otel-traces/span-record.ts';
+import type { ExclusiveNote, ExclusiveReply } from '../features/exclusive/types.ts';
 import type { StoredSession } from '../store/types.ts';
 import type { EndpointManager } from '../broker/endpoints.ts';
 import { createCounters, EndpointCounters } from '../broker/endpoint-counters.ts';
@@ -76,6 +77,10 @@ export class Supervisor {
   private otelSpans: (post: SpanPost) => void = () => {};
   private delayedAccepts: (worker: number, post: DelayedPost) => void = (worker, p) => this.replyDelayed(worker, p.items.map((i) => ({ id: i.id, rc: 0x83 })));
 
+  /** Where the workers' exclusive-subscription notes go (src/features/exclusive); claims are
+   * refused until it starts. */
+  private exclusiveNotes: (worker: number, notes: ExclusiveNote[]) => void = (worker, notes) => this.replyExclusive(worker, notes.flatMap((n) => (n.op === 'claim' ? [{ id: n.id, result: 'cluster' as const }] : [])));
+
   constructor(private readonly config: BrokerConfig, private readonly log: Logger, private readonly routerName = 'default') {
     this.router = Router.open(routerName);
     this.retained = RetainedStore.open(routerName);
@@ -85,7 +90,7 @@ export class Supervisor {
     this.nodeStore = new NodeStore(config, log, this.retained, this.registry);
     this.pool = new WorkerPool({
       log,
-      logStore: () => this.nodeLog.store,
+      workerLines: () => this.nodeLog.workerLines(),
       workerData: (workerId, restore) => ({
         workerId, config: { ...config, log: { ...config.log, level: this.nodeLog.level } }, counters: this.countersBuffer, routeShared: this.routeShared, routerName,
         nodeSlot: this.nodeStore.nodeSlot, restore, authFailures: this.authFailures,
@@ -108,11 +113,22 @@ export class Supervisor {
     else if (msg.t === 'node-claims') this.nodeClaims(worker, msg.claims);
     else if (msg.t === 'delayed-accepts') this.delayedAccepts(worker, msg);
     else if (msg.t === 'otel-spans') this.otelSpans(msg);
+    else if (msg.t === 'exclusive-notes') this.exclusiveNotes(worker, msg.notes);
   }
 
   /** Takes the spans the workers post (src/features/otel-traces). */
   onOtelSpans(fn: (post: SpanPost) => void): void {
     this.otelSpans = fn;
+  }
+
+  /** Takes the exclusive-subscription notes the workers post (src/features/exclusive). */
+  onExclusiveNotes(fn: (worker: number, notes: ExclusiveNote[]) => void): void {
+    this.exclusiveNotes = fn;
+  }
+
+  /** Answers a worker's exclusive-subscription claims. */
+  replyExclusive(worker: number, replies: ExclusiveReply[]): void {
+    if (replies.length > 0) this.pool.post(worker, { t: 'exclusive-replies', replies });
   }
 
   /** Takes the delayed messages the workers post (src/features/delayed). */
@@ -171,6 +187,8 @@ export class Supervisor {
     return this.nodeLog.level;
   }
   readonly setLogLevel: NodeLog['setLevel'] = (level) => this.nodeLog.setLevel(level);
+  /** Adds a sink for every log line of the node (node-log.ts). */
+  readonly addLogLineSink: NodeLog['addLineSink'] = (sink) => this.nodeLog.addLineSink(sink);
 
   /** Publishes a message through a running worker (it routes to every worker). */
   publish(topic: string, payload: Buffer, qos: 0 | 1 | 2 = 0, retain = false): boolean {

@@ -6,7 +6,6 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
 
 import type { Logger } from '../log/index.ts';
-import type { LogStore } from '../log/log-store.ts';
 import { relayLines } from '../log/line-relay.ts';
 import { spawnWorker } from '../threads/spawn.ts';
 import { WORKER_ENTRY, takeWarmWorker, threadOptions } from './worker-prewarm.ts';
@@ -37,8 +36,9 @@ interface Slot {
 /** What the pool needs of the node. */
 export interface PoolDeps {
   log: Logger;
-  /** Rotating log files the workers' lines go to (null: they go to this process's stdout). */
-  logStore: () => LogStore | null;
+  /** Where the workers' output lines go besides this process's stdout (the log store, the
+   * OpenTelemetry export); null: a worker writes to the process's stdout itself. */
+  workerLines: () => ((line: string, worker: number) => void) | null;
   /** The workerData of a worker that starts with these stored sessions. */
   workerData(id: number, restore: StoredSession[]): Record<string, unknown>;
   youngGenerationMb: number;
@@ -80,15 +80,16 @@ export class WorkerPool {
   }
 
   private spawn(slot: Slot, restore: StoredSession[]): Promise<void> {
-    const logs = this.deps.logStore();
+    const lines = this.deps.workerLines();
     // A small nursery: message objects live and die in it, in the CPU caches (see the key).
-    // With the log store on, the worker's stdout comes here (one writer for the files).
-    const options = { youngGenerationMb: this.deps.youngGenerationMb, stdout: logs !== null };
+    // With the log store (or another taker of lines) on, the worker's stdout comes here (one
+    // writer for the files).
+    const options = { youngGenerationMb: this.deps.youngGenerationMb, stdout: lines !== null };
     // A warm worker (worker-prewarm.ts) gets its data as its first message; a cold one at spawn.
     let worker = takeWarmWorker(options);
     if (worker) worker.postMessage({ t: 'init', data: this.deps.workerData(slot.id, restore) } satisfies ToWorker);
     else worker = spawnWorker(WORKER_ENTRY, this.deps.workerData(slot.id, restore), threadOptions(options));
-    slot.relayed = logs ? relayLines(worker.stdout, process.stdout, (line) => logs.append(line, `worker-${slot.id}`)) : null;
+    slot.relayed = lines ? relayLines(worker.stdout, process.stdout, (line) => lines(line, slot.id)) : null;
     slot.worker = worker;
     slot.phase = 'starting';
     return new Promise((resolve, reject) => {

@@ -153,6 +153,32 @@ export class RuleManager {
     return doc;
   }
 
+  /** Changes a rule's name, SQL, actions, enabled flag or description (what is given), checked
+   * like add before anything changes; a running rule is stopped and started again with the new
+   * document, at once on every worker. Its rule counters go on; new actions count from zero. */
+  async update(id: string, change: { name?: string; sql?: string; actions?: RuleAction[]; enabled?: boolean; description?: string }): Promise<RuleDoc> {
+    const live = this.get(id);
+    if (change.name !== undefined) {
+      for (const l of this.rules.values()) if (l !== live && l.doc.name === change.name) throw new RuleError(409, 'name', `name: a rule named ${change.name} exists`);
+    }
+    const doc: RuleDoc = {
+      ...live.doc,
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(change.sql !== undefined ? { sql: change.sql } : {}),
+      ...(change.actions !== undefined ? { actions: change.actions } : {}),
+      ...(change.enabled !== undefined ? { enabled: change.enabled } : {}),
+      ...(change.description !== undefined ? { description: change.description } : {}),
+    };
+    const filters = this.validate(doc);
+    await this.store.putAdmin(KIND, id, doc);
+    if (live.doc.enabled) await this.stop(live);
+    if (change.actions !== undefined && live.kept) live.kept = { ...live.kept, actions: [] };
+    live.doc = doc;
+    live.filters = filters;
+    if (doc.enabled) await this.start(live);
+    return doc;
+  }
+
   /** Removes the action `index` of rule `id` that writes to a data source (a source's "query"). */
   async removeAction(id: string, index: number): Promise<void> {
     const live = this.get(id);

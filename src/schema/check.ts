@@ -12,11 +12,24 @@ import { DomainError, invalid } from '../errors/domain-error.ts';
  * instead of the pattern itself. */
 export const PATTERN_MESSAGE = 'x-message';
 
+/** A keyword of ours, an annotation only: a string field the console shows as a text area. */
+export const MULTILINE = 'x-multiline';
+
+/** A keyword of ours, an annotation only: the default a module applies to an absent field, shown
+ * by the console's forms. Not `default`, which Ajv would write into the value (useDefaults). */
+export const DEFAULT_NOTE = 'x-default';
+
 function newAjv(coerceTypes: boolean): Ajv {
   // strict: an unknown keyword in a schema is a mistake at startup, not a check silently skipped.
   // useDefaults: a schema's `default` fills an absent field (page, size, ...).
-  const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: false, verbose: true, useDefaults: true, coerceTypes });
+  // discriminator: a body of several shapes told apart by a field (byType) is checked against the
+  // one shape its field names, so a refusal names that shape's field.
+  const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: false, verbose: true, useDefaults: true, coerceTypes, discriminator: true });
   ajv.addKeyword({ keyword: PATTERN_MESSAGE, schemaType: 'string' });
+  // Annotations for the console's forms: a secret (a password input) and a text of several lines.
+  ajv.addFormat('password', true);
+  ajv.addKeyword({ keyword: MULTILINE, schemaType: 'boolean' });
+  ajv.addKeyword({ keyword: DEFAULT_NOTE });
   return ajv;
 }
 
@@ -90,9 +103,19 @@ function refusalOf(errors: ErrorObject[], data: unknown, refuse: Refuse): Domain
   const p = e.params as Record<string, unknown>;
   if (e.keyword === 'required') return refuse(fieldOf(e.instancePath, String(p.missingProperty)), 'is required');
   if (e.keyword === 'additionalProperties') return refuse(fieldOf(e.instancePath, String(p.additionalProperty)), 'unknown field');
+  if (e.keyword === 'discriminator') return refuse(fieldOf(e.instancePath, String(p.tag)), discriminatorProblem(e));
   const field = fieldOf(e.instancePath);
   if (field === '' && e.keyword === 'type') return refuse('body', `expected a JSON object, got ${typeName(data)}`);
   return refuse(field === '' ? 'body' : field, explain(e));
+}
+
+/** A discriminated value (byType) whose tag is absent or names no shape: the values it may take. */
+function discriminatorProblem(e: ErrorObject): string {
+  const p = e.params as { error?: string; tag?: string; tagValue?: unknown };
+  if (p.error === 'tag' && p.tagValue === undefined) return 'is required';
+  const shapes = ((e.parentSchema ?? {}) as { oneOf?: { properties?: Record<string, { const?: unknown }> }[] }).oneOf ?? [];
+  const values = shapes.map((s) => s.properties?.[String(p.tag)]?.const).filter((v) => v !== undefined);
+  return `must be one of ${values.map(String).join(', ')}, got ${JSON.stringify(p.tagValue)}`;
 }
 
 function explain(e: ErrorObject): string {

@@ -70,6 +70,8 @@ export class WorkerStats {
   /** Subscriptions of this worker's client sessions (online or not): not the broker's own
    * handles in the router (rules, bridges, log topics, viewers, cluster). Counted when asked. */
   subscriptions = 0;
+  /** Of those, the ones to $SYS topics (counted with them, apart so the console can say it). */
+  sysSubscriptions = 0;
 
   /** One first delivery written, `ms` after its message was received (Date.now() resolution). */
   recordDelivery(ms: number): void {
@@ -86,3 +88,10 @@ export class WorkerStats {
 }
 
 export type WorkerStatsSnapshot = Omit<WorkerStats, 'snapshot' | 'recordDelivery'>;
+
+/** How many of `filters` are to $SYS topics (when asked, never per message). */
+export function sysFilters(filters: Iterable<string>): number {
+  let n = 0;
+  for (const f of filters) if (f.charCodeAt(0) === 36 && f.startsWith('$SYS/')) n++;
+  return n;
+}

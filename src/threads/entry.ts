@@ -11,6 +11,8 @@ const ENTRIES = {
   worker: { source: 'src/worker/worker.ts', built: 'lib/worker.js' },
   /** A thread of the scripts' piscina pool: its task handler, exported as runBatch. */
   'run-batch': { source: 'src/features/scripts/pool/run-batch.ts', built: 'lib/run-batch.js' },
+  /** A thread of a worker's schema check pool: its task handler, exported as checkBatch. */
+  'check-batch': { source: 'src/features/schema-registry/pool/check-batch.ts', built: 'lib/check-batch.js' },
 } as const;
 
 export type ThreadEntry = keyof typeof ENTRIES;

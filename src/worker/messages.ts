@@ -17,6 +17,7 @@ import type { OcspStaple, OpenEndpoint } from '../listener/listeners.ts';
 import type { OverloadMarks } from '../features/overload/types.ts';
 import type { RewriteWorkerState } from '../features/rewrite/rules.ts';
 import type { ExclusiveWorkerState } from '../features/exclusive/worker-exclusive.ts';
+import type { ExclusiveNote, ExclusiveReply } from '../features/exclusive/types.ts';
 import type { DelayedReply, DelayedWorkerState } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
 import type { SpanPost } from '../features/otel-traces/span-record.ts';
@@ -94,6 +95,8 @@ export type ToWorker =
   | { t: 'node-claim-replies'; replies: NodeClaimReply[] }
   /** Answers to this worker's delayed messages (stored or refused), one post per tick. */
   | { t: 'delayed-replies'; replies: DelayedReply[] }
+  /** Answers to this worker's exclusive-subscription claims in a cluster (src/features/exclusive). */
+  | { t: 'exclusive-replies'; replies: ExclusiveReply[] }
   /** Every feature's state is in place: open these endpoints' listeners, then answer 'ready'. */
   | { t: 'open'; endpoints: OpenEndpoint[] }
   | { t: 'shutdown' };
@@ -121,6 +124,8 @@ export type FromWorker =
   | ({ t: 'delayed-accepts' } & DelayedPost)
   /** Spans of sampled messages (OpenTelemetry traces), one post every 25 ms at most (src/features/otel-traces). */
   | ({ t: 'otel-spans' } & SpanPost)
+  /** Exclusive subscription places claimed, kept or freed, one post per tick (src/features/exclusive). */
+  | { t: 'exclusive-notes'; notes: ExclusiveNote[] }
   | { t: 'stopped' };
 
 /** An error of a worker operation: a domain error's plain form (src/errors/domain-error.ts). */

@@ -22,7 +22,7 @@ import { Deadlines } from '../engine/connection/deadlines.ts';
 import { Listeners, type OpenEndpoint, type WorkerEndpoint } from '../listener/listeners.ts';
 import { EndpointCounters } from '../broker/endpoint-counters.ts';
 import type { Transport } from '../engine/connection/transport.ts';
-import { WorkerStats } from '../stats/worker-stats.ts';
+import { WorkerStats, sysFilters } from '../stats/worker-stats.ts';
 import { registerEndpointStats, type EndpointStats } from '../stats/endpoint-stats.ts';
 import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
@@ -38,6 +38,7 @@ import { WorkerBans } from '../features/bans/worker-bans.ts';
 import { WorkerRewrite } from '../features/rewrite/worker-rewrite.ts';
 import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
+import { CheckStage } from '../features/schema-registry/worker/check-stage.ts';
 import { WorkerDelayed } from '../features/delayed/worker-delayed.ts';
 import { WorkerOtelTraces } from '../features/otel-traces/worker-otel-traces.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
@@ -175,10 +176,13 @@ const bans = new WorkerBans(log, rules);
 // Topic rewrite (src/features/rewrite): the handlers read its rules before the ACL.
 const rewrite = new WorkerRewrite();
 // Exclusive subscriptions (src/features/exclusive): the node's table, shared by every worker.
-const exclusive = new WorkerExclusive();
+const exclusive = new WorkerExclusive((notes) => post({ t: 'exclusive-notes', notes }));
 // The schema registry (src/features/schema-registry): the rule SQL's codecs, and the topic checks
 // asked per PUBLISH while `active`.
-const schemas = new SchemaRuntime(log).install();
+// Large payloads (schemaRegistry.offloadBytes) are decoded by this worker's check pool threads.
+const schemaCfg = config.schemaRegistry;
+const checkStage = new CheckStage({ log, threads: schemaCfg.threads, timeoutMs: schemaCfg.timeout, maxWaitingBytes: schemaCfg.maxWaitingBytes, maxWaitingMessages: schemaCfg.maxWaitingMessages, onFailure: schemaCfg.onPoolFailure });
+const schemas = new SchemaRuntime(log).install().offloadTo(checkStage, schemaCfg.offloadBytes);
 // Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
 const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });
@@ -187,7 +191,7 @@ const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
 
 // OpenTelemetry traces (src/features/otel-traces): sampled messages' spans go to the main thread,
 // which exports them, once per tick.
-const otelTraces = new WorkerOtelTraces(config.otel.traces, (p) => post({ t: 'otel-spans', ...p }));
+const otelTraces = new WorkerOtelTraces({ ...config.otel.traces, maxQueueSize: config.otel.traces.queueSize }, (p) => post({ t: 'otel-spans', ...p }));
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   tracer: otelTraces,
@@ -321,6 +325,7 @@ async function shutdown(): Promise<void> {
   for (const conn of [...connections]) conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'shutdown');
   // Give the final writes a moment to leave.
   await new Promise((r) => setTimeout(r, 50));
+  await checkStage.close();
   if (store) await store.close().catch((err: unknown) => log.error('store close failed', { err }));
   post({ t: 'stopped' });
 }
@@ -352,9 +357,11 @@ parentPort!.on('message', (msg: ToWorker) => {
       stats.sessions = sessions.size;
       stats.persistentSessions = 0;
       stats.subscriptions = 0;
+      stats.sysSubscriptions = 0;
       for (const s of sessions.all()) {
         if (s.expiryInterval > 0) stats.persistentSessions++;
         stats.subscriptions += s.subscriptionCount;
+        if (s.subscriptionCount > 0) stats.sysSubscriptions += sysFilters(s.subscriptions.keys());
       }
       post({ t: 'stats', stats: stats.snapshot() });
       break;
@@ -391,6 +398,9 @@ parentPort!.on('message', (msg: ToWorker) => {
       break;
     case 'delayed-replies':
       delayed.answer(msg.replies);
+      break;
+    case 'exclusive-replies':
+      exclusive.answer(msg.replies);
       break;
     case 'open':
       openEndpoints(msg.endpoints).then(

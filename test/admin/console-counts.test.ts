@@ -1,7 +1,8 @@
 // needs: broker
 // The console overview counts what the Messages and Topics pages list: clients' retained messages
 // (not the broker's $SYS ones) and clients' subscriptions (not the broker's own handles for rules
-// and log topics). It showed "Retained 12" beside an empty Messages page.
+// and log topics, counted apart as internal, nor $SYS ones, counted apart too). It showed
+// "Retained 12" beside an empty Messages page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -62,6 +63,17 @@ test('the overview counts clients\' retained messages and subscriptions, as the 
     const sample = await live.next((s) => s.subscriptions === 2 && s.retained === 1);
     assert.equal(sample.retained, messages.total);
     assert.equal(sample.subscriptions, listedSubscriptions);
+    assert.equal(topics.subscriptions, sample.subscriptions, '/topic/query\'s total agrees');
+    // Counted apart: no $SYS subscription yet; the rule's and the log topic's handles internal.
+    assert.equal(sample.subscriptionsSys, 0);
+    assert.equal(sample.subscriptionsInternal, b.supervisor.router.subscriptionCount - 2);
+    assert.ok(sample.subscriptionsInternal >= 2, `the rule and the log topic: ${sample.subscriptionsInternal}`);
+    // A client's $SYS subscription is counted as $SYS, not among the others.
+    await client.subscribeAsync('$SYS/broker/#', { qos: 0 });
+    const after = await live.next((s) => s.subscriptionsSys === 1);
+    assert.equal(after.subscriptions, 2);
+    const again = (await b.api('POST', '/topic/query', { body: { page: 1, size: 1000 } })).json;
+    assert.deepEqual([again.subscriptions, again.sysSubscriptions], [2, 1]);
   } finally {
     live.close();
   }

@@ -59,7 +59,7 @@ test('defaults', () => {
   assert.deepEqual(c.scripts, { threads: 1, timeout: 100, memoryLimit: 128, onError: 'pass' });
   assert.deepEqual(c.extensions, { dir: '' });
   assert.deepEqual(c.platform, { maxTenants: 10_000, alertInterval: 10, maxAlerts: 10_000 });
-  assert.deepEqual(c.audit, { retentionDays: 90 });
+  assert.deepEqual(c.audit, { retentionDays: 90, reads: false });
   assert.deepEqual(c.cluster, {
     enabled: false, natsUrl: '', localAddress: '127.0.0.1:6222', addresses: [], clientPort: 4222, natsServer: '',
     discovery: { service: '', namespace: '' }, maxNodes: 64, mqttAddress: '',

@@ -54,12 +54,13 @@ test('BrokerConfig has the types of the key checkers', () => {
   holds<Equal<BrokerConfig['mqtt']['ws']['host'], string>>();
 });
 
-/** The dotted paths of the values in `config`; a list is a value, not a section (no key holds a
- * plain object today: one that did would need a mark here). */
+/** The dotted paths of the values in `config`; a list is a value, not a section, and so is the
+ * plain object of a key that holds one (otel.metrics.headers). */
 function leafPaths(config: Record<string, unknown>, prefix = ''): string[] {
+  const keys = new Set<string>(KEYS.map((spec) => spec.key));
   return Object.entries(config).flatMap(([name, value]) => {
     const path = prefix + name;
-    const section = typeof value === 'object' && value !== null && !Array.isArray(value);
+    const section = typeof value === 'object' && value !== null && !Array.isArray(value) && !keys.has(path);
     return section ? leafPaths(value as Record<string, unknown>, `${path}.`) : [path];
   });
 }

@@ -66,6 +66,34 @@ test('the Watch page on node a shows what a client of node b publishes (a watche
   }
 });
 
+test('the Cluster page on node a: both nodes with a last seen, uptime, version, CPU, memory and connections (node b\'s from its heartbeat)', async () => {
+  const page = await signedIn(a.base);
+  const onB = await connect(b!.url, { clientId: 'cn-figures-b' });
+  try {
+    // The API: node b's figures as its heartbeat carried them, a last seen for both.
+    const nodes = await waitFor(async () => {
+      const list = (await a.api('GET', '/api/cluster/nodes')).json.data as { id: string; lastSeen: string; uptime?: number; rssBytes?: number; cpuPercent?: number; version?: string }[];
+      return list.find((n) => n.id === 'cn-b')?.uptime !== undefined ? list : undefined;
+    }, { message: 'node b\'s figures on node a' });
+    for (const n of nodes) {
+      assert.ok(Math.abs(Date.parse(n.lastSeen) - Date.now()) < 5000, `${n.id} last seen ${n.lastSeen}`);
+      assert.ok(n.rssBytes! > 0 && n.cpuPercent! >= 0 && typeof n.version === 'string', JSON.stringify(n));
+    }
+    await page.getByRole('link', { name: 'Cluster' }).click();
+    for (const id of ['cn-a', 'cn-b']) {
+      await page.locator(`tr[data-node="${id}"]`).waitFor();
+      assert.match(await page.getByTestId(`last-seen-${id}`).innerText(), id === 'cn-a' ? /now/ : /\d+ s ago/);
+      assert.match(await page.getByTestId(`uptime-${id}`).innerText(), /\d+ (s|min|h|d)/);
+    }
+    // Connections per node, from the live samples: node b's client is counted on node b's row.
+    await waitFor(async () => (await page.getByTestId('connections-cn-b').innerText()) === '1', { message: 'node b\'s row shows its one connection' });
+    assert.equal(await page.getByTestId('connections-cn-a').innerText(), '0');
+  } finally {
+    await end(onB);
+    await page.close();
+  }
+});
+
 test('the overview on node a shows both nodes\' connections and messages per second, node b\'s from node b', async () => {
   const page = await signedIn(a.base);
   const onA = await connect(a.url, { clientId: 'cn-on-a' });

@@ -152,7 +152,7 @@ test('connections: a client closed from the page is disconnected and gone from t
   const client = await connect(b.url, { clientId: 'close-me-from-console', protocolVersion: 5 });
   try {
     await page.getByRole('link', { name: 'Connections' }).click();
-    await page.getByRole('searchbox').fill('close-me');
+    await page.getByRole('main').getByRole('searchbox').fill('close-me');
     await page.getByRole('button', { name: 'Search' }).click();
     const row = page.locator('tr[data-client="close-me-from-console"]');
     await row.waitFor();

@@ -38,16 +38,20 @@ test('an LDAP authentication and ACL policy added from the form: its template an
     const chain = page.getByRole('region', { name: 'Authentication policies' });
     const form = chain.getByRole('form', { name: 'add an authentication policy' });
     await form.getByLabel('Type').selectOption('ldap');
-    const template = JSON.parse(await form.getByLabel('Config (JSON)').inputValue());
-    assert.equal(template.mode, 'search');
-    assert.match(template.filter, /\$\{username\}/);
-    assert.match(await form.getByTestId('config-fields').innerText(), /userDn.*superuserGroups.*empty password/s);
+    // The LDAP fields from the route's schema: mode a select (search by default), the service
+    // account a fieldset with its password a password input, the superuser groups one per line.
+    assert.equal(await form.locator('[data-field="config.mode"] select').inputValue(), 'search');
+    assert.match(await form.locator('[data-field="config.filter"]').innerText(), /\$\{username\}/);
+    assert.equal(await form.locator('[data-field="config.service.password"] input').getAttribute('type'), 'password');
+    assert.equal(await form.locator('[data-field="config.superuserGroups"] textarea').count(), 1);
 
     const config = { urls: slapd.url, mode: 'search', service: { ...SERVICE, password: 'wrong' }, base: PEOPLE, filter: USER_FILTER };
-    await form.getByLabel('Name').fill('console-ldap');
+    await form.getByLabel('Name', { exact: true }).fill('console-ldap');
+    // Typed in the raw JSON escape hatch (closed by default): a refusal names its field there.
+    await form.getByText('Raw JSON').click();
     await form.getByLabel('Config (JSON)').fill(JSON.stringify(config));
     await form.getByRole('button', { name: 'Add policy' }).click();
-    assert.match(await form.getByRole('alert').innerText(), /add: config\.service: the directory refused the service account's bind/);
+    assert.match(await form.getByRole('alert').innerText(), /config\.service: the directory refused the service account's bind/);
     await form.getByLabel('Config (JSON)').fill(JSON.stringify({ ...config, service: SERVICE }));
     await form.getByRole('button', { name: 'Add policy' }).click();
     await chain.locator('tr[data-policy="console-ldap"]').waitFor();
@@ -58,8 +62,13 @@ test('an LDAP authentication and ACL policy added from the form: its template an
     const acl = page.getByRole('region', { name: 'ACL policies' });
     const aclForm = acl.getByRole('form', { name: 'add an ACL policy' });
     await aclForm.getByLabel('Type').selectOption('ldap');
-    assert.match(await aclForm.getByTestId('config-fields').innerText(), /groupRules/);
-    await aclForm.getByLabel('Name').fill('console-ldap-groups');
+    // The group rules: a fieldset per group, each with its rules.
+    await aclForm.getByRole('button', { name: 'Add groupRules' }).click();
+    await aclForm.locator('[data-field="config.groupRules[0].group"] input').waitFor();
+    await aclForm.getByRole('button', { name: 'Add rules' }).click();
+    assert.deepEqual(await aclForm.locator('[data-field="config.groupRules[0].rules[0].permission"] option').allInnerTexts(), ['', 'allow', 'deny']);
+    await aclForm.getByLabel('Name', { exact: true }).fill('console-ldap-groups');
+    await aclForm.getByText('Raw JSON').click();
     await aclForm.getByLabel('Config (JSON)').fill(JSON.stringify({
       urls: slapd.url,
       mode: 'bind',

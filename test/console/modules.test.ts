@@ -11,13 +11,23 @@ import http from 'node:http';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 
 import { startAdminBroker, VIEWER, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end, nextMessages } from '../helpers/broker.ts';
 import { launchBrowser, signIn } from '../helpers/browser.ts';
 import { closedPort } from '../helpers/services.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
+
+/** The input of config field `name` in a form generated from a schema (schema-form.js). */
+function field(form: Locator, name: string): Locator {
+  return form.locator(`[data-field="config.${name}"]`).locator('input, select, textarea').first();
+}
+
+/** The refusal shown at config field `name`. */
+function fieldAlert(form: Locator, name: string): Locator {
+  return form.locator(`[data-field="config.${name}"] [role="alert"]`);
+}
 
 let b: AdminBroker;
 let browser: Browser;
@@ -72,17 +82,18 @@ test('data sources: an HTTP source added and checked from the page; a rule creat
   try {
     await page.getByRole('link', { name: 'Data sources' }).click();
     const form = page.getByRole('form', { name: 'add a data source' });
-    await form.getByLabel('Name').fill('console-hook');
+    await form.getByLabel('Name', { exact: true }).fill('console-hook');
     await form.getByLabel('Type').selectOption('http');
     // Tried before saving: a port where nothing listens is refused, shown next to the form.
-    await form.getByLabel('Config (JSON)').fill(JSON.stringify({ url: `http://127.0.0.1:${await closedPort()}/ingest` }));
+    // The config in the fields of the type's schema (schema-form.js), not typed as JSON.
+    await field(form, 'url').fill(`http://127.0.0.1:${await closedPort()}/ingest`);
     await form.getByRole('button', { name: 'Check' }).click();
     await waitFor(async () => /refused/.test(await form.getByTestId('source-check-result').innerText()), { message: 'the refused check shown' });
-    // A config the API refuses: its message, naming the field, on the form.
-    await form.getByLabel('Config (JSON)').fill(JSON.stringify({ url: 'not a url' }));
+    // A config the API refuses: its message at the field it names.
+    await field(form, 'url').fill('not a url');
     await form.getByRole('button', { name: 'Add source' }).click();
-    assert.match(await form.getByRole('alert').innerText(), /add: config\.url: .*URL/);
-    await form.getByLabel('Config (JSON)').fill(JSON.stringify({ url: `${serverUrl}/ingest` }));
+    assert.match(await fieldAlert(form, 'url').innerText(), /URL/);
+    await field(form, 'url').fill(`${serverUrl}/ingest`);
     await form.getByRole('button', { name: 'Check' }).click();
     await waitFor(async () => /reachable/.test(await form.getByTestId('source-check-result').innerText()), { message: 'the check shown as reachable' });
     await form.getByRole('button', { name: 'Add source' }).click();
@@ -164,7 +175,7 @@ test('scripts: a syntax error shown at its line and column; created from the pag
     assert.equal(await area.evaluate((el: HTMLTextAreaElement) => el.selectionStart), offset);
     assert.equal(await area.evaluate((el: HTMLTextAreaElement) => document.activeElement === el), true);
     // Create refuses it too (the API's 400), shown the same way.
-    await editor.getByLabel('Name').fill('upper');
+    await editor.getByLabel('Name', { exact: true }).fill('upper');
     await editor.getByLabel('Topic filter').fill('console-script/#');
     await editor.getByRole('button', { name: 'Create script' }).click();
     // (The check's error stays until the answer replaces it: nothing on the page moves meanwhile.)
@@ -202,7 +213,7 @@ test('scripts: a syntax error shown at its line and column; created from the pag
 
     // Extensions are off in this broker (no extensions.dir): the API's refusal on the form.
     const ext = page.getByRole('form', { name: 'add an extension' });
-    await ext.getByLabel('Name').fill('split');
+    await ext.getByLabel('Name', { exact: true }).fill('split');
     await ext.getByLabel('Class').fill('split-json-array.mjs#SplitJsonArray');
     await ext.getByRole('button', { name: 'Add extension' }).click();
     assert.match(await ext.getByRole('alert').innerText(), /add: .*extension/i);
@@ -220,9 +231,9 @@ test('policies: an HTTP authentication policy added from the page decides mqtt.j
     const chain = page.getByRole('region', { name: 'Authentication policies' });
     const form = chain.getByRole('form', { name: 'add an authentication policy' });
     for (const name of ['console-auth', 'console-auth-2']) {
-      await form.getByLabel('Name').fill(name);
+      await form.getByLabel('Name', { exact: true }).fill(name);
       await form.getByLabel('Type').selectOption('http');
-      await form.getByLabel('Config (JSON)').fill(JSON.stringify({ url: `${serverUrl}/auth` }));
+      await field(form, 'url').fill(`${serverUrl}/auth`);
       await form.getByRole('button', { name: 'Add policy' }).click();
       await chain.locator(`tr[data-policy="${name}"]`).waitFor();
     }
@@ -251,8 +262,8 @@ test('policies: an HTTP authentication policy added from the page decides mqtt.j
     // Changed from the page: renamed (its config shown, checked again by the server on save).
     await row.getByRole('button', { name: 'Edit' }).click();
     const change = chain.getByRole('form', { name: 'change console-auth' });
-    assert.equal(JSON.parse(await change.getByLabel('Config (JSON)').inputValue()).url, `${serverUrl}/auth`);
-    await change.getByLabel('Name').fill('console-auth-1');
+    assert.equal(await field(change, 'url').inputValue(), `${serverUrl}/auth`);
+    await change.getByLabel('Name', { exact: true }).fill('console-auth-1');
     await change.getByRole('button', { name: 'Save policy' }).click();
     await chain.locator('tr[data-policy="console-auth-1"]').waitFor();
     assert.deepEqual((await b.api('POST', '/auth/query', { body: {} })).json.data.map((p: { name: string }) => p.name), ['console-auth-2', 'console-auth-1']);
@@ -274,10 +285,10 @@ test('policies: an HTTP authentication policy added from the page decides mqtt.j
     // An ACL policy whose server is not there: the dry run's refusal, naming the field, on its form.
     const acl = page.getByRole('region', { name: 'ACL policies' });
     const aclForm = acl.getByRole('form', { name: 'add an ACL policy' });
-    await aclForm.getByLabel('Name').fill('console-acl');
-    await aclForm.getByLabel('Config (JSON)').fill(JSON.stringify({ url: `http://127.0.0.1:${await closedPort()}/acl` }));
+    await aclForm.getByLabel('Name', { exact: true }).fill('console-acl');
+    await field(aclForm, 'url').fill(`http://127.0.0.1:${await closedPort()}/acl`);
     await aclForm.getByRole('button', { name: 'Add policy' }).click();
-    assert.match(await aclForm.getByRole('alert').innerText(), /add: config\.url: cannot reach/);
+    assert.match(await fieldAlert(aclForm, 'url').innerText(), /^cannot reach/);
     assert.equal((await b.api('POST', '/acl/query', { body: {} })).json.total, 0);
   } finally {
     answers.delete('/auth');
@@ -291,13 +302,14 @@ test('commands: one added from the page is listed with its state and last error;
     await page.getByRole('link', { name: 'Commands' }).click();
     const form = page.getByRole('form', { name: 'add a command' });
     const port = await closedPort();
-    await form.getByLabel('Name').fill('console-rabbit');
+    await form.getByLabel('Name', { exact: true }).fill('console-rabbit');
     await form.getByLabel('Type').selectOption('RABBITMQ');
-    await form.getByLabel('Config (JSON)').fill(JSON.stringify({ url: `amqp://127.0.0.1:${port}`, mqttTopic: 'rabbit/${routingKey}' }));
+    await field(form, 'url').fill(`amqp://127.0.0.1:${port}`);
+    await field(form, 'mqttTopic').fill('rabbit/${routingKey}');
     await form.getByRole('button', { name: 'Add command' }).click();
-    assert.match(await form.getByRole('alert').innerText(), /add: config\.queue: is required/);
+    assert.match(await fieldAlert(form, 'queue').innerText(), /^is required/);
     // A RabbitMQ that is not there: the command keeps trying, and says why.
-    await form.getByLabel('Config (JSON)').fill(JSON.stringify({ url: `amqp://127.0.0.1:${port}`, queue: 'to-mqtt', mqttTopic: 'rabbit/${routingKey}' }));
+    await field(form, 'queue').fill('to-mqtt');
     await form.getByRole('button', { name: 'Add command' }).click();
     const row = page.locator('tr[data-command="console-rabbit"]');
     await row.waitFor();
@@ -312,12 +324,13 @@ test('commands: one added from the page is listed with its state and last error;
     // Its config changed from the page: a prefetch of 0 refused on the form, then another queue.
     await row.getByRole('button', { name: 'Edit' }).click();
     const change = page.getByRole('form', { name: 'change console-rabbit' });
-    const edited = { ...JSON.parse(await change.getByLabel('Config (JSON)').inputValue()) as Record<string, unknown>, prefetch: 0 };
-    await change.getByLabel('Config (JSON)').fill(JSON.stringify(edited));
+    assert.equal(await field(change, 'queue').inputValue(), 'to-mqtt');
+    await field(change, 'prefetch').fill('0');
     await change.getByRole('button', { name: 'Save command' }).click();
-    assert.match(await change.getByRole('alert').innerText(), /save: config\.prefetch/);
+    assert.match(await fieldAlert(change, 'prefetch').innerText(), /\d/);
     assert.equal((await b.api('POST', '/command/query', { body: {} })).json.data[0].config.queue, 'to-mqtt');
-    await change.getByLabel('Config (JSON)').fill(JSON.stringify({ ...edited, prefetch: 5, queue: 'other-queue' }));
+    await field(change, 'prefetch').fill('5');
+    await field(change, 'queue').fill('other-queue');
     await change.getByRole('button', { name: 'Save command' }).click();
     await change.waitFor({ state: 'detached' });
     const [changed] = (await b.api('POST', '/command/query', { body: {} })).json.data;

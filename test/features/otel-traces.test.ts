@@ -26,7 +26,7 @@ let urls: string[];
 before(async () => {
   collector = await startCollector();
   b = await startAdminBroker({
-    otel: { traces: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/traces`, sampleRatio: 0, scheduledDelayMs: 20 } },
+    otel: { traces: { enabled: true, endpoint: `${collector.httpEndpoint}/v1/traces`, sampleRatio: 0, delay: 20 } },
     // An ACL, so that publishing is authorized (a client that may publish everywhere is not asked).
     auth: { acl: [{ permission: 'deny', action: 'publish', topic: 'ot/denied/#' }] },
   });
@@ -84,6 +84,7 @@ test("a publisher's traceparent continues through the broker: spans with its tra
     assert.equal(root.attributes['messaging.client.id'], 'ot-pub');
     assert.equal(root.attributes['spindle.matched'], 2);
     assert.equal(root.resource['service.name'], 'spindle');
+    assert.equal(typeof root.resource['service.instance.id'], 'string', 'the node name');
     assert.equal(typeof root.resource['service.version'], 'string');
     assert.equal(childrenOf(spans, root, 'authorize').length, 1);
     assert.equal(childrenOf(spans, root, 'route').length, 1);

@@ -25,7 +25,7 @@ import { Persistence } from '../../src/engine/session/persistence.ts';
 import type { Session } from '../../src/engine/session/session.ts';
 import type { HandoverMessage } from '../../src/engine/session/handover.ts';
 import type { NodeClaims } from '../../src/engine/session/node-handover.ts';
-import type { AuthExchange, Client, ClientEndpoint, ClientState, Dispatcher, HandlerHost } from '../../src/engine/handlers/client.ts';
+import type { AuthExchange, Client, ClientEndpoint, ClientState, Dispatcher, HandlerHost, PayloadCheck } from '../../src/engine/handlers/client.ts';
 import { WorkerStats } from '../../src/stats/worker-stats.ts';
 import { createEngine } from '../../src/worker/engine.ts';
 import { EndpointStats } from '../../src/stats/endpoint-stats.ts';
@@ -81,6 +81,8 @@ export interface EngineOptions {
   authMethods?: ReadonlyMap<string, AuthMethod>;
   /** The authenticator of CONNECTs without a method (the static users unless given). */
   authenticator?: Authenticator;
+  /** Schema checks on PUBLISH payloads (none unless given). */
+  payloadCheck?: PayloadCheck;
 }
 
 export function startEngine(options: EngineOptions = {}): Engine {
@@ -130,6 +132,7 @@ export function startEngine(options: EngineOptions = {}): Engine {
       loadStored: options.loadStored ?? (async () => null),
       nodes: options.nodes?.(id),
       shedding: options.shedding,
+      payloadCheck: options.payloadCheck,
     });
     workers.push({ id, host: engine.host, router: engine.router, sessions: engine.sessions, stats, dispatch: engine.dispatcher });
   }

@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
-const DRIVERS = ['mysql2', 'postgres', 'ioredis', 'kafkajs', 'mongodb', 'nacos-naming', 'ws', 'amqplib', 'rocketmq-client-nodejs', 'nodemailer', 'mqtt', 'ldapts'];
+const DRIVERS = ['mysql2', 'postgres', 'ioredis', 'kafkajs', 'mongodb', 'nacos-naming', 'ws', 'amqplib', 'rocketmq-client-nodejs', 'nodemailer', 'mqtt', 'ldapts',
+  // The OpenTelemetry metrics and logs export (src/features/otel/sdk.ts): loaded when configured.
+  '@opentelemetry/sdk-metrics', '@opentelemetry/sdk-logs', '@opentelemetry/exporter-metrics-otlp-proto', '@opentelemetry/exporter-logs-otlp-proto', '@opentelemetry/resources'];
 
 /** The specifiers a file imports at run time: what survives the build (tsc elides an import whose
  * every binding is a type, and `import type`). */
@@ -87,7 +89,9 @@ function otelPackages(packages: Map<string, string[]>): string[] {
 test("a worker thread does not import the admin API's schema checker, nor a decoder it may never use", () => {
   const packages = reachablePackages(path.join(SRC, 'worker', 'worker.ts'));
   assert.ok(packages.has('uWebSockets.js'), 'the walk sees the packages worker.ts does import');
-  const reached = ['ajv', 'protobufjs', 'avsc', 'pkijs', 'ldapts'].filter((d) => packages.has(d)).map((d) => `${d}: ${packages.get(d)!.join(' > ')}`);
+  // And no part of OpenTelemetry: its exports run on the main thread (src/features/otel).
+  const otel = [...packages.keys()].filter((p) => p.startsWith('@opentelemetry/'));
+  const reached = ['ajv', 'protobufjs', 'avsc', 'pkijs', 'ldapts', ...otel].filter((d) => packages.has(d)).map((d) => `${d}: ${packages.get(d)!.join(' > ')}`);
   assert.deepEqual(reached, []);
   // Issue 30: the OpenTelemetry SDK is the main thread's, loaded when an export starts; a worker
   // records its spans as plain records (src/features/otel-traces/span-record.ts).

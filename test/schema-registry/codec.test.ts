@@ -13,6 +13,8 @@ import avro from 'avsc';
 
 import { compileSchema } from '../../src/features/schema-registry/codec.ts';
 import { SchemaRuntime } from '../../src/features/schema-registry/runtime.ts';
+import { newCheckCounters } from '../../src/features/schema-registry/types.ts';
+import { PAYLOAD_PASS, PAYLOAD_REFUSED } from '../../src/engine/handlers/client.ts';
 import { compileRule, makeContext, parseRule, SqlRuntimeError } from '../../src/rules/sql/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 
@@ -95,14 +97,14 @@ test('schema_decode and schema_encode in the rule SQL: payload as bytes, failure
 
 test('topic checks: only matching topics are decoded; a bad payload is refused and counted', () => {
   const rt = new SchemaRuntime(createLogger({ level: 'error' } as never));
-  const counters = new SharedArrayBuffer(8);
+  const counters = newCheckCounters();
   rt.setState({ schemas: [{ name: 'a', type: 'avro', source: JSON.stringify(AVRO), description: '', by: 'x', at: now() }], checks: [], counters });
   assert.equal(rt.active, false);
   rt.setChecks([{ filter: 'plant/+/r', schema: 'a', messageType: null, by: 'x', at: now() }]);
   assert.equal(rt.active, true);
-  assert.equal(rt.refuses('plant/1/r', avroType.toBuffer({ sensor: 's', temp: 1 }), 5), false);
-  assert.equal(rt.refuses('plant/1/r', Buffer.from('junk'), 5), true);
-  assert.equal(rt.refuses('plant/1/r', Buffer.from('junk'), 4), true);
-  assert.equal(rt.refuses('other/1/r', Buffer.from('junk'), 5), false);
-  assert.deepEqual([...new Int32Array(counters)], [1, 1]);
+  assert.equal(rt.verdict('plant/1/r', avroType.toBuffer({ sensor: 's', temp: 1 }), 5), PAYLOAD_PASS);
+  assert.equal(rt.verdict('plant/1/r', Buffer.from('junk'), 5), PAYLOAD_REFUSED);
+  assert.equal(rt.verdict('plant/1/r', Buffer.from('junk'), 4), PAYLOAD_REFUSED);
+  assert.equal(rt.verdict('other/1/r', Buffer.from('junk'), 5), PAYLOAD_PASS);
+  assert.deepEqual([...new BigInt64Array(counters)].slice(0, 2), [1n, 1n]);
 });

@@ -47,7 +47,7 @@ export function Alerts({ user }) {
   }, [state]);
   if (!platformUser(user)) return html`<div><h2>Alerts</h2><p class="muted">${NO_PLATFORM_ROLE}</p></div>`;
   const orgName = (id) => (id === null ? 'platform' : orgs.find((o) => o.id === id)?.name ?? id);
-  const act = (method, path, body, what) => attempt(what, setError, () => v1Write(method, path, body), load);
+  const act = (method, path, body, what) => attempt(what, setError, () => /** @type {any} */ (v1Write)(method, path, body), load);
   const list = alerts?.data ?? [];
   const channelName = (id) => channels.find((c) => c.id === id)?.name ?? id;
   const editRule = rules.find((r) => r.id === editing) ?? null;
@@ -124,7 +124,7 @@ function ChangeRule({ rule, org, signals, channels, onDone }) {
       channelIds: f.getAll('channelIds').map(String),
     };
     try {
-      await v1Write('PUT', `/alert-rules/${encodeURIComponent(rule.id)}`, body);
+      await v1Write('PUT', '/alert-rules/{id}', body, { id: rule.id });
       setError(null);
       await onDone(true);
     } catch (err) {

@@ -1,6 +1,7 @@
 // The audit log (/api/v1/audit-logs): every write through either API and every sign-in, newest
 // first, paged, with the filters the API has (user, action, resource, resource id, organization,
-// time range). Read only: no route changes or deletes an entry.
+// time range). Read only: no route changes or deletes an entry. Reads (action `read`, audited only
+// with audit.reads) are left out unless "Show reads" is on.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -18,13 +19,14 @@ function iso(v) {
 
 export function Audit({ user }) {
   const [filters, setFilters] = useState({});
+  const [reads, setReads] = useState(false);
   const [page, setPage] = useState(1);
   const [result, setResult] = useState(null);
   const [orgs, setOrgs] = useState([]);
   const [error, setError] = useState(null);
-  async function load(f = filters, p = page) {
+  async function load(f = filters, p = page, r = reads) {
     try {
-      setResult(await v1Get('/audit-logs', { ...f, page: p, size: PAGE_SIZE }));
+      setResult(await v1Get('/audit-logs', { ...f, ...(r ? {} : { reads: false }), page: p, size: PAGE_SIZE }));
       setError(null);
     } catch (err) {
       setError(`${err.field ? `${err.field}: ` : ''}${err.message}`);
@@ -69,11 +71,12 @@ export function Audit({ user }) {
       <label>Organization <select name="organizationId"><option value="">any</option>${orgs.map((o) => html`<option value=${o.id}>${o.name}</option>`)}</select></label>
       <label>From <input name="from" type="datetime-local" step="1" /></label>
       <label>To <input name="to" type="datetime-local" step="1" /></label>
+      <label class="check"><input type="checkbox" name="reads" checked=${reads} onChange=${(e) => { setReads(e.target.checked); setPage(1); void load(filters, 1, e.target.checked); }} /> Show reads</label>
       <button type="submit">Search</button>
       ${error && html`<p class="error" role="alert">${error}</p>`}
     </form>
     <section class="card" aria-label="audit entries">
-      <p class="muted">${result ? `${total} entr${total === 1 ? 'y' : 'ies'}${total > PAGE_SIZE ? `, page ${page} of ${Math.ceil(total / PAGE_SIZE)}` : ''}` : ''}</p>
+      <p class="muted" data-testid="audit-total">${result ? `${total} entr${total === 1 ? 'y' : 'ies'}${reads ? ', reads included' : ', reads hidden'}${total > PAGE_SIZE ? `, page ${page} of ${Math.ceil(total / PAGE_SIZE)}` : ''}` : ''}. Reads are audited only with audit.reads on.</p>
       <table>
         <thead><tr><th>Time</th><th>User</th><th>Role</th><th>Action</th><th>Resource</th><th>Id</th><th>Organization</th><th>Request</th><th>Status</th><th>Address</th></tr></thead>
         <tbody>${rows.map((e) => html`<tr key=${e.id} data-action=${e.action} data-resource=${e.resource}>

@@ -17,13 +17,13 @@ const KINDS = [
 const SIZE = 100;
 
 export function Banned({ user }) {
-  const [bans, setBans] = useState({ data: [], total: 0 });
+  const [bans, setBans] = useState(/** @type {any} */ ({ data: [], total: 0 }));
   const [page, setPage] = useState(1);
   const [error, setError] = useState(null);
   const canWrite = user.role === 'admin';
   async function load() {
     try {
-      setBans(await api('GET', `/api/banned?page=${page}&size=${SIZE}`));
+      setBans(await api('GET', '/api/banned', undefined, { query: { page, size: SIZE } }));
       setError(null);
     } catch (err) {
       setError(err.message);
@@ -37,13 +37,14 @@ export function Banned({ user }) {
     e.preventDefault();
     const form = e.target;
     const f = new FormData(form);
-    const body = { as: f.get('as'), who: f.get('who').trim() };
-    if (f.get('reason')) body.reason = f.get('reason');
+    /** @type {import('../api-typing').BodyOf<'/api/banned', 'POST'>} */
+    const body = { as: /** @type {any} */ (f.get('as')), who: String(f.get('who')).trim() };
+    if (f.get('reason')) body.reason = String(f.get('reason'));
     const minutes = Number(f.get('minutes'));
     if (f.get('minutes') !== '' && minutes > 0) body.until = new Date(Date.now() + minutes * 60_000).toISOString();
     if (await attempt('add', setError, () => api('POST', '/api/banned', body), load)) form.reset();
   }
-  const lift = (b) => attempt(`${b.as} ${b.who}`, setError, () => api('DELETE', `/api/banned/${b.as}/${encodeURIComponent(b.who)}`, {}), load);
+  const lift = (b) => attempt(`${b.as} ${b.who}`, setError, () => api('DELETE', '/api/banned/{as}/{who}', undefined, { params: { as: b.as, who: b.who } }), load);
   async function clear() {
     if (window.confirm(`Lift all ${bans.total} bans?`)) await attempt('lift all', setError, () => api('DELETE', '/api/banned', {}), load);
   }

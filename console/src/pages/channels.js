@@ -63,12 +63,12 @@ function ChannelRow({ ch, org, onChanged }) {
   const [result, setResult] = useState(null);
   const [testing, setTesting] = useState(false);
   const id = encodeURIComponent(ch.id);
-  const act = (method, path, body, what) => attempt(what, setError, () => v1Write(method, path, body), onChanged);
+  const act = (method, path, body, what) => attempt(what, setError, () => /** @type {any} */ (v1Write)(method, path, body), onChanged);
   async function test() {
     setTesting(true);
     setResult(null);
     try {
-      const r = (await v1Write('POST', `/notification-channels/${id}/test`)).data;
+      const r = (await v1Write('POST', '/notification-channels/{id}/test', {}, { id })).data;
       setError(null);
       setResult(r);
     } catch (err) {
@@ -101,7 +101,7 @@ function ChangeChannel({ ch, onDone }) {
     e.preventDefault();
     const f = new FormData(e.target);
     try {
-      await v1Write('PUT', `/notification-channels/${encodeURIComponent(ch.id)}`, { name: String(f.get('name')).trim(), config: configOf(ch.type, f, ch) });
+      await v1Write('PUT', '/notification-channels/{id}', { name: String(f.get('name')).trim(), config: configOf(ch.type, f, ch) }, { id: ch.id });
       setError(null);
       await onDone(true);
     } catch (err) {
@@ -125,7 +125,7 @@ function headersOf(text) {
     if (line.trim() === '') continue;
     const at = line.indexOf(':');
     if (at <= 0) {
-      const e = new Error(`expected "Name: value", got ${JSON.stringify(line.trim())}`);
+      const e = /** @type {Error & { field?: string }} */ (new Error(`expected "Name: value", got ${JSON.stringify(line.trim())}`));
       e.field = 'config.headers';
       throw e;
     }

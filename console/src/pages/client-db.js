@@ -16,7 +16,7 @@ export function parseRules(text) {
   return text.split('\n').map((l) => l.trim()).filter(Boolean).map((line, i) => {
     const [permission, action, topic, literal, ...rest] = line.split(/\s+/);
     const bad = (why) => {
-      const e = new Error(`line ${i + 1}: ${why} (write: allow|deny ${ACTIONS.join('|')} <topic filter> [literal])`);
+      const e = /** @type {Error & { field?: string }} */ (new Error(`line ${i + 1}: ${why} (write: allow|deny ${ACTIONS.join('|')} <topic filter> [literal])`));
       e.field = 'rules';
       return e;
     };
@@ -42,7 +42,7 @@ export function ClientDb({ user }) {
   const canWrite = user.role === 'admin';
   async function load() {
     try {
-      const [c, r, s] = await Promise.all([api('GET', '/api/client-db/clients?size=1000'), api('GET', '/api/client-db/roles'), api('GET', '/api/client-db/settings')]);
+      const [c, r, s] = await Promise.all([api('GET', '/api/client-db/clients', undefined, { query: { page: 1, size: 1000 } }), api('GET', '/api/client-db/roles'), api('GET', '/api/client-db/settings')]);
       setClients(c.data);
       setRoles(r.data);
       setSettings(s.data);
@@ -54,7 +54,7 @@ export function ClientDb({ user }) {
   useEffect(() => {
     void load();
   }, []);
-  const act = (method, path, body, what) => attempt(what, setError, () => api(method, path, body), load);
+  const act = (method, path, body, what) => attempt(what, setError, () => /** @type {any} */ (api)(method, path, body), load);
 
   async function addRole(e) {
     e.preventDefault();
@@ -109,7 +109,7 @@ export function ClientDb({ user }) {
   async function saveSettings(e) {
     e.preventDefault();
     const f = new FormData(e.target);
-    const anon = f.get('anonymous').trim();
+    const anon = String(f.get('anonymous')).trim();
     const defaultAccess = {};
     for (const k of ['publish', 'subscribe', 'subscribeFilter']) if (f.get(k)) defaultAccess[k] = f.get(k);
     await act('PUT', '/api/client-db/settings', { anonymousRoles: anon === '' ? null : anon.split(',').map((s) => s.trim()).filter(Boolean), defaultAccess }, 'settings');

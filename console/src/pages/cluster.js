@@ -1,4 +1,5 @@
-// Cluster nodes: every node this one knows, with its state, and the drain and rebalance of the
+// Cluster nodes: every node this one knows, with its state and figures (version, uptime, CPU,
+// memory, connections from the live samples, last seen: pages/node-figures.js), and the drain and rebalance of the
 // nodes: each node's connections and drain state, this node's run (progress, targets), and the
 // buttons to drain this node, cancel, or rebalance the cluster (refreshed every 2 s while open).
 import { h } from 'preact';
@@ -6,10 +7,13 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { connectionsOf, duration, megabytes, seen } from './node-figures.js';
 
 const html = htm.bind(h);
 
-export function Cluster() {
+export function Cluster({ live }) {
+  const [last, setLast] = useState(live?.last);
+  useEffect(() => live?.on((s) => setLast(s ?? live.last)), []);
   const [nodes, setNodes] = useState([]);
   const [drain, setDrain] = useState(null);
   const [rate, setRate] = useState('');
@@ -50,12 +54,18 @@ export function Cluster() {
     ${notice && html`<p class="notice" role="status">${notice}</p>`}
     <section class="card">
       <table>
-        <thead><tr><th>Node</th><th>Address</th><th>State</th><th>Version</th><th>Started</th><th>Workers</th><th>Last seen</th></tr></thead>
-        <tbody>${nodes.map((n) => html`<tr key=${n.id} data-node=${n.id}>
+        <thead><tr><th>Node</th><th>Address</th><th>State</th><th>Version</th><th>Uptime</th><th>CPU (of one core)</th><th>Memory (RSS)</th><th>Connections</th><th>Workers</th><th>Last seen</th></tr></thead>
+        <tbody>${nodes.map((n) => {
+          const c = connectionsOf(last, n);
+          return html`<tr key=${n.id} data-node=${n.id}>
           <td>${n.id}${n.self ? ' (this node)' : ''}</td><td>${n.address ?? ''}</td><td>${n.status}</td><td>${n.version ?? ''}</td>
-          <td>${n.startedAt ? new Date(n.startedAt).toLocaleString() : ''}</td>
-          <td>${n.workers ? `${n.workers.running} of ${n.workers.total}` : ''}</td><td>${n.lastSeen ? new Date(n.lastSeen).toLocaleString() : ''}</td>
-        </tr>`)}</tbody>
+          <td data-testid=${`uptime-${n.id}`} title=${n.startedAt ? `started ${new Date(n.startedAt).toLocaleString()}` : ''}>${n.uptime !== undefined ? duration(n.uptime) : ''}</td>
+          <td>${n.cpuPercent !== undefined ? `${n.cpuPercent} %${n.cpus ? ` (${n.cpus} CPUs)` : ''}` : ''}</td>
+          <td>${n.rssBytes !== undefined ? `${megabytes(n.rssBytes)} of ${megabytes(n.totalMemoryBytes)}` : ''}</td>
+          <td data-testid=${`connections-${n.id}`}>${c === null ? '' : c.toLocaleString()}</td>
+          <td>${n.workers ? `${n.workers.running} of ${n.workers.total}` : ''}</td><td data-testid=${`last-seen-${n.id}`}>${seen(n)}</td>
+        </tr>`;
+        })}</tbody>
       </table>
     </section>
     <h2>Drain and rebalance</h2>

@@ -1,6 +1,8 @@
+// @ts-check
 // Commands (inbound bridges, spec 4.9): the commands with their runtime (state, since, the node
 // running it in a cluster, received, published, failed, reconnects, lag, last error; refreshed
-// every 2 s while the page is open), add (type from /command/type, its config as JSON), change
+// every 2 s while the page is open), add (type from /command/type, its config in a form generated
+// from the /command/add route's schema, schema-form.js), change
 // (name and config through /command/update: only the keys edited are sent, so the secrets the list
 // does not show are kept), start, stop, delete.
 import { h } from 'preact';
@@ -8,24 +10,16 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { errText, parseObject, pretty, usePoll, when } from '../forms.js';
+import { errText, usePoll, when } from '../forms.js';
+import { atField, ConfigEditor, problemOf, useConfigForm, useConfigSchemas } from '../schema-form.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
 
-/** A starting config per type (docs/api/commands.md). */
-const TEMPLATES = {
-  KAFKA: { bootstrapServers: '127.0.0.1:9092', topic: 'telemetry', mqttTopic: 'kafka/${topic}/${key}', qos: 1 },
-  RABBITMQ: { url: 'amqp://guest:guest@127.0.0.1:5672/', queue: 'to-mqtt', declare: true, mqttTopic: 'rabbit/${routingKey}', qos: 1 },
-  ROCKETMQ: { endpoints: '127.0.0.1:8081', consumerGroup: 'spindle', topic: 'meters', mqttTopic: 'rocketmq/${tag}' },
-  PULSAR: { serviceUrl: 'http://127.0.0.1:8080', topic: 'persistent://public/default/alarms', subscription: 'spindle', mqttTopic: 'pulsar/${key}' },
-  NACOS: { serverAddr: '127.0.0.1:8848', serviceName: 'spindle-mqtt' },
-};
-
 export function Commands({ user }) {
   const [list, setList] = useState(null);
   const [runtime, setRuntime] = useState({});
-  const [types, setTypes] = useState(Object.keys(TEMPLATES));
+  const [types, setTypes] = useState(/** @type {string[]} */ ([]));
   const [error, setError] = useState(null);
   const [editing, setEditing] = useState(null);
   const canWrite = user.role === 'admin';
@@ -62,36 +56,41 @@ export function Commands({ user }) {
 }
 
 function AddCommand({ types, onAdded }) {
+  const { configs, error: schemaError } = useConfigSchemas('/command/add');
   const [name, setName] = useState('');
   const [type, setType] = useState('KAFKA');
-  const [config, setConfig] = useState(pretty(TEMPLATES.KAFKA));
-  const [error, setError] = useState(null);
-  function changeType(t) {
-    if (config === pretty(TEMPLATES[type] ?? {})) setConfig(pretty(TEMPLATES[t] ?? {}));
+  const form = useConfigForm(configs?.[type]);
+  const [problem, setProblem] = useState(/** @type {{field?: string, message: string} | null} */ (null));
+  function changeType(/** @type {string} */ t) {
     setType(t);
+    setProblem(null);
   }
-  async function add(e) {
+  async function add(/** @type {Event} */ e) {
     e.preventDefault();
     try {
-      const body = { type, config: parseObject(config) };
+      /** @type {Record<string, any>} */
+      const body = { type, config: form.collect() };
       if (name.trim()) body.name = name.trim();
-      await api('POST', '/command/add', body);
-      setError(null);
+      await api('POST', '/command/add', /** @type {any} */ (body));
+      setProblem(null);
       setName('');
+      form.reset();
       onAdded();
     } catch (err) {
-      setError(errText('add', err));
+      setProblem(problemOf(err));
     }
   }
-  return html`<form class="card editor" onSubmit=${add} aria-label="add a command">
+  const shownTypes = types.length > 0 ? types : Object.keys(configs ?? {});
+  return html`<form class="card editor" onSubmit=${add} aria-label="add a command" novalidate>
     <div class="inline">
       <label>Name <input name="name" value=${name} placeholder="the id" onInput=${(e) => setName(e.target.value)} /></label>
       <label>Type <select name="type" value=${type} onChange=${(e) => changeType(e.target.value)}>
-        ${types.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
+        ${shownTypes.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
     </div>
-    <label>Config (JSON) <textarea name="config" rows="6" spellcheck=${false} value=${config} onInput=${(e) => setConfig(e.target.value)} /></label>
+    ${schemaError && html`<p class="error" role="alert">${schemaError}</p>`}
+    <${ConfigEditor} state=${form} problem=${problem} />
     <div class="inline"><button type="submit">Add command</button></div>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${problem && !atField(problem) && html`<p class="error" role="alert">${errText('add', problem)}</p>`}
   </form>`;
 }
 
@@ -100,7 +99,8 @@ function AddCommand({ types, onAdded }) {
  * changed, and null for a key taken out (the API merges; keys the list does not show, such as a
  * password, are never sent, so they are kept).
  */
-function configChange(shown, typed) {
+function configChange(/** @type {Record<string, unknown>} */ shown, /** @type {Record<string, unknown>} */ typed) {
+  /** @type {Record<string, unknown>} */
   const out = {};
   for (const [k, v] of Object.entries(typed)) if (JSON.stringify(v) !== JSON.stringify(shown[k])) out[k] = v;
   for (const k of Object.keys(shown)) if (!(k in typed)) out[k] = null;
@@ -108,31 +108,34 @@ function configChange(shown, typed) {
 }
 
 function ChangeCommand({ command, onDone }) {
+  const { configs, error: schemaError } = useConfigSchemas('/command/add');
   const [name, setName] = useState(command.name);
-  const [config, setConfig] = useState(pretty(command.config ?? {}));
-  const [error, setError] = useState(null);
-  async function save(e) {
+  const form = useConfigForm(configs?.[command.type], command.config ?? {});
+  const [problem, setProblem] = useState(/** @type {{field?: string, message: string} | null} */ (null));
+  async function save(/** @type {Event} */ e) {
     e.preventDefault();
     try {
-      const body = { id: command.id, config: configChange(command.config ?? {}, parseObject(config)) };
+      /** @type {{ id: string, config: Record<string, unknown>, name?: string }} */
+      const body = { id: command.id, config: configChange(form.unchanged() ?? {}, form.collect()) };
       if (name.trim() !== command.name) body.name = name.trim();
       await api('POST', '/command/update', body);
-      setError(null);
+      setProblem(null);
       onDone();
     } catch (err) {
-      setError(errText('save', err));
+      setProblem(problemOf(err));
     }
   }
-  return html`<form class="card editor" onSubmit=${save} aria-label=${`change ${command.name}`}>
+  return html`<form class="card editor" onSubmit=${save} aria-label=${`change ${command.name}`} novalidate>
     <p class="muted">Changing ${command.name} (${command.type}); a running command restarts with the new config. Only the
-      keys you change are sent: passwords, tokens and the password in a URL are not shown and are kept.
+      fields you change are sent: passwords, tokens and the password in a URL are not shown and are kept.
       <button type="button" class="link" onClick=${onDone}>Cancel</button></p>
     <div class="inline">
       <label>Name <input name="name" required value=${name} onInput=${(e) => setName(e.target.value)} /></label>
     </div>
-    <label>Config (JSON) <textarea name="config" rows="6" spellcheck=${false} value=${config} onInput=${(e) => setConfig(e.target.value)} /></label>
+    ${schemaError && html`<p class="error" role="alert">${schemaError}</p>`}
+    <${ConfigEditor} state=${form} problem=${problem} />
     <div class="inline"><button type="submit">Save command</button></div>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${problem && !atField(problem) && html`<p class="error" role="alert">${errText('save', problem)}</p>`}
   </form>`;
 }
 

@@ -1,11 +1,12 @@
-// Connections: search the connected clients, inspect one (session and subscriptions), close or
-// take one down.
+// Connections: search the connected clients, open one's page (pages/client.js: connection,
+// session, subscriptions, live traffic), close or take one down.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
 import { attempt } from '../forms.js';
+import { clientHref } from './client.js';
 
 const html = htm.bind(h);
 const PAGE_SIZE = 50;
@@ -15,7 +16,6 @@ export function Connections({ user }) {
   const [page, setPage] = useState(1);
   const [result, setResult] = useState(null);
   const [error, setError] = useState(null);
-  const [inspected, setInspected] = useState(null);
   const canWrite = user.role === 'admin';
   async function load(q = query, p = page) {
     try {
@@ -31,19 +31,7 @@ export function Connections({ user }) {
   useEffect(() => {
     void load();
   }, []);
-  const act = (path, clientId) => attempt(clientId, setError, () => api('POST', path, { clientId }), async () => {
-    if (inspected?.clientId === clientId) setInspected(null);
-    await load();
-  });
-  async function inspect(clientId) {
-    try {
-      const r = await api('POST', '/mqtt/connection/runtime', { clientId });
-      setInspected({ clientId, data: r.data });
-      setError(null);
-    } catch (err) {
-      setError(`${clientId}: ${err.message}`);
-    }
-  }
+  const act = (path, clientId) => attempt(clientId, setError, () => api('POST', path, { clientId }), load);
   const rows = result?.data ?? [];
   const total = result?.total ?? rows.length;
   return html`<div>
@@ -55,11 +43,11 @@ export function Connections({ user }) {
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <section class="card">
-      <p class="muted">${total} connected${total > PAGE_SIZE ? `, page ${page}` : ''}</p>
+      <p class="muted" data-testid="connections-total">${total} connection${total === 1 ? '' : 's'} (clients connected now${result?.nodesMissing ? ', every node' : ''}; offline sessions are not listed)${total > PAGE_SIZE ? `, page ${page}` : ''}</p>
       <table>
         <thead><tr><th>Client id</th><th>Username</th><th>Address</th><th>Endpoint</th><th>Protocol</th><th>Connected</th>${rows.some((c) => c.node) ? html`<th>Node</th>` : null}<th></th></tr></thead>
         <tbody>${rows.map((c) => html`<tr key=${c.clientId} data-client=${c.clientId}>
-          <td><button class="link" onClick=${() => inspect(c.clientId)}>${c.clientId}</button></td>
+          <td><a href=${clientHref(c.clientId)}>${c.clientId}</a></td>
           <td>${c.username ?? ''}</td><td>${c.ip}:${c.port}</td><td>${c.endpoint} (${c.endpointPort}, ${c.transport})</td>
           <td>${c.protocolVersion === 5 ? '5.0' : c.protocolVersion === 4 ? '3.1.1' : '3.1'}</td><td>${new Date(c.connectTime).toLocaleString()}</td>
           ${c.node ? html`<td>${c.node}</td>` : null}
@@ -71,9 +59,5 @@ export function Connections({ user }) {
         <button disabled=${page <= 1} onClick=${() => { setPage(page - 1); void load(query, page - 1); }}>Previous</button>
         <button disabled=${page * PAGE_SIZE >= total} onClick=${() => { setPage(page + 1); void load(query, page + 1); }}>Next</button></p>`}
     </section>
-    ${inspected && html`<section class="card" aria-label=${`client ${inspected.clientId}`}>
-      <h3>${inspected.clientId} <button class="link" onClick=${() => setInspected(null)}>close</button></h3>
-      <pre>${JSON.stringify(inspected.data, null, 2)}</pre>
-    </section>`}
   </div>`;
 }

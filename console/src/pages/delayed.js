@@ -21,7 +21,7 @@ export function Delayed({ user }) {
   const query = () => `page=${page}&size=${SIZE}${filter ? `&topic=${encodeURIComponent(filter)}` : ''}`;
   async function load() {
     try {
-      const [l, s] = await Promise.all([api('GET', `/api/delayed?${query()}`), api('GET', '/api/delayed/stats')]);
+      const [l, s] = await Promise.all([api('GET', '/api/delayed', undefined, { query: { page, size: SIZE, topic: filter || undefined } }), api('GET', '/api/delayed/stats')]);
       setList(l);
       setStats(s);
       setError(null);
@@ -36,13 +36,13 @@ export function Delayed({ user }) {
   function search(e) {
     e.preventDefault();
     setPage(1);
-    setFilter(new FormData(e.target).get('topic').trim());
+    setFilter(String(new FormData(e.target).get('topic')).trim());
   }
-  const cancel = (m) => attempt(`cancel ${m.topic}`, setError, () => api('DELETE', `/api/delayed/${encodeURIComponent(m.id)}`, {}), load);
+  const cancel = (m) => attempt(`cancel ${m.topic}`, setError, () => api('DELETE', '/api/delayed/{id}', undefined, { params: { id: m.id } }), load);
   async function cancelMatching() {
     const f = filter || '#';
     if (window.confirm(`Cancel the ${list.total} delayed messages matching ${f}?`)) {
-      await attempt('cancel', setError, () => api('DELETE', `/api/delayed?topic=${encodeURIComponent(f)}`, {}), load);
+      await attempt('cancel', setError, () => api('DELETE', '/api/delayed', undefined, { query: { topic: f } }), load);
     }
   }
   const pages = Math.max(1, Math.ceil(list.total / SIZE));

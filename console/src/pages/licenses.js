@@ -86,7 +86,7 @@ function LicenseRow({ l, org, app, onChanged }) {
   const [changing, setChanging] = useState(false);
   const u = l.usage ?? {};
   const id = encodeURIComponent(l.id);
-  const act = (method, body, what) => attempt(what, setError, () => v1Write(method, `/licenses/${id}`, body), onChanged);
+  const act = (method, body, what) => attempt(what, setError, () => /** @type {any} */ (v1Write)(method, '/licenses/{id}', body, { id }), onChanged);
   async function change(e) {
     e.preventDefault();
     const f = new FormData(e.target);

@@ -77,7 +77,7 @@ function SetRateLimit({ rows, onSaved }) {
     ev.preventDefault();
     const f = Object.fromEntries(new FormData(ev.target));
     const port = Number(f.port);
-    const which = f.which;
+    const which = String(f.which);
     try {
       await api('POST', '/api/endpoints/update', { port, [which]: limitOf(f) });
       setError(null);

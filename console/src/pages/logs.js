@@ -73,7 +73,7 @@ function Query({ deleted }) {
     void load();
   }, [deleted]);
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
-  const download = `/log/download?${new URLSearchParams(filterOf(form)).toString()}`;
+  const download = `/log/download?${new URLSearchParams(/** @type {any} */ (filterOf(form))).toString()}`;
   const total = result?.total ?? 0;
   return html`<section class="card" aria-label="log query">
     <form class="inline" role="search" onSubmit=${(e) => { e.preventDefault(); setPage(1); void load(1); }}>
@@ -226,7 +226,7 @@ function LogTopics({ canWrite }) {
     e.preventDefault();
     const form = e.target;
     const f = new FormData(form);
-    return attempt('', setError, () => api('POST', '/api/log/topic/add', { topic: f.get('topic'), level: f.get('level') }), () => {
+    return attempt('', setError, () => api('POST', '/api/log/topic/add', { topic: String(f.get('topic')), level: /** @type {any} */ (f.get('level')) }), () => {
       form.reset();
       return load();
     });
@@ -268,7 +268,7 @@ function Traces({ canWrite }) {
     e.preventDefault();
     const form = e.target;
     const f = new FormData(form);
-    return attempt('', setError, () => api('POST', '/api/log/trace/add', { clientId: f.get('clientId'), duration: Number(f.get('duration')) }), () => {
+    return attempt('', setError, () => api('POST', '/api/log/trace/add', { clientId: String(f.get('clientId')), duration: Number(f.get('duration')) }), () => {
       form.reset();
       return load();
     });

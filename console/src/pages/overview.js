@@ -8,6 +8,7 @@ import htm from 'htm';
 
 import { Chart } from '../chart.js';
 import { api } from '../api.js';
+import { NodeFigures, useNodes } from './node-figures.js';
 
 const html = htm.bind(h);
 
@@ -15,16 +16,23 @@ export function Overview({ live }) {
   const [last, setLast] = useState(live.last);
   useEffect(() => live.on((s) => setLast(s ?? live.last)), []);
   const fmt = (n) => (n === undefined || n === null ? '–' : Math.round(n).toLocaleString());
+  // In a cluster the figures below are this node's (its workers'); connections also of every node.
+  const here = last?.nodes ? ' (this node)' : '';
+  const allConnections = last?.nodes ? last.nodes.reduce((n, x) => n + x.connections, 0) : null;
   return html`<div>
     <section class="stats" aria-label="now">
-      <div class="stat"><span>Connections</span><b data-testid="stat-connections">${fmt(last?.connections)}</b></div>
+      <div class="stat"><span>Connections${here}</span><b data-testid="stat-connections">${fmt(last?.connections)}</b></div>
+      ${allConnections !== null && html`<div class="stat"><span>Connections (every node)</span><b data-testid="stat-connections-all">${fmt(allConnections)}</b>${last.nodesMissing?.length ? html`<small class="muted"> without ${last.nodesMissing.length} node(s) not answering</small>` : null}</div>`}
+      <div class="stat"><span>Sessions${here} (online and offline)</span><b data-testid="stat-sessions">${fmt(last?.sessions)}</b></div>
       <div class="stat"><span>Messages in/s</span><b data-testid="stat-in">${fmt(last?.in)}</b></div>
       <div class="stat"><span>Messages out/s</span><b data-testid="stat-out">${fmt(last?.out)}</b></div>
       <div class="stat"><span>Dropped/s</span><b>${fmt(last?.dropped)}</b></div>
-      <div class="stat"><span>Subscriptions</span><b>${fmt(last?.subscriptions)}</b></div>
-      <div class="stat"><span>Retained</span><b>${fmt(last?.retained)}</b></div>
+      <div class="stat"><span>Subscriptions${here} (clients')</span><b data-testid="stat-subscriptions">${fmt(last?.subscriptions)}</b>
+        <small class="muted" data-testid="stat-subscriptions-apart">${subscriptionsApart(last)}</small></div>
+      <div class="stat"><span>Retained (not $SYS)</span><b>${fmt(last?.retained)}</b></div>
     </section>
     <p class="muted">Live: ${live.state}; ${live.samples.length} samples kept (the last hour, one a second).</p>
+    <${NodesCard} last=${last} />
     <${OverloadCard} />
     <div class="grid">
       <${Chart} title="Messages per second" testId="chart-messages" live=${live} series=${[{ label: 'in', value: (s) => s.in }, { label: 'out', value: (s) => s.out }]} />
@@ -41,6 +49,12 @@ export function Overview({ live }) {
     </section>
     ${last?.nodes && html`<${PerNode} live=${live} last=${last} fmt=${fmt} />`}
   </div>`;
+}
+
+/** "+3 $SYS, +2 internal": the subscriptions not in the clients' count. */
+export function subscriptionsApart(s) {
+  if (!s || s.subscriptionsSys === undefined) return '';
+  return `+${s.subscriptionsSys.toLocaleString()} $SYS, +${s.subscriptionsInternal.toLocaleString()} internal`;
 }
 
 /** Every node's connections and messages per second (clustering on): a table, and a chart per figure. */
@@ -62,6 +76,16 @@ function PerNode({ live, last, fmt }) {
       <${Chart} key=${`i ${key}`} title="Messages in per second, per node" testId="chart-node-in" live=${live} series=${per('in')} />
       <${Chart} key=${`o ${key}`} title="Messages out per second, per node" testId="chart-node-out" live=${live} series=${per('out')} />
     </div>
+  </section>`;
+}
+
+/** Every node's version, uptime, CPU, memory, connections and last seen (this node alone without a cluster). */
+function NodesCard({ last }) {
+  const [nodes, error] = useNodes();
+  return html`<section class="card" aria-label="nodes">
+    <h3>${nodes.length > 1 ? `Nodes (${nodes.length})` : 'This node'}</h3>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    <${NodeFigures} nodes=${nodes} last=${last} />
   </section>`;
 }
 

@@ -79,6 +79,7 @@ function AddUser({ orgs, projects, onAdded }) {
     e.preventDefault();
     const form = e.target;
     const f = new FormData(form);
+    /** @type {Record<string, any>} */
     const body = { username: String(f.get('username')).trim(), password: String(f.get('password')), ...placementBody(role, org, project) };
     const email = String(f.get('email')).trim();
     if (email) body.email = email;
@@ -103,12 +104,12 @@ function AddUser({ orgs, projects, onAdded }) {
 
 function UserRow({ u, self, orgs, projects, org, project, onChanged }) {
   const [error, setError] = useState(null);
-  const [changing, setChanging] = useState(false);
+  const [changing, setChanging] = useState(/** @type {false | 'role' | 'account'} */ (false));
   const [role, setRole] = useState(u.role);
   const [orgId, setOrgId] = useState(u.organizationId ?? '');
   const [projectId, setProjectId] = useState(u.projectId ?? '');
   const id = encodeURIComponent(u.id);
-  const act = (method, body, what) => attempt(what, setError, () => v1Write(method, `/users/${id}`, body), onChanged);
+  const act = (method, body, what) => attempt(what, setError, () => /** @type {any} */ (v1Write)(method, '/users/{id}', body, { id }), onChanged);
   function open(what) {
     setRole(u.role);
     setOrgId(u.organizationId ?? '');

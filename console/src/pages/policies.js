@@ -1,66 +1,32 @@
+// @ts-check
 // Auth and ACL policies (spec 4.7): the two chains in order, each policy with how it answered
-// (allow, deny, ignore, error); add or change one (type, config as JSON from a template per type,
-// the fields of an LDAP config listed under it, checked against its source by the server), move it up or down the chain, enable, disable, delete; and the chain's
+// (allow, deny, ignore, error); add or change one (type, and its config in a form generated from
+// the /auth/add or /acl/add route's schema, schema-form.js; checked against its source by the
+// server, a refusal shown at its field), move it up or down the chain, enable, disable, delete; and the chain's
 // answer for sample credentials or a topic (/auth/test, /acl/test). Refreshed every 2 s.
 import { h } from 'preact';
 import { useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { attempt, errText, parseObject, pretty, usePoll } from '../forms.js';
+import { attempt, errText, usePoll } from '../forms.js';
+import { atField, ConfigEditor, problemOf, useConfigForm, useConfigSchemas } from '../schema-form.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
 
+/** @typedef {'auth' | 'acl'} Kind */
+
 const KINDS = {
-  auth: {
-    title: 'Authentication',
-    noun: 'authentication policy',
-    types: ['http', 'database', 'jwt', 'ldap'],
-    templates: {
-      http: { url: 'http://127.0.0.1:8000/mqtt/auth', method: 'POST', timeout: 5000 },
-      database: { source: '<a data source id>', sql: 'SELECT password_hash, salt, is_superuser FROM mqtt_user WHERE username = ${username} LIMIT 1', passwordHash: { strategy: 'sha256', saltType: 'suffix' } },
-      jwt: { secret: 'change-me', verifyClaims: { sub: '${username}' } },
-      ldap: {
-        urls: 'ldap://127.0.0.1:389',
-        startTls: false,
-        service: { dn: 'cn=mqtt-svc,dc=example,dc=org', password: 'change-me' },
-        mode: 'search',
-        base: 'ou=people,dc=example,dc=org',
-        filter: '(&(objectClass=inetOrgPerson)(uid=${username}))',
-      },
-    },
-  },
-  acl: {
-    title: 'ACL',
-    noun: 'ACL policy',
-    types: ['http', 'database', 'ldap'],
-    templates: {
-      http: { url: 'http://127.0.0.1:8000/mqtt/acl', method: 'POST', timeout: 5000 },
-      database: { source: '<a data source id>', sql: 'SELECT permission, action, topic FROM mqtt_acl WHERE username = ${username} ORDER BY id' },
-      ldap: {
-        urls: 'ldap://127.0.0.1:389',
-        service: { dn: 'cn=mqtt-svc,dc=example,dc=org', password: 'change-me' },
-        mode: 'bind',
-        userDn: 'uid=${username},ou=people,dc=example,dc=org',
-        groups: { base: 'ou=groups,dc=example,dc=org', filter: '(&(objectClass=groupOfNames)(member=${dn}))' },
-        groupRules: [{ group: 'sensors', rules: [{ permission: 'allow', action: 'publish', topic: 'sensors/%u/#' }, { permission: 'allow', action: 'subscribe', topic: 'sensors/#' }] }],
-      },
-    },
-  },
+  auth: { title: 'Authentication', noun: 'authentication policy' },
+  acl: { title: 'ACL', noun: 'ACL policy' },
 };
 
-/** The fields a type's config takes, shown under the config box. */
-const FIELDS = {
-  ldap: {
-    auth: 'urls (ldap:// or ldaps://, a list for failover), startTls, tls {caFile | ca, rejectUnauthorized}, connectTimeout, timeout (ms), poolSize, '
-      + 'service {dn, password}; mode "bind" with userDn, or "search" with base, filter, scope; groups {base, filter} or {attribute}; superuserAttribute, superuserGroups. '
-      + 'An empty password is always refused.',
-    acl: 'urls, startTls, tls, connectTimeout, timeout, poolSize, service {dn, password}; mode "bind" with userDn, or "search" with base, filter, scope; '
-      + 'groups {base, filter (${dn}: the user\'s DN)} or {attribute: "memberOf"}; groupRules [{group (a DN or a cn), rules [{permission, action, topic}]}], '
-      + 'groupCacheTtl (s), groupCacheSize.',
-  },
-};
+/** The routes of a chain (typed paths of the OpenAPI document). */
+const ROUTES = /** @type {const} */ ({
+  auth: { add: '/auth/add', query: '/auth/query', update: '/auth/update', delete: '/auth/delete', test: '/auth/test' },
+  acl: { add: '/acl/add', query: '/acl/query', update: '/acl/update', delete: '/acl/delete', test: '/acl/test' },
+});
 
 export function Policies({ user }) {
   const canWrite = user.role === 'admin';
@@ -73,24 +39,26 @@ export function Policies({ user }) {
   </div>`;
 }
 
+/** @param {{ kind: Kind, canWrite: boolean }} props */
 function Chain({ kind, canWrite }) {
   const k = KINDS[kind];
+  const r = ROUTES[kind];
   const [list, setList] = useState(null);
   const [editing, setEditing] = useState(null);
   const [error, setError] = useState(null);
   async function load() {
     try {
-      setList((await api('POST', `/${kind}/query`, { page: 1, size: 1000 })).data);
+      setList((await api('POST', r.query, { page: 1, size: 1000 })).data);
       setError(null);
     } catch (err) {
       setError(errText('', err));
     }
   }
   usePoll(load, REFRESH_MS);
-  const act = (body, what) => attempt(what, setError, () => api('POST', `/${kind}/update`, body), load);
+  const act = (body, what) => attempt(what, setError, () => api('POST', r.update, body), load);
   async function remove(p) {
     try {
-      await api('POST', `/${kind}/delete`, { id: p.id });
+      await api('POST', r.delete, { id: p.id });
       setError(null);
       await load();
     } catch (err) {
@@ -103,7 +71,7 @@ function Chain({ kind, canWrite }) {
     const [p] = next.splice(i, 1);
     next.splice(i + by, 0, p);
     try {
-      for (const [n, x] of next.entries()) if (x.order !== n + 1) await api('POST', `/${kind}/update`, { id: x.id, order: n + 1 });
+      for (const [n, x] of next.entries()) if (x.order !== n + 1) await api('POST', r.update, { id: x.id, order: n + 1 });
       setError(null);
     } catch (err) {
       setError(errText(p.name, err));
@@ -133,48 +101,63 @@ function Chain({ kind, canWrite }) {
   </section>`;
 }
 
+/** @param {{ kind: Kind, policy: any, onDone: () => void }} props */
 function PolicyForm({ kind, policy, onDone }) {
   const k = KINDS[kind];
+  const r = ROUTES[kind];
+  const { configs, error: schemaError } = useConfigSchemas(r.add);
   const [name, setName] = useState(policy?.name ?? '');
   const [type, setType] = useState(policy?.type ?? 'http');
   const [order, setOrder] = useState(policy ? String(policy.order) : '');
-  const [config, setConfig] = useState(pretty(policy?.config ?? k.templates.http));
-  const [error, setError] = useState(null);
-  function changeType(t) {
-    if (config === pretty(k.templates[type] ?? {})) setConfig(pretty(k.templates[t] ?? {}));
+  const initial = policy && type === policy.type ? policy.config : undefined;
+  const form = useConfigForm(configs?.[type], initial);
+  const [problem, setProblem] = useState(/** @type {{field?: string, message: string} | null} */ (null));
+  function changeType(/** @type {string} */ t) {
     setType(t);
+    setProblem(null);
   }
-  async function save(e) {
+  /** Whether the config differs from the stored one (a change sends it only then: the stored
+   * secrets are not shown, so a config sent again must have them typed again). */
+  function edited(/** @type {any} */ config) {
+    if (!policy || type !== policy.type) return true;
+    return JSON.stringify(config) !== JSON.stringify(form.unchanged());
+  }
+  async function save(/** @type {Event} */ e) {
     e.preventDefault();
     try {
+      /** @type {Record<string, any>} */
       const body = { name: name.trim(), type };
-      // A change leaves the stored config (with its secrets) alone unless it was edited.
-      if (!policy || type !== policy.type || config !== pretty(policy.config)) body.config = parseObject(config);
+      const config = form.collect();
+      if (edited(config)) body.config = config;
       if (order.trim() !== '') body.order = Number(order);
-      if (policy) await api('POST', `/${kind}/update`, { id: policy.id, ...body });
-      else await api('POST', `/${kind}/add`, body);
-      setError(null);
-      if (!policy) setName('');
+      if (policy) await api('POST', r.update, /** @type {any} */ ({ id: policy.id, ...body }));
+      else await api('POST', r.add, /** @type {any} */ (body));
+      setProblem(null);
+      if (!policy) {
+        setName('');
+        form.reset();
+      }
       onDone();
     } catch (err) {
-      setError(errText(policy ? 'save' : 'add', err));
+      setProblem(problemOf(err));
     }
   }
-  return html`<form class="editor" onSubmit=${save} aria-label=${policy ? `change ${policy.name}` : `add an ${k.noun}`}>
+  const types = Object.keys(configs ?? {});
+  return html`<form class="editor" onSubmit=${save} aria-label=${policy ? `change ${policy.name}` : `add an ${k.noun}`} novalidate>
     ${policy && html`<p class="muted">Changing ${policy.name}. Its config is sent only if you edit it; passwords, secrets and
       Authorization headers are not shown (left out, or ******): type them again when you edit the config.
       <button type="button" class="link" onClick=${onDone}>Cancel</button></p>`}
     <div class="inline">
       <label>Name <input name="name" required value=${name} onInput=${(e) => setName(e.target.value)} /></label>
       <label>Type <select name="type" value=${type} onChange=${(e) => changeType(e.target.value)}>
-        ${k.types.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
+        ${(types.length > 0 ? types : [type]).map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
       <label>Order <input name="order" type="number" min="0" value=${order} placeholder="last" onInput=${(e) => setOrder(e.target.value)} /></label>
     </div>
-    <label>Config (JSON) <textarea name="config" rows=${type === 'ldap' ? 12 : 5} spellcheck=${false} value=${config} onInput=${(e) => setConfig(e.target.value)} /></label>
-    ${FIELDS[type]?.[kind] && html`<p class="muted" data-testid="config-fields">Fields: ${FIELDS[type][kind]}</p>`}
+    ${schemaError && html`<p class="error" role="alert">${schemaError}</p>`}
+    <${ConfigEditor} state=${form} problem=${problem} />
     <div class="inline"><button type="submit">${policy ? 'Save policy' : 'Add policy'}</button>
       <span class="muted">The server runs the query once against its source before saving.</span></div>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${problem && !atField(problem) && html`<p class="error" role="alert">${errText(policy ? 'save' : 'add', problem)}</p>`}
   </form>`;
 }
 
@@ -186,12 +169,14 @@ function answerText(a) {
   return `${a.result}${extra.length ? ` (${extra.join('; ')})` : ''}`;
 }
 
+/** @param {{ kind: Kind }} props */
 function TestChain({ kind }) {
   const [result, setResult] = useState(null);
   const [error, setError] = useState(null);
   async function test(e) {
     e.preventDefault();
     const f = new FormData(e.target);
+    /** @type {Record<string, string>} */
     const body = { clientid: String(f.get('clientid')) };
     const username = String(f.get('username') ?? '');
     if (username) body.username = username;
@@ -202,7 +187,7 @@ function TestChain({ kind }) {
     }
     setResult(null);
     try {
-      setResult(answerText((await api('POST', `/${kind}/test`, body)).data));
+      setResult(answerText((await api('POST', ROUTES[kind].test, /** @type {any} */ (body))).data));
       setError(null);
     } catch (err) {
       setError(errText('test', err));

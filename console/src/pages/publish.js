@@ -25,7 +25,7 @@ function Publish() {
     e.preventDefault();
     const f = new FormData(e.target);
     try {
-      await api('POST', '/api/publish', { topic: f.get('topic'), payload: f.get('payload'), qos: Number(f.get('qos')), retain: f.get('retain') === 'on' });
+      await api('POST', '/api/publish', { topic: String(f.get('topic')), payload: String(f.get('payload')), qos: Number(f.get('qos')), retain: f.get('retain') === 'on' });
       setError(null);
       setStatus(`published to ${f.get('topic')}`);
     } catch (err) {

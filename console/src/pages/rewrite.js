@@ -30,7 +30,7 @@ export function Rewrite({ user }) {
   }, []);
   async function remove(position) {
     try {
-      await api('DELETE', `/api/rewrite/${position}`, {});
+      await api('DELETE', '/api/rewrite/{position}', undefined, { params: { position } });
       await load();
     } catch (err) {
       setError(err.message);
@@ -68,7 +68,8 @@ function AddRule({ onSaved }) {
   async function submit(ev) {
     ev.preventDefault();
     const f = Object.fromEntries(new FormData(ev.target));
-    const body = { rule: { action: f.action, sourceFilter: f.sourceFilter, regex: f.regex, destination: f.destination } };
+    /** @type {import('../api-typing').BodyOf<'/api/rewrite', 'POST'>} */
+    const body = { rule: { action: /** @type {any} */ (f.action), sourceFilter: String(f.sourceFilter), regex: String(f.regex), destination: String(f.destination) } };
     if (String(f.position).trim() !== '') body.position = Number(f.position);
     try {
       await api('POST', '/api/rewrite', body);

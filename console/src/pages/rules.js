@@ -2,7 +2,8 @@
 // page is open), an SQL editor that runs /rule/test on sample data, and create with actions of
 // any type /rule/actions lists (republish, or a write to a data source chosen from the sources of
 // the type the action needs; each action's fields as the API describes them), enable or disable,
-// delete.
+// delete. Edit an existing rule (its SQL, actions and enabled flag, /rule/update) with the SQL
+// test beside the editor, showing the output or the error.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -17,6 +18,7 @@ export function Rules({ user }) {
   const [rules, setRules] = useState([]);
   const [runtime, setRuntime] = useState({});
   const [error, setError] = useState(null);
+  const [editing, setEditing] = useState(null);
   const canWrite = user.role === 'admin';
   async function load() {
     try {
@@ -37,6 +39,7 @@ export function Rules({ user }) {
   const act = (path, body, what) => attempt(what, setError, () => api('POST', path, body), load);
   return html`<div>
     <h2>Rules</h2>
+    ${editing && html`<${RuleEdit} key=${editing.id} rule=${editing} onDone=${() => { setEditing(null); void load(); }} />`}
     <${RuleEditor} canWrite=${canWrite} onCreated=${load} />
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <section class="card">
@@ -54,6 +57,7 @@ export function Rules({ user }) {
             })}</td>
             <td class="wrap">${rt?.lastError ?? r.actions.map((_, i) => rt?.actions?.[i]?.lastError).find(Boolean) ?? ''}</td>
             <td>${canWrite && html`
+              <button onClick=${() => { setEditing(r); window.scrollTo(0, 0); }}>Edit</button>
               <button onClick=${() => act('/rule/state/set', { id: r.id, enabled: !r.enabled }, r.name)}>${r.enabled ? 'Disable' : 'Enable'}</button>
               <button class="danger" onClick=${() => act('/rule/delete', { id: r.id }, r.name)}>Delete</button>`}</td>
           </tr>`;
@@ -133,8 +137,90 @@ function RuleEditor({ canWrite, onCreated }) {
   </form>`;
 }
 
+/** The SQL test (/rule/test) on a sample topic and payload: the output, or why it did not match,
+ * or the error. */
+function SqlTest({ sql }) {
+  const [topic, setTopic] = useState('sensors/1');
+  const [payload, setPayload] = useState('{"temp": 35}');
+  const [result, setResult] = useState(null);
+  const [error, setError] = useState(null);
+  async function test(e) {
+    e.preventDefault();
+    setResult(null);
+    try {
+      const r = await api('POST', '/rule/test', { sql, testData: { topic, payload, clientid: 'console-test' } });
+      setResult(r.data ?? r);
+      setError(null);
+    } catch (err) {
+      setError(errText('test', err));
+    }
+  }
+  return html`<form class="editor" onSubmit=${test} aria-label="SQL test">
+    <h3>Test the SQL</h3>
+    <label>Sample topic <input name="topic" value=${topic} onInput=${(e) => setTopic(e.target.value)} /></label>
+    <label>Sample payload <textarea name="payload" rows="3" spellcheck=${false} value=${payload} onInput=${(e) => setPayload(e.target.value)} /></label>
+    <div class="inline"><button type="submit">Test</button></div>
+    ${result && html`<div data-testid="rule-edit-test-result">${result.matched
+      ? html`<p>Matched; the output:</p><pre>${JSON.stringify(result.output, null, 2)}</pre>`
+      : html`<p class="muted">Not matched${result.reason ? `: ${result.reason}` : ''}.</p>`}</div>`}
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+  </form>`;
+}
+
+/** What an action's field holds, as its editor shows it (objects and lists as JSON). */
+function shown(v) {
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'boolean') return v;
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/** Edit an existing rule: SQL, actions, enabled; saved with /rule/update; the SQL test beside. */
+function RuleEdit({ rule, onDone }) {
+  const [sql, setSql] = useState(rule.sql);
+  const [enabled, setEnabled] = useState(rule.enabled);
+  const [actions, setActions] = useState(() => rule.actions.map((a, i) => ({ key: `a${i}`, type: a.type, values: Object.fromEntries(Object.entries(a.config ?? {}).map(([k, v]) => [k, shown(v)])) })));
+  const [specs, setSpecs] = useState([]);
+  const [sources, setSources] = useState([]);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    api('GET', '/rule/actions').then((r) => setSpecs(r.data), (err) => setError(errText('actions', err)));
+    api('POST', '/source/query', { page: 1, size: 1000 }).then((r) => setSources(r.data), () => undefined);
+  }, []);
+  async function save(e) {
+    e.preventDefault();
+    try {
+      const body = actions.map((a, i) => ({ type: a.type, config: actionConfig(specs.find((s) => s.type === a.type), a.values, i) }));
+      await api('POST', '/rule/update', { id: rule.id, sql, enabled, actions: body });
+      setError(null);
+      onDone();
+    } catch (err) {
+      setError(errText('save', err));
+    }
+  }
+  return html`<section class="card" aria-label=${`edit rule ${rule.name}`}>
+    <h3>Edit rule ${rule.name} <span class="muted">(${rule.id})</span></h3>
+    <div class="grid">
+      <form class="editor" onSubmit=${save} aria-label="rule edit">
+        <label>SQL <textarea name="sql" rows="6" spellcheck=${false} value=${sql} onInput=${(e) => setSql(e.target.value)} /></label>
+        <label class="check"><input type="checkbox" name="enabled" checked=${enabled} onChange=${(e) => setEnabled(e.target.checked)} /> Enabled</label>
+        ${actions.map((a, i) => html`<${ActionEditor} key=${a.key} index=${i} action=${a} specs=${specs} sources=${sources}
+          onChange=${(next) => setActions(actions.map((x, j) => (j === i ? next : x)))}
+          onRemove=${() => setActions(actions.filter((_, j) => j !== i))} />`)}
+        <div class="inline">
+          <button type="button" onClick=${() => setActions([...actions, { key: Math.random().toString(36).slice(2), type: 'republish', values: {} }])}>Add action</button>
+          <button type="submit">Save</button>
+          <button type="button" onClick=${onDone}>Cancel</button>
+        </div>
+        ${error && html`<p class="error" role="alert">${error}</p>`}
+      </form>
+      <${SqlTest} sql=${sql} />
+    </div>
+  </section>`;
+}
+
 /** An action's config from what was typed, by the types /rule/actions gives its fields. */
 function actionConfig(spec, values, index) {
+  /** @type {Record<string, unknown>} */
   const config = {};
   for (const f of spec?.fields ?? []) {
     const v = values[f.name];

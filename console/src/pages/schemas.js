@@ -32,33 +32,35 @@ export function Schemas({ user }) {
     e.preventDefault();
     const form = e.target;
     const f = new FormData(form);
-    const body = { type: f.get('type'), source: f.get('source'), description: f.get('description') };
-    const name = f.get('name').trim();
-    const write = editing ? () => api('PUT', `/api/schemas/${encodeURIComponent(name)}`, body) : () => api('POST', '/api/schemas', { name, ...body });
+    const body = { type: /** @type {any} */ (f.get('type')), source: String(f.get('source')), description: String(f.get('description')) };
+    const name = String(f.get('name')).trim();
+    const write = editing ? () => api('PUT', '/api/schemas/{name}', body, { params: { name } }) : () => api('POST', '/api/schemas', { name, ...body });
     if (await attempt(editing ? `update ${name}` : 'add', setError, write, load)) {
       form.reset();
       setEditing(null);
     }
   }
-  const remove = (s) => attempt(`delete ${s.name}`, setError, () => api('DELETE', `/api/schemas/${encodeURIComponent(s.name)}`, {}), load);
+  const remove = (s) => attempt(`delete ${s.name}`, setError, () => api('DELETE', '/api/schemas/{name}', undefined, { params: { name: s.name } }), load);
   async function tryDecode(e) {
     e.preventDefault();
     const f = new FormData(e.target);
-    const body = { payload: f.get('payload'), encoding: f.get('encoding') };
-    if (f.get('messageType')) body.messageType = f.get('messageType');
+    /** @type {import('../api-typing').BodyOf<'/api/schemas/{name}/decode', 'POST'>} */
+    const body = { payload: String(f.get('payload')), encoding: /** @type {any} */ (f.get('encoding')) };
+    if (f.get('messageType')) body.messageType = String(f.get('messageType'));
     setDecoded(null);
-    const answer = await attempt('decode', setError, () => api('POST', `/api/schemas/${encodeURIComponent(f.get('schema'))}/decode`, body));
+    const answer = await attempt('decode', setError, () => api('POST', '/api/schemas/{name}/decode', body, { params: { name: String(f.get('schema')) } }));
     if (answer) setDecoded(JSON.stringify(answer.data, null, 2));
   }
   async function addCheck(e) {
     e.preventDefault();
     const form = e.target;
     const f = new FormData(form);
-    const body = { filter: f.get('filter').trim(), schema: f.get('schema') };
-    if (f.get('messageType')) body.messageType = f.get('messageType');
+    /** @type {import('../api-typing').BodyOf<'/api/schema-checks', 'POST'>} */
+    const body = { filter: String(f.get('filter')).trim(), schema: String(f.get('schema')) };
+    if (f.get('messageType')) body.messageType = String(f.get('messageType'));
     if (await attempt('add check', setError, () => api('POST', '/api/schema-checks', body), load)) form.reset();
   }
-  const removeCheck = (c) => attempt(`check ${c.filter}`, setError, () => api('DELETE', `/api/schema-checks/${encodeURIComponent(c.filter)}`, {}), load);
+  const removeCheck = (c) => attempt(`check ${c.filter}`, setError, () => api('DELETE', '/api/schema-checks/{filter}', undefined, { params: { filter: c.filter } }), load);
   const schemaOptions = schemas.map((s) => html`<option value=${s.name}>${s.name}</option>`);
   return html`<div>
     <h2>Schemas</h2>

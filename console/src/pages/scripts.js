@@ -39,8 +39,8 @@ function useProcessors(prefix) {
   const [error, setError] = useState(null);
   async function load() {
     try {
-      const r = await api('POST', `${prefix}/query`, { page: 1, size: 1000 });
-      const counters = await Promise.all(r.data.map((x) => api('POST', `${prefix}/runtime`, { id: x.id }).then((a) => [x.id, a.data], () => [x.id, null])));
+      const r = await api('POST', /** @type {'/script/query' | '/extension/query'} */ (`${prefix}/query`), { page: 1, size: 1000 });
+      const counters = await Promise.all(r.data.map((x) => api('POST', /** @type {'/script/runtime' | '/extension/runtime'} */ (`${prefix}/runtime`), { id: x.id }).then((a) => [x.id, a.data], () => [x.id, null])));
       setItems(r.data);
       setRuntime(Object.fromEntries(counters));
       setError(null);

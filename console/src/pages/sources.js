@@ -1,26 +1,19 @@
+// @ts-check
 // Data sources (spec 4.6): the sources with their pool's health and the writes of the rule actions
-// that use them (refreshed every 2 s while the page is open), add (type from /source/type, its
-// config as JSON, tried with /source/check before saving if wanted), check, delete.
+// that use them (refreshed every 2 s while the page is open), add (a form per type generated from
+// the /source/add route's schema, schema-form.js; tried with /source/check before saving if
+// wanted), check, delete.
 // The API has no enable/disable for a source: its pool is open while it exists.
 import { h } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { errText, parseObject, pretty, usePoll } from '../forms.js';
+import { errText, usePoll } from '../forms.js';
+import { atField, ConfigEditor, problemOf, useConfigForm, useConfigSchemas } from '../schema-form.js';
 
 const html = htm.bind(h);
 const REFRESH_MS = 2000;
-
-/** A starting config per type (docs/api/sources.md). */
-export const SOURCE_TEMPLATES = {
-  postgresql: { url: 'postgres://user:password@127.0.0.1:5432/plant', poolSize: 4 },
-  mysql: { url: 'mysql://user:password@127.0.0.1:3306/plant' },
-  redis: { url: 'redis://127.0.0.1:6379/0' },
-  kafka: { bootstrapServers: '127.0.0.1:9092', clientId: 'spindle' },
-  mongodb: { url: 'mongodb://127.0.0.1:27017/plant' },
-  http: { url: 'http://127.0.0.1:8000/ingest', method: 'POST', headers: {} },
-};
 
 function target(config) {
   if (config.url) return config.url;
@@ -36,7 +29,7 @@ function checkText(r) {
 export function Sources({ user }) {
   const [list, setList] = useState(null);
   const [info, setInfo] = useState({});
-  const [types, setTypes] = useState(Object.keys(SOURCE_TEMPLATES));
+  const [types, setTypes] = useState(/** @type {string[]} */ ([]));
   const [error, setError] = useState(null);
   const canWrite = user.role === 'admin';
   async function load() {
@@ -69,52 +62,72 @@ export function Sources({ user }) {
 }
 
 function AddSource({ types, onAdded }) {
+  const { configs, error: schemaError } = useConfigSchemas('/source/add');
   const [name, setName] = useState('');
   const [type, setType] = useState('http');
-  const [config, setConfig] = useState(pretty(SOURCE_TEMPLATES.http));
+  const form = useConfigForm(configs?.[type]);
   const [checked, setChecked] = useState(null);
-  const [error, setError] = useState(null);
-  function changeType(t) {
-    // A config still as the template of the old type follows the new type.
-    if (config === pretty(SOURCE_TEMPLATES[type] ?? {})) setConfig(pretty(SOURCE_TEMPLATES[t] ?? {}));
+  const [problem, setProblem] = useState(/** @type {{field?: string, message: string} | null} */ (null));
+  const [what, setWhat] = useState('add');
+  function changeType(/** @type {string} */ t) {
     setType(t);
     setChecked(null);
+    setProblem(null);
+  }
+  /** The config, or null with the problem shown at its field. */
+  function config(/** @type {string} */ doing) {
+    try {
+      return form.collect();
+    } catch (err) {
+      setWhat(doing);
+      setProblem(problemOf(err));
+      return null;
+    }
   }
   async function check() {
     setChecked(null);
+    const c = config('check');
+    if (!c) return;
     try {
-      const r = await api('POST', '/source/check', { type, config: parseObject(config) });
+      const r = await api('POST', '/source/check', { type: /** @type {any} */ (type), config: c });
       setChecked(r.data);
-      setError(null);
+      setProblem(null);
     } catch (err) {
-      setError(errText('check', err));
+      setWhat('check');
+      setProblem(problemOf(err));
     }
   }
-  async function add(e) {
+  async function add(/** @type {Event} */ e) {
     e.preventDefault();
+    const c = config('add');
+    if (!c) return;
     try {
-      await api('POST', '/source/add', { name: name.trim(), type, config: parseObject(config) });
-      setError(null);
+      await api('POST', '/source/add', /** @type {any} */ ({ name: name.trim(), type, config: c }));
+      setProblem(null);
       setChecked(null);
       setName('');
+      form.reset();
       onAdded();
     } catch (err) {
-      setError(errText('add', err));
+      setWhat('add');
+      setProblem(problemOf(err));
     }
   }
-  return html`<form class="card editor" onSubmit=${add} aria-label="add a data source">
+  const shownTypes = types.length > 0 ? types : Object.keys(configs ?? {});
+  return html`<form class="card editor" onSubmit=${add} aria-label="add a data source" novalidate>
     <div class="inline">
       <label>Name <input name="name" required value=${name} onInput=${(e) => setName(e.target.value)} /></label>
       <label>Type <select name="type" value=${type} onChange=${(e) => changeType(e.target.value)}>
-        ${types.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
+        ${shownTypes.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
     </div>
-    <label>Config (JSON) <textarea name="config" rows="5" spellcheck=${false} value=${config} onInput=${(e) => setConfig(e.target.value)} /></label>
+    ${schemaError && html`<p class="error" role="alert">${schemaError}</p>`}
+    <${ConfigEditor} state=${form} problem=${problem} />
     <div class="inline">
       <button type="button" onClick=${check}>Check</button>
       <button type="submit">Add source</button>
       <span role="status" data-testid="source-check-result" class=${checked && !checked.ok ? 'error' : ''}>${checked ? checkText(checked) : ''}</span>
     </div>
-    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${problem && !atField(problem) && html`<p class="error" role="alert">${errText(what, problem)}</p>`}
   </form>`;
 }
 

@@ -25,12 +25,11 @@ export function Sparkplug() {
   const [error, setError] = useState(null);
   async function load() {
     try {
-      const q = `page=${page}&size=${SIZE}${group ? `&group=${encodeURIComponent(group)}` : ''}`;
-      const [n, g, hs] = await Promise.all([api('GET', `/api/sparkplug/nodes?${q}`), api('GET', '/api/sparkplug/groups'), api('GET', '/api/sparkplug/hosts')]);
+      const [n, g, hs] = await Promise.all([api('GET', '/api/sparkplug/nodes', undefined, { query: { page, size: SIZE, group: group || undefined } }), api('GET', '/api/sparkplug/groups'), api('GET', '/api/sparkplug/hosts')]);
       setNodes(n);
       setGroups(g.data);
       setHosts(hs.data);
-      if (open) setDetail((await api('GET', `/api/sparkplug/nodes/${encodeURIComponent(open.group)}/${encodeURIComponent(open.node)}`)).data);
+      if (open) setDetail((await api('GET', '/api/sparkplug/nodes/{group}/{node}', undefined, { params: { group: open.group, node: open.node } })).data);
       setError(null);
     } catch (err) {
       setError(err.message);

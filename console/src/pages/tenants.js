@@ -78,7 +78,7 @@ function OrganizationRow({ o, picked, onPick, onChanged }) {
   const [hasProjects, setHasProjects] = useState(false);
   async function remove(cascade) {
     try {
-      await v1Write('DELETE', `/organizations/${encodeURIComponent(o.id)}${cascade ? '?cascade=true' : ''}`);
+      await v1Write('DELETE', '/organizations/{id}', {}, { id: o.id }, cascade ? { cascade: true } : undefined);
       setError(null);
       await onChanged();
     } catch (err) {
@@ -118,7 +118,7 @@ function Organization({ org, onChanged }) {
   useEffect(() => {
     void load();
   }, []);
-  const act = (method, path, body, what) => attempt(what, setError, () => v1Write(method, path, body), load);
+  const act = (method, path, body, what) => attempt(what, setError, () => /** @type {any} */ (v1Write)(method, path, body), load);
   async function addProject(e) {
     e.preventDefault();
     const form = e.target;
@@ -213,7 +213,7 @@ function ChangeOrganization({ org, onChanged }) {
     e.preventDefault();
     const f = new FormData(e.target);
     try {
-      await v1Write('PUT', `/organizations/${encodeURIComponent(org.id)}`, { displayName: String(f.get('displayName')).trim(), description: String(f.get('description')).trim() });
+      await v1Write('PUT', '/organizations/{id}', { displayName: String(f.get('displayName')).trim(), description: String(f.get('description')).trim() }, { id: org.id });
       setError(null);
       setSaved(true);
       await onChanged();
@@ -241,7 +241,7 @@ function ChangeApplication({ app, onDone }) {
     const ns = String(f.get('namespace')).trim();
     if (ns !== app.namespace) body.namespace = ns;
     try {
-      await v1Write('PUT', `/applications/${encodeURIComponent(app.id)}`, body);
+      await v1Write('PUT', '/applications/{id}', body, { id: app.id });
       setError(null);
       await onDone(true);
     } catch (err) {

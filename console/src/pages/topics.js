@@ -40,7 +40,7 @@ export function Topics() {
     </form>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <section class="card" aria-label="subscribed filters">
-      <p class="muted">${result?.total ?? 0} subscribed filters</p>
+      <p class="muted" data-testid="topics-total">${result?.total ?? 0} subscribed filters: ${result?.subscriptions ?? 0} subscriptions (+${result?.sysSubscriptions ?? 0} $SYS) of client sessions of every node, online or offline; the broker's internal subscriptions are not listed</p>
       <table>
         <thead><tr><th>Filter</th><th>Subscribers</th><th>Newest retained</th></tr></thead>
         <tbody>${(result?.data ?? []).map((t) => html`<tr key=${t.topic} data-filter=${t.topic}>

@@ -36,6 +36,8 @@ export interface LiveSource {
   metrics(): Promise<WorkerMetricsSnapshot[]>;
   /** Retained messages of clients, as the Messages page lists them (no $SYS). */
   retained(): number;
+  /** Subscriptions in the routing core: clients' and the broker's own handles (absent: unknown). */
+  routerSubscriptions?(): number;
   /** In a cluster: the other nodes (absent on a single node). */
   readonly peers?: LivePeers;
 }
@@ -57,8 +59,14 @@ export interface LiveSample {
   node: string;
   connections: number;
   sessions: number;
-  /** Subscriptions of client sessions (not the broker's internal ones), as the Topics page counts. */
+  /** Subscriptions of this node's client sessions (online or offline) to topics other than $SYS,
+   * as the Topics page counts them. */
   subscriptions: number;
+  /** Subscriptions of client sessions to $SYS topics. */
+  subscriptionsSys: number;
+  /** The broker's own subscriptions in the routing core: rules, bridges, log topics, console
+   * viewers, cluster peers' interest (the routing core's count less the clients'). */
+  subscriptionsInternal: number;
   /** Retained messages of clients (not $SYS), as the Messages page lists them. */
   retained: number;
   /** Per second since the previous sample. */
@@ -142,8 +150,13 @@ export class LiveFeed {
     const totals: Totals = { at: now, byEndpoint: new Map() };
     // Client subscriptions, summed over the workers' sessions as the Topics page finds them: the
     // router's count would include the broker's own handles (rules, bridges, log topics, viewers).
-    const subscriptions = workers.reduce((n, w) => n + (w.stats?.subscriptions ?? 0), 0);
-    const out: LiveSample = { t: now, node: this.source.nodeName, connections: 0, sessions: 0, subscriptions, retained: this.source.retained(), in: 0, out: 0, dropped: 0, endpoints: [] };
+    const clients = workers.reduce((n, w) => n + (w.stats?.subscriptions ?? 0), 0);
+    const sys = workers.reduce((n, w) => n + (w.stats?.sysSubscriptions ?? 0), 0);
+    const router = this.source.routerSubscriptions?.();
+    const out: LiveSample = {
+      t: now, node: this.source.nodeName, connections: 0, sessions: 0, subscriptions: clients - sys, subscriptionsSys: sys,
+      subscriptionsInternal: router === undefined ? 0 : Math.max(0, router - clients), retained: this.source.retained(), in: 0, out: 0, dropped: 0, endpoints: [],
+    };
     for (const e of endpoints.values()) {
       const s = e.stats;
       const dropped = Object.values(s.dropped).reduce((a, b) => a + b, 0);

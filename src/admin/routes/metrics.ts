@@ -8,7 +8,7 @@ import type { AdminContext } from '../context.ts';
 import { ok, text, type Route } from '../http.ts';
 import { route, strict } from '../schema.ts';
 import { choice } from '../../schema/check.ts';
-import { CONTENT_TYPE, HEALTH_ERROR_RATE_LIMIT, HEALTH_USAGE_LIMIT, MetricsCollector, RATE_WINDOW_MS, SAMPLE_INTERVAL_MS } from '../../metrics/collector.ts';
+import { CONTENT_TYPE, HEALTH_ERROR_RATE_LIMIT, HEALTH_USAGE_LIMIT, RATE_WINDOW_MS, SAMPLE_INTERVAL_MS } from '../../metrics/collector.ts';
 
 const PORT = Type.Integer({ minimum: 1, maximum: 65535 });
 const PORT_QUERY = Type.Object({ port: PORT }, strict);
@@ -18,8 +18,7 @@ function noEndpoint(port: number) {
 }
 
 export function metricsRoutes(ctx: AdminContext): Route[] {
-  const collector = new MetricsCollector(ctx.supervisor, ctx.log, ctx.registry, ctx.cluster ? { node: ctx.config.nodeName } : {});
-  ctx.onClose(() => collector.close());
+  const collector = ctx.features.metrics;
   const window = `${RATE_WINDOW_MS / 1000} s window sampled every ${SAMPLE_INTERVAL_MS / 1000} s`;
   return [
     {

@@ -5,15 +5,16 @@
 // (PolicyManager).
 import { randomBytes } from 'node:crypto';
 
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 
 import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
 import { json, ok, paged, type Route } from '../http.ts';
-import { PAGING, pageOf, route, strict } from '../schema.ts';
+import { byType, PAGING, pageOf, route, strict } from '../schema.ts';
 import { choice } from '../../schema/check.ts';
 import type { PolicyKind, PolicyManager } from '../../policies/manager.ts';
 import { ACL_POLICY_TYPES, AUTH_POLICY_TYPES } from '../../policies/types.ts';
+import { POLICY_CONFIG_SCHEMAS } from '../../policies/config-schemas.ts';
 import { hashWithStrategy, PBKDF2_DIGESTS, SALT_TYPES, STRATEGIES, type Strategy, type StrategyOptions } from '../../auth/strategies/password-strategy.ts';
 import { topicFilterProblem, topicNameProblem } from '../../auth/topic-filter.ts';
 
@@ -44,6 +45,14 @@ function policyFields(types: readonly string[]) {
   };
 }
 
+/** The fields of an add besides type and config. */
+function otherFields() {
+  const { type: _type, config: _config, ...rest } = policyFields([]);
+  return rest;
+}
+
+const policyObject = (types: readonly string[]) => Type.Object(policyFields(types), strict);
+
 const CLIENTID = Type.String({ minLength: 1, maxLength: 65535 });
 const OPTIONAL_TEXT = Type.Optional(Type.String({ maxLength: 65535 }));
 const PEERHOST = Type.Optional(Type.String({ maxLength: 64, default: '127.0.0.1' }));
@@ -62,7 +71,8 @@ function crudRoutes(kind: PolicyKind, policies: PolicyManager): Route[] {
       summary: kind === 'auth'
         ? `Add an ${what} (${types.join(', ')}), checked against its source unless dryRun is false; applied at once on every worker; answers the JSON string "success"`
         : `Add an ${what} (${types.join(', ')}), checked against its source unless dryRun is false; applied at once on every worker`,
-      body: Type.Object(policyFields(types), strict),
+      // One shape per type, with that type's config (policies/config-schemas.ts).
+      body: byType<Static<ReturnType<typeof policyObject>>>(otherFields(), POLICY_CONFIG_SCHEMAS[kind]),
       async handler(req) {
         const { dryRun = true, ...input } = req.body;
         const record = await policies.add(kind, input, { dryRun });

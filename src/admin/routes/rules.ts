@@ -30,6 +30,18 @@ const ADD = Type.Object(
   strict,
 );
 
+const UPDATE = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    sql: Type.Optional(SQL),
+    actions: Type.Optional(Type.Array(ACTION)),
+    enabled: Type.Optional(Type.Boolean()),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  strict,
+);
+
 const QUERY = Type.Object({ ...PAGING, name: Type.Optional(Type.String({ description: 'a substring of the name' })), id: Type.Optional(Type.String()) }, strict);
 
 const TEST = Type.Object(
@@ -92,6 +104,20 @@ export function ruleRoutes(ctx: AdminContext): Route[] {
       summary: 'Enable or disable a rule, at once on every worker',
       body: Type.Object({ id: Type.String({ minLength: 1 }), enabled: Type.Boolean() }, strict),
       handler: async (req) => ok(await rules.setEnabled(req.body.id, req.body.enabled)),
+    }),
+    route({
+      method: 'POST',
+      path: '/rule/update',
+      access: 'write',
+      tag: 'rules',
+      summary: 'Change a rule: any of name, sql, actions (the whole list, replacing it), enabled, description; checked as /rule/add before anything changes, then applied at once on every worker. Answers the rule',
+      body: UPDATE,
+      async handler(req) {
+        const { id, actions, ...rest } = req.body;
+        const doc = await rules.update(id, { ...rest, ...(actions ? { actions: actions.map((a) => ({ type: a.type, config: a.config ?? {} })) } : {}) });
+        req.audit = { resourceId: id };
+        return ok(doc);
+      },
     }),
     route({
       method: 'POST',

@@ -3,18 +3,23 @@
 // A source's "queries" are what runs against it: the rule actions that write to it, each with
 // the id `<ruleId>:<action index>`; /source/query/info lists them with their counters and
 // /source/query/delete removes one (the action leaves its rule).
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 
 import { invalid } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
 import { json, ok, paged, type Route } from '../http.ts';
-import { BY_ID, PAGING, pageOf, route, strict } from '../schema.ts';
+import { BY_ID, byType, PAGING, pageOf, route, strict } from '../schema.ts';
 import { choice } from '../../schema/check.ts';
 import { SOURCE_TYPES } from '../../sources/types.ts';
+import { SOURCE_CONFIG_SCHEMAS } from '../../sources/config-schemas.ts';
 
 const TYPE = choice(SOURCE_TYPES);
 const CONFIG = Type.Record(Type.String(), Type.Unknown(), { description: 'the fields of the type (README, Data sources); checked by the source registry' });
 const QUERY_ID = '^(.+):(\\d+)$';
+const NAME = Type.String({ minLength: 1, maxLength: 128 });
+const ADD_FIELDS = Type.Object({ name: NAME, type: TYPE, config: Type.Optional(CONFIG) });
+/** A source to add: its name, and the config of its type (config-schemas.ts). */
+const ADD_BODY = byType<Static<typeof ADD_FIELDS>>({ name: NAME }, SOURCE_CONFIG_SCHEMAS, { configRequired: false });
 
 export function sourceRoutes(ctx: AdminContext): Route[] {
   const sources = ctx.sources;
@@ -26,7 +31,7 @@ export function sourceRoutes(ctx: AdminContext): Route[] {
       access: 'write',
       tag: 'sources',
       summary: 'Add a data source (mysql, postgresql, redis, kafka, mongodb, http); its pool opens at once',
-      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), type: TYPE, config: Type.Optional(CONFIG) }, strict),
+      body: ADD_BODY,
       handler: async (req) => ok(await sources.add({ name: req.body.name, type: req.body.type, config: req.body.config ?? {} })),
     }),
     route({

@@ -16,12 +16,22 @@ import { importConfig } from '../config-import.ts';
 import { listDashboards } from './dashboard.ts';
 import { drain as drainFeature } from '../../features/drain/index.ts';
 import { VERSION } from '../../install/root.ts';
+import { NodeFigureSampler, type NodeFigures } from '../../cluster/index.ts';
+
+/** A node's figures as /api/cluster/nodes answers them (times as ISO text, uptime in seconds). */
+function flat(f: NodeFigures, now: number) {
+  return {
+    version: f.version, startedAt: new Date(f.startedAt).toISOString(), uptime: Math.max(0, Math.floor((now - f.startedAt) / 1000)),
+    cpuPercent: f.cpuPercent, cpus: f.cpus, rssBytes: f.rssBytes, heapUsedBytes: f.heapUsedBytes, totalMemoryBytes: f.totalMemoryBytes,
+  };
+}
 
 
 export function systemRoutes(ctx: AdminContext): Route[] {
   const cpu = new CpuSampler();
   const drain = ctx.features.get(drainFeature);
   const mainElu = new EluSampler();
+  const figures = new NodeFigureSampler();
 
   function defaultEndpoint(): { host: string; port: number } | undefined {
     const e = ctx.supervisor.endpoints.list().find((x) => x.isDefault && x.enabled);
@@ -109,26 +119,21 @@ export function systemRoutes(ctx: AdminContext): Route[] {
       path: '/api/cluster/nodes',
       access: 'read',
       tag: 'system',
-      summary: 'Cluster nodes with details: this node (its workers, uptime) and every other node it knows (address, status, lastSeen)',
+      summary: 'Cluster nodes with details, this node first: every node its id, address, status, lastSeen (this node: now; another: its last heartbeat), and the figures its heartbeat carries: version, startedAt, uptime (s), cpuPercent (process CPU, percent of one core), cpus, rssBytes, heapUsedBytes (main thread), totalMemoryBytes; this node also its workers. A node of an older build has no figures. Connections per node are in the console\'s live samples (/api/live)',
       handler() {
         const workers = ctx.supervisor.workerStates();
-        if (ctx.cluster) {
-          const [, ...others] = ctx.cluster.nodes();
-          return ok([{
-            ...node(), address: ctx.cluster.address, self: true, version: VERSION,
-            startedAt: new Date(ctx.supervisor.startedAt).toISOString(),
-            uptime: Math.floor((Date.now() - ctx.supervisor.startedAt) / 1000),
-            workers: { running: workers.filter((w) => w.running).length, total: workers.length },
-          }, ...others]);
-        }
-        return ok([{
-          ...node(),
-          self: true,
-          version: VERSION,
+        const now = Date.now();
+        const self = {
+          ...node(), self: true, lastSeen: new Date(now).toISOString(),
+          ...flat(figures.sample(), now),
+          // The supervisor's start (the process's, a few ms later): as /api/system/health says it.
           startedAt: new Date(ctx.supervisor.startedAt).toISOString(),
-          uptime: Math.floor((Date.now() - ctx.supervisor.startedAt) / 1000),
+          uptime: Math.floor((now - ctx.supervisor.startedAt) / 1000),
           workers: { running: workers.filter((w) => w.running).length, total: workers.length },
-        }]);
+        };
+        if (!ctx.cluster) return ok([self]);
+        const [, ...others] = ctx.cluster.nodes();
+        return ok([{ ...self, address: ctx.cluster.address }, ...others.map(({ figures: f, ...n }) => ({ ...n, ...(f ? flat(f, now) : {}) }))]);
       },
     },
     {

@@ -50,7 +50,7 @@ export function topicRoutes(ctx: AdminContext): Route[] {
       access: 'read',
       readOnly: true,
       tag: 'topics',
-      summary: 'Subscribed topic filters (every session, online or offline; in a cluster of every node, with `nodesMissing`) with subscriber counts, paged; `topic` (a filter) keeps those it covers; lastMessage: newest matching retained message or null',
+      summary: 'Subscribed topic filters (every session, online or offline; in a cluster of every node, with `nodesMissing`) with subscriber counts, paged; `topic` (a filter) keeps those it covers; lastMessage: newest matching retained message or null. `subscriptions`: the subscriptions to every listed filter (all pages) other than $SYS ones, `sysSubscriptions` those to $SYS filters (the broker\'s own subscriptions for rules, bridges and viewers are never listed)',
       body: Type.Object({ ...PAGING, topic: Type.Optional(Type.String({ description: 'a topic filter: subscribed filters it covers are listed (a literal topic lists only itself); empty: all' })) }, strict),
       async handler(req) {
         const { page, size } = pageOf(req.body);
@@ -63,7 +63,13 @@ export function topicRoutes(ctx: AdminContext): Route[] {
           const inner = sharedInner(topic);
           return { topic, subscribers, lastMessage: inner ? isoOrNull(lastRetainedAt(ctx, inner)) : null };
         });
-        return json({ data, total: all.length, page, size, ...clusterFields(ctx, missing) });
+        let subscriptions = 0;
+        let sysSubscriptions = 0;
+        for (const [f, n] of all) {
+          if (f.startsWith('$SYS/')) sysSubscriptions += n;
+          else subscriptions += n;
+        }
+        return json({ data, total: all.length, subscriptions, sysSubscriptions, page, size, ...clusterFields(ctx, missing) });
       },
     }),
     route({

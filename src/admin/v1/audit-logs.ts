@@ -2,6 +2,8 @@
 // action, resource (and its id), organization, project and time range. SystemAdmins read it all;
 // an OrganizationAdmin its organization's entries, a ProjectAdmin its project's; Users none
 // (403). There is no route that changes or deletes an entry.
+import { Type } from '@sinclair/typebox';
+
 import { DomainError } from '../../errors/domain-error.ts';
 import type { AdminContext } from '../context.ts';
 import { json, type Route } from '../http.ts';
@@ -14,8 +16,8 @@ export function auditRoutes(ctx: AdminContext): Route[] {
     method: 'GET',
     path: '/audit-logs',
     tag: 'platform-audit-logs',
-    summary: 'Audit log entries, newest first, paged ({data,total,page,size}); filters: username, action, resource, resourceId, organizationId, projectId, from, to (ISO 8601 or ms)',
-    query: listQuery({ username: FILTER, action: FILTER, resource: FILTER, resourceId: FILTER, organizationId: FILTER, projectId: FILTER, from: TIME_FILTER, to: TIME_FILTER }),
+    summary: 'Audit log entries, newest first, paged ({data,total,page,size}); reads=false leaves out reads (action read, audited with audit.reads only); filters: username, action, resource, resourceId, organizationId, projectId, from, to (ISO 8601 or ms)',
+    query: listQuery({ reads: Type.Optional(Type.Boolean({ description: 'false: leave out reads (action read, audited only with audit.reads); default true' })), username: FILTER, action: FILTER, resource: FILTER, resourceId: FILTER, organizationId: FILTER, projectId: FILTER, from: TIME_FILTER, to: TIME_FILTER }),
     async handler(req) {
       const c = callerOf(req);
       const q = req.queryValues;
@@ -35,7 +37,7 @@ export function auditRoutes(ctx: AdminContext): Route[] {
       const { entries, total } = await ctx.audit.query({
         username: q.username, action: q.action, resource: q.resource, resourceId: q.resourceId,
         organizationId, projectId, from: timeOf(q.from, 'from'), to: timeOf(q.to, 'to'), offset: (page - 1) * size, limit: size,
-      });
+      }, q.reads ?? true);
       return json({ data: entries.map((e) => ({ ...e, time: new Date(e.time).toISOString() })), total, page, size });
     },
   })];

@@ -192,17 +192,25 @@ export interface TopicRewrite {
   filter(filter: string): string;
 }
 
-/** Exclusive subscriptions (src/features/exclusive): one holder per `$exclusive/{filter}` on the
- * node. `enabled` false: `$exclusive/...` is an ordinary filter. */
+/** Exclusive subscriptions (src/features/exclusive): one holder per `$exclusive/{filter}` (across
+ * the cluster's nodes). `enabled` false: `$exclusive/...` is an ordinary filter. */
 export interface ExclusivePlaces {
   readonly enabled: boolean;
   /** 'taken' or 'held' (by this client already): granted; 'busy' or 'full': refused. */
   acquire(filter: string, clientId: string): 'taken' | 'held' | 'busy' | 'full';
+  /** After 'taken': true at once alone; in a cluster, whether the cluster granted it (false: the
+   * place was given back). `persist`: the session outlives its connection (kept across a restart). */
+  confirm(filter: string, clientId: string, persist: boolean): true | Promise<boolean>;
   /** Frees the place of `filter` if `clientId` holds it. */
   release(filter: string, clientId: string): void;
+  /** Whether `clientId` holds the place of `filter` on this node. */
+  holds(filter: string, clientId: string): boolean;
+  /** After 'held': the cluster's answer to this client's earlier SUBSCRIBE still being decided
+   * (undefined: none). */
+  waiting(filter: string, clientId: string): Promise<boolean> | undefined;
 }
 
-export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', release: () => {} };
+export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', confirm: () => true, release: () => {}, holds: () => false, waiting: () => undefined };
 
 /** No rules. */
 export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, filter: (f) => f } };
@@ -211,8 +219,19 @@ export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { activ
  * topic (counted by the check), asked only while `active` (a check is configured). */
 export interface PayloadCheck {
   readonly active: boolean;
-  refuses(topic: string, payload: Uint8Array, version: number): boolean;
+  /** A PUBLISH to `topic` (asked only while `active`): PAYLOAD_PASS, PAYLOAD_REFUSED (counted:
+   * it does not decode with a check's schema), or PAYLOAD_OFFLOAD (a large payload a check
+   * matches: the handler then calls offload() at once, and waits for its verdict). */
+  verdict(topic: string, payload: Uint8Array, version: number): number;
+  /** Decodes, off this thread, the payload verdict() just answered PAYLOAD_OFFLOAD for;
+   * `done(owner, refused)` is called later (refusals counted), in the order asked. */
+  offload<T>(payload: Uint8Array, version: number, done: (owner: T, refused: boolean) => void, owner: T): void;
 }
+
+/** What PayloadCheck.verdict answers. */
+export const PAYLOAD_PASS = 0;
+export const PAYLOAD_REFUSED = 1;
+export const PAYLOAD_OFFLOAD = 2;
 
 /** Delayed publish as the PUBLISH handler sees it (src/features/delayed/worker-delayed.ts):
  * asked only while `enabled`, for topics starting with `$delayed/`. */
@@ -245,7 +264,11 @@ export interface ConnectGate {
 
 /** Nobody is banned. */
 /** No schema check: a PUBLISH asks nothing. */
-export const NO_PAYLOAD_CHECK: PayloadCheck = { active: false, refuses: () => false };
+export const NO_PAYLOAD_CHECK: PayloadCheck = {
+  active: false,
+  verdict: () => PAYLOAD_PASS,
+  offload: (_payload, _version, done, owner) => queueMicrotask(() => done(owner, false)),
+};
 
 export const OPEN_GATE: ConnectGate = { active: false, refuses: () => null };
 

@@ -13,7 +13,7 @@ import { formatTraceparent, withTraceContext, type MessageTrace } from '../../br
 import { EV } from '../session/events.ts';
 import { THROTTLE } from '../../broker/rate-limit.ts';
 import { pauseUntil, throttled } from './throttle.ts';
-import type { Client, HandlerHost, HandlerResult, TransformDone } from './client.ts';
+import { PAYLOAD_OFFLOAD, PAYLOAD_REFUSED, type Client, type HandlerHost, type HandlerResult, type TransformDone } from './client.ts';
 
 export function handlePublish(host: HandlerHost, c: Client, src: Buffer, d: Uint32Array, o: number): HandlerResult {
   if (c.state !== 'connected') {
@@ -166,11 +166,22 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
   }
   // Schema checks on topic filters: a payload that does not decode is refused. None: this check.
   const check = host.payloadCheck;
-  if (check.active && check.refuses(message.topic, message.payload, c.version)) {
-    if (trace !== undefined) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, 'payload_format_invalid');
-    refuseInvalidPayload(host, c, message, packetId);
-    return;
+  if (check.active) {
+    const verdict = check.verdict(message.topic, message.payload, c.version);
+    if (verdict === PAYLOAD_REFUSED) {
+      refuseInvalidPayload(host, c, message, packetId);
+      return;
+    }
+    if (verdict === PAYLOAD_OFFLOAD) {
+      checkOffThenPublish(host, c, message, packetId);
+      return;
+    }
   }
+  publishChecked(host, c, message, packetId);
+}
+
+/** An accepted PUBLISH whose payload passed the schema checks (or has none). */
+function publishChecked(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   c.endpoint.stats.topicsPublished++;
   if (message.qos === 2) c.session!.incomingQos2.add(packetId); // resends are now duplicates
   if (host.transforms.wants(message.topic)) {
@@ -182,11 +193,59 @@ function finishPublish(host: HandlerHost, c: Client, message: Message, packetId:
     // Behind a message still with the processors: it is routed and acknowledged first
     // [MQTT-4.6.0-2]. (Behind one only waiting for its acknowledgement, this one is routed now
     // and acknowledged after it: publishAccepted.)
-    chain(host, c, before.then(() => publishAccepted(host, c, message, packetId)));
+    chain(host, c, before.then(() => asHead(c, () => publishAccepted(host, c, message, packetId))));
     return;
   }
   publishAccepted(host, c, message, packetId);
 }
+
+/**
+ * Runs `publish` for a message whose turn has come in the connection's pipeline (from a link's
+ * callback: every message before it is routed and acknowledged), as if it were the head: it does
+ * not queue behind the links of later messages (c.publishChain points at the newest), or its
+ * acknowledgement would come after theirs. What it must still wait for (a store, another node)
+ * it chains as its own link, which the calling link waits for, and later messages with it.
+ */
+function asHead(c: Client, publish: () => void): Promise<void> | undefined {
+  const later = c.publishChain;
+  c.publishChain = null;
+  let own: Promise<void> | null = null;
+  try {
+    publish();
+    own = c.publishChain;
+  } finally {
+    c.publishChain = later;
+  }
+  return own ?? undefined;
+}
+
+/**
+ * A large payload held to a schema: decoded on a pool thread of this worker (the schema
+ * registry's CheckStage), not here. The message waits in the publish pipeline like one with the
+ * processors (`transforming` counts it, so later messages of the connection queue behind it): it
+ * is then refused (0x99 on v5 QoS 1/2, else dropped) or published, and acknowledgements and
+ * deliveries keep the order messages came in [MQTT-4.6.0-2]. A QoS 2 packet id is taken at once
+ * (a resend meanwhile is a duplicate) and freed by a refusal on v5, which ends the exchange.
+ */
+function checkOffThenPublish(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  c.transforming++;
+  if (message.qos === 2) c.session!.incomingQos2.add(packetId);
+  const verdict = new Promise<boolean>((resolve) => host.payloadCheck.offload(message.payload, c.version, resolveVerdict, resolve));
+  const before = c.publishChain;
+  const ready = before === null ? verdict : Promise.all([verdict, before]).then(([refused]) => refused);
+  chain(host, c, ready.then((refused) => {
+    c.transforming--;
+    if (!refused) return asHead(c, () => publishChecked(host, c, message, packetId));
+    if (message.trace !== undefined) host.tracer.finished(message.trace, c.clientId, message.topic, message.qos, 0, 'payload_format_invalid');
+    if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'payload_format_invalid');
+    if (c.state === 'closed') return;
+    if (message.qos === 2 && c.version === 5) c.session!.incomingQos2.delete(packetId);
+    refusePublish(c, message.qos, packetId, RC.PAYLOAD_FORMAT_INVALID);
+    return undefined;
+  }));
+}
+
+const resolveVerdict = (resolve: (refused: boolean) => void, refused: boolean): void => resolve(refused);
 
 /** A packet id meaning "do not acknowledge": all but the last message a processor made of one. */
 const NO_ACK = -1;
@@ -212,7 +271,7 @@ function transformThenPublish(host: HandlerHost, c: Client, message: Message, pa
   const ready = before === null ? made : Promise.all([made, before]).then(([m]) => m);
   chain(host, c, ready.then((out) => {
     c.transforming--;
-    publishOutputs(host, c, message, packetId, out);
+    return asHead(c, () => publishOutputs(host, c, message, packetId, out));
   }));
 }
 
@@ -421,6 +480,7 @@ function refuseRetained(host: HandlerHost, c: Client, message: Message, packetId
  * messages [MQTT-4.6.0-2].
  */
 function refuseInvalidPayload(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  if (message.trace !== undefined) host.tracer.finished(message.trace, c.clientId, message.topic, message.qos, 0, 'payload_format_invalid');
   if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'payload_format_invalid');
   refuseInOrder(host, c, message.qos, packetId, RC.PAYLOAD_FORMAT_INVALID);
 }

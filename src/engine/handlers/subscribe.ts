@@ -45,8 +45,59 @@ export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): Handle
   return Promise.all(scopes).then((all) => finishSubscribe(host, c, p, all, startedAt, exclusive));
 }
 
+/** An exclusive filter's place for one SUBSCRIBE filter: taken now (true: free it if the
+ * subscription fails), held already (false), or refused with this SUBACK code. */
+type Place = boolean | { refused: number };
+
 function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadScope[], startedAt: number, exclusive: boolean[] | null): HandlerResult {
   if (c.state === 'closed') return;
+  if (exclusive === null) return grant(host, c, p, scopes, startedAt, null);
+  // The places of the exclusive filters first: taken in the node's table; in a cluster, the
+  // cluster decides (src/features/exclusive/cluster.ts) before anything is granted.
+  const places: (Place | Promise<Place> | undefined)[] = [];
+  let waiting = false;
+  const persist = c.session!.expiryInterval > 0;
+  p.subscriptions!.forEach((sub, i) => {
+    if (!exclusive[i] || scopes[i] === 'none') return;
+    // One holder per filter: another client's SUBSCRIBE is refused 0x97 Quota exceeded (MQTT
+    // 3.1.1: 0x80), as EMQX does.
+    if (sub.topic.length === 0 || sub.topic.startsWith('$share/')) {
+      places[i] = { refused: RC.TOPIC_FILTER_INVALID };
+      return;
+    }
+    const got = host.exclusive.acquire(sub.topic, c.clientId);
+    if (got === 'busy' || got === 'full') places[i] = { refused: RC.QUOTA_EXCEEDED };
+    else if (got === 'held') {
+      // Held, or being decided for an earlier SUBSCRIBE of this client: that answer is this one's.
+      const earlier = host.exclusive.waiting(sub.topic, c.clientId);
+      if (earlier === undefined) places[i] = false;
+      else {
+        waiting = true;
+        places[i] = earlier.then((granted) => (granted ? false : { refused: RC.QUOTA_EXCEEDED }));
+      }
+    } else {
+      const confirmed = host.exclusive.confirm(sub.topic, c.clientId, persist);
+      if (confirmed === true) places[i] = true;
+      else {
+        waiting = true;
+        places[i] = confirmed.then((granted) => (granted ? true : { refused: RC.QUOTA_EXCEEDED }));
+      }
+    }
+  });
+  if (!waiting) return grant(host, c, p, scopes, startedAt, places as (Place | undefined)[]);
+  return Promise.all(places).then((settled) => {
+    if (c.state === 'closed') {
+      // Gone meanwhile: the places it was given are freed (its session's end did not see them).
+      settled.forEach((place, i) => {
+        if (place === true) host.exclusive.release(p.subscriptions![i].topic, c.clientId);
+      });
+      return;
+    }
+    return grant(host, c, p, scopes, startedAt, settled);
+  });
+}
+
+function grant(host: HandlerHost, c: Client, p: Packet, scopes: ReadScope[], startedAt: number, places: (Place | undefined)[] | null): HandlerResult {
   const session = c.session!;
   const env = host.proxies;
   const subscriptionId = p.properties?.subscriptionIdentifier?.[0] ?? 0;
@@ -62,21 +113,12 @@ function finishSubscribe(host: HandlerHost, c: Client, p: Packet, scopes: ReadSc
       return;
     }
     const options = optionsByte(sub.qos, sub.nl ?? false, sub.rap ?? false, sub.rh ?? 0);
-    let taken = false;
-    if (exclusive !== null && exclusive[i]) {
-      // One holder per filter on the node: another client's SUBSCRIBE is refused 0x97 Quota
-      // exceeded (MQTT 3.1.1: 0x80), as EMQX does.
-      if (sub.topic.length === 0 || sub.topic.startsWith('$share/')) {
-        codes.push(RC.TOPIC_FILTER_INVALID);
-        return;
-      }
-      const got = host.exclusive.acquire(sub.topic, c.clientId);
-      if (got === 'busy' || got === 'full') {
-        codes.push(RC.QUOTA_EXCEEDED);
-        return;
-      }
-      taken = got === 'taken';
+    const place = places?.[i];
+    if (typeof place === 'object') {
+      codes.push(place.refused);
+      return;
     }
+    const taken = place === true;
     try {
       const { existed, stored } = addSubscription(env, session, sub.topic, options, subscriptionId, scopes[i] === 'some');
       if (stored) storing.push(stored);

@@ -19,6 +19,9 @@ export interface SessionState {
   endpointSlot: number;
   /** The identities of the cluster messages it took lately (Session.firstCopy), oldest first. */
   seen?: [string, number][];
+  /** Between nodes: the filters whose exclusive place it held (src/features/exclusive), taken
+   * again where it continues. */
+  exclusive?: string[];
 }
 
 /** Between workers: the hand-over of sessions (claims) and the fences after it. */

@@ -7,6 +7,8 @@
 // CONNECT. Owned by the worker thread.
 import type { ClientRegistry } from '../../native/index.ts';
 import type { Logger } from '../../log/index.ts';
+import type { WorkerRouter } from '../../router/worker-router.ts';
+import { removeSubscription } from './subscriptions.ts';
 import type { Persistence } from './persistence.ts';
 import type { Session, SessionLimits } from './session.ts';
 import { exportState, importState, LOAD_FROM_STORE, type SessionState } from './handover.ts';
@@ -27,6 +29,16 @@ export interface NodeClaims {
 /** What the other nodes gave up for a client id (see NodeClaims.claim). */
 export type FromNode = SessionState | typeof LOAD_FROM_STORE | null;
 
+/** Exclusive subscriptions (src/features/exclusive): a session resumed on another node takes its
+ * places there (the cluster lets the same client id take its own place again). */
+export interface MovingPlaces {
+  readonly enabled: boolean;
+  holds(filter: string, clientId: string): boolean;
+  acquire(filter: string, clientId: string): 'taken' | 'held' | 'busy' | 'full';
+  confirm(filter: string, clientId: string, persist: boolean): true | Promise<boolean>;
+  release(filter: string, clientId: string): void;
+}
+
 /** What the node hand-over needs from its worker thread. */
 export interface NodeHandoverEnv {
   readonly limits: SessionLimits;
@@ -39,7 +51,8 @@ export interface NodeHandoverEnv {
   /** Loads the stored session of `clientId` under `handle`, offline and not yet routed; null
    * when it is not in the store. */
   loadStored(clientId: string, handle: number): Promise<Session | null>;
-  readonly router: { tap(handle: number, filter: string): void };
+  readonly router: WorkerRouter;
+  readonly exclusive?: MovingPlaces;
 }
 
 /** Whether a session's subscription is forwarded after it moved to another node (a shared
@@ -72,6 +85,7 @@ export class NodeHandover {
     // The session comes from another node: it continues here, under this node's handle.
     const session = env.life.routeHere(importState({ ...remote, handle: claim.handle, endpointSlot: -1, stored: false }, env.limits));
     env.index.add(session);
+    if (remote.exclusive !== undefined) this.takePlaces(session, remote.exclusive);
     const adopted = env.persistence?.adopted(session);
     if (adopted === undefined) return open(session);
     return adopted.then(() => open(session), (err: unknown) => {
@@ -109,8 +123,39 @@ export class NodeHandover {
       this.env.index.markLeft(session.handle, forward);
     }
     const state = exportState(session);
+    const places = this.env.exclusive;
+    if (resume && places?.enabled) {
+      const held = [...session.subscriptions.keys()].filter((f) => places.holds(f, clientId));
+      if (held.length > 0) state.exclusive = held;
+    }
     await life.end(session, false).catch(() => undefined); // a failure is logged by Persistence
     chain.settle(claim);
     return state;
+  }
+
+  /** The exclusive places a session held on the node it came from: taken here (the cluster gives
+   * the client its own place again); one another client took meanwhile is lost, and the
+   * subscription to it removed, so one client at a time receives through it. */
+  private takePlaces(session: Session, filters: readonly string[]): void {
+    const places = this.env.exclusive;
+    if (!places?.enabled) return;
+    const env = { router: this.env.router, persistence: this.env.persistence, maxTopicLevels: 0 };
+    const lose = (filter: string) => {
+      this.env.log.warn('an exclusive subscription\'s place was taken by another client while its session moved; the subscription is removed', { clientId: session.clientId, filter });
+      removeSubscription(env, session, filter);
+    };
+    for (const filter of filters) {
+      if (!session.subscriptions.has(filter)) continue;
+      const got = places.acquire(filter, session.clientId);
+      if (got === 'busy' || got === 'full') lose(filter);
+      else if (got === 'taken') {
+        const confirmed = places.confirm(filter, session.clientId, session.expiryInterval > 0);
+        if (confirmed !== true) {
+          void confirmed.then((ok) => {
+            if (!ok && this.env.index.has(session) && session.subscriptions.has(filter)) lose(filter);
+          });
+        }
+      }
+    }
   }
 }

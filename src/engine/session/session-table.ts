@@ -24,13 +24,14 @@ import { SessionIndex } from './session-index.ts';
 import { InternalSessions } from './internal-sessions.ts';
 import { ClaimChain } from './claim-chain.ts';
 import { SessionLifecycle, type Opening } from './session-lifecycle.ts';
-import { NodeHandover, type FromNode, type NodeClaims } from './node-handover.ts';
+import { NodeHandover, type FromNode, type MovingPlaces, type NodeClaims } from './node-handover.ts';
 
 /** What the session table needs from its worker thread. */
 export interface SessionTableEnv {
   readonly workerId: number;
-  /** Exclusive subscriptions: the places a session held free when it ends. */
-  readonly exclusive?: { readonly enabled: boolean; release(filter: string, clientId: string): void };
+  /** Exclusive subscriptions: the places a session held free when it ends, and move with it
+   * between nodes. */
+  readonly exclusive?: MovingPlaces;
   readonly limits: SessionLimits;
   readonly log: Logger;
   readonly stats: WorkerStats;

@@ -2,14 +2,15 @@
 // registration of the broker's endpoints. The spec's GET
 // /command/type and /command/add, and the documented additions a user needs: query (paged, by type
 // or name), update, delete, start, stop and runtime. Passwords are kept but never answered.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 
 import type { CommandManager } from './manager.ts';
 import { json, ok, paged, type Route } from '../../admin/http.ts';
-import { ID, PAGING, pageOf, route, strict } from '../../admin/schema.ts';
+import { byType, ID, PAGING, pageOf, route, strict } from '../../admin/schema.ts';
 import { choice } from '../../schema/check.ts';
 import { implementedTypes } from './registry.ts';
 import { SPEC_COMMAND_TYPES } from './types.ts';
+import { COMMAND_CONFIG_SCHEMAS } from './config-schemas.ts';
 
 const CONFIG_HELP = 'per type (README, Commands): KAFKA bootstrapServers, topic|topics, groupId, fromBeginning, sasl, tls; RABBITMQ url|host/port/username/password/vhost, queue, exchange, routingKey, declare, prefetch; every bridge: mqttTopic (template), payload (template), qos, retain; NACOS serverAddr, serviceName, namespace, group, ip, username/password, metadata, endpoints (no mapping)';
 // The type's and config's fields are the command manager's to check: which types this build has,
@@ -17,6 +18,7 @@ const CONFIG_HELP = 'per type (README, Commands): KAFKA bootstrapServers, topic|
 const CONFIG = Type.Record(Type.String(), Type.Unknown(), { description: CONFIG_HELP });
 const TYPE = Type.String({ minLength: 1, description: `one of ${SPEC_COMMAND_TYPES.join(', ')} this build implements (GET /command/type)` });
 const NAME = Type.String({ maxLength: 128 });
+const ADD_FIELDS = Type.Object({ id: Type.Optional(ID), name: Type.Optional(NAME), type: TYPE, config: CONFIG, enabled: Type.Optional(Type.Boolean()) }, strict);
 
 export function commandRoutes(commands: CommandManager): Route[] {
   const byId = (path: string, summary: string, work: (id: string) => unknown): Route => route({
@@ -44,7 +46,8 @@ export function commandRoutes(commands: CommandManager): Route[] {
       access: 'write',
       tag: 'commands',
       summary: 'Add a command (started at once unless enabled is false); answers the command (no password) with its id and state',
-      body: Type.Object({ id: Type.Optional(ID), name: Type.Optional(NAME), type: TYPE, config: CONFIG, enabled: Type.Optional(Type.Boolean()) }, strict),
+      // One shape per type, with that type's config (config-schemas.ts).
+      body: byType<Static<typeof ADD_FIELDS>>({ id: Type.Optional(ID), name: Type.Optional(NAME), enabled: Type.Optional(Type.Boolean()) }, COMMAND_CONFIG_SCHEMAS),
       handler: async (req) => ok(await commands.add(req.body)),
     }),
     route({

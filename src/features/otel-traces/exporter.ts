@@ -1,7 +1,7 @@
 // The main thread's span exporter: takes the span records the workers post, holds them in one
-// bounded queue (past otel.traces.maxQueueSize they are dropped and counted), and sends them in
+// bounded queue (past otel.traces.queueSize they are dropped and counted), and sends them in
 // batches over OTLP/HTTP (protobuf) with the official OpenTelemetry exporter, one request at a
-// time: a full batch at once, the rest every otel.traces.scheduledDelayMs. The OpenTelemetry
+// time: a full batch at once, the rest after otel.traces.delay. The OpenTelemetry
 // packages load with the first export (lazily: never in a worker, never when tracing is off).
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Resource } from '@opentelemetry/resources';
@@ -28,10 +28,14 @@ export interface ExporterCounters {
   failedExports: number;
 }
 
-/** The resource's identity: who made the spans. */
+/** The resource's identity: who made the spans (the same resource as the metrics and logs of
+ * src/features/otel). */
 export interface ServiceIdentity {
+  serviceName: string;
   version: string;
   nodeName: string;
+  /** otel.resourceAttributes: they cannot replace the three above. */
+  attributes: Record<string, string>;
 }
 
 const loadSdk = lazyImport('@opentelemetry/exporter-trace-otlp-proto', async () => {
@@ -41,7 +45,7 @@ const loadSdk = lazyImport('@opentelemetry/exporter-trace-otlp-proto', async () 
     import('@opentelemetry/core'),
     import('@opentelemetry/semantic-conventions'),
   ]);
-  return { OTLPTraceExporter: exporter.OTLPTraceExporter, resourceFromAttributes: resources.resourceFromAttributes, TraceState: core.TraceState, semconv };
+  return { OTLPTraceExporter: exporter.OTLPTraceExporter, resourceFromAttributes: resources.resourceFromAttributes, defaultResource: resources.defaultResource, TraceState: core.TraceState, semconv };
 });
 
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
@@ -50,17 +54,6 @@ interface Loaded {
   sdk: Sdk;
   exporter: InstanceType<Sdk['OTLPTraceExporter']>;
   resource: Resource;
-}
-
-/** "a=1,b=2" as headers (the configuration checked the form). */
-export function parseHeaders(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (text === '') return out;
-  for (const pair of text.split(',')) {
-    const at = pair.indexOf('=');
-    out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
-  }
-  return out;
 }
 
 /** Milliseconds since the epoch as OpenTelemetry's [seconds, nanoseconds]. */
@@ -138,12 +131,12 @@ export class SpanExporter {
   private load(): Promise<Loaded> {
     this.loaded ??= loadSdk().then((sdk) => {
       const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = sdk.semconv;
-      const resource = sdk.resourceFromAttributes({
-        [ATTR_SERVICE_NAME]: 'spindle',
+      const resource = sdk.defaultResource().merge(sdk.resourceFromAttributes({
+        ...this.identity.attributes,
+        [ATTR_SERVICE_NAME]: this.identity.serviceName,
         [ATTR_SERVICE_VERSION]: this.identity.version,
         'service.instance.id': this.identity.nodeName,
-        'spindle.node': this.identity.nodeName,
-      });
+      }));
       const exporter = new sdk.OTLPTraceExporter({ url: this.config.endpoint, headers: this.config.headers, timeoutMillis: this.config.exportTimeoutMs });
       return { sdk, exporter, resource };
     });

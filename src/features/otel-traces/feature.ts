@@ -4,7 +4,7 @@
 // (exporter.ts). Off (the default), nothing is taken and the SDK is never loaded.
 import { VERSION } from '../../install/root.ts';
 import type { Feature } from '../feature.ts';
-import { parseHeaders, SpanExporter } from './exporter.ts';
+import { SpanExporter } from './exporter.ts';
 import { registerOtelTraceMetrics } from './metrics.ts';
 
 export interface OtelTraces {
@@ -20,12 +20,12 @@ export const otelTraces: Feature<OtelTraces> = {
     const exporter = c.enabled
       ? new SpanExporter({
         endpoint: c.endpoint,
-        headers: parseHeaders(c.headers),
-        maxQueueSize: c.maxQueueSize,
-        maxExportBatchSize: c.maxExportBatchSize,
-        scheduledDelayMs: c.scheduledDelayMs,
-        exportTimeoutMs: c.exportTimeoutMs,
-      }, { version: VERSION, nodeName: ctx.broker.nodeName }, ctx.log)
+        headers: c.headers,
+        maxQueueSize: c.queueSize,
+        maxExportBatchSize: c.batchSize,
+        scheduledDelayMs: c.delay,
+        exportTimeoutMs: c.timeout,
+      }, { serviceName: ctx.config.otel.serviceName, version: VERSION, nodeName: ctx.broker.nodeName, attributes: ctx.config.otel.resourceAttributes }, ctx.log)
       : null;
     registerOtelTraceMetrics(ctx.registry, exporter);
     if (exporter !== null) {

@@ -12,7 +12,7 @@ import { topicFilterProblem } from '../../auth/topic-filter.ts';
 import { compileSchema } from './codec.ts';
 import { SchemaRegistryError } from './errors.ts';
 import type { SchemaRuntime } from './runtime.ts';
-import { CHECK_COUNTER_WORDS, CHECK_WORDS, SCHEMA_TYPES, type CheckDoc, type SchemaDoc, type SchemaType, type SchemaWorkerState } from './types.ts';
+import { CHECK_WORDS, newCheckCounters, SCHEMA_TYPES, type CheckDoc, type SchemaDoc, type SchemaType, type SchemaWorkerState } from './types.ts';
 
 export const SCHEMA_KIND = 'schema';
 export const CHECK_KIND = 'schema-check';
@@ -41,7 +41,7 @@ export interface CheckInput {
 export class SchemaRegistry {
   private readonly schemas = new Map<string, SchemaDoc>();
   private readonly checks = new Map<string, CheckDoc>();
-  readonly counters = new SharedArrayBuffer(CHECK_COUNTER_WORDS * 4);
+  readonly counters = newCheckCounters();
   private readonly refusedAdds: Counter;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -54,7 +54,8 @@ export class SchemaRegistry {
     /** Sends the whole state to every worker (and to each that starts). */
     private readonly publish: (state: SchemaWorkerState) => void,
   ) {
-    const words = new Int32Array(this.counters);
+    const words = new BigInt64Array(this.counters);
+    const load = (word: number): number => Number(Atomics.load(words, word));
     const schemas = this.schemas;
     const checks = this.checks;
     new Counter({
@@ -64,8 +65,53 @@ export class SchemaRegistry {
       registers: [registry],
       collect() {
         this.reset();
-        this.inc({ protocol: 'v5' }, Atomics.load(words, CHECK_WORDS.v5));
-        this.inc({ protocol: 'v3' }, Atomics.load(words, CHECK_WORDS.v3));
+        this.inc({ protocol: 'v5' }, load(CHECK_WORDS.v5));
+        this.inc({ protocol: 'v3' }, load(CHECK_WORDS.v3));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_check_pooled_total',
+      help: 'PUBLISHes whose schema check was decoded on a pool thread of their worker (payload of at least schemaRegistry.offloadBytes), counted by the pool thread itself.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(load(CHECK_WORDS.pooled));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_check_offload_overflow_total',
+      help: 'PUBLISHes large enough to be checked on a pool thread but checked on the listener thread, because schemaRegistry.maxWaitingBytes or maxWaitingMessages of its worker was reached.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(load(CHECK_WORDS.overflow));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_check_offload_failures_total',
+      help: 'Offloaded schema checks whose batch failed as a whole (pool thread died, out of memory, or past schemaRegistry.timeout), by what they became (schemaRegistry.onPoolFailure): refused or passed.',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc({ outcome: 'refused' }, load(CHECK_WORDS.failedRefused));
+        this.inc({ outcome: 'passed' }, load(CHECK_WORDS.failedPassed));
+      },
+    });
+    new Gauge({
+      name: 'spindle_schema_check_offload_waiting_bytes',
+      help: 'Payload bytes waiting for (or being decoded by) the schema check pools, all workers together (each bounded by schemaRegistry.maxWaitingBytes).',
+      registers: [registry],
+      collect() {
+        this.set(load(CHECK_WORDS.waitingBytes));
+      },
+    });
+    new Gauge({
+      name: 'spindle_schema_check_offload_waiting_messages',
+      help: 'PUBLISHes waiting for (or being decoded by) the schema check pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages).',
+      registers: [registry],
+      collect() {
+        this.set(load(CHECK_WORDS.waitingMessages));
       },
     });
     new Gauge({

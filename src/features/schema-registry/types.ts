@@ -36,6 +36,16 @@ export interface SchemaWorkerState {
   counters: SharedArrayBuffer;
 }
 
-/** Words of the shared counters: PUBLISHes refused by a check, by protocol version. */
-export const CHECK_WORDS = { v5: 0, v3: 1 } as const;
-export const CHECK_COUNTER_WORDS = 2;
+/** Words of the shared counters (every worker and pool thread of the node adds to them):
+ * PUBLISHes refused by a check, by protocol version; checks decoded by a pool thread (added by
+ * the pool thread itself); offloadable checks run inline because the pool's waiting bound was
+ * reached; offloaded checks whose batch failed, refused or passed (schemaRegistry.onPoolFailure);
+ * and what waits for the pools now (bytes, messages). */
+export const CHECK_WORDS = { v5: 0, v3: 1, pooled: 2, overflow: 3, failedRefused: 4, failedPassed: 5, waitingBytes: 6, waitingMessages: 7 } as const;
+export const CHECK_COUNTER_WORDS = 8;
+
+/** The shared counters: 64-bit words (BigInt64Array views), so neither a counter of a long-lived
+ * node nor the byte gauge of many workers wraps. */
+export function newCheckCounters(): SharedArrayBuffer {
+  return new SharedArrayBuffer(CHECK_COUNTER_WORDS * 8);
+}

@@ -2,8 +2,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 import type { SparkplugState } from './state.ts';
+import type { SparkplugStoreCounters } from './store.ts';
 
-export function registerSparkplugMetrics(registry: Registry, state: SparkplugState): void {
+export function registerSparkplugMetrics(registry: Registry, state: SparkplugState, kept: SparkplugStoreCounters): void {
   new Gauge({
     name: 'spindle_sparkplug_edge_nodes',
     help: 'Sparkplug B edge nodes kept, by state: online (last NBIRTH not followed by its NDEATH) or offline.',
@@ -68,6 +69,17 @@ export function registerSparkplugMetrics(registry: Registry, state: SparkplugSta
       this.inc({ what: 'edge_node' }, state.counters.dropped.edgeNodes);
       this.inc({ what: 'device' }, state.counters.dropped.devices);
       this.inc({ what: 'host' }, state.counters.dropped.hosts);
+    },
+  });
+  new Counter({
+    name: 'spindle_sparkplug_store_writes_total',
+    help: 'Sparkplug B edge-node and host documents written to the store (after a birth, death or STATE; replicated across a cluster), by result: ok, failed (logged; kept in memory).',
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ result: 'ok' }, kept.written);
+      this.inc({ result: 'failed' }, kept.failed);
     },
   });
 }

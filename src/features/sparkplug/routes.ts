@@ -32,7 +32,7 @@ export function sparkplugRoutes(state: SparkplugState | null): Route[] {
       path: '/api/sparkplug/groups',
       access: 'read',
       tag: 'sparkplug',
-      summary: 'Sparkplug B groups seen on this node: [{group, edgeNodes, online}]. 503 when sparkplug.enabled is false',
+      summary: 'Sparkplug B groups kept (seen by any node of the cluster, and across restarts): [{group, edgeNodes, online}]. 503 when sparkplug.enabled is false',
       handler: () => ok(need().groups()),
     },
     route({
@@ -40,7 +40,7 @@ export function sparkplugRoutes(state: SparkplugState | null): Route[] {
       path: '/api/sparkplug/nodes',
       access: 'read',
       tag: 'sparkplug',
-      summary: 'Sparkplug B edge nodes seen on this node, by group then name: {data: [{group, node, online, bdSeq, seq, birthAt, deathAt, lastDataAt, devices, devicesOnline}], total, page, size} (times in ms since the epoch, as this node received them); `group` filters. 503 when sparkplug.enabled is false',
+      summary: 'Sparkplug B edge nodes kept (seen by any node of the cluster, and across restarts), by group then name: {data: [{group, node, online, bdSeq, seq, birthAt, deathAt, lastDataAt, devices, devicesOnline}], total, page, size} (times in ms since the epoch, as the node that routed them received them); `group` filters. 503 when sparkplug.enabled is false',
       query: Type.Object({ ...PAGING, group: Type.Optional(Type.String({ minLength: 1 })) }, strict),
       handler(req) {
         const { page, size } = pageOf(req.queryValues);

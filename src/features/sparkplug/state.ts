@@ -4,6 +4,9 @@
 // messages the workers' tap matched, a batch per tick. Bounded: sparkplug.maxEdgeNodes edge nodes
 // (hosts count apart, up to the same number), sparkplug.maxDevicesPerNode devices per edge node;
 // a new one past its bound is left out and counted.
+// Kept and shared (feature.ts): each birth, death and STATE change is told to `onChange`, which
+// writes the edge node's (or host's) document to the store, replicated across a cluster;
+// applyStored() takes a document back (at start from the store, and from the other nodes).
 import type { TapMatch } from '../feature.ts';
 import { decodeSparkplug, SparkplugDecodeError, type SparkplugMetric, type SparkplugPayload } from '../../rules/sql/sparkplug.ts';
 import { parseTopic } from './topic.ts';
@@ -66,9 +69,19 @@ export interface SparkplugCounters {
   dropped: { edgeNodes: number; devices: number; hosts: number };
 }
 
+/** An edge node as stored: its state, its devices as a list. */
+export interface EdgeNodeDoc extends Omit<EdgeNodeState, 'devices'> {
+  devices: DeviceState[];
+}
+
+/** What changed: an edge node (`{group}/{node}`) or a host (its id). */
+export type SparkplugChange = { kind: 'node'; key: string } | { kind: 'host'; key: string };
+
 export class SparkplugState {
   private readonly nodes = new Map<string, EdgeNodeState>();
   private readonly hosts = new Map<string, HostState>();
+  /** Told of each birth, death and STATE kept (not of data: see store.ts). */
+  onChange: (change: SparkplugChange) => void = () => {};
   readonly counters: SparkplugCounters = {
     births: { node: 0, device: 0 },
     deaths: { node: 0, device: 0 },
@@ -120,6 +133,7 @@ export class SparkplugState {
           node.online = true;
           node.seq = p.seq ?? null;
           this.counters.births.node++;
+          this.onChange({ kind: 'node', key });
           break;
         case 'NDEATH': {
           const bdSeq = bdSeqOf(p);
@@ -131,6 +145,7 @@ export class SparkplugState {
           node.online = false;
           for (const d of node.devices.values()) d.online = false; // a node's devices die with it
           this.counters.deaths.node++;
+          this.onChange({ kind: 'node', key });
           break;
         }
         case 'NDATA':
@@ -159,12 +174,14 @@ export class SparkplugState {
         device.online = true;
         device.seq = p.seq ?? null;
         this.counters.births.device++;
+        this.onChange({ kind: 'node', key });
         break;
       case 'DDEATH':
         device.death = { at, timestamp: p.timestamp ?? null, bdSeq: null };
         device.online = false;
         device.seq = p.seq ?? device.seq;
         this.counters.deaths.device++;
+        this.onChange({ kind: 'node', key });
         break;
       case 'DDATA':
         device.lastDataAt = at;
@@ -181,7 +198,7 @@ export class SparkplugState {
     let online = false;
     let timestamp: number | null = null;
     if (payload.byteLength === 0) {
-      this.hosts.delete(host);
+      if (this.hosts.delete(host)) this.onChange({ kind: 'host', key: host });
       return;
     }
     try {
@@ -197,6 +214,68 @@ export class SparkplugState {
       return;
     }
     this.hosts.set(host, { host, online, timestamp, at });
+    this.onChange({ kind: 'host', key: host });
+  }
+
+  /** The document of an edge node (`{group}/{node}`) or a host as stored; null when not kept. */
+  docOf(change: SparkplugChange): EdgeNodeDoc | HostState | null {
+    if (change.kind === 'host') return this.hosts.get(change.key) ?? null;
+    const n = this.nodes.get(change.key);
+    return n === undefined ? null : { ...n, devices: [...n.devices.values()] };
+  }
+
+  /**
+   * Takes a stored document (at start, or written by another node of the cluster): the edge node
+   * or host replaces the one kept (null: forgotten). A new one past the bounds is left out and
+   * counted, as for a message. Throws on a document that is not one.
+   */
+  applyStored(kind: 'node' | 'host', key: string, doc: unknown): void {
+    if (kind === 'host') {
+      if (doc === null) {
+        this.hosts.delete(key);
+        return;
+      }
+      const h = doc as HostState;
+      if (typeof h?.host !== 'string' || typeof h.online !== 'boolean' || typeof h.at !== 'number') throw new Error(`not a Sparkplug B host: ${key}`);
+      const mine = this.hosts.get(key);
+      if (mine !== undefined && mine.at > h.at) {
+        // Older than what this node saw (two nodes saw it): this node's is written again.
+        this.onChange({ kind: 'host', key });
+        return;
+      }
+      if (!this.hosts.has(key) && this.hosts.size >= this.limits.maxEdgeNodes) {
+        this.counters.dropped.hosts++;
+        return;
+      }
+      this.hosts.set(key, { host: h.host, online: h.online, timestamp: h.timestamp ?? null, at: h.at });
+      return;
+    }
+    if (doc === null) {
+      this.nodes.delete(key);
+      return;
+    }
+    const d = doc as EdgeNodeDoc;
+    if (typeof d?.group !== 'string' || typeof d.node !== 'string' || typeof d.online !== 'boolean' || !Array.isArray(d.devices)) throw new Error(`not a Sparkplug B edge node: ${key}`);
+    const mine = this.nodes.get(key);
+    if (mine !== undefined && lastChange(mine.birth, mine.death, mine.devices.values()) > lastChange(d.birth, d.death, d.devices)) {
+      // Older than what this node saw (two nodes saw its births and deaths, and wrote them in
+      // another order): this node's is written again, so every node ends on the latest.
+      this.onChange({ kind: 'node', key });
+      return;
+    }
+    if (!this.nodes.has(key) && this.nodes.size >= this.limits.maxEdgeNodes) {
+      this.counters.dropped.edgeNodes++;
+      return;
+    }
+    const devices = new Map<string, DeviceState>();
+    for (const dev of d.devices) {
+      if (devices.size >= this.limits.maxDevicesPerNode) {
+        this.counters.dropped.devices++;
+        break;
+      }
+      if (typeof dev?.device === 'string') devices.set(dev.device, dev);
+    }
+    this.nodes.set(key, { group: d.group, node: d.node, online: d.online, birth: d.birth ?? null, death: d.death ?? null, lastDataAt: d.lastDataAt ?? null, seq: d.seq ?? null, devices });
   }
 
   /** The edge nodes, sorted by group then node; `group` filters. */
@@ -237,6 +316,13 @@ export class SparkplugState {
     }
     return { online, offline: this.nodes.size - online, devicesOnline, devicesOffline: devices - devicesOnline };
   }
+}
+
+/** When an edge node's last birth or death (its own or a device's) was received. */
+function lastChange(birth: Birth | null, death: Death | null, devices: Iterable<DeviceState>): number {
+  let t = Math.max(birth?.at ?? 0, death?.at ?? 0);
+  for (const d of devices) t = Math.max(t, d.birth?.at ?? 0, d.death?.at ?? 0);
+  return t;
 }
 
 function bdSeqOf(p: SparkplugPayload): number | string | null {

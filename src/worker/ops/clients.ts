@@ -200,6 +200,11 @@ export const clientOps = {
       port: conn?.transport.remotePort ?? null,
       proxy: proxyInfo(conn?.transport.proxy),
       endpoint: conn?.endpoint.config.id ?? null,
+      endpointPort: conn?.endpoint.config.port ?? null,
+      // tcp, tls or ws (WebSocket, over TLS when the endpoint has tls: wss).
+      transport: conn?.transport.kind ?? null,
+      tls: conn ? conn.transport.kind === 'tls' || conn.endpoint.config.sslConfig !== undefined : null,
+      clientCertificate: conn ? (conn.transport.peerCertificates()?.length ?? 0) > 0 : null,
       protocolVersion: conn?.version ?? null,
       keepalive: conn?.keepalive ?? null,
       cleanStart: conn?.cleanStart ?? null,

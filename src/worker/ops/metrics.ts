@@ -6,6 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 
 import type { WorkerStatsSnapshot } from '../../stats/worker-stats.ts';
+import { sysFilters } from '../../stats/worker-stats.ts';
 import { registerEndpointStats, type EndpointStatsSnapshot } from '../../stats/endpoint-stats.ts';
 import type { Op, OpsEnv } from './types.ts';
 
@@ -67,9 +68,11 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
   const perSlot = new Map<number, { current: number; persistent: number; subscriptions: number }>();
   let persistent = 0;
   let subscriptions = 0;
+  let sys = 0;
   for (const s of sessions.all()) {
     if (s.expiryInterval > 0) persistent++;
     subscriptions += s.subscriptionCount;
+    if (s.subscriptionCount > 0) sys += sysFilters(s.subscriptions.keys());
     // The endpoint the session is counted on (maxSessionSize), else its connection's.
     const slot = s.endpointSlot >= 0 ? s.endpointSlot : s.connection?.endpointSlot ?? -1;
     if (slot < 0) continue;
@@ -82,6 +85,7 @@ function snapshot(env: OpsEnv): WorkerMetricsSnapshot {
   env.stats.sessions = sessions.size;
   env.stats.persistentSessions = persistent;
   env.stats.subscriptions = subscriptions;
+  env.stats.sysSubscriptions = sys;
   const endpoints: EndpointSnapshot[] = [];
   for (const ep of listeners.endpoints.values()) {
     registerEndpointStats(ep.slot, ep.stats);

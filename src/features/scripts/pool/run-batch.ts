@@ -5,7 +5,7 @@
 import { ExtensionRunner } from './extension-runner.ts';
 import { ScriptRunner } from './script-runner.ts';
 import { isFailure, type Item, type MessageMeta, type Runner } from './runner.ts';
-import { beat, pause } from './heartbeat.ts';
+import { beat, pause } from '../../../threads/heartbeat.ts';
 import { MAX_LOG_LINES, QOS_MASK, RETAIN_FLAG, type BatchResult, type BatchTask } from './task.ts';
 import { emptyCounters, type ProcessorCounters, type ProcessorSpec } from '../types.ts';
 

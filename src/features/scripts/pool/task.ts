@@ -22,7 +22,7 @@ export interface BatchTask {
   /** Payloads back to back; message i is bytes[offsets[i] .. offsets[i + 1]). */
   bytes: Uint8Array;
   offsets: Uint32Array;
-  /** The heartbeat (heartbeat.ts), and the time (ms) it counts from. */
+  /** The heartbeat (src/threads/heartbeat.ts), and the time (ms) it counts from. */
   beat: Int32Array;
   base: number;
 }

@@ -16,7 +16,7 @@ import type { Message } from '../../../broker/message.ts';
 import { matchLevels, parseFilter, type FilterLevel } from '../../../auth/topic-filter.ts';
 import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
-import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../pool/heartbeat.ts';
+import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../../../threads/heartbeat.ts';
 import { threadEntry } from '../../../threads/entry.ts';
 import { FROM_SOURCE } from '../../../install/root.ts';
 import { lazyRequire } from '../../../lazy/lazy-require.ts';
