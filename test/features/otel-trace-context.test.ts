@@ -87,7 +87,7 @@ test('a delivery batch carries a sampled message\'s trace id, span id and routin
 
 function tracer(sampleRatio: number, parentBased = true, maxQueueSize = 100): { t: WorkerOtelTraces; posts: SpanPost[] } {
   const posts: SpanPost[] = [];
-  return { t: new WorkerOtelTraces({ enabled: true, sampleRatio, parentBased, maxQueueSize }, (p) => posts.push(p)), posts };
+  return { t: new WorkerOtelTraces({ enabled: true, sampleRatio, parentBased, queueSize: maxQueueSize }, (p) => posts.push(p)), posts };
 }
 
 

@@ -16,7 +16,7 @@ export function registerOtelTraceMetrics(registry: Registry, exporter: SpanExpor
   });
   new Counter({
     name: 'spindle_otel_traces_spans_dropped_total',
-    help: 'Spans not exported, by reason: queue_full (otel.traces.maxQueueSize waiting on the main thread), worker_queue_full (as many made by one worker between two of its posts, 25 ms), export_failed (the receiver refused or did not answer within otel.traces.exportTimeoutMs).',
+    help: 'Spans not exported, by reason: queue_full (otel.traces.queueSize waiting on the main thread), worker_queue_full (as many made by one worker between two of its posts, 25 ms), export_failed (the receiver refused or did not answer within otel.traces.timeout).',
     labelNames: ['reason'],
     registers: [registry],
     collect() {
@@ -35,7 +35,7 @@ export function registerOtelTraceMetrics(registry: Registry, exporter: SpanExpor
   });
   new Gauge({
     name: 'spindle_otel_traces_queued_spans',
-    help: 'Spans waiting for export on the main thread (at most otel.traces.maxQueueSize).',
+    help: 'Spans waiting for export on the main thread (at most otel.traces.queueSize).',
     registers: [registry],
     collect() {
       this.set(exporter?.queued ?? 0);

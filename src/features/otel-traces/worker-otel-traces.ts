@@ -16,7 +16,7 @@ export interface WorkerOtelTracesConfig {
   /** A publisher's traceparent decides (its sampled flag) whether its message is traced. */
   parentBased: boolean;
   /** Spans held at most between two posts; past it they are dropped and counted. */
-  maxQueueSize: number;
+  queueSize: number;
 }
 
 /** A rule's span: what the rule engine needs while it runs the rule on a traced message. */
@@ -67,7 +67,7 @@ export class WorkerOtelTraces implements MessageTracer {
     this.enabled = config.enabled;
     this.ratio = config.sampleRatio;
     this.parentBased = config.parentBased;
-    this.max = config.maxQueueSize;
+    this.max = config.queueSize;
   }
 
   received(c: TracedClient, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): void {
