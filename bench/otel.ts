@@ -1,6 +1,6 @@
 // The cost of OpenTelemetry traces on the message path (issue 30): "sampling 0 within 3 % of off,
 // and sampling 1 % within 10 %". Spindle processes side by side, the same load against each,
-// rounds interleaved (the order rotates) and the medians compared:
+// rounds interleaved (the order rotates, after one unrecorded run each) and the medians compared:
 //  - off: otel.traces.enabled false (the default);
 //  - ratio 0: on, otel.traces.sampleRatio 0 (nothing sampled: the decision alone);
 //  - each ratio of OTEL_RATIOS (default 0.01 and 0.1): that share of messages traced, their spans
@@ -108,6 +108,8 @@ async function main(): Promise<void> {
       v.broker = await startBenchSpindle(`otel-${v.name.replace(/\W+/g, '-')}`, { env: { ...common, ...env } });
       if (PINNED) await run('taskset', ['-a', '-cp', String(BROKER_CORE), String(v.broker.pid)]);
     }
+    // One unrecorded run each first: the JIT warm, and the sampled brokers' export running.
+    for (const v of variants) await loadgen(v.broker!, `warm-up ${v.name}`);
     for (let round = 0; round < ROUNDS; round++) {
       const order = variants.map((_, i) => variants[(i + round) % variants.length]);
       for (const v of order) {

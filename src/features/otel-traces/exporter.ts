@@ -2,7 +2,8 @@
 // bounded queue (past otel.traces.queueSize they are dropped and counted), and sends them in
 // batches over OTLP/HTTP (protobuf) with the official OpenTelemetry exporter, one request at a
 // time: a full batch at once, the rest after otel.traces.delay. The OpenTelemetry
-// packages load with the first export (lazily: never in a worker, never when tracing is off).
+// packages load when the feature starts with tracing on (a dynamic import: never in a worker,
+// never when tracing is off).
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Resource } from '@opentelemetry/resources';
 
@@ -125,6 +126,16 @@ export class SpanExporter {
       await this.send(batch);
       // Less than a batch left: it waits for the next scheduled export.
       if (this.queue.length < this.config.maxExportBatchSize && !this.closed) return;
+    }
+  }
+
+  /** Loads the SDK now (at start), so that the first sampled messages do not wait for it; a
+   * failure is logged here and counted with the spans of the first export. */
+  async preload(): Promise<void> {
+    try {
+      await this.load();
+    } catch (err) {
+      this.log.error('OpenTelemetry trace exporter not loaded; spans will be dropped', { err });
     }
   }
 

@@ -29,6 +29,7 @@ export const otelTraces: Feature<OtelTraces> = {
       : null;
     registerOtelTraceMetrics(ctx.registry, exporter);
     if (exporter !== null) {
+      await exporter.preload();
       ctx.workers.onOtelSpans((post) => exporter.take(post));
       ctx.log.info('OpenTelemetry traces on', { endpoint: c.endpoint, sampleRatio: c.sampleRatio, parentBased: c.parentBased });
     }
