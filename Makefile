@@ -9,7 +9,7 @@ NODE_TEST := node --import tsx --test --test-concurrency=1 --test-force-exit --t
 ADDON := native/node/spindle.linux-x64-gnu.node
 NATIVE_SRC := $(shell find native/core/src native/node/src -name '*.rs') native/core/Cargo.toml native/node/Cargo.toml Cargo.toml
 
-.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-topic-metrics bench-proxy bench-scripts bench-schema bench-delayed bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck console-api deb image
+.PHONY: setup system-packages databases services build test test-rust test-unit test-e2e test-services test-nacos bench bench-start bench-rules bench-policies bench-client-db bench-operator bench-rewrite bench-topic-metrics bench-otel bench-proxy bench-scripts bench-schema bench-delayed bench-platform bench-cluster bench-codec bench-trie bench-store bench-store-sql bench-actions-sql bench-persistence bench-compare bench-soak bench-scale bench-console fuzz run cluster-demo clean typecheck console-api deb image
 
 setup: node_modules/.installed
 
@@ -209,6 +209,12 @@ bench-rewrite: build
 bench-topic-metrics: build
 	cargo build --release -p spindle-loadgen
 	node --import tsx bench/topic-metrics.ts
+
+# OpenTelemetry traces: QoS 0 fan-in with tracing off, on with sampling 0, and at 1 % and 10 %
+# (targets: sampling 0 within 3 % of off, 1 % within 10 %): bench/results/otel.{md,json}.
+bench-otel: build
+	cargo build --release -p spindle-loadgen
+	node --import tsx bench/otel.ts
 
 # Built-in client database (issue 27): CONNECT rate with and without the verified-credentials
 # cache, against no authentication: bench/results/client-db.{md,json}.

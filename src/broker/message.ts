@@ -2,6 +2,7 @@
 // in which a message crosses threads (delivery batches) or is kept by the shared retained store.
 // The topic and payload are stored once; per-subscriber details (QoS, RETAIN flag, subscription
 // identifiers, topic alias, remaining expiry) are added when the PUBLISH is encoded.
+import type { MessageTrace } from './trace-context.ts';
 
 export interface Message {
   topic: string;
@@ -25,6 +26,9 @@ export interface Message {
    * once (Session.firstCopy). Absent for messages published here (their identity is this node's
    * tag and `seq`). Not part of the record. */
   origin?: string;
+  /** A sampled message's trace (OpenTelemetry traces, src/features/otel-traces); undefined for
+   * every other message. Not part of the record (a delivery batch carries it, src/router/batch.ts). */
+  trace?: MessageTrace;
 }
 
 /** Whether `m` was routed before the clock showed `tick` (wrap-aware: valid while the two are
@@ -97,6 +101,7 @@ export function readRecord(buf: Buffer, offset: number, receivedAt = Date.now())
       receivedAt,
       storeId: storeId === 0n ? undefined : storeId,
       seq: undefined,
+      trace: undefined,
     },
     length: at - offset,
   };

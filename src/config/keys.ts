@@ -3,7 +3,7 @@
 // in types.ts) is derived from it.
 import { LOG_LEVELS } from '../log/levels.ts';
 import { PROXY_MODES } from '../broker/proxy-protocol.ts';
-import { aclRules, addresses, boolean, bridges, cidrs, httpUrl, integer, oneOf, port, rewriteRules, string, stringMap, topicFilters, users, type Checker } from './validators.ts';
+import { aclRules, addresses, boolean, bridges, cidrs, fraction, httpUrl, integer, oneOf, port, rewriteRules, string, stringMap, topicFilters, users, type Checker } from './validators.ts';
 
 export interface DefaultContext {
   cpus: number;
@@ -239,6 +239,15 @@ export const KEYS = Object.freeze([
   fixed('otel.logs.headers', stringMap({ max: 64, name: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, nameText: 'a header name is an HTTP token' }), {}, 'HTTP headers sent with every log export (at most 64). Environment: JSON.'),
   fixed('otel.logs.timeout', integer(100, 600_000), 10_000, 'Milliseconds a log export may take (100..600000): past it the export fails and its records are dropped (counted).'),
   fixed('otel.logs.queueSize', integer(1, 1_000_000), 10_000, 'Log records waiting for export at most (1..1000000); past it new records are dropped and counted in spindle_otel_log_records_dropped_total{reason="queue_full"}.'),
+  fixed('otel.traces.enabled', boolean(), false, 'OpenTelemetry traces of a message\'s path (docs/features/opentelemetry.md#traces): received, authorized, scripts, rules, routed, delivered per subscriber and acknowledged, exported over OTLP/HTTP protobuf to otel.traces.endpoint, with the resource of otel.serviceName and otel.resourceAttributes. Off: a PUBLISH costs one check.'),
+  fixed('otel.traces.endpoint', httpUrl(), 'http://127.0.0.1:4318/v1/traces', 'OTLP/HTTP URL the spans are posted to (http:// or https://; the whole path, e.g. .../v1/traces).'),
+  fixed('otel.traces.headers', stringMap({ max: 64, name: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, nameText: 'a header name is an HTTP token' }), {}, 'HTTP headers sent with every trace export, e.g. {"Authorization": "Bearer ..."} (at most 64). Environment: JSON.'),
+  fixed('otel.traces.sampleRatio', fraction(), 0, 'The share of PUBLISHes traced (0..1; 0.01 is one in a hundred). Besides these, the messages of clients under a client trace are always traced, and with otel.traces.parentBased those whose traceparent user property is sampled.'),
+  fixed('otel.traces.parentBased', boolean(), true, 'A PUBLISH with a `traceparent` MQTT 5 user property is traced when its sampled flag is set, and not when it is clear (the ratio is not asked). false: the ratio decides for it too (a traced one still continues its trace).'),
+  fixed('otel.traces.queueSize', integer(1, 1_000_000), 8192, 'Spans waiting for export at most (1..1000000), on the main thread and per worker between two of its posts (every 25 ms); past it spans are dropped, counted in spindle_otel_traces_spans_dropped_total.'),
+  fixed('otel.traces.batchSize', integer(1, 100_000), 512, 'Most spans sent in one export request (1..100000); a full batch leaves at once.'),
+  fixed('otel.traces.delay', integer(10, 600_000), 1000, 'Milliseconds spans wait before they are exported when there are fewer than otel.traces.batchSize (10..600000).'),
+  fixed('otel.traces.timeout', integer(100, 600_000), 10_000, 'Milliseconds a trace export may take (100..600000); past it the export fails, its spans dropped and counted in spindle_otel_traces_spans_dropped_total{reason="export_failed"}.'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),
   fixed('sys.interval', integer(1, 86400), 10, 'Seconds between $SYS updates (1..86400).'),
   fixed('shutdownTimeout', integer(0, 600_000), 5000, 'Milliseconds given to connections to close on shutdown before they are cut (0..600000).'),

@@ -79,6 +79,18 @@ export function integer(min: number, max: number): Checker<number> {
   };
 }
 
+/** A number in 0..1 (a ratio). */
+export function fraction(): Checker<number> {
+  return {
+    kind: 'number',
+    check(value) {
+      if (typeof value !== 'number' || !Number.isFinite(value)) return reject(`expected a number, got ${shown(value)}`);
+      if (value < 0 || value > 1) return reject(`expected a number in 0..1, got ${value}`);
+      return accept(value);
+    },
+  };
+}
+
 /** A TCP port; 0 asks the system for any free port (tests). */
 export function port(): Checker<number> {
   return integer(0, 65535);

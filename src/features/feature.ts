@@ -15,6 +15,7 @@ import type { ClusterPart } from '../cluster/part.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
 import type { DelayedReply } from './delayed/types.ts';
 import type { DelayedPost } from './delayed/worker-delayed.ts';
+import type { SpanPost } from './otel-traces/span-record.ts';
 import type { ExclusiveNote, ExclusiveReply } from './exclusive/types.ts';
 
 /** One message a tap matched, as a worker posted it (a copy: its payload is the feature's). */
@@ -42,6 +43,9 @@ export interface FeatureWorkers {
   onDelayedAccepts(fn: (worker: number, post: DelayedPost) => void): void;
   /** Answers a worker's delayed messages. */
   replyDelayed(worker: number, replies: DelayedReply[]): void;
+  /** OpenTelemetry traces (src/features/otel-traces): takes the spans the workers post, one post
+   * per worker every 25 ms at most while it has spans. */
+  onOtelSpans(fn: (post: SpanPost) => void): void;
   /** Exclusive subscriptions (src/features/exclusive): takes the places the workers claim, keep
    * and free, one post per tick. */
   onExclusiveNotes(fn: (worker: number, notes: ExclusiveNote[]) => void): void;

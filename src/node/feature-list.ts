@@ -16,6 +16,7 @@ import { rewrite } from '../features/rewrite/index.ts';
 import { exclusive } from '../features/exclusive/index.ts';
 import { schemaRegistry } from '../features/schema-registry/index.ts';
 import { delayed } from '../features/delayed/index.ts';
+import { otelTraces } from '../features/otel-traces/index.ts';
 import { otel } from '../features/otel/index.ts';
 import { topicMetrics } from '../features/topic-metrics/index.ts';
 import { slowSubs } from '../features/slow-subs/index.ts';
@@ -39,6 +40,7 @@ export const FEATURES: readonly Feature[] = [
   delayed,
   topicMetrics,
   slowSubs,
+  otelTraces,
   // Last: they publish into the broker, and stop first.
   commands,
 ];

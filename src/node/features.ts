@@ -148,6 +148,7 @@ async function build(
     workers: {
       call: supervisor.call, callAll: supervisor.callAll, running: supervisor.runningWorkers, onWorkerStart: supervisor.onWorkerStart,
       onDelayedAccepts: (fn) => supervisor.onDelayedAccepts(fn), replyDelayed: (w, replies) => supervisor.replyDelayed(w, replies),
+      onOtelSpans: (fn) => supervisor.onOtelSpans(fn),
       onExclusiveNotes: (fn) => supervisor.onExclusiveNotes(fn), replyExclusive: (w, replies) => supervisor.replyExclusive(w, replies),
     },
     routing: { newHandle: supervisor.newHandle, setTap: supervisor.setTap, removeTap: supervisor.removeTap },

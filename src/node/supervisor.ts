@@ -12,6 +12,7 @@ import type { BatchMessage, FromWorker } from '../worker/messages.ts';
 import type { NodeClaim, NodeClaimReply } from '../worker/node-claims.ts';
 import type { DelayedReply } from '../features/delayed/types.ts';
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
+import type { SpanPost } from '../features/otel-traces/span-record.ts';
 import type { ExclusiveNote, ExclusiveReply } from '../features/exclusive/types.ts';
 import type { StoredSession } from '../store/types.ts';
 import type { EndpointManager } from '../broker/endpoints.ts';
@@ -72,6 +73,8 @@ export class Supervisor {
   private nodeClaims: (worker: number, claims: NodeClaim[]) => void = (worker, claims) => this.answerNodeClaims(worker, claims.map((c) => ({ id: c.id, state: null })));
 
   /** Where the workers' delayed messages go (src/features/delayed); refused until it starts. */
+  /** Nothing exports spans until the OpenTelemetry traces feature takes them. */
+  private otelSpans: (post: SpanPost) => void = () => {};
   private delayedAccepts: (worker: number, post: DelayedPost) => void = (worker, p) => this.replyDelayed(worker, p.items.map((i) => ({ id: i.id, rc: 0x83 })));
 
   /** Where the workers' exclusive-subscription notes go (src/features/exclusive); claims are
@@ -109,7 +112,13 @@ export class Supervisor {
     else if (msg.t === 'policy-questions') this.policyQuestions(worker, msg.questions);
     else if (msg.t === 'node-claims') this.nodeClaims(worker, msg.claims);
     else if (msg.t === 'delayed-accepts') this.delayedAccepts(worker, msg);
+    else if (msg.t === 'otel-spans') this.otelSpans(msg);
     else if (msg.t === 'exclusive-notes') this.exclusiveNotes(worker, msg.notes);
+  }
+
+  /** Takes the spans the workers post (src/features/otel-traces). */
+  onOtelSpans(fn: (post: SpanPost) => void): void {
+    this.otelSpans = fn;
   }
 
   /** Takes the exclusive-subscription notes the workers post (src/features/exclusive). */

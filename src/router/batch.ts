@@ -4,7 +4,14 @@
 // [u16 origin length][origin (UTF-8; Message.origin, 0 bytes: none)][u32 n] then n deliveries of [u32 session][u8 qos][u8 retain][u16 ids][u32 id * ids].
 // receivedAt travels so the delivery latency metric counts from when the publisher's worker
 // received the message; seq is the routing clock's tick (Message.seq).
+// A sampled message (OpenTelemetry traces, Message.trace) has bit 0 of its record's second byte
+// set and its trace after the origin: [32 hex trace id][16 hex span id][f64 routedAt (ms)]; no
+// other message carries more than that bit's check.
 import { recordLength, writeRecord, readRecord, type Message } from '../broker/message.ts';
+import type { MessageTrace } from '../broker/trace-context.ts';
+
+/** Bytes of a carried trace: trace id and span id in hex, then when it was routed. */
+const TRACE_BYTES = 32 + 16 + 8;
 
 /** The smallest buffer a batch starts with. */
 const MIN_BATCH_BYTES = 1024;
@@ -32,15 +39,23 @@ export class DeliveryBatch {
     if (m !== this.last) {
       const rl = recordLength(m);
       const ol = m.origin === undefined ? 0 : Buffer.byteLength(m.origin, 'utf8');
-      this.ensure(22 + rl + ol);
+      const trace = m.trace;
+      this.ensure(22 + rl + ol + (trace === undefined ? 0 : TRACE_BYTES));
       this.buf.writeUInt32LE(rl, this.len);
       writeRecord(m, this.buf, this.len + 4);
+      if (trace !== undefined) this.buf[this.len + 5] = 1;
       this.len += 4 + rl;
       this.buf.writeDoubleLE(m.receivedAt, this.len);
       this.buf.writeInt32LE(m.seq ?? 0, this.len + 8);
       this.buf.writeUInt16LE(ol, this.len + 12);
       if (ol > 0) this.buf.write(m.origin!, this.len + 14, 'utf8');
       this.len += 14 + ol;
+      if (trace !== undefined) {
+        this.buf.write(trace.traceId, this.len, 32, 'latin1');
+        this.buf.write(trace.spanId, this.len + 32, 16, 'latin1');
+        this.buf.writeDoubleLE(trace.routedAt, this.len + 48);
+        this.len += TRACE_BYTES;
+      }
       this.countAt = this.len;
       this.buf.writeUInt32LE(0, this.len);
       this.len += 4;
@@ -97,7 +112,12 @@ export function readBatch(
     message.seq = b.readInt32LE(at + 4 + rl + 8);
     const ol = b.readUInt16LE(at + 4 + rl + 12);
     if (ol > 0) message.origin = b.toString('utf8', at + 4 + rl + 14, at + 4 + rl + 14 + ol);
+    const traced = b[at + 5] === 1;
     at += 4 + rl + 14 + ol;
+    if (traced) {
+      message.trace = carriedTrace(b, at);
+      at += TRACE_BYTES;
+    }
     const n = b.readUInt32LE(at);
     at += 4;
     for (let i = 0; i < n; i++) {
@@ -114,4 +134,20 @@ export function readBatch(
       deliver(message, session, qos, retain, ids);
     }
   }
+}
+
+/** The trace a sampled message carried from the worker that routed it. */
+function carriedTrace(b: Buffer, at: number): MessageTrace {
+  const routedAt = b.readDoubleLE(at + 48);
+  return {
+    traceId: b.toString('latin1', at, at + 32),
+    spanId: b.toString('latin1', at + 32, at + 48),
+    parentId: '',
+    tracestate: '',
+    start: routedAt,
+    routedAt,
+    mark: 0,
+    remote: true,
+    ended: true,
+  };
 }

@@ -3,6 +3,7 @@
 // core, runs the actions that write to data sources in one ActionPipeline per rule action (fed
 // by the workers' outputs, one message per worker per tick), and answers the runtime counters:
 // the workers' per-rule counts plus the pipelines', with a rate over the last minute.
+import { takeTraceparent } from './trace-output.ts';
 import { randomUUID } from 'node:crypto';
 
 import type { Logger } from '../log/index.ts';
@@ -373,7 +374,9 @@ export class RuleManager {
       const handle = items[i] as number;
       const batch: Record<string, unknown>[] = [];
       while (i < items.length && items[i] === handle) {
-        batch.push(items[i + 1] as Record<string, unknown>);
+        const output = items[i + 1] as Record<string, unknown>;
+        takeTraceparent(output);
+        batch.push(output);
         i += 2;
       }
       const live = this.byHandle.get(handle);

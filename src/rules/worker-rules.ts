@@ -5,6 +5,7 @@
 // which run here after the routing that produced them, and, when it has actions that write to
 // data sources, to the main thread in one message per tick (the action pipelines run there:
 // a worker never waits on a database). Counters per rule are read by the 'rules.runtime' op.
+import { TRACEPARENT_FIELD } from './trace-output.ts';
 import { NO_PUBLISHER } from '../native/index.ts';
 import type { Message } from '../broker/message.ts';
 import { EV, type EngineEvent, type EngineEvents } from '../engine/session/events.ts';
@@ -89,6 +90,9 @@ export class WorkerRules implements EngineEvents {
   private readonly byEvent = new Map<EventName, Entry[]>();
   readonly wants = new Uint8Array(ENGINE_EVENTS.length);
   private outputs: unknown[] = [];
+  /** While a rule runs on a traced message (OpenTelemetry traces): the traceparent its outputs
+   * carry to the main thread's actions; null otherwise. */
+  traceparent: string | null = null;
   private flushScheduled = false;
   private readonly republishQueue: Pending[] = [];
   private draining = false;
@@ -161,6 +165,11 @@ export class WorkerRules implements EngineEvents {
     for (const ev of ENGINE_EVENTS) this.wants[EV[ev]] = this.byEvent.has(ev) ? 1 : 0;
   }
 
+  /** The id of the rule of `handle`; undefined when no rule has it here. */
+  idOf(handle: number): string | undefined {
+    return this.byHandle.get(handle)?.spec.id;
+  }
+
   /** A publish matched the rule `handle`'s FROM filters. */
   matched(handle: number, m: Message, publisher: number): void {
     const entry = this.byHandle.get(handle);
@@ -203,6 +212,7 @@ export class WorkerRules implements EngineEvents {
     c.passed++;
     for (const r of e.republish) this.queueRepublish(e, r, out);
     if (e.spec.remote) {
+      if (this.traceparent !== null) out[TRACEPARENT_FIELD] = this.traceparent;
       this.outputs.push(e.spec.handle, out);
       if (!this.flushScheduled) {
         this.flushScheduled = true;

@@ -23,6 +23,7 @@ import { NO_ACK_GATES, NO_DELAYED, NO_PAYLOAD_CHECK, NO_TRANSFORMS, NO_EXCLUSIVE
 import type { WorkerStats } from '../stats/worker-stats.ts';
 import { NO_EVENTS, type EngineEvents } from '../engine/session/events.ts';
 import type { Message } from '../broker/message.ts';
+import { NO_TRACER, type MessageTracer } from '../broker/trace-context.ts';
 import type { AuthFailureLimiter } from '../auth/failure-limiter.ts';
 
 /** What the engine needs from its thread. */
@@ -81,6 +82,8 @@ export interface EngineDeps {
   readonly topics?: TopicMeter;
   /** Slow subscribers (src/features/slow-subs; none when not given). */
   readonly acks?: AckMeter;
+  /** OpenTelemetry traces of sampled messages (off when not given). */
+  readonly tracer?: MessageTracer;
 }
 
 export interface Engine {
@@ -123,7 +126,8 @@ export function createEngine(deps: EngineDeps): Engine {
   router.setRetainedLimits({ maxCount: limits.maxRetainedMessages, maxPayload: limits.maxRetainedPayloadSize, defaultExpiryMs: retainedDefaultExpiryMs });
   if (persistence) persistence.retainedDefaultExpiryMs = retainedDefaultExpiryMs;
   const events = deps.events ?? NO_EVENTS;
-  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding, deps.topics, deps.acks);
+  const tracer = deps.tracer ?? NO_TRACER;
+  const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding, deps.topics, deps.acks, tracer);
   const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
   const sessions: SessionTable = new SessionTable({
     workerId,
@@ -174,6 +178,7 @@ export function createEngine(deps: EngineDeps): Engine {
     overload: deps.overload ?? { refusing: false, refused: 0 },
     delayed: deps.delayed ?? NO_DELAYED,
     topics: deps.topics ?? NO_TOPIC_METER,
+    tracer,
   };
   return { router, sessions, outbox, proxies, host, dispatcher: createDispatcher(host), sessionLimits };
 }

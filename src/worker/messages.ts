@@ -22,6 +22,7 @@ import type { DelayedReply, DelayedWorkerState } from '../features/delayed/types
 import type { DelayedPost } from '../features/delayed/worker-delayed.ts';
 import type { TopicMetricsWorkerState } from '../features/topic-metrics/types.ts';
 import type { SlowSubsWorkerState } from '../features/slow-subs/types.ts';
+import type { SpanPost } from '../features/otel-traces/span-record.ts';
 
 export interface PlainMessage {
   topic: string;
@@ -127,6 +128,8 @@ export type FromWorker =
   | { t: 'node-claims'; claims: NodeClaim[] }
   /** Delayed messages to store, and the worker's refusals, one post per tick (src/features/delayed). */
   | ({ t: 'delayed-accepts' } & DelayedPost)
+  /** Spans of sampled messages (OpenTelemetry traces), one post every 25 ms at most (src/features/otel-traces). */
+  | ({ t: 'otel-spans' } & SpanPost)
   /** Exclusive subscription places claimed, kept or freed, one post per tick (src/features/exclusive). */
   | { t: 'exclusive-notes'; notes: ExclusiveNote[] }
   | { t: 'stopped' };

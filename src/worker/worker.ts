@@ -27,6 +27,7 @@ import { registerEndpointStats, type EndpointStats } from '../stats/endpoint-sta
 import type { ToWorker, FromWorker, PeerMessage } from './messages.ts';
 import { createStore } from '../store/index.ts';
 import type { StoredSession } from '../store/types.ts';
+import type { Message } from '../broker/message.ts';
 import { OPS } from './ops/index.ts';
 import { OpError, type Op, type OpsEnv } from './ops/types.ts';
 import { createEngine } from './engine.ts';
@@ -41,6 +42,7 @@ import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
 import { CheckStage } from '../features/schema-registry/worker/check-stage.ts';
 import { WorkerDelayed } from '../features/delayed/worker-delayed.ts';
+import { WorkerOtelTraces } from '../features/otel-traces/worker-otel-traces.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
 import type { CertificateCheck } from '../engine/handlers/client.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
@@ -193,7 +195,12 @@ const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   else log.info('worker no longer overloaded: accepting connections again', { lagMs: st.lagMs });
 });
 
+// OpenTelemetry traces (src/features/otel-traces): sampled messages' spans go to the main thread,
+// which exports them, once per tick.
+const otelTraces = new WorkerOtelTraces(config.otel.traces, (p) => post({ t: 'otel-spans', ...p }));
+
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
+  tracer: otelTraces,
   gate: bans,
   rewrite,
   exclusive,
@@ -217,6 +224,7 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
     // same everywhere: the configuration is replicated), so they fire once.
     else if (bridges.fromOtherNode(publisher)) return;
     else if (logTopics.has(handle)) logTopics.matched(handle, m, publisher);
+    else if (m.trace !== undefined) tracedRule(handle, m, publisher);
     else rules.matched(handle, m, publisher);
   },
   workerId,
@@ -251,6 +259,13 @@ const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createE
   },
 });
 const traces = new WorkerTraces(log);
+
+/** A rule matched a traced message: it runs under a span of its own. */
+function tracedRule(handle: number, m: Message, publisher: number): void {
+  const id = rules.idOf(handle);
+  if (id === undefined) rules.matched(handle, m, publisher);
+  else otelTraces.rule(m.trace!, id, rules, () => rules.matched(handle, m, publisher));
+}
 const connectionHost: ConnectionHost = {
   deadlines: new Deadlines(),
   tracer: traces,

@@ -159,6 +159,7 @@ export class FakeClient implements Client {
   state: ClientState = 'new';
   version: send.Version = 5;
   clientId = '';
+  traced = false;
   username: string | undefined;
   clientHash = 0;
   cleanStart = true;

@@ -4,6 +4,7 @@
 // host. Unit tests give the handlers in-memory implementations of both.
 import type { Packet } from '../../native/index.ts';
 import type { Message } from '../../broker/message.ts';
+import type { MessageTracer } from '../../broker/trace-context.ts';
 import type { Logger } from '../../log/index.ts';
 import type { AuthContinuation, Authenticator, Authorizer, AuthMethod, AuthResult, ClientIdentity } from '../../auth/index.ts';
 import type { BrokerConfig } from '../../config/index.ts';
@@ -76,6 +77,9 @@ export interface Client extends SessionLink {
   state: ClientState;
   version: Version;
   clientId: string;
+  /** Under a client trace (src/features/tracing): its messages are always traced by
+   * OpenTelemetry traces too. */
+  readonly traced: boolean;
   username: string | undefined;
   /** Hash of the client id, for the hash_clientid shared-subscription strategy. */
   clientHash: number;
@@ -176,6 +180,9 @@ export interface HandlerHost {
   readonly exclusive: ExclusivePlaces;
   /** Topic metrics (src/features/topic-metrics): asked per accepted PUBLISH only while `on`. */
   readonly topics: TopicMeter;
+  /** OpenTelemetry traces (src/features/otel-traces): asked per PUBLISH only while `enabled`,
+   * then only for the messages it sampled (Message.trace). */
+  readonly tracer: MessageTracer;
 }
 
 /** The topic rewrite rules a worker applies before the ACL; without rules `active` is false and

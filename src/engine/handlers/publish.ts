@@ -9,6 +9,7 @@ import { ack, PUBACK, PUBREC } from '../../protocol/send.ts';
 import { tooManyLevels } from '../../protocol/topic-levels.ts';
 import { reservedTopic } from '../../protocol/reserved-topics.ts';
 import type { Routed } from '../../router/delivery.ts';
+import { formatTraceparent, withTraceContext, type MessageTrace } from '../../broker/trace-context.ts';
 import { EV } from '../session/events.ts';
 import { THROTTLE } from '../../broker/rate-limit.ts';
 import { pauseUntil, throttled } from './throttle.ts';
@@ -113,6 +114,7 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
     // Declared here, set later: every Message has the same shape (hidden class) on the hot path.
     storeId: undefined,
     seq: undefined,
+    trace: undefined,
   };
   c.endpoint.stats.publishStart(message);
 
@@ -131,12 +133,18 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
     refusePublish(c, qos, packetId);
     return;
   }
+  // OpenTelemetry traces (src/features/otel-traces): off, this one check.
+  if (host.tracer.enabled) host.tracer.received(c, message);
   if (!c.authorizer.allowsEverything) {
     const allowed = c.authorizer.authorize(c.identity, 'publish', topic);
     if (typeof allowed !== 'boolean') {
       // The decision is not cached yet: the connection holds later packets until it is.
-      return allowed.then((ok) => finishPublish(host, c, message, packetId, ok));
+      return allowed.then((ok) => {
+        if (message.trace !== undefined) host.tracer.authorized(message.trace, ok);
+        finishPublish(host, c, message, packetId, ok);
+      });
     }
+    if (message.trace !== undefined) host.tracer.authorized(message.trace, allowed);
     finishPublish(host, c, message, packetId, allowed);
     return;
   }
@@ -145,7 +153,9 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
 
 function finishPublish(host: HandlerHost, c: Client, message: Message, packetId: number, allowed: boolean): void {
   if (c.state === 'closed') return;
+  const trace = message.trace;
   if (!allowed) {
+    if (trace !== undefined) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, 'not_authorized');
     c.identity.tenant?.denied();
     host.stats.aclDenied++;
     host.stats.dropped.notAuthorized++;
@@ -226,6 +236,7 @@ function checkOffThenPublish(host: HandlerHost, c: Client, message: Message, pac
   chain(host, c, ready.then((refused) => {
     c.transforming--;
     if (!refused) return asHead(c, () => publishChecked(host, c, message, packetId));
+    if (message.trace !== undefined) host.tracer.finished(message.trace, c.clientId, message.topic, message.qos, 0, 'payload_format_invalid');
     if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'payload_format_invalid');
     if (c.state === 'closed') return;
     if (message.qos === 2 && c.version === 5) c.session!.incomingQos2.delete(packetId);
@@ -248,6 +259,7 @@ const NO_ACK = -1;
  */
 function transformThenPublish(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   c.transforming++;
+  if (message.trace !== undefined) host.tracer.scriptsStart(message.trace);
   if (message.qos === 0 && c.publishChain === null) {
     // Still counted in the pipeline's bound: a publisher faster than the processors is paused.
     if (++c.publishPending === host.config.limits.receiveMaximum) c.pauseReading();
@@ -281,6 +293,7 @@ function transformedFor(host: HandlerHost): TransformDone<Client> {
 }
 
 function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId: number, out: Message | Message[] | null): void {
+  if (message.trace !== undefined) traceOutputs(host, message.trace, out);
   if (out === null || (Array.isArray(out) && out.length === 0)) {
     if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'dropped_by_processor');
     acknowledge(host, c, message, packetId, -1);
@@ -294,21 +307,38 @@ function publishOutputs(host: HandlerHost, c: Client, message: Message, packetId
   c.endpoint.stats.publishDone(message);
 }
 
+/** What the processors made of a traced message is traced on: the same trace, and the broker's
+ * traceparent in what MQTT 5 subscribers receive. */
+function traceOutputs(host: HandlerHost, t: MessageTrace, out: Message | Message[] | null): void {
+  const made = out === null ? [] : Array.isArray(out) ? out : [out];
+  host.tracer.scripts(t, made.length);
+  for (const m of made) {
+    if (m.trace === t) continue;
+    m.trace = t;
+    m.props = withTraceContext(m.props, formatTraceparent(t.traceId, t.spanId), t.tracestate);
+  }
+}
+
 /** Routes (storing first what must be kept) and acknowledges an accepted message. */
 function publishAccepted(host: HandlerHost, c: Client, message: Message, packetId: number): void {
   // Topic metrics (src/features/topic-metrics): one check without filters.
   if (host.topics.on) host.topics.received(message.topic, message.qos, message.payload.length);
+  const trace = message.trace;
   if (message.retain && host.router.retainLimited) {
     const refusal = host.router.retainRefusal(message);
     if (refusal !== null) {
+      if (trace !== undefined) host.tracer.finished(trace, c.clientId, message.topic, message.qos, 0, `retained_${refusal}`);
       refuseRetained(host, c, message, packetId, refusal);
       return;
     }
   }
+  if (trace !== undefined) host.tracer.routing(trace);
   const persistence = host.persistence;
   if (persistence === null || (message.qos === 0 && !message.retain && c.publishChain === null)) {
     // Nothing to keep: route and acknowledge now (or once accepted elsewhere).
-    acknowledgeRouted(host, c, message, packetId, host.router.publish(message, c.session!.handle, c.clientHash));
+    const matched = host.router.publish(message, c.session!.handle, c.clientHash);
+    if (trace !== undefined) host.tracer.routed(trace, matched);
+    acknowledgeRouted(host, c, message, packetId, matched);
     return;
   }
   // With a store, what must be kept is stored before the message is delivered or acknowledged
@@ -321,6 +351,7 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
     // Nothing stored unless a persistent session gets it: then this is the plain fast path.
     const done = host.router.publishOrRoute(message, c.session!.handle, c.clientHash, persistence.keeps);
     if (typeof done === 'number') {
+      if (trace !== undefined) host.tracer.routed(trace, done);
       acknowledgeRouted(host, c, message, packetId, done);
       return;
     }
@@ -328,6 +359,7 @@ function publishAccepted(host: HandlerHost, c: Client, message: Message, packetI
   } else {
     routed = host.router.route(message, c.session!.handle, c.clientHash);
   }
+  if (trace !== undefined) host.tracer.routed(trace, routed.length);
   const { stored, finish } = storeFirst(host, c, message, packetId, routed);
   const before = c.publishChain;
   if (before === null && stored === undefined) {
@@ -415,6 +447,7 @@ function acknowledge(host: HandlerHost, c: Client, message: Message, packetId: n
     if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'no_subscribers');
     if (host.topics.on) host.topics.dropped(message.topic);
   }
+  if (message.trace !== undefined) host.tracer.finished(message.trace, c.clientId, message.topic, message.qos, matched);
   c.endpoint.stats.publishDone(message);
   if (c.state === 'closed' || packetId === NO_ACK) return;
   const reason = matched <= 0 ? RC.NO_MATCHING_SUBSCRIBERS : 0;
@@ -452,6 +485,7 @@ function refuseRetained(host: HandlerHost, c: Client, message: Message, packetId
  * messages [MQTT-4.6.0-2].
  */
 function refuseInvalidPayload(host: HandlerHost, c: Client, message: Message, packetId: number): void {
+  if (message.trace !== undefined) host.tracer.finished(message.trace, c.clientId, message.topic, message.qos, 0, 'payload_format_invalid');
   if (host.events.wants[EV.DROP]) dropEvent(host, c, message, 'payload_format_invalid');
   refuseInOrder(host, c, message.qos, packetId, RC.PAYLOAD_FORMAT_INVALID);
 }

@@ -17,6 +17,7 @@ import type { SessionLink } from './link.ts';
 import { EV, NO_EVENTS, type EngineEvents } from './events.ts';
 import type { Message } from '../../broker/message.ts';
 import { NO_ACK_METER, NO_TOPIC_METER, type AckMeter, type TopicMeter } from './meters.ts';
+import { NO_TRACER, type MessageTracer } from '../../broker/trace-context.ts';
 
 export interface OutboxLimits {
   /** QoS 1/2 messages in flight to a client at most (also bounded by its Receive Maximum). */
@@ -50,6 +51,8 @@ export class Outbox {
     private readonly topics: TopicMeter = NO_TOPIC_METER,
     /** Slow subscribers: each QoS 1/2 delivery timed until acknowledged (src/features/slow-subs). */
     private readonly acks: AckMeter = NO_ACK_METER,
+    /** OpenTelemetry traces: deliveries and acknowledgements of sampled messages. */
+    private readonly tracer: MessageTracer = NO_TRACER,
   ) {}
 
   /** $EVENT.DROP: a message not delivered to `session`, with why. */
@@ -187,14 +190,15 @@ export class Outbox {
       this.persistence?.delivered(session, m);
       return;
     }
+    let entry: Inflight | null = null;
     if (d.qos > 0) {
       frame.writeUInt16BE(packetId, packetIdOffset(frame));
       if (resend) {
         // A resend (DUP) after the session resumed: its latency counts from now.
-        const entry = session.inflight.get(packetId);
-        if (entry !== undefined) entry.sentAt = now;
+        const resent = session.inflight.get(packetId);
+        if (resent !== undefined) resent.sentAt = now;
       } else {
-        const entry: Inflight = { message: m, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish', sentAt: now };
+        entry = { message: m, qos: d.qos, retain: d.retain, subscriptionIds: d.subscriptionIds, packetId, state: 'publish', sentAt: now };
         session.inflight.set(packetId, entry);
         this.persistence?.deliveryState(session, m, 'inflight', packetId);
       }
@@ -206,6 +210,7 @@ export class Outbox {
     link.published(frame.length);
     if (!resend) this.stats.recordDelivery(now - m.receivedAt);
     link.write(frame);
+    if (m.trace !== undefined && !resend) this.tracer.delivered(m.trace, session.clientId, d.qos, packetId, entry);
     if (this.events.wants[EV.DELIVERED]) {
       this.events.emit('DELIVERED', { clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: d.qos, retain: d.retain, dup: resend, packet_id: packetId, timestamp: now, publish_received_at: m.receivedAt });
     }
@@ -333,6 +338,7 @@ export class Outbox {
   completed(session: Session, entry: Inflight): void {
     session.inflight.delete(entry.packetId);
     if (this.acks.on && entry.sentAt > 0) this.acks.acked(session.clientId, entry.message.topic, entry.message.receivedAt, entry.sentAt, Date.now());
+    if (entry.message.trace !== undefined) this.tracer.acknowledged(entry.message.trace, session.clientId, entry);
     if (this.events.wants[EV.ACK]) {
       const m = entry.message;
       this.events.emit('ACK', { clientid: session.clientId, username: session.username ?? null, topic: m.topic, payload: m.payload, qos: entry.qos, packet_id: entry.packetId, timestamp: Date.now(), publish_received_at: m.receivedAt });

@@ -4,6 +4,7 @@
 // refused request (4xx) is not retried, a transient one (5xx, 429, network) is retried alone
 // (PartialWriteError), so receivers that answered are not sent the message again.
 import { SourceError } from '../../sources/types.ts';
+import { traceparentOf } from '../trace-output.ts';
 import type { Template } from '../template.ts';
 import { batchSize, expectSource, optionalString, outputJson, sourceId, template, templateMap, type Config } from './action-config.ts';
 import { ActionConfigError, PartialWriteError, type ActionSpec, type CompiledAction, type Output } from './types.ts';
@@ -47,6 +48,9 @@ export function compileWebhook(config: Config): CompiledAction {
       const results = await Promise.allSettled(outputs.map((o) => {
         const h: Record<string, string> = jsonBody ? { 'content-type': 'application/json' } : {};
         if (headers) for (const [name, t] of headers) h[name] = t(o);
+        // The message was traced (OpenTelemetry traces): the receiver continues its trace.
+        const traceparent = traceparentOf(o);
+        if (traceparent !== undefined) h.traceparent = traceparent;
         return http.request({ ...(method ? { method } : {}), path: path ? path(o) : '', headers: h, body: body(o) });
       }));
       let refused = 0;

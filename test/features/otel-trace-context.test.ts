@@ -1,0 +1,178 @@
+// OpenTelemetry traces' pure parts: the W3C traceparent, the trace context read from and written
+// into MQTT 5 PUBLISH properties, a sampled message's trace carried across workers in a delivery
+// batch (and nothing more for the others), the worker's sampling decision and its span records
+// (one post per FLUSH_MS, bounded), and the rule outputs' traceparent taken off on the main thread.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { findTraceContext, formatTraceparent, parseTraceparent, withTraceContext, type MessageTrace } from '../../src/broker/trace-context.ts';
+import { DeliveryBatch, readBatch } from '../../src/router/batch.ts';
+import type { Message } from '../../src/broker/message.ts';
+import { WorkerOtelTraces } from '../../src/features/otel-traces/worker-otel-traces.ts';
+import { readSpans, type SpanPost } from '../../src/features/otel-traces/span-record.ts';
+import { hrTime } from '../../src/features/otel-traces/exporter.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { TRACEPARENT_FIELD, takeTraceparent, traceparentOf } from '../../src/rules/trace-output.ts';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const SPAN = '00f067aa0ba902b7';
+
+/** MQTT 5 properties: a user property (0x26, two length-prefixed UTF-8 strings). */
+function user(name: string, value: string): Buffer {
+  const n = Buffer.from(name);
+  const v = Buffer.from(value);
+  return Buffer.concat([Buffer.from([0x26, n.length >> 8, n.length & 0xff]), n, Buffer.from([v.length >> 8, v.length & 0xff]), v]);
+}
+
+/** Payload Format Indicator (0x01, a byte) and Content Type (0x03, a string). */
+const FORMAT = Buffer.from([0x01, 0x01]);
+const CONTENT_TYPE = Buffer.concat([Buffer.from([0x03, 0x00, 0x04]), Buffer.from('text')]);
+
+test('traceparent: version 00 parsed with its sampled flag; malformed, all-zero ids and version ff refused', () => {
+  assert.deepEqual(parseTraceparent(`00-${TRACE}-${SPAN}-01`), { traceId: TRACE, parentId: SPAN, sampled: true });
+  assert.deepEqual(parseTraceparent(`00-${TRACE}-${SPAN}-00`), { traceId: TRACE, parentId: SPAN, sampled: false });
+  assert.equal(parseTraceparent(`00-${TRACE}-${SPAN}-03`)?.sampled, true);
+  for (const bad of [`00-${TRACE.toUpperCase()}-${SPAN}-01`, `00-${'0'.repeat(32)}-${SPAN}-01`, `00-${TRACE}-${'0'.repeat(16)}-01`, `ff-${TRACE}-${SPAN}-01`, `00-${TRACE}-${SPAN}`, 'traceparent', '']) {
+    assert.equal(parseTraceparent(bad), null, bad);
+  }
+  assert.equal(formatTraceparent(TRACE, SPAN), `00-${TRACE}-${SPAN}-01`);
+});
+
+test('the trace context of PUBLISH properties: found among other properties, absent or malformed gives none', () => {
+  const props = Buffer.concat([FORMAT, user('a', 'b'), CONTENT_TYPE, user('traceparent', `00-${TRACE}-${SPAN}-01`), user('tracestate', 'k=v')]);
+  assert.deepEqual(findTraceContext(props), { parent: { traceId: TRACE, parentId: SPAN, sampled: true }, tracestate: 'k=v' });
+  assert.equal(findTraceContext(Buffer.concat([FORMAT, user('a', 'b')])), null);
+  assert.equal(findTraceContext(user('traceparent', 'not one')), null);
+  // The value "traceparent" under another name is not a traceparent.
+  assert.equal(findTraceContext(user('x', 'traceparent')), null);
+  // Truncated: the walk stops, nothing is read past the end.
+  const whole = user('traceparent', `00-${TRACE}-${SPAN}-01`);
+  assert.equal(findTraceContext(whole.subarray(0, whole.length - 3)), null);
+});
+
+test("the broker's trace context replaces the publisher's in forwarded properties; the others keep their order", () => {
+  const mine = `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`;
+  const props = Buffer.concat([FORMAT, user('traceparent', `00-${TRACE}-${SPAN}-01`), user('a', 'b'), user('tracestate', 'k=v'), CONTENT_TYPE]);
+  const out = withTraceContext(props, mine, 'k=v');
+  assert.deepEqual(out, Buffer.concat([FORMAT, user('a', 'b'), CONTENT_TYPE, user('traceparent', mine), user('tracestate', 'k=v')]));
+  assert.deepEqual(findTraceContext(out)?.parent.parentId, '2'.repeat(16));
+  // None before (an MQTT 3.1.1 publisher): the user property alone; no tracestate when empty.
+  assert.deepEqual(withTraceContext(null, mine, ''), user('traceparent', mine));
+});
+
+function message(topic: string, trace?: MessageTrace): Message {
+  return { topic, topicBytes: Buffer.from(topic), payload: Buffer.from('p'), qos: 1, retain: false, props: null, expiresAt: 0, receivedAt: 1_000, storeId: undefined, seq: 7, trace };
+}
+
+function trace(): MessageTrace {
+  return { traceId: TRACE, spanId: SPAN, parentId: '', tracestate: '', start: 1, routedAt: 1234.5, mark: 0, remote: false, ended: false };
+}
+
+test('a delivery batch carries a sampled message\'s trace id, span id and routing time to the other worker, and nothing for the others', () => {
+  const batch = new DeliveryBatch();
+  const plain = message('a/plain');
+  const traced = message('a/traced', trace());
+  batch.add(plain, 1, 1, false, null);
+  batch.add(traced, 2, 0, false, [5]);
+  batch.add(traced, 3, 1, false, null);
+  batch.add(plain, 4, 1, false, null);
+  const { buffer, length } = batch.take();
+  const got: { topic: string; session: number; trace: MessageTrace | undefined }[] = [];
+  readBatch(buffer, length, (m, session) => got.push({ topic: m.topic, session, trace: m.trace }));
+  assert.deepEqual(got.map((g) => [g.topic, g.session]), [['a/plain', 1], ['a/traced', 2], ['a/traced', 3], ['a/plain', 4]]);
+  assert.equal(got[0].trace, undefined);
+  assert.equal(got[3].trace, undefined);
+  assert.deepEqual(got[1].trace, { traceId: TRACE, spanId: SPAN, parentId: '', tracestate: '', start: 1234.5, routedAt: 1234.5, mark: 0, remote: true, ended: true });
+});
+
+function tracer(sampleRatio: number, parentBased = true, maxQueueSize = 100): { t: WorkerOtelTraces; posts: SpanPost[] } {
+  const posts: SpanPost[] = [];
+  return { t: new WorkerOtelTraces({ enabled: true, sampleRatio, parentBased, queueSize: maxQueueSize }, (p) => posts.push(p)), posts };
+}
+
+
+test('sampling: a client under a client trace always; a traceparent decides when parent-based; else the ratio', () => {
+  const off = tracer(0);
+  const m = { props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' };
+  off.t.received({ clientId: 'c', traced: false }, m);
+  assert.equal(m.trace, undefined, 'ratio 0: not sampled');
+  const traced = { props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' };
+  off.t.received({ clientId: 'c', traced: true }, traced);
+  assert.ok(traced.trace, 'a traced client: sampled');
+  assert.equal(traced.trace.parentId, '');
+  assert.match(traced.trace.traceId, /^[0-9a-f]{32}$/);
+  assert.deepEqual(findTraceContext(traced.props!)?.parent, { traceId: traced.trace.traceId, parentId: traced.trace.spanId, sampled: true });
+
+  const sampled = { props: user('traceparent', `00-${TRACE}-${SPAN}-01`), trace: undefined as MessageTrace | undefined, topic: 't' };
+  off.t.received({ clientId: 'c', traced: false }, sampled);
+  assert.equal(sampled.trace?.traceId, TRACE, "the publisher's trace continues");
+  assert.equal(sampled.trace?.parentId, SPAN);
+  const clear = { props: user('traceparent', `00-${TRACE}-${SPAN}-00`), trace: undefined as MessageTrace | undefined, topic: 't' };
+  tracer(1).t.received({ clientId: 'c', traced: false }, clear);
+  assert.equal(clear.trace, undefined, 'parent-based: a clear sampled flag is honoured even at ratio 1');
+  const notParentBased = { props: user('traceparent', `00-${TRACE}-${SPAN}-00`), trace: undefined as MessageTrace | undefined, topic: 't' };
+  tracer(1, false).t.received({ clientId: 'c', traced: false }, notParentBased);
+  assert.equal(notParentBased.trace?.traceId, TRACE, 'not parent-based: the ratio decides, the trace continues');
+  const all = tracer(1);
+  const many = Array.from({ length: 50 }, () => ({ props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' }));
+  for (const x of many) all.t.received({ clientId: 'c', traced: false }, x);
+  assert.equal(many.filter((x) => x.trace).length, 50, 'ratio 1: all');
+});
+
+test("a traced message's spans leave together in one post, parented on the broker's span; past the bound they are dropped and counted", async () => {
+  const { t, posts } = tracer(1, true, 5);
+  const m = { props: user('traceparent', `00-${TRACE}-${SPAN}-01`), trace: undefined as MessageTrace | undefined, topic: 'a/b' };
+  t.received({ clientId: 'pub', traced: false }, m);
+  const tr = m.trace!;
+  t.authorized(tr, true);
+  t.routing(tr);
+  t.routed(tr, 1);
+  const inflight = {};
+  t.delivered(tr, 'sub', 1, 9, inflight);
+  t.finished(tr, 'pub', 'a/b', 1, 1);
+  t.finished(tr, 'pub', 'a/b', 1, 1); // once only
+  await new Promise((r) => setImmediate(r));
+  assert.equal(posts.length, 0, 'not one post per event-loop turn');
+  await waitFor(() => posts.length === 1);
+  assert.equal(posts[0].dropped, 0);
+  const first = readSpans(posts[0].spans);
+  assert.deepEqual(first.map((s) => s.name), ['authorize', 'route', 'deliver', 'publish a/b']);
+  const root = first[3];
+  assert.equal(root.parentId, SPAN);
+  assert.equal(root.remoteParent, true);
+  assert.equal(root.kind, 1, 'SERVER');
+  assert.equal(root.spanId, tr.spanId);
+  assert.deepEqual(root.attributes, { 'messaging.system': 'mqtt', 'messaging.operation.type': 'receive', 'messaging.destination.name': 'a/b', 'messaging.client.id': 'pub', 'spindle.qos': 1, 'spindle.matched': 1 });
+  assert.deepEqual(first[2].attributes, { 'messaging.client.id': 'sub', 'spindle.qos': 1, 'spindle.packet_id': 9 });
+  for (const s of first.slice(0, 3)) {
+    assert.equal(s.parentId, tr.spanId);
+    assert.equal(s.remoteParent, false);
+    assert.ok(s.end >= s.start);
+  }
+  t.acknowledged(tr, 'sub', inflight);
+  // Past the bound of 5 in one post.
+  for (let i = 0; i < 6; i++) t.routed(tr, 0);
+  await waitFor(() => posts.length === 2);
+  const second = readSpans(posts[1].spans);
+  assert.equal(second.length, 5);
+  assert.equal(posts[1].dropped, 2);
+  assert.equal(second[0].name, 'acknowledge (PUBACK)');
+  assert.equal(second[0].parentId, first[2].spanId, 'the acknowledgement is a child of its delivery');
+});
+
+test('a rule output carries its traceparent to the main thread, where it is taken off the output and kept beside it', () => {
+  const tp = formatTraceparent(TRACE, SPAN);
+  const out: Record<string, unknown> = { clientid: 'c', [TRACEPARENT_FIELD]: tp };
+  const cloned = structuredClone(out); // as postMessage does
+  takeTraceparent(cloned);
+  assert.deepEqual(cloned, { clientid: 'c' });
+  assert.equal(traceparentOf(cloned), tp);
+  const plain = { clientid: 'c' };
+  takeTraceparent(plain);
+  assert.equal(traceparentOf(plain), undefined);
+});
+
+test('exporter: times as [seconds, nanoseconds]', () => {
+  assert.deepEqual(hrTime(1_700_000_000_123.5), [1_700_000_000, 123_500_000]);
+  assert.deepEqual(hrTime(0), [0, 0]);
+});
