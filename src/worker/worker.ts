@@ -197,7 +197,7 @@ const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
 
 // OpenTelemetry traces (src/features/otel-traces): sampled messages' spans go to the main thread,
 // which exports them, once per tick.
-const otelTraces = new WorkerOtelTraces(config.otel.traces, (p) => post({ t: 'otel-spans', ...p }));
+const otelTraces = new WorkerOtelTraces(config.otel.traces, (p) => parentPort!.postMessage({ t: 'otel-spans', ...p } satisfies FromWorker, [p.spans.buffer as ArrayBuffer]));
 
 const { router, sessions, outbox, proxies, dispatcher, sessionLimits } = createEngine({
   tracer: otelTraces,

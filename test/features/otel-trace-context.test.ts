@@ -10,6 +10,7 @@ import { DeliveryBatch, readBatch } from '../../src/router/batch.ts';
 import type { Message } from '../../src/broker/message.ts';
 import { WorkerOtelTraces } from '../../src/features/otel-traces/worker-otel-traces.ts';
 import { readSpans, type SpanPost } from '../../src/features/otel-traces/span-record.ts';
+import { OtlpTraceEncoder } from '../../src/features/otel-traces/otlp-encode.ts';
 import { hrTime } from '../../src/features/otel-traces/exporter.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { TRACEPARENT_FIELD, takeTraceparent, traceparentOf } from '../../src/rules/trace-output.ts';
@@ -175,4 +176,82 @@ test('a rule output carries its traceparent to the main thread, where it is take
 test('exporter: times as [seconds, nanoseconds]', () => {
   assert.deepEqual(hrTime(1_700_000_000_123.5), [1_700_000_000, 123_500_000]);
   assert.deepEqual(hrTime(0), [0, 0]);
+});
+
+// The spans' OTLP encoding (otlp-encode.ts) read back by protobufjs with opentelemetry-proto's
+// field numbers: what the collector decodes end to end (otel-traces.test.ts), field by field.
+const OTLP_PROTO = `syntax = "proto3";
+message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message Resource { repeated KeyValue attributes = 1; }
+message InstrumentationScope { string name = 1; string version = 2; }
+message Status { string message = 2; int32 code = 3; }
+message Span { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4; fixed32 flags = 16; string name = 5; int32 kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9; Status status = 15; }
+message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; }
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }`;
+
+test('the OTLP encoding of spans: ids, trace state, kind, times in ns, attributes of each type, status, flags', async () => {
+  const { default: protobuf } = await import('protobufjs');
+  const Request = protobuf.parse(OTLP_PROTO).root.lookupType('ExportTraceServiceRequest');
+  const encoder = new OtlpTraceEncoder({ resource: { 'service.name': 'spindle', 'x.n': 3 }, scopeName: 'spindle', scopeVersion: '1.2.3' });
+  const long = 'l'.repeat(300); // a length past one varint byte
+  const body = encoder.encode([
+    { traceId: TRACE, spanId: SPAN, parentId: 'b7ad6b7169203331', remoteParent: true, name: 'publish a/b', kind: 1, start: 1_700_000_000_123.25, end: 1_700_000_000_124.5, attributes: { s: long, n: 7, neg: -2, d: 1.5, b: true }, tracestate: 'k=v' },
+    { traceId: TRACE, spanId: '00f067aa0ba902b8', parentId: '', remoteParent: false, name: 'route', kind: 0, start: 1, end: 2, attributes: {}, error: 'not authorized' },
+  ]);
+  const got = Request.toObject(Request.decode(body), { longs: String, bytes: String, defaults: false }) as any;
+  const rs = got.resourceSpans[0];
+  assert.deepEqual(rs.resource.attributes.map((a: any) => [a.key, a.value.stringValue ?? a.value.intValue]), [['service.name', 'spindle'], ['x.n', '3']]);
+  const ss = rs.scopeSpans[0];
+  assert.deepEqual(ss.scope, { name: 'spindle', version: '1.2.3' });
+  const [a, b] = ss.spans;
+  assert.equal(Buffer.from(a.traceId, 'base64').toString('hex'), TRACE);
+  assert.equal(Buffer.from(a.spanId, 'base64').toString('hex'), SPAN);
+  assert.equal(Buffer.from(a.parentSpanId, 'base64').toString('hex'), 'b7ad6b7169203331');
+  assert.equal(a.traceState, 'k=v');
+  assert.equal(a.name, 'publish a/b');
+  assert.equal(a.kind, 2, 'SPAN_KIND_SERVER');
+  assert.equal(a.startTimeUnixNano, '1700000000123250000');
+  assert.equal(a.endTimeUnixNano, '1700000000124500000');
+  assert.equal(a.flags, 0x301, 'sampled, the parent known remote');
+  const attrs = Object.fromEntries(a.attributes.map((kv: any) => [kv.key, kv.value]));
+  assert.deepEqual(attrs, { s: { stringValue: long }, n: { intValue: '7' }, neg: { intValue: '-2' }, d: { doubleValue: 1.5 }, b: { boolValue: true } });
+  assert.equal(a.status, undefined);
+  assert.equal(b.parentSpanId, undefined);
+  assert.equal(b.kind, 1, 'SPAN_KIND_INTERNAL');
+  assert.equal(b.flags, 0x101, 'sampled, the parent known local');
+  assert.deepEqual(b.status, { message: 'not authorized', code: 2 });
+});
+
+test("spans encoded straight from a worker's posts read back as the same request as from their records, batches split across posts", async () => {
+  const { default: protobuf } = await import('protobufjs');
+  const Request = protobuf.parse(OTLP_PROTO).root.lookupType('ExportTraceServiceRequest');
+  const decode = (b: Buffer) => Request.toObject(Request.decode(b), { longs: String, bytes: String, defaults: false });
+  const { t, posts } = tracer(1, true, 100);
+  for (let k = 0; k < 3; k++) {
+    const m = { props: Buffer.concat([user('traceparent', `00-${TRACE}-${SPAN}-01`), user('tracestate', 'a=b')]), trace: undefined as MessageTrace | undefined, topic: `a/é/${k}` };
+    t.received({ clientId: 'pub', traced: false }, m);
+    t.authorized(m.trace!, k !== 1);
+    t.routing(m.trace!);
+    t.routed(m.trace!, 1);
+    t.delivered(m.trace!, 'sub', 1, 9 + k, {});
+    t.finished(m.trace!, 'pub', m.topic, 1, 1, k === 1 ? 'not authorized' : undefined);
+  }
+  await waitFor(() => posts.length === 1);
+  const post = posts[0];
+  assert.equal(post.count, 12, 'authorize, route, deliver and publish for each of 3');
+  const records = readSpans(post.spans);
+  const encoder = new OtlpTraceEncoder({ resource: { 'service.name': 'spindle' }, scopeName: 'spindle', scopeVersion: '1' });
+  const pending = [{ bytes: Buffer.from(post.spans), at: 0, left: post.count }];
+  const first = encoder.encodePosts(pending, 10);
+  assert.equal(first.spans, 10);
+  assert.equal(pending[0].left, 2);
+  const second = encoder.encodePosts(pending, 10);
+  assert.equal(second.spans, 2);
+  assert.equal(pending[0].left, 0);
+  assert.equal(pending[0].at, post.spans.byteLength);
+  const byFields = (r: any) => r.resourceSpans[0].scopeSpans[0].spans;
+  assert.deepEqual(byFields(decode(first.body)), byFields(decode(encoder.encode(records.slice(0, 10)))));
+  assert.deepEqual(byFields(decode(second.body)), byFields(decode(encoder.encode(records.slice(10)))));
 });

@@ -1,15 +1,17 @@
 // The main thread's span exporter: takes the span records the workers post, holds them in one
 // bounded queue (past otel.traces.queueSize they are dropped and counted), and sends them in
-// batches over OTLP/HTTP (protobuf) with the official OpenTelemetry exporter, one request at a
-// time: a full batch at once, the rest after otel.traces.delay. The OpenTelemetry
-// packages load when the feature starts with tracing on (a dynamic import: never in a worker,
-// never when tracing is off).
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { Resource } from '@opentelemetry/resources';
+// batches over OTLP/HTTP (protobuf), one request at a time: a full batch at once, the rest after
+// otel.traces.delay. The request body is written by otlp-encode.ts, not by the SDK's exporter (it
+// cost about 13 µs a span, see there); the resource is the SDK's, as for the metrics and logs
+// (src/features/otel), loaded when the feature starts with tracing on (never in a worker, never
+// when tracing is off).
+import http from 'node:http';
+import https from 'node:https';
 
 import { lazyImport } from '../../lazy/lazy-import.ts';
 import type { Logger } from '../../log/index.ts';
-import { readSpans, type SpanPost, type SpanRecord } from './span-record.ts';
+import type { SpanPost } from './span-record.ts';
+import { OtlpTraceEncoder, type PendingSpans } from './otlp-encode.ts';
 
 export interface ExporterConfig {
   endpoint: string;
@@ -39,22 +41,19 @@ export interface ServiceIdentity {
   attributes: Record<string, string>;
 }
 
-const loadSdk = lazyImport('@opentelemetry/exporter-trace-otlp-proto', async () => {
-  const [exporter, resources, core, semconv] = await Promise.all([
-    import('@opentelemetry/exporter-trace-otlp-proto'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/core'),
-    import('@opentelemetry/semantic-conventions'),
-  ]);
-  return { OTLPTraceExporter: exporter.OTLPTraceExporter, resourceFromAttributes: resources.resourceFromAttributes, defaultResource: resources.defaultResource, TraceState: core.TraceState, semconv };
+const loadResource = lazyImport('@opentelemetry/resources', async () => {
+  const [resources, semconv] = await Promise.all([import('@opentelemetry/resources'), import('@opentelemetry/semantic-conventions')]);
+  return { resourceFromAttributes: resources.resourceFromAttributes, defaultResource: resources.defaultResource, semconv };
 });
 
-type Sdk = Awaited<ReturnType<typeof loadSdk>>;
-
 interface Loaded {
-  sdk: Sdk;
-  exporter: InstanceType<Sdk['OTLPTraceExporter']>;
-  resource: Resource;
+  encoder: OtlpTraceEncoder;
+}
+
+/** The answer of one export request. */
+interface Outcome {
+  ok: boolean;
+  error?: Error;
 }
 
 /** Milliseconds since the epoch as OpenTelemetry's [seconds, nanoseconds]. */
@@ -66,11 +65,14 @@ export function hrTime(ms: number): [number, number] {
 
 export class SpanExporter {
   readonly counters: ExporterCounters = { exported: 0, dropped: { queue_full: 0, worker_queue_full: 0, export_failed: 0 }, failedExports: 0 };
-  private queue: SpanRecord[] = [];
+  /** Posts waiting for export, oldest first, and the spans in them. */
+  private queue: PendingSpans[] = [];
+  private queuedSpans = 0;
   private timer: NodeJS.Timeout | null = null;
   private exporting: Promise<void> | null = null;
   private loaded: Promise<Loaded> | null = null;
   private failing = false;
+  private agent: http.Agent | null = null;
   private closed = false;
 
   constructor(
@@ -81,23 +83,30 @@ export class SpanExporter {
 
   /** Spans waiting for export. */
   get queued(): number {
-    return this.queue.length;
+    return this.queuedSpans;
   }
 
-  /** A worker's post (its spans of the last 25 ms at most). */
+  /** A worker's post (its spans of the last 25 ms at most). Kept as it came: its spans are
+   * encoded from its bytes when they leave (otlp-encode.ts). A post past the queue's room is
+   * dropped whole and counted. */
   take(post: SpanPost): void {
     this.counters.dropped.worker_queue_full += post.dropped;
     if (this.closed) return;
-    const room = this.config.maxQueueSize - this.queue.length;
-    const spans = post.spans.length === 0 ? [] : readSpans(post.spans);
-    if (spans.length > room) {
-      this.counters.dropped.queue_full += spans.length - room;
-      for (let i = 0; i < room; i++) this.queue.push(spans[i]);
-    } else {
-      for (const s of spans) this.queue.push(s);
+    if (post.count > 0) {
+      if (this.queuedSpans + post.count > this.config.maxQueueSize) {
+        this.counters.dropped.queue_full += post.count;
+      } else {
+        const b = post.spans;
+        this.queue.push({ bytes: Buffer.from(b.buffer, b.byteOffset, b.byteLength), at: 0, left: post.count });
+        this.queuedSpans += post.count;
+      }
     }
-    if (this.queue.length >= this.config.maxExportBatchSize) this.exportNow();
-    else if (this.timer === null && this.queue.length > 0) {
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.queuedSpans >= this.config.maxExportBatchSize) this.exportNow();
+    else if (this.timer === null && this.queuedSpans > 0) {
       this.timer = setTimeout(() => {
         this.timer = null;
         this.exportNow();
@@ -113,20 +122,37 @@ export class SpanExporter {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.queue.length === 0) return;
+    if (this.queuedSpans === 0) return;
     this.exporting = this.exportAll().finally(() => {
       this.exporting = null;
-      if (this.queue.length > 0 && !this.closed) this.take({ spans: [], dropped: 0 });
+      if (this.queuedSpans > 0 && !this.closed) this.schedule();
     });
   }
 
   private async exportAll(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.config.maxExportBatchSize);
-      await this.send(batch);
+    while (this.queuedSpans > 0) {
+      await this.sendBatch();
       // Less than a batch left: it waits for the next scheduled export.
-      if (this.queue.length < this.config.maxExportBatchSize && !this.closed) return;
+      if (this.queuedSpans < this.config.maxExportBatchSize && !this.closed) return;
     }
+  }
+
+  /** Encodes the next batch (at most maxExportBatchSize spans) off the queue and sends it. */
+  private async sendBatch(): Promise<void> {
+    let loaded: Loaded;
+    try {
+      loaded = await this.load();
+    } catch (err) {
+      const spans = this.queuedSpans;
+      this.queue = [];
+      this.queuedSpans = 0;
+      this.failed(spans, err);
+      return;
+    }
+    const { body, spans } = loaded.encoder.encodePosts(this.queue, this.config.maxExportBatchSize);
+    while (this.queue.length > 0 && this.queue[0].left === 0) this.queue.shift();
+    this.queuedSpans -= spans;
+    await this.send(body, spans);
   }
 
   /** Loads the SDK now (at start), so that the first sampled messages do not wait for it; a
@@ -140,7 +166,7 @@ export class SpanExporter {
   }
 
   private load(): Promise<Loaded> {
-    this.loaded ??= loadSdk().then((sdk) => {
+    this.loaded ??= loadResource().then((sdk) => {
       const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = sdk.semconv;
       const resource = sdk.defaultResource().merge(sdk.resourceFromAttributes({
         ...this.identity.attributes,
@@ -148,29 +174,49 @@ export class SpanExporter {
         [ATTR_SERVICE_VERSION]: this.identity.version,
         'service.instance.id': this.identity.nodeName,
       }));
-      const exporter = new sdk.OTLPTraceExporter({ url: this.config.endpoint, headers: this.config.headers, timeoutMillis: this.config.exportTimeoutMs });
-      return { sdk, exporter, resource };
+      const attributes: Record<string, string | number | boolean> = {};
+      for (const [k, v] of Object.entries(resource.attributes)) {
+        if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') attributes[k] = v;
+      }
+      return { encoder: new OtlpTraceEncoder({ resource: attributes, scopeName: 'spindle', scopeVersion: this.identity.version }) };
     });
     return this.loaded;
   }
 
-  private async send(batch: SpanRecord[]): Promise<void> {
-    let loaded: Loaded;
-    try {
-      loaded = await this.load();
-    } catch (err) {
-      this.failed(batch.length, err);
-      return;
-    }
-    const spans = batch.map((r) => this.readable(r, loaded));
-    const result = await new Promise<{ code: number; error?: Error }>((resolve) => loaded.exporter.export(spans, resolve));
-    if (result.code === 0) {
-      this.counters.exported += batch.length;
+  private async send(body: Buffer, spans: number): Promise<void> {
+    const result = await this.post(body);
+    if (result.ok) {
+      this.counters.exported += spans;
       if (this.failing) this.log.info('OpenTelemetry trace export works again', { endpoint: this.config.endpoint });
       this.failing = false;
     } else {
-      this.failed(batch.length, result.error);
+      this.failed(spans, result.error);
     }
+  }
+
+  /** One OTLP/HTTP request (keep-alive): a 2xx answer is a success, anything else a failure. */
+  private post(body: Buffer): Promise<Outcome> {
+    const url = new URL(this.config.endpoint);
+    const client = url.protocol === 'https:' ? https : http;
+    this.agent ??= new client.Agent({ keepAlive: true, maxSockets: 1 });
+    return new Promise((resolve) => {
+      const req = client.request(url, {
+        method: 'POST',
+        agent: this.agent!,
+        headers: { ...this.config.headers, 'content-type': 'application/x-protobuf', 'content-length': body.length },
+        timeout: this.config.exportTimeoutMs,
+      }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          const code = res.statusCode ?? 0;
+          resolve(code >= 200 && code < 300 ? { ok: true } : { ok: false, error: new Error(`the receiver answered ${code}`) });
+        });
+        res.on('error', (error) => resolve({ ok: false, error }));
+      });
+      req.on('timeout', () => req.destroy(new Error(`no answer in ${this.config.exportTimeoutMs} ms`)));
+      req.on('error', (error) => resolve({ ok: false, error }));
+      req.end(body);
+    });
   }
 
   private failed(spans: number, err: unknown): void {
@@ -181,31 +227,6 @@ export class SpanExporter {
     this.failing = true;
   }
 
-  /** A span record as the SDK's exporter takes it. */
-  private readable(r: SpanRecord, { sdk, resource }: Loaded): ReadableSpan {
-    const traceState = r.tracestate === undefined ? undefined : new sdk.TraceState(r.tracestate);
-    const context = { traceId: r.traceId, spanId: r.spanId, traceFlags: 1, traceState };
-    return {
-      name: r.name,
-      kind: r.kind,
-      spanContext: () => context,
-      parentSpanContext: r.parentId === '' ? undefined : { traceId: r.traceId, spanId: r.parentId, traceFlags: 1, isRemote: r.remoteParent },
-      startTime: hrTime(r.start),
-      endTime: hrTime(r.end),
-      duration: hrTime(Math.max(0, r.end - r.start)),
-      status: r.error === undefined ? { code: 0 } : { code: 2, message: r.error },
-      attributes: r.attributes,
-      links: [],
-      events: [],
-      ended: true,
-      resource,
-      instrumentationScope: { name: 'spindle', version: this.identity.version },
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    };
-  }
-
   /** Exports what waits (at most `timeoutMs`), then stops. */
   async close(timeoutMs = 2000): Promise<void> {
     if (this.timer !== null) clearTimeout(this.timer);
@@ -213,12 +234,12 @@ export class SpanExporter {
     const flush = (async () => {
       if (this.exporting !== null) await this.exporting;
       this.closed = true;
-      while (this.queue.length > 0) await this.send(this.queue.splice(0, this.config.maxExportBatchSize));
-      if (this.loaded !== null) await (await this.loaded).exporter.shutdown();
+      while (this.queuedSpans > 0) await this.sendBatch();
     })().catch((err: unknown) => this.log.warn('OpenTelemetry trace export on stop failed', { err }));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([flush, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
     this.closed = true;
+    this.agent?.destroy();
   }
 }

@@ -8,7 +8,7 @@
 import { randomFillSync } from 'node:crypto';
 
 import { findTraceContext, formatTraceparent, nowMs, withTraceContext, type MessageTrace, type MessageTracer, type TracedClient } from '../../broker/trace-context.ts';
-import { KIND, REMOTE_PARENT, type SpanPost } from './span-record.ts';
+import { KIND, REMOTE_PARENT, SpanWriter, type SpanPost } from './span-record.ts';
 
 export interface WorkerOtelTracesConfig {
   enabled: boolean;
@@ -55,7 +55,7 @@ export class WorkerOtelTraces implements MessageTracer {
   private readonly ratio: number;
   private readonly parentBased: boolean;
   private readonly max: number;
-  private spans: unknown[] = [];
+  private readonly spans = new SpanWriter();
   /** Spans in `spans`. */
   private count = 0;
   private dropped = 0;
@@ -96,7 +96,7 @@ export class WorkerOtelTraces implements MessageTracer {
 
   authorized(t: MessageTrace, allowed: boolean): void {
     const now = nowMs();
-    if (this.begin(t, t.spanId, randomHex(8), 'authorize', KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.push('spindle.acl.allowed', allowed);
+    if (this.begin(t, t.spanId, randomHex(8), 'authorize', KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.attr('spindle.acl.allowed', allowed);
     t.mark = now;
   }
 
@@ -106,7 +106,7 @@ export class WorkerOtelTraces implements MessageTracer {
 
   scripts(t: MessageTrace, outputs: number): void {
     const now = nowMs();
-    if (this.begin(t, t.spanId, randomHex(8), 'scripts', KIND.internal, t.mark || t.start, now, 1)) this.spans.push('spindle.scripts.outputs', outputs);
+    if (this.begin(t, t.spanId, randomHex(8), 'scripts', KIND.internal, t.mark || t.start, now, 1)) this.spans.attr('spindle.scripts.outputs', outputs);
     t.mark = now;
   }
 
@@ -115,7 +115,7 @@ export class WorkerOtelTraces implements MessageTracer {
   }
 
   routed(t: MessageTrace, matched: number): void {
-    if (this.begin(t, t.spanId, randomHex(8), 'route', KIND.internal, t.routedAt, nowMs(), 1)) this.spans.push('spindle.matched', matched);
+    if (this.begin(t, t.spanId, randomHex(8), 'route', KIND.internal, t.routedAt, nowMs(), 1)) this.spans.attr('spindle.matched', matched);
   }
 
   /** Runs the rule `ruleId` on a traced message under a span of its own; its outputs carry that
@@ -128,7 +128,7 @@ export class WorkerOtelTraces implements MessageTracer {
       run();
     } finally {
       rules.traceparent = null;
-      if (this.begin(t, t.spanId, spanId, 'rule', KIND.internal, start, nowMs(), 1)) this.spans.push('spindle.rule.id', ruleId);
+      if (this.begin(t, t.spanId, spanId, 'rule', KIND.internal, start, nowMs(), 1)) this.spans.attr('spindle.rule.id', ruleId);
     }
   }
 
@@ -136,8 +136,9 @@ export class WorkerOtelTraces implements MessageTracer {
     const now = nowMs();
     const spanId = randomHex(8);
     if (this.begin(t, t.spanId, spanId, 'deliver', KIND.producer, t.routedAt || t.start, now, packetId !== 0 ? 3 : 2)) {
-      this.spans.push('messaging.client.id', clientId, 'spindle.qos', qos);
-      if (packetId !== 0) this.spans.push('spindle.packet_id', packetId);
+      this.spans.attr('messaging.client.id', clientId);
+      this.spans.attr('spindle.qos', qos);
+      if (packetId !== 0) this.spans.attr('spindle.packet_id', packetId);
     }
     if (inflight !== null) this.sent.set(inflight, { span: spanId, at: now, qos });
   }
@@ -147,7 +148,10 @@ export class WorkerOtelTraces implements MessageTracer {
     if (sent === undefined) return; // sent before tracing knew it (a resend after a restart)
     this.sent.delete(inflight);
     const name = sent.qos === 2 ? 'acknowledge (PUBCOMP)' : 'acknowledge (PUBACK)';
-    if (this.begin(t, sent.span, randomHex(8), name, KIND.internal, sent.at, nowMs(), 2)) this.spans.push('messaging.client.id', clientId, 'spindle.qos', sent.qos);
+    if (this.begin(t, sent.span, randomHex(8), name, KIND.internal, sent.at, nowMs(), 2)) {
+      this.spans.attr('messaging.client.id', clientId);
+      this.spans.attr('spindle.qos', sent.qos);
+    }
   }
 
   finished(t: MessageTrace, clientId: string, topic: string, qos: number, matched: number, refused?: string): void {
@@ -155,9 +159,14 @@ export class WorkerOtelTraces implements MessageTracer {
     t.ended = true;
     const kind = KIND.server + (t.parentId !== '' ? REMOTE_PARENT : 0);
     if (!this.begin(t, t.parentId, t.spanId, `publish ${topic}`, kind, t.start, nowMs(), 6, refused ?? null, t.tracestate || null)) return;
-    this.spans.push('messaging.system', 'mqtt', 'messaging.operation.type', 'receive', 'messaging.destination.name', topic, 'messaging.client.id', clientId, 'spindle.qos', qos);
-    if (refused === undefined) this.spans.push('spindle.matched', matched);
-    else this.spans.push('spindle.refused', refused);
+    const w = this.spans;
+    w.attr('messaging.system', 'mqtt');
+    w.attr('messaging.operation.type', 'receive');
+    w.attr('messaging.destination.name', topic);
+    w.attr('messaging.client.id', clientId);
+    w.attr('spindle.qos', qos);
+    if (refused === undefined) this.spans.attr('spindle.matched', matched);
+    else this.spans.attr('spindle.refused', refused);
   }
 
   /** Starts a span's entry in the next post (span-record.ts FLAT), followed by `attributes`
@@ -168,7 +177,17 @@ export class WorkerOtelTraces implements MessageTracer {
       return false;
     }
     this.count++;
-    this.spans.push(t.traceId, spanId, parentId, name, kind, start, end, error, tracestate, attributes);
+    const w = this.spans;
+    w.str(t.traceId);
+    w.str(spanId);
+    w.str(parentId);
+    w.str(name);
+    w.u8(kind);
+    w.f64(start);
+    w.f64(end);
+    w.optional(error);
+    w.optional(tracestate);
+    w.u8(attributes);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setTimeout(this.flush, FLUSH_MS).unref();
@@ -180,11 +199,10 @@ export class WorkerOtelTraces implements MessageTracer {
   readonly flush = (): void => {
     this.flushScheduled = false;
     if (this.count === 0 && this.dropped === 0) return;
-    const spans = this.spans;
-    const dropped = this.dropped;
-    this.spans = [];
+    const spans = this.spans.take();
+    const { count, dropped } = this;
     this.count = 0;
     this.dropped = 0;
-    this.post({ spans, dropped });
+    this.post({ spans, count, dropped });
   };
 }
