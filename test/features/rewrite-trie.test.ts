@@ -55,3 +55,18 @@ for (const seed of seeds(8)) {
     }
   });
 }
+
+test("a client's last topic is remembered: the same topic again gives the same answer and is counted, other rules are not used", () => {
+  const rules: RewriteRule[] = [{ action: 'publish', sourceFilter: 'old/#', regex: '^old/(.+)$', destination: 'new/$1' }];
+  const counts = new Uint32Array(new SharedArrayBuffer(4));
+  const compiled = new CompiledRewrite(rules, counts);
+  const client: { rewriteMemo?: any } = {};
+  assert.equal(compiled.publishFrom(client, 'old/a'), 'new/a');
+  assert.equal(compiled.publishFrom(client, `old/${'a'}`), 'new/a', 'remembered');
+  assert.equal(counts[0], 2, 'a remembered rewrite is counted too');
+  assert.equal(compiled.publishFrom(client, 'other'), 'other');
+  assert.equal(compiled.publishFrom(client, 'other'), 'other');
+  assert.equal(counts[0], 2);
+  const replaced = new CompiledRewrite([{ action: 'publish', sourceFilter: 'other', regex: '^other$', destination: 'x' }], null);
+  assert.equal(replaced.publishFrom(client, 'other'), 'x', 'a memo of other rules is not used');
+});

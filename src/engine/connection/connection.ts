@@ -20,7 +20,7 @@ import type { WorkerStats } from '../../stats/worker-stats.ts';
 import type { Delivery } from '../../router/delivery.ts';
 import type { Session } from '../session/session.ts';
 import type { Deadlines, Expiring } from './deadlines.ts';
-import type { AuthExchange, Client, ClientEndpoint, ClientState, Dispatcher, HandlerResult } from '../handlers/client.ts';
+import type { AuthExchange, Client, ClientEndpoint, ClientState, Dispatcher, HandlerResult, RewriteMemo } from '../handlers/client.ts';
 
 /** The limits a connection enforces (from limits.* of the configuration). */
 export interface ConnectionLimits {
@@ -80,6 +80,7 @@ export class Connection implements Client, TransportHandlers, Expiring {
   }
   /** Made when first used (MQTT 5 clients with topic aliases): idle connections stay small. */
   private aliasesInMap: Map<number, Buffer> | null = null;
+  rewriteMemo: RewriteMemo | null = null;
   private aliasesOutMap: Map<string, number> | null = null;
   /** The client's Topic Alias Maximum; aliases we assigned: topic -> alias. */
   aliasMaxOut = 0;

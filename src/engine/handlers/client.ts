@@ -110,6 +110,9 @@ export interface Client extends SessionLink {
   /** What a PROXY protocol header said of the client's TLS with its balancer (undefined: no
    * header, or one that named no client). */
   readonly proxy: ClientProxy | undefined;
+  /** Its last PUBLISH topic through the topic rewrite rules (TopicRewrite.publishFrom); absent
+   * or null until it publishes with rules in force. */
+  rewriteMemo?: RewriteMemo | null;
   /** Topic aliases the client set [MQTT-3.3.2-9]: alias -> topic bytes. */
   readonly aliasesIn: Map<number, Buffer>;
   /** Traffic counters for the admin API. */
@@ -191,8 +194,20 @@ export interface TopicRewrite {
   readonly active: boolean;
   /** A PUBLISH topic name or a will topic. */
   publish(topic: string): string;
+  /** A PUBLISH topic name of a client, remembered in `holder.rewriteMemo`: the same topic again
+   * (a publisher repeats its topics) costs one string comparison. */
+  publishFrom(holder: { rewriteMemo?: RewriteMemo | null }, topic: string): string;
   /** A SUBSCRIBE/UNSUBSCRIBE filter (also the one inside $share/{group}/ and $exclusive/). */
   filter(filter: string): string;
+}
+
+/** The last topic a client published and what the rewrite rules made of it (`rule`: the index
+ * of the rule that rewrote it, -1 none), for the rules `rules` (another set: not used). */
+export interface RewriteMemo {
+  rules: object;
+  topic: string;
+  out: string;
+  rule: number;
 }
 
 /** Exclusive subscriptions (src/features/exclusive): one holder per `$exclusive/{filter}` (across
@@ -216,7 +231,7 @@ export interface ExclusivePlaces {
 export const NO_EXCLUSIVE: ExclusivePlaces = { enabled: false, acquire: () => 'busy', confirm: () => true, release: () => {}, holds: () => false, waiting: () => undefined };
 
 /** No rules. */
-export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, filter: (f) => f } };
+export const NO_REWRITE: { readonly current: TopicRewrite } = { current: { active: false, publish: (t) => t, publishFrom: (_, t) => t, filter: (f) => f } };
 
 /** Schema checks (src/features/schema-registry): whether a PUBLISH's payload is refused on its
  * topic (counted by the check), asked only while `active` (a check is configured). */

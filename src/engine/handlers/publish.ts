@@ -96,7 +96,7 @@ function publishAdmitted(host: HandlerHost, c: Client, src: Buffer, d: Uint32Arr
   // Topic rewrite, before the ACL (src/features/rewrite): one check without rules.
   const rewrite = host.rewrite.current;
   if (rewrite.active) {
-    const to = rewrite.publish(topic);
+    const to = rewrite.publishFrom(c, topic);
     if (to !== topic) {
       topic = to;
       topicBytes = Buffer.from(to);

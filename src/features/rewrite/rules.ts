@@ -5,6 +5,7 @@
 // `$1..$n` standing for the regex's groups; no rule: the topic stays as it is.
 import { DomainError } from '../../errors/domain-error.ts';
 import { topicFilterProblem } from '../../auth/topic-filter.ts';
+import type { RewriteMemo } from '../../engine/handlers/client.ts';
 
 export const REWRITE_ACTIONS = ['publish', 'subscribe', 'all'] as const;
 export type RewriteAction = (typeof REWRITE_ACTIONS)[number];
@@ -117,6 +118,8 @@ export class CompiledRewrite {
   private readonly root = newNode();
   /** The rules whose filter matched the topic being rewritten (reused). */
   private hits: number[] = [];
+  /** The rule that rewrote the last topic apply() was given; -1: none. */
+  private lastRule = -1;
 
   /** `counts[i]`: topics rule i rewrote (shared with the main thread, Atomics). */
   constructor(rules: readonly RewriteRule[], private readonly counts: Uint32Array | null) {
@@ -157,6 +160,24 @@ export class CompiledRewrite {
   /** A PUBLISH topic name (or a will's) rewritten, or the same string. */
   publish(topic: string): string {
     return this.apply(1, topic);
+  }
+
+  /** publish() for a client's PUBLISH, remembering its last topic in `holder.rewriteMemo`. */
+  publishFrom(holder: { rewriteMemo?: RewriteMemo | null }, topic: string): string {
+    const memo = holder.rewriteMemo;
+    if (memo != null && memo.rules === this && memo.topic === topic) {
+      if (memo.rule >= 0 && this.counts !== null) Atomics.add(this.counts, memo.rule, 1);
+      return memo.out;
+    }
+    const out = this.apply(1, topic);
+    if (memo == null) holder.rewriteMemo = { rules: this, topic, out, rule: this.lastRule };
+    else {
+      memo.rules = this;
+      memo.topic = topic;
+      memo.out = out;
+      memo.rule = this.lastRule;
+    }
+    return out;
   }
 
   /** A SUBSCRIBE/UNSUBSCRIBE filter rewritten (inside `$share/{group}/` and `$exclusive/`). */
@@ -221,6 +242,7 @@ export class CompiledRewrite {
   }
 
   private apply(bit: number, topic: string): string {
+    this.lastRule = -1;
     const hits = this.hits;
     hits.length = 0;
     this.walk(this.root, topic, 0, true);
@@ -240,6 +262,7 @@ export class CompiledRewrite {
         out += typeof part === 'number' ? m[part] ?? '' : part;
       }
       if (this.counts !== null) Atomics.add(this.counts, i, 1);
+      this.lastRule = i;
       return out;
     }
     return topic;
