@@ -121,6 +121,23 @@ try {
   await page.goto(`${broker.adminUrl}/#/cluster`);
   await page.locator('td[data-testid^="uptime-"]').filter({ hasText: /\d/ }).first().waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'cluster.png'), fullPage: true });
+  // Topic metrics of the traffic's filter, after a few seconds of it.
+  await broker.api('/api/topic-metrics', { filter: 'bench/#' });
+  await page.goto(`${broker.adminUrl}/#/topic-metrics`);
+  await page.locator('tr[data-filter="bench/#"]').waitFor();
+  await page.waitForTimeout(3000);
+  await page.screenshot({ path: path.join(SHOTS, 'topic-metrics.png'), fullPage: true });
+  // A data source's form, generated from its type's schema.
+  await page.goto(`${broker.adminUrl}/#/sources`);
+  await page.getByRole('form', { name: 'add a data source' }).getByLabel('Type').selectOption('http');
+  await page.locator('[data-field="config.url"] input').waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'source-form.png'), fullPage: true });
+  // The overview in dark mode (the system's setting).
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.goto(`${broker.adminUrl}/#/overview`);
+  await page.waitForFunction(() => /(\d+) samples kept/.test(document.body.textContent ?? '') && Number(/(\d+) samples kept/.exec(document.body.textContent ?? '')![1]) >= 4);
+  await page.screenshot({ path: path.join(SHOTS, 'overview-dark.png'), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'light' });
   clearInterval(traffic);
 } finally {
   for (const c of clients) await c.endAsync();
