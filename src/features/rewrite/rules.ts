@@ -5,7 +5,6 @@
 // `$1..$n` standing for the regex's groups; no rule: the topic stays as it is.
 import { DomainError } from '../../errors/domain-error.ts';
 import { topicFilterProblem } from '../../auth/topic-filter.ts';
-import type { RewriteMemo } from '../../engine/handlers/client.ts';
 
 export const REWRITE_ACTIONS = ['publish', 'subscribe', 'all'] as const;
 export type RewriteAction = (typeof REWRITE_ACTIONS)[number];
@@ -55,6 +54,15 @@ export function checkRewriteRules(value: unknown): RewriteRule[] {
   if (!Array.isArray(value)) throw new DomainError('INVALID_PARAMETER', 'rules: expected a list', { field: 'rules' });
   if (value.length > MAX_REWRITE_RULES) throw new DomainError('INVALID_PARAMETER', `rules: at most ${MAX_REWRITE_RULES}`, { field: 'rules' });
   return value.map((r, i) => checkRewriteRule(r, `[${i}].`));
+}
+
+/** A client's last PUBLISH topic and its answer (the engine's RewriteMemo, Client.rewriteMemo;
+ * declared here by its shape: the config's validators import this file). */
+interface RewriteMemo {
+  rules: object;
+  topic: string;
+  out: string;
+  rule: number;
 }
 
 interface Compiled {
