@@ -11,7 +11,7 @@ import type { Browser } from 'playwright-core';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, connect, end } from '../helpers/broker.ts';
-import { launchBrowser, signIn } from '../helpers/browser.ts';
+import { launchBrowser, openRawJson, signIn } from '../helpers/browser.ts';
 import type { Slapd } from '../helpers/slapd.ts';
 import { GROUP_FILTER, GROUPS, PEOPLE, SERVICE, startDirectory, USER_DN, USER_FILTER } from '../policies/ldap-helpers.ts';
 
@@ -48,8 +48,7 @@ test('an LDAP authentication and ACL policy added from the form: its template an
     const config = { urls: slapd.url, mode: 'search', service: { ...SERVICE, password: 'wrong' }, base: PEOPLE, filter: USER_FILTER };
     await form.getByLabel('Name', { exact: true }).fill('console-ldap');
     // Typed in the raw JSON escape hatch (closed by default): a refusal names its field there.
-    await form.getByText('Raw JSON').click();
-    await form.getByLabel('Config (JSON)').fill(JSON.stringify(config));
+    await (await openRawJson(form)).fill(JSON.stringify(config));
     await form.getByRole('button', { name: 'Add policy' }).click();
     assert.match(await form.getByRole('alert').innerText(), /config\.service: the directory refused the service account's bind/);
     await form.getByLabel('Config (JSON)').fill(JSON.stringify({ ...config, service: SERVICE }));
@@ -68,8 +67,7 @@ test('an LDAP authentication and ACL policy added from the form: its template an
     await aclForm.getByRole('button', { name: 'Add rules' }).click();
     assert.deepEqual(await aclForm.locator('[data-field="config.groupRules[0].rules[0].permission"] option').allInnerTexts(), ['', 'allow', 'deny']);
     await aclForm.getByLabel('Name', { exact: true }).fill('console-ldap-groups');
-    await aclForm.getByText('Raw JSON').click();
-    await aclForm.getByLabel('Config (JSON)').fill(JSON.stringify({
+    await (await openRawJson(aclForm)).fill(JSON.stringify({
       urls: slapd.url,
       mode: 'bind',
       userDn: USER_DN,

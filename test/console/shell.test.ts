@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import type { Browser } from 'playwright-core';
 
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { launchBrowser, signIn } from '../helpers/browser.ts';
+import { launchBrowser, openRawJson, signIn } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let b: AdminBroker;
@@ -184,10 +184,7 @@ test('an HTTP authentication policy from its generated form: a field out of rang
     assert.equal(await error.innerText(), 'must be between 100 and 60000, got 99999');
     await form.locator('[data-field="config.timeout"] input').fill('2000');
     // The raw JSON starts from the fields; edited there, it is what is sent.
-    await form.getByText('Raw JSON').click();
-    const raw = form.getByLabel('Config (JSON)');
-    // The details element's toggle event fills it after the click.
-    await waitFor(async () => (await raw.inputValue()) !== '', { message: 'the raw JSON filled from the fields' });
+    const raw = await openRawJson(form);
     assert.deepEqual(JSON.parse(await raw.inputValue()), { url: `${serverUrl}/auth`, timeout: 2000 });
     await raw.fill(JSON.stringify({ url: `${serverUrl}/auth`, timeout: 3000 }));
     await form.getByRole('button', { name: 'Add policy' }).click();

@@ -150,7 +150,7 @@ function nextRelease(deb: string, dir: string): { deb: string; version: string }
   const control = path.join(tree, 'DEBIAN/control');
   writeFileSync(control, readFileSync(control, 'utf8').replace(/^Version: .*$/m, `Version: ${version}`));
   writeFileSync(path.join(tree, CONFFILE), readFileSync(path.join(tree, CONFFILE), 'utf8') + `# Shipped by ${version}.\n`);
-  const md5sums = execFileSync('sh', ['-c', "find . -path ./DEBIAN -prune -o -type f -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 md5sum"], { cwd: tree, encoding: 'utf8' });
+  const md5sums = execFileSync('sh', ['-c', "find . -path ./DEBIAN -prune -o -type f -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 md5sum"], { cwd: tree, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   writeFileSync(path.join(tree, 'DEBIAN/md5sums'), md5sums);
   const out = path.join(dir, `spindle_${version}_amd64.deb`);
   execFileSync('dpkg-deb', ['--root-owner-group', '-Zgzip', '--build', tree, out], { stdio: 'ignore' });

@@ -3,10 +3,11 @@
 // downloaded from anywhere.
 import { existsSync } from 'node:fs';
 
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 
 import { ADMIN_PASSWORD } from './broker.ts';
+import { waitFor } from './wait.ts';
 
 const CANDIDATES = [process.env.SPINDLE_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
@@ -45,4 +46,13 @@ export function upgradeStatus(url: string, headers: Record<string, string>): Pro
     });
     ws.on('error', reject);
   });
+}
+
+/** Opens a generated form's "Raw JSON" escape hatch and waits until it holds the fields' JSON
+ * (the details element's toggle fills it after the click: text typed before that is replaced). */
+export async function openRawJson(form: Locator): Promise<Locator> {
+  await form.getByText('Raw JSON').click();
+  const raw = form.getByLabel('Config (JSON)');
+  await waitFor(async () => (await raw.inputValue()) !== '', { message: 'the raw JSON filled from the fields' });
+  return raw;
 }
