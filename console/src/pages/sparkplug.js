@@ -1,4 +1,4 @@
-// Sparkplug B: the edge nodes this node has seen under spBv1.0/ (by group, paged), online or
+// Sparkplug B: the edge nodes the cluster has seen under spBv1.0/ (by group, paged), online or
 // offline, with their last birth and death; a node opens to its devices (their births and deaths)
 // and its birth metrics; the primary hosts' STATE. Refreshed every 2 s while open.
 import { h } from 'preact';
