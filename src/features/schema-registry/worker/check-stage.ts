@@ -14,6 +14,7 @@ import type { Piscina } from 'piscina';
 
 import type { Logger } from '../../../log/index.ts';
 import { BEAT_TIME, NOT_STARTED, newBeat } from '../../../threads/heartbeat.ts';
+import { BatchPump } from '../../../threads/batch-pump.ts';
 import { threadEntry } from '../../../threads/entry.ts';
 import { FROM_SOURCE } from '../../../install/root.ts';
 import { lazyRequire } from '../../../lazy/lazy-require.ts';
@@ -61,11 +62,7 @@ const GONE: TaskSchema = { key: '\u0000gone', type: 'json', source: '' };
 
 export class CheckStage {
   private pool: Piscina | null = null;
-  private batch: Pending[] = [];
-  private batchBytes = 0;
-  private readonly waiting: Pending[][] = [];
-  private running = 0;
-  private scheduled = false;
+  private readonly batches: BatchPump<Pending>;
   private waitingBytes = 0;
   private waitingMessages = 0;
   private counters: BigInt64Array | null = null;
@@ -75,7 +72,9 @@ export class CheckStage {
   /** The pool thread that answered last (worker_threads' threadId): logs and tests. */
   lastThreadId = -1;
 
-  constructor(private readonly options: CheckStageOptions) {}
+  constructor(private readonly options: CheckStageOptions) {
+    this.batches = new BatchPump(options.threads + 1, (batch, seq) => this.send(batch, seq));
+  }
 
   /** The node's schema counters (types.ts CHECK_WORDS). */
   setCounters(counters: SharedArrayBuffer): void {
@@ -93,14 +92,8 @@ export class CheckStage {
    * batch is sent (a connection's read buffers are its own: every read is a new one). */
   check<T>(payload: Uint8Array, checks: readonly OffloadedCheck[], done: CheckDone<T>, owner: T): void {
     this.pool ??= this.newPool();
-    this.batch.push({ payload, checks, done: done as CheckDone<never>, owner });
-    this.batchBytes += payload.length;
     this.wait(payload.length, 1);
-    if (this.batch.length >= BATCH_SIZE || this.batchBytes >= BATCH_BYTES_MAX) this.closeBatch();
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.pumpSoon);
-    }
+    this.batches.add({ payload, checks, done: done as CheckDone<never>, owner }, payload.length, BATCH_SIZE, BATCH_BYTES_MAX);
   }
 
   async close(): Promise<void> {
@@ -118,47 +111,6 @@ export class CheckStage {
     }
   }
 
-  /** As the scripts' stage: a batch is sent at the end of the tick while fewer than threads + 1
-   * run; otherwise the open batch keeps filling until one comes back. */
-  private readonly pumpSoon = (): void => {
-    this.scheduled = false;
-    this.pump();
-  };
-
-  private pump(): void {
-    const slots = this.options.threads + 1;
-    if (this.running < slots && this.waiting.length === 0) this.closeBatch();
-    while (this.running < slots && this.waiting.length > 0) this.start(this.waiting.shift()!);
-  }
-
-  private closeBatch(): void {
-    if (this.batch.length === 0) return;
-    this.waiting.push(this.batch);
-    this.batch = [];
-    this.batchBytes = 0;
-  }
-
-  private start(batch: Pending[]): void {
-    this.running++;
-    void this.send(batch, this.sent++).finally(() => {
-      this.running--;
-      this.pump();
-    });
-  }
-
-  private readonly early = new Map<number, () => void>();
-  private sent = 0;
-  private answeredUpTo = 0;
-
-  /** Runs `answer` for batch `seq` once every batch before it has been answered. */
-  private inOrder(seq: number, answer: () => void): void {
-    this.early.set(seq, answer);
-    for (let next = this.early.get(this.answeredUpTo); next !== undefined; next = this.early.get(this.answeredUpTo)) {
-      this.early.delete(this.answeredUpTo++);
-      next();
-    }
-  }
-
   private async send(batch: Pending[], seq: number): Promise<void> {
     const task = this.task(batch);
     const abort = new AbortController();
@@ -170,13 +122,13 @@ export class CheckStage {
       this.armWatchdog();
       result = (await this.pool.run(task, { transferList: [task.bytes.buffer as ArrayBuffer], signal: abort.signal })) as CheckResult;
     } catch (err) {
-      this.inOrder(seq, () => this.failed(batch, err));
+      this.batches.inOrder(seq, () => this.failed(batch, err));
       return;
     } finally {
       this.inFlight.delete(flight);
     }
     this.lastThreadId = result.threadId;
-    this.inOrder(seq, () => {
+    this.batches.inOrder(seq, () => {
       this.release(batch);
       for (let i = 0; i < batch.length; i++) this.call(batch[i], result.refused[i] === 1);
     });

@@ -17,6 +17,7 @@ import { matchLevels, parseFilter, type FilterLevel } from '../../../auth/topic-
 import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
 import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../../../threads/heartbeat.ts';
+import { BatchPump } from '../../../threads/batch-pump.ts';
 import { threadEntry } from '../../../threads/entry.ts';
 import { FROM_SOURCE } from '../../../install/root.ts';
 import { lazyRequire } from '../../../lazy/lazy-require.ts';
@@ -70,12 +71,8 @@ export class ProcessorStage {
   private readonly listIds = new Map<string, number>();
   private readonly topicLists = new Map<string, number>();
   private pool: Piscina | null = null;
-  /** The open batch, and closed ones waiting for a free slot. */
-  private batch: Pending[] = [];
-  private batchBytes = 0;
-  private readonly waiting: Pending[][] = [];
-  private running = 0;
-  private scheduled = false;
+  /** The open batch, and closed ones waiting for a free slot (threads + 1 run at once). */
+  private readonly batches: BatchPump<Pending>;
   private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
   private watchdog: NodeJS.Timeout | null = null;
   private readonly counters = new Map<string, ProcessorCounters>();
@@ -86,6 +83,7 @@ export class ProcessorStage {
 
   constructor(private readonly options: StageOptions) {
     this.batchSize = options.batchSize ?? 512;
+    this.batches = new BatchPump(options.threads + 1, (batch, seq) => this.send(batch, seq));
   }
 
   /** The processors changed (or this worker just started). */
@@ -118,13 +116,7 @@ export class ProcessorStage {
       done(owner, tag, m, m);
       return;
     }
-    this.batch.push({ message: m, clientId, list, done: done as Pending['done'], owner, tag });
-    this.batchBytes += m.payload.length;
-    if (this.batch.length >= this.batchSize || this.batchBytes >= BATCH_BYTES_MAX) this.closeBatch();
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.pumpSoon);
-    }
+    this.batches.add({ message: m, clientId, list, done: done as Pending['done'], owner, tag }, m.payload.length, this.batchSize, BATCH_BYTES_MAX);
   }
 
   /** Counters per processor id since this worker started. */
@@ -133,8 +125,7 @@ export class ProcessorStage {
   }
 
   async close(): Promise<void> {
-    this.closeBatch();
-    while (this.waiting.length > 0) this.start(this.waiting.shift()!);
+    this.batches.flush();
     await this.closePool();
   }
 
@@ -157,53 +148,6 @@ export class ProcessorStage {
     if (this.topicLists.size >= TOPIC_CACHE_MAX) this.topicLists.clear();
     this.topicLists.set(topic, id);
     return id;
-  }
-
-  /**
-   * Batches adapt to the load: one is sent at the end of the tick only while fewer than
-   * threads + 1 are running; otherwise the open batch keeps filling (closed at batchSize, then
-   * waiting) until one comes back. So a busy stage sends few, large batches (the pool's cost per
-   * task, ~50 µs, is spread over many messages) and an idle one sends at once.
-   */
-  private readonly pumpSoon = (): void => {
-    this.scheduled = false;
-    this.pump();
-  };
-
-  private pump(): void {
-    const slots = this.options.threads + 1;
-    if (this.running < slots && this.waiting.length === 0) this.closeBatch();
-    while (this.running < slots && this.waiting.length > 0) this.start(this.waiting.shift()!);
-  }
-
-  /** Closes the open batch (it waits its turn). */
-  private closeBatch(): void {
-    if (this.batch.length === 0) return;
-    this.waiting.push(this.batch);
-    this.batch = [];
-    this.batchBytes = 0;
-  }
-
-  private start(batch: Pending[]): void {
-    this.running++;
-    void this.send(batch, this.sent++).finally(() => {
-      this.running--;
-      this.pump();
-    });
-  }
-
-  /** Answers of batches that came back before an earlier one, held until it has. */
-  private readonly early = new Map<number, () => void>();
-  private sent = 0;
-  private answeredUpTo = 0;
-
-  /** Runs `answer` for batch `seq` once every batch before it has been answered. */
-  private inOrder(seq: number, answer: () => void): void {
-    this.early.set(seq, answer);
-    for (let next = this.early.get(this.answeredUpTo); next !== undefined; next = this.early.get(this.answeredUpTo)) {
-      this.early.delete(this.answeredUpTo++);
-      next();
-    }
   }
 
   private async send(batch: Pending[], seq: number): Promise<void> {
@@ -235,12 +179,12 @@ export class ProcessorStage {
       this.armWatchdog();
       result = (await this.pool.run(task, { transferList: [bytes.buffer], signal: abort.signal })) as BatchResult;
     } catch (err) {
-      this.inOrder(seq, () => this.failed(batch, state, Atomics.load(task.beat, BEAT_PROCESSOR), err));
+      this.batches.inOrder(seq, () => this.failed(batch, state, Atomics.load(task.beat, BEAT_PROCESSOR), err));
       return;
     } finally {
       this.inFlight.delete(flight);
     }
-    this.inOrder(seq, () => this.answered(batch, state, result));
+    this.batches.inOrder(seq, () => this.answered(batch, state, result));
   }
 
   private answered(batch: Pending[], state: ProcessorState, r: BatchResult): void {
