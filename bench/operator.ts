@@ -30,14 +30,11 @@ import { startBenchSpindle, type BenchSpindle } from './lib/bench-spindle.ts';
 import { ROOT, processCpuSeconds, setSpindleRoot, spindleCommit } from './lib/compare-brokers.ts';
 import { median, printResults, writeResults, type Row } from './lib/report.ts';
 import { hashPassword } from '../src/auth/password.ts';
+import { positiveSetting } from './lib/fanin-run.ts';
 
 const run = promisify(execFile);
 const LOADGEN = process.env.LOADGEN ?? path.join(ROOT, 'target/release/spindle-loadgen');
-const setting = (name: string, fallback: number) => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!(v > 0)) throw new Error(`${name}: a positive number, not ${process.env[name]}`);
-  return v;
-};
+const setting = positiveSetting;
 const ROUNDS = setting('OPERATOR_ROUNDS', 5);
 const BANS = setting('OPERATOR_BANS', 10_000);
 const CLIENTS = setting('OPERATOR_CLIENTS', 10_000);

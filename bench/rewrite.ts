@@ -12,20 +12,15 @@
 // core 0 with one worker, the load generator on core 1, as bench/operator.ts).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { startBenchSpindle, type BenchSpindle } from './lib/bench-spindle.ts';
-import { ROOT, processCpuSeconds, spindleCommit } from './lib/compare-brokers.ts';
+import { spindleCommit } from './lib/compare-brokers.ts';
 import { median, printResults, writeResults, type Row } from './lib/report.ts';
+import { LOADGEN, loadgenRun, positiveSetting } from './lib/fanin-run.ts';
 
 const run = promisify(execFile);
-const LOADGEN = process.env.LOADGEN ?? path.join(ROOT, 'target/release/spindle-loadgen');
-const setting = (name: string, fallback: number) => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!(v > 0)) throw new Error(`${name}: a positive number, not ${process.env[name]}`);
-  return v;
-};
+const setting = positiveSetting;
 const ROUNDS = setting('REWRITE_ROUNDS', 5);
 const RULES = setting('REWRITE_RULES', 100);
 const SECONDS = setting('REWRITE_SECONDS', 5);
@@ -40,15 +35,8 @@ function rules(): unknown[] {
   return Array.from({ length: RULES }, (_, i) => ({ action: 'all', sourceFilter: `${PREFIX}/none${i}/#`, regex: `^${PREFIX}/none${i}/(.+)$`, destination: `moved/${i}/$1` }));
 }
 
-async function loadgen(s: BenchSpindle, what: string): Promise<{ rate: number; cores: number }> {
-  const cpu = processCpuSeconds(s.pid);
-  const t0 = performance.now();
-  const [command, ...pinned] = PINNED ? ['taskset', '-c', String(LOADGEN_CORE), LOADGEN] : [LOADGEN];
-  const { stdout } = await run(command, [...pinned, ...ARGS, '--port', String(s.port), '--version', '5', '--sources', '16'], { maxBuffer: 16 * 1024 * 1024 });
-  const seconds = (performance.now() - t0) / 1000;
-  const r = JSON.parse(stdout.trim().split('\n').at(-1)!);
-  if (r.ok === false || r.refused > 0 || r.errors > 0 || r.loss > 0) throw new Error(`${what}: the run failed: ${JSON.stringify(r).slice(0, 500)}`);
-  return { rate: r.rate, cores: (processCpuSeconds(s.pid) - cpu) / seconds };
+function loadgen(s: BenchSpindle, what: string): Promise<{ rate: number; cores: number }> {
+  return loadgenRun(s, ARGS, PINNED ? LOADGEN_CORE : null, what);
 }
 
 /** Topics the rules rewrote (must stay 0: the load matches none). */
