@@ -21,6 +21,7 @@ import mqtt from 'mqtt';
 
 import { compileSchema } from '../src/features/schema-registry/codec.ts';
 import { CheckStage, type OffloadedCheck } from '../src/features/schema-registry/worker/check-stage.ts';
+import { SchemaPool } from '../src/features/schema-registry/worker/schema-pool.ts';
 import { createLogger } from '../src/log/index.ts';
 import { startBenchSpindle, type BenchSpindle } from './lib/bench-spindle.ts';
 import { ROOT } from './lib/compare-brokers.ts';
@@ -64,7 +65,9 @@ for (const runs of [11, 22, 45, 89]) {
 // CheckStage with one pool thread, wall time per message, against the same checks inline.
 {
   const payload = Buffer.alloc(PAYLOAD, 0x5a);
-  const stage = new CheckStage({ log: createLogger({ level: 'error' }), threads: 1, timeoutMs: 1000, maxWaitingBytes: 1 << 30, maxWaitingMessages: 1_000_000, onFailure: 'refuse' });
+  const log = createLogger({ level: 'error' });
+  const pool = new SchemaPool({ log, threads: 1, timeoutMs: 1000, maxWaitingBytes: 1 << 30, maxWaitingMessages: 1_000_000 });
+  const stage = new CheckStage(pool, { log, onFailure: 'refuse' });
   const check: OffloadedCheck = { schema: { key: 'bench', type: 'protobuf', source: SCHEMA.source }, messageType: 'Z' };
   const burst = (n: number) => new Promise<void>((resolve) => {
     let got = 0;
@@ -77,7 +80,7 @@ for (const runs of [11, 22, 45, 89]) {
   const t = process.hrtime.bigint();
   await burst(n);
   const pooled = Number(process.hrtime.bigint() - t) / 1000 / n;
-  await stage.close();
+  await pool.close();
   const t2 = process.hrtime.bigint();
   for (let i = 0; i < n; i++) compiled.valid(payload, 'Z');
   const inline = Number(process.hrtime.bigint() - t2) / 1000 / n;
