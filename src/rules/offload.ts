@@ -9,10 +9,16 @@ const HEAVY = new Set(['schema_decode', 'spb_decode']);
 /** The SQL functions that read the schema registry (their first argument names the schema). */
 const SCHEMA_FUNCTIONS = new Set(['schema_decode', 'schema_encode']);
 
-/** A rule as a pool thread compiles it (once per id and SQL text). */
+/** A rule as a pool thread compiles it (once per id and version). */
 export interface OffloadedRule {
   id: string;
   sql: string;
+  /** Its republish actions' configs: the pool thread renders their topics and payloads. */
+  republish: readonly Record<string, unknown>[];
+  /** Whether its output goes to the main thread's actions (then it crosses back whole). */
+  remote: boolean;
+  /** Changes with the SQL or the republish configs. */
+  version: string;
   /** The schemas its SQL names (literal first arguments of schema_decode/schema_encode); null:
    * a name is computed, so every schema held is sent. */
   schemas: readonly string[] | null;
@@ -38,8 +44,16 @@ export const RULE_FILTERED = 1;
 export const RULE_FAILED = 2;
 export type RuleOutcome = typeof RULE_PASSED | typeof RULE_FILTERED | typeof RULE_FAILED;
 
-/** Called with one evaluation's answer: RULE_PASSED and the output, RULE_FILTERED and null, or
- * RULE_FAILED and the error's message. */
+/** A passed evaluation's answer: each republish action's topic and payload (rendered from the
+ * output on the pool thread, in the order of the rule's actions: topic, payload, topic, ...),
+ * and the output itself when the rule is `remote` (else null). */
+export interface PooledOutput {
+  republish: string[];
+  out: Record<string, unknown> | null;
+}
+
+/** Called with one evaluation's answer: RULE_PASSED and a PooledOutput, RULE_FILTERED and null,
+ * or RULE_FAILED and the error's message. */
 export type RuleDone<T> = (owner: T, outcome: RuleOutcome, value: unknown) => void;
 
 export interface RuleOffload {
@@ -54,9 +68,9 @@ export interface RuleOffload {
   evaluate<T>(rule: OffloadedRule, fields: PublishSnapshot, done: RuleDone<T>, owner: T): void;
 }
 
-/** What a pool thread needs to evaluate `parsed` (rule `id`), or null when its SQL calls no heavy
- * decoder (it always runs inline). */
-export function offloadedRule(id: string, sql: string, parsed: ParsedRule): OffloadedRule | null {
+/** What a pool thread needs to evaluate `parsed` (the rule of `spec`), or null when its SQL calls
+ * no heavy decoder (it always runs inline). */
+export function offloadedRule(spec: { id: string; sql: string; republish: readonly object[]; remote: boolean }, parsed: ParsedRule): OffloadedRule | null {
   let heavy = false;
   let names: Set<string> | null = new Set();
   eachCall(parsed, (name, args) => {
@@ -67,5 +81,6 @@ export function offloadedRule(id: string, sql: string, parsed: ParsedRule): Offl
     else names = null;
   });
   if (!heavy) return null;
-  return { id, sql, schemas: names === null ? null : [...names] };
+  const republish = spec.republish as readonly Record<string, unknown>[];
+  return { id: spec.id, sql: spec.sql, republish, remote: spec.remote, version: `${spec.sql}\u0000${JSON.stringify(republish)}`, schemas: names === null ? null : [...names] };
 }

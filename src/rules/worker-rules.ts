@@ -17,7 +17,7 @@ import { compileRule, EventContext, parseRule, type CompiledRule, type EventName
 import { compileRepublish } from './actions/republish.ts';
 import { topicNameProblem } from '../auth/topic-filter.ts';
 import type { CompiledRepublish } from './actions/types.ts';
-import { offloadedRule, RULE_FAILED, RULE_PASSED, type OffloadedRule, type PublishSnapshot, type RuleDone, type RuleOffload, type RuleOutcome } from './offload.ts';
+import { offloadedRule, RULE_FAILED, RULE_PASSED, type OffloadedRule, type PooledOutput, type PublishSnapshot, type RuleDone, type RuleOffload, type RuleOutcome } from './offload.ts';
 
 /** A rule as the main thread sends it to every worker. */
 export interface RuleSpec {
@@ -144,7 +144,7 @@ export class WorkerRules implements EngineEvents {
           run: compileRule(parsed),
           republish: spec.republish.map((c) => compileRepublish(c as unknown as Record<string, unknown>)),
           counters: had?.counters ?? newCounters(),
-          offload: parsed.events.includes('PUBLISH') ? offloadedRule(spec.id, spec.sql, parsed) : null,
+          offload: parsed.events.includes('PUBLISH') ? offloadedRule(spec, parsed) : null,
           flow: had?.flow ?? { pending: 0 },
         };
         this.remove(spec.id);
@@ -238,7 +238,8 @@ export class WorkerRules implements EngineEvents {
     this.traceparent = o.traceparent;
     try {
       if (outcome === RULE_FAILED) this.failed(o.entry, value as string);
-      else this.apply(o.entry, outcome === RULE_PASSED ? (buffersBack(value) as Record<string, unknown>) : null);
+      else if (outcome === RULE_PASSED) this.applyPooled(o.entry, value as PooledOutput);
+      else o.entry.counters.filtered++;
     } finally {
       this.depth = depth;
       this.traceparent = traceparent;
@@ -274,6 +275,18 @@ export class WorkerRules implements EngineEvents {
     c.lastErrorAt = Date.now();
   }
 
+  /** A pool thread's output, as apply() handles an inline one: its republishes come rendered
+   * (topics and payloads: the output itself, often a large decoded map, does not cross back),
+   * and the output only when the main thread's actions take it. */
+  private applyPooled(e: Entry, p: PooledOutput): void {
+    e.counters.passed++;
+    for (let k = 0; k < e.republish.length; k++) {
+      const topic = p.republish[2 * k];
+      if (!this.republishRefused(e, topic)) this.pushRepublish(e, e.republish[k], topic, p.republish[2 * k + 1]);
+    }
+    if (e.spec.remote && p.out !== null) this.post(e, p.out);
+  }
+
   /** An evaluation's output (null: WHERE filtered it out): counted, republished, posted. */
   private apply(e: Entry, out: Record<string, unknown> | null): void {
     const c = e.counters;
@@ -283,35 +296,45 @@ export class WorkerRules implements EngineEvents {
     }
     c.passed++;
     for (const r of e.republish) this.queueRepublish(e, r, out);
-    if (e.spec.remote) {
-      if (this.traceparent !== null) out[TRACEPARENT_FIELD] = this.traceparent;
-      this.outputs.push(e.spec.handle, out);
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.flush);
-      }
+    if (e.spec.remote) this.post(e, out);
+  }
+
+  /** Posts an output to the main thread's actions (with the traceparent of a traced message). */
+  private post(e: Entry, out: Record<string, unknown>): void {
+    if (this.traceparent !== null) out[TRACEPARENT_FIELD] = this.traceparent;
+    this.outputs.push(e.spec.handle, out);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
     }
   }
 
   private queueRepublish(e: Entry, r: Republish, out: Record<string, unknown>): void {
+    const topic = r.topic(out);
+    if (this.republishRefused(e, topic)) return;
+    this.pushRepublish(e, r, topic, r.payload === null ? JSON.stringify(out) : r.payload(out));
+  }
+
+  /** Whether a republish to `topic` is refused (counted on the rule): past the loop bound, or
+   * not a topic a rule may publish to. */
+  private republishRefused(e: Entry, topic: string): boolean {
     const c = e.counters;
     const depth = this.depth + 1;
-    const topic = r.topic(out);
     let problem: string | null = null;
     if (depth > MAX_REPUBLISH_DEPTH) problem = `republish loop: more than ${MAX_REPUBLISH_DEPTH} republishes deep (topic ${topic})`;
     else if (topic !== this.lastGoodTopic) {
       problem = republishProblem(topic);
       if (problem === null) this.lastGoodTopic = topic;
     }
-    if (problem !== null) {
-      c.republishFailed++;
-      c.lastError = problem;
-      c.lastErrorAt = Date.now();
-      return;
-    }
-    const payload = Buffer.from(r.payload === null ? JSON.stringify(out) : r.payload(out), 'utf8');
+    if (problem === null) return false;
+    c.republishFailed++;
+    c.lastError = problem;
+    c.lastErrorAt = Date.now();
+    return true;
+  }
 
-    this.republishQueue.push({ rule: e, topic, payload, qos: r.qos, retain: r.retain, depth });
+  private pushRepublish(e: Entry, r: Republish, topic: string, payload: string): void {
+    this.republishQueue.push({ rule: e, topic, payload: Buffer.from(payload, 'utf8'), qos: r.qos, retain: r.retain, depth: this.depth + 1 });
     if (!this.draining) {
       this.draining = true;
       queueMicrotask(this.drain);
@@ -366,21 +389,6 @@ export class WorkerRules implements EngineEvents {
     this.outputs = [];
     this.host.postOutputs(items);
   };
-}
-
-/** `v` with the byte arrays a thread hop made of its Buffers made Buffers again (an output read
- * by a template or JSON.stringify must look as it does inline). */
-function buffersBack(v: unknown): unknown {
-  if (v === null || typeof v !== 'object') return v;
-  if (v instanceof Uint8Array) return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) v[i] = buffersBack(v[i]);
-    return v;
-  }
-  if (Object.getPrototypeOf(v) !== Object.prototype) return v;
-  const o = v as Record<string, unknown>;
-  for (const k in o) o[k] = buffersBack(o[k]);
-  return v;
 }
 
 function newCounters(): RuleCounters {

@@ -16,7 +16,7 @@ import { RuleStage } from '../../src/features/schema-registry/worker/rule-stage.
 import { SchemaPool } from '../../src/features/schema-registry/worker/schema-pool.ts';
 import { SchemaRuntime } from '../../src/features/schema-registry/runtime.ts';
 import { CHECK_WORDS, newCheckCounters } from '../../src/features/schema-registry/types.ts';
-import { RULE_FAILED, RULE_FILTERED, RULE_PASSED, offloadedRule } from '../../src/rules/offload.ts';
+import { RULE_FAILED, RULE_FILTERED, RULE_PASSED, offloadedRule, type PooledOutput } from '../../src/rules/offload.ts';
 import { parseRule } from '../../src/rules/sql/index.ts';
 import { WorkerRules, type RuleSpec } from '../../src/rules/worker-rules.ts';
 import { TRACEPARENT_FIELD } from '../../src/rules/trace-output.ts';
@@ -30,7 +30,7 @@ const samples = (tag: string, n: number) => Buffer.from(Samples.encode(Samples.c
 const SCHEMA: RuleSchema = { name: 'samples', key: 'samples\u00001', type: 'protobuf', source: PROTO };
 const log = createLogger({ level: 'error' } as never);
 
-function task(rules: { id: string; sql: string }[], items: { rule: number; topic: string; payload: Buffer }[], counters: SharedArrayBuffer | null): RuleTask {
+function task(rules: RuleTask['rules'], items: { rule: number; topic: string; payload: Buffer }[], counters: SharedArrayBuffer | null): RuleTask {
   const bytes = Buffer.concat(items.map((i) => i.payload));
   const offsets = new Uint32Array(items.length + 1);
   let at = 0;
@@ -49,10 +49,12 @@ function task(rules: { id: string; sql: string }[], items: { rule: number; topic
 
 test('the pool thread\'s rule task: outputs, WHERE, errors and the PUBLISH\'s fields, counted', () => {
   const counters = newCheckCounters();
+  const rule = (id: string, sql: string, republish: Record<string, unknown>[] = [], remote = true) => ({ id, version: sql, sql, republish, remote });
   const rules = [
-    { id: 'r1', sql: `SELECT schema_decode('samples', payload, 'Samples') AS d, clientid, username, node, id FROM "t/#" WHERE d.tag != 'skip'` },
-    { id: 'r2', sql: `SELECT * FROM "t/#" WHERE spb_decode(payload) IS NOT NULL` },
-    { id: 'r3', sql: `SELECT schema_decode('other', payload) AS d FROM "t/#"` },
+    rule('r1', `SELECT schema_decode('samples', payload, 'Samples') AS d, clientid, username, node, id FROM "t/#" WHERE d.tag != 'skip'`, [{ topic: 'out/${d.tag}', payload: '${clientid} ${node}' }, { topic: 'all' }]),
+    rule('r2', `SELECT * FROM "t/#" WHERE spb_decode(payload) IS NOT NULL`),
+    rule('r3', `SELECT schema_decode('other', payload) AS d FROM "t/#"`),
+    rule('r4', `SELECT schema_decode('samples', payload, 'Samples') AS d FROM "t/#"`, [{ topic: 'local' }], false),
   ];
   const r = ruleBatch(task(rules, [
     { rule: 0, topic: 't/a', payload: samples('one', 5) },
@@ -60,9 +62,13 @@ test('the pool thread\'s rule task: outputs, WHERE, errors and the PUBLISH\'s fi
     { rule: 0, topic: 't/c', payload: Buffer.from([0x08, 0xff]) },
     { rule: 1, topic: 't/d', payload: Buffer.from([0xff]) },
     { rule: 2, topic: 't/e', payload: samples('x', 1) },
+    { rule: 3, topic: 't/f', payload: samples('local', 1) },
   ], counters));
-  assert.deepEqual([...r.outcomes], [RULE_PASSED, RULE_FILTERED, RULE_FAILED, RULE_FAILED, RULE_FAILED]);
-  const out = r.values[0] as Record<string, unknown> & { d: { tag: string; v: number[] } };
+  assert.deepEqual([...r.outcomes], [RULE_PASSED, RULE_FILTERED, RULE_FAILED, RULE_FAILED, RULE_FAILED, RULE_PASSED]);
+  const passed = r.values[0] as PooledOutput;
+  assert.deepEqual(passed.republish.slice(0, 3), ['out/one', 'c1 n1', 'all'], 'the republishes rendered on the pool thread');
+  assert.equal(JSON.parse(passed.republish[3]).d.tag, 'one', 'no payload template: the output as JSON');
+  const out = passed.out as Record<string, unknown> & { d: { tag: string; v: number[] } };
   assert.equal(out.d.tag, 'one');
   assert.deepEqual(out.d.v, [200, 201, 202, 203, 204]);
   assert.deepEqual([out.clientid, out.username, out.node, out.id], ['c1', 'u1', 'n1', 'id0']);
@@ -70,11 +76,12 @@ test('the pool thread\'s rule task: outputs, WHERE, errors and the PUBLISH\'s fi
   assert.match(String(r.values[2]), /^schema_decode\("samples"\)/);
   assert.match(String(r.values[3]), /^spb_decode\(\)/);
   assert.match(String(r.values[4]), /no schema named other/);
-  assert.equal(Atomics.load(new BigInt64Array(counters), CHECK_WORDS.rulePooled), 5n);
+  assert.deepEqual(r.values[5], { republish: ['local', JSON.stringify({ d: { v: [200], tag: 'local' } })], out: null }, 'a rule without remote actions: its output does not cross back');
+  assert.equal(Atomics.load(new BigInt64Array(counters), CHECK_WORDS.rulePooled), 6n);
 });
 
 test('offloadedRule(): only SQL calling schema_decode or spb_decode, with the schemas it names', () => {
-  const of = (sql: string) => offloadedRule('r', sql, parseRule(sql));
+  const of = (sql: string) => offloadedRule({ id: 'r', sql, republish: [], remote: false }, parseRule(sql));
   assert.equal(of(`SELECT payload FROM "t/#"`), null);
   assert.equal(of(`SELECT schema_encode('a', payload) AS b FROM "t/#"`), null);
   assert.deepEqual(of(`SELECT schema_decode('a', payload) AS d FROM "t/#" WHERE schema_encode('b', d) IS NOT NULL`)?.schemas, ['a', 'b']);

@@ -1,15 +1,20 @@
 // A schema pool thread's rule task (task.ts dispatches it): evaluates rules whose SQL calls
 // schema_decode or spb_decode on large payloads, off the worker's listener thread, and answers
-// each evaluation's output, filtering or error; the worker applies them (src/rules/worker-rules.ts).
-// A rule is compiled once per id and SQL text and kept (at most MAX_RULES); the schema codecs the
-// SQL calls are this thread's, over the schemas the task carries (compiled once per version,
-// compiled.ts), with the inline runtime's errors (runtime.ts).
+// each evaluation's filtering, error, or republishes rendered (topics and payloads) and output
+// (only for a rule whose output goes to the main thread: a decoded map can be large, and
+// deserializing it would cost the listener thread much of what it was spared); the worker applies
+// them (src/rules/worker-rules.ts). A rule is compiled once per id and version (SQL and republish
+// configs) and kept (at most MAX_RULES); the schema codecs the SQL calls are this thread's, over
+// the schemas the task carries (compiled once per version, compiled.ts), with the inline
+// runtime's errors (runtime.ts).
 import { threadId } from 'node:worker_threads';
 
 import { beat, pause } from '../../../threads/heartbeat.ts';
 import { compileRule, EventContext, parseRule, type CompiledRule } from '../../../rules/sql/index.ts';
 import { setSchemaCodecs, type SchemaCodecs } from '../../../rules/sql/schemas.ts';
-import { RULE_FAILED, RULE_FILTERED, RULE_PASSED } from '../../../rules/offload.ts';
+import { RULE_FAILED, RULE_FILTERED, RULE_PASSED, type PooledOutput } from '../../../rules/offload.ts';
+import { compileRepublish } from '../../../rules/actions/republish.ts';
+import type { CompiledRepublish } from '../../../rules/actions/types.ts';
 import type { CompiledSchema } from '../codec.ts';
 import { SchemaCodecError } from '../errors.ts';
 import { CHECK_WORDS } from '../types.ts';
@@ -18,20 +23,26 @@ import type { RuleResult, RuleSchema, RuleTask } from './rule-task.ts';
 
 /** Rules kept compiled by this thread. */
 const MAX_RULES = 1000;
-const rules = new Map<string, { sql: string; run: CompiledRule | Error }>();
+interface Compiled {
+  version: string;
+  run: CompiledRule;
+  republish: CompiledRepublish[];
+  remote: boolean;
+}
+const rules = new Map<string, Compiled | Error>();
 
-function ruleOf(id: string, sql: string): CompiledRule | Error {
-  const had = rules.get(id);
-  if (had !== undefined && had.sql === sql) return had.run;
-  let run: CompiledRule | Error;
+function ruleOf(r: RuleTask['rules'][number]): Compiled | Error {
+  const had = rules.get(r.id);
+  if (had !== undefined && !(had instanceof Error) && had.version === r.version) return had;
+  let c: Compiled | Error;
   try {
-    run = compileRule(parseRule(sql));
+    c = { version: r.version, run: compileRule(parseRule(r.sql)), republish: r.republish.map((x) => compileRepublish(x)), remote: r.remote };
   } catch (err) {
-    run = err as Error; // it compiled on the worker: only a change of this code gets here
+    c = err as Error; // it compiled on the worker: only a change of this code gets here
   }
   if (rules.size >= MAX_RULES) rules.clear();
-  rules.set(id, { sql, run });
-  return run;
+  rules.set(r.id, c);
+  return c;
 }
 
 /** The codecs of one task: its schemas by name. */
@@ -62,16 +73,16 @@ class TaskCodecs implements SchemaCodecs {
 export function ruleBatch(task: RuleTask): RuleResult {
   pause(task.beat);
   setSchemaCodecs(new TaskCodecs(task.schemas));
-  const runs = task.rules.map((r) => ruleOf(r.id, r.sql));
+  const runs = task.rules.map(ruleOf);
   const outcomes = new Uint8Array(task.count);
   const values: unknown[] = new Array(task.count).fill(null);
   const bytes = Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength);
   for (let i = 0; i < task.count; i++) {
     beat(task.beat, task.base, 0);
-    const run = runs[task.rule[i]];
-    if (run instanceof Error) {
+    const rule = runs[task.rule[i]];
+    if (rule instanceof Error) {
       outcomes[i] = RULE_FAILED;
-      values[i] = run.message;
+      values[i] = rule.message;
       continue;
     }
     // The fields as worker-rules.ts PublishFields has them, in its order (SELECT * reads them so).
@@ -90,9 +101,16 @@ export function ruleBatch(task: RuleTask): RuleResult {
       peerhost: task.peerhosts[i],
     };
     try {
-      const out = run(new EventContext('PUBLISH', fields));
-      outcomes[i] = out === null ? RULE_FILTERED : RULE_PASSED;
-      values[i] = out;
+      const out = rule.run(new EventContext('PUBLISH', fields));
+      if (out === null) {
+        outcomes[i] = RULE_FILTERED;
+        continue;
+      }
+      // As worker-rules.ts queueRepublish() renders them inline.
+      const republish: string[] = [];
+      for (const r of rule.republish) republish.push(r.topic(out), r.payload === null ? JSON.stringify(out) : r.payload(out));
+      outcomes[i] = RULE_PASSED;
+      values[i] = { republish, out: rule.remote ? out : null } satisfies PooledOutput;
     } catch (err) {
       outcomes[i] = RULE_FAILED;
       values[i] = (err as Error).message;

@@ -12,8 +12,9 @@ export interface RuleSchema extends TaskSchema {
 
 export interface RuleTask {
   kind: 'rules';
-  /** The rules of this batch: a pool thread compiles each once per id and SQL text. */
-  rules: { id: string; sql: string }[];
+  /** The rules of this batch: a pool thread compiles each once per id and version (its SQL and
+   * republish actions), renders the republishes, and answers the output of a `remote` one. */
+  rules: { id: string; version: string; sql: string; republish: readonly Record<string, unknown>[]; remote: boolean }[];
   /** The schemas the batch's rules may name. */
   schemas: RuleSchema[];
   /** The node the rules run on (the `node` field). */
@@ -42,7 +43,8 @@ export interface RuleTask {
 export interface RuleResult {
   /** Per evaluation: RULE_PASSED, RULE_FILTERED or RULE_FAILED (src/rules/offload.ts). */
   outcomes: Uint8Array;
-  /** Per evaluation: the output (passed), null (filtered) or the error's message (failed). */
+  /** Per evaluation: a PooledOutput (passed: src/rules/offload.ts), null (filtered) or the
+   * error's message (failed). */
   values: unknown[];
   /** The pool thread that evaluated (worker_threads' threadId). */
   threadId: number;

@@ -103,7 +103,7 @@ export class RuleStage implements RuleOffload {
     const usernames: (string | null)[] = new Array(n);
     const peerhosts: (string | null)[] = new Array(n);
     // The batch's rules, each once (a batch is usually one rule's), and the schemas they name.
-    const rules: { id: string; sql: string }[] = [];
+    const rules: RuleTask['rules'] = [];
     const ruleIndex = new Map<OffloadedRule, number>();
     let names: Set<string> | null = new Set();
     let at = 0;
@@ -112,7 +112,7 @@ export class RuleStage implements RuleOffload {
       let r = ruleIndex.get(p.rule);
       if (r === undefined) {
         r = rules.length;
-        rules.push({ id: p.rule.id, sql: p.rule.sql });
+        rules.push({ id: p.rule.id, version: p.rule.version, sql: p.rule.sql, republish: p.rule.republish, remote: p.rule.remote });
         ruleIndex.set(p.rule, r);
         if (p.rule.schemas === null) names = null;
         else if (names !== null) for (const s of p.rule.schemas) names.add(s);
