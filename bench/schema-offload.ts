@@ -13,7 +13,10 @@
 //  3. the same with a rule instead of a check: `SELECT schema_decode(...) AS d, topic FROM "fr/#"`
 //     republishing a small payload (to a topic nobody subscribes to), on the loadgen's 8 KiB
 //     payloads to fr/..., offloadBytes 0 (the rule evaluated on the listener thread) and 4096
-//     (on the worker's schema pool thread).
+//     (on the worker's schema pool thread); the loadgen saturates the broker, and a rule's
+//     evaluation, unlike a check, holds no PUBLISH back (the message is routed already), so
+//  4. the rule case again at a fixed rate below saturation: this process publishes the 8 KiB
+//     payloads at PACED_RATE a second (QoS 0, in 10 ms ticks) while the probe runs.
 // The loadgen's payload is bytes of 0x5a: to the schema `repeated uint32 z = 11` (packed), 92-byte
 // runs of field 11 each holding 90 one-byte varints, so 8188 bytes are 89 runs, 8010 numbers.
 // Needs: make build, cargo build --release -p spindle-loadgen (make bench-schema does both).
@@ -138,6 +141,30 @@ async function counters(s: BenchSpindle): Promise<{ pooled: number; overflow: nu
   };
 }
 
+const PACED_RATE = Number(process.env.SCHEMA_PACED_RATE ?? 2000);
+
+/** Publishes the 8 KiB payload to fr/paced at PACED_RATE a second for SECONDS (QoS 0, in 10 ms
+ * ticks); resolves with the number sent. */
+async function paced(s: BenchSpindle): Promise<number> {
+  const c = await mqtt.connectAsync(`mqtt://127.0.0.1:${s.port}`, { clientId: `paced-${Date.now()}`, reconnectPeriod: 0 });
+  const payload = Buffer.alloc(PAYLOAD, 0x5a);
+  const start = Date.now();
+  let sent = 0;
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const elapsed = Date.now() - start;
+      if (elapsed >= (SECONDS + 1) * 1000) {
+        clearInterval(tick);
+        resolve();
+        return;
+      }
+      for (const due = Math.floor((elapsed / 1000) * PACED_RATE); sent < due; sent++) c.publish('fr/paced', payload, { qos: 0 });
+    }, 10);
+  });
+  await c.endAsync();
+  return sent;
+}
+
 const RULE_SQL = `SELECT schema_decode('${SCHEMA.name}', payload, 'Z') AS d, topic FROM "fr/#"`;
 
 const MODES = [
@@ -185,6 +212,32 @@ try {
       notes.push(kase.name === 'check'
         ? `${mode.name}, ${kase.what}: fan-in rounds ${r.rates.map(Math.round).join(', ')} msgs/s; ${r.rtts.length} probe round trips; checks decoded by the pool thread ${c.pooled}, inline past the waiting bound ${c.overflow}, refused ${c.refused} (must be 0: every payload decodes).`
         : `${mode.name}, ${kase.what}: fan-in rounds ${r.rates.map(Math.round).join(', ')} msgs/s; ${r.rtts.length} probe round trips; rule evaluations on the pool thread ${c.rulePooled}, inline past the waiting bound ${c.ruleOverflow}, failed with their batch ${c.ruleFailed}.`);
+    }
+  }
+  // 4. The rule at a fixed rate below saturation.
+  {
+    const result = MODES.map(() => ({ rtts: [] as number[], sent: 0, pooledBefore: 0, overflowBefore: 0 }));
+    for (const [i] of MODES.entries()) {
+      const c = await counters(brokers[i]);
+      result[i].pooledBefore = c.rulePooled;
+      result[i].overflowBefore = c.ruleOverflow;
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, mode] of MODES.entries()) {
+        const load = paced(brokers[i]);
+        const [sent, rtts] = await Promise.all([load, probe(brokers[i], load.catch(() => undefined))]);
+        result[i].sent += sent;
+        result[i].rtts.push(...rtts);
+        console.error(`rule paced ${mode.name} round ${round}: ${sent} sent at ${PACED_RATE}/s, probe p50 ${pct(rtts, 50).toFixed(2)} ms, p99 ${pct(rtts, 99).toFixed(2)} ms (${rtts.length} round trips)`);
+      }
+    }
+    for (const [i, mode] of MODES.entries()) {
+      const r = result[i];
+      const label = mode.offloadBytes === 0 ? 'rule inline (offloadBytes 0)' : `rule offloaded (offloadBytes ${mode.offloadBytes})`;
+      rows.push({ target: `probe QoS 1 round trip while ${PACED_RATE}/s ${PAYLOAD} B go through the rule, ${label}, p50`, measured: Number(pct(r.rtts, 50).toFixed(2)), unit: 'ms', goal: '(measured)', ratio: '', met: '' });
+      rows.push({ target: `probe QoS 1 round trip while ${PACED_RATE}/s ${PAYLOAD} B go through the rule, ${label}, p99`, measured: Number(pct(r.rtts, 99).toFixed(2)), unit: 'ms', goal: '(measured)', ratio: '', met: '' });
+      const c = await counters(brokers[i]);
+      notes.push(`${mode.name}, the rule at ${PACED_RATE}/s: ${r.sent} sent, ${r.rtts.length} probe round trips; rule evaluations on the pool thread ${c.rulePooled - r.pooledBefore}, inline past the waiting bound ${c.ruleOverflow - r.overflowBefore}.`);
     }
   }
   notes.push(`One worker (SPINDLE_WORKERS=1) and, offloaded, one pool thread (schemaRegistry.threads 1); ${SECONDS} s per run after a 1 s warm-up, ${ROUNDS} rounds interleaved; loadgen window 512 deliveries. The probe client publishes 16 bytes to a topic neither the check nor the rule matches, on the same worker, one QoS 1 message at a time, from the bench's own process. A shared 2-core machine: the broker's main thread, its worker, its pool thread, the loadgen and the probe share them, so read the ratios, not the absolute numbers.`);
