@@ -4,7 +4,7 @@
 // (src/rules/worker-rules.ts) with a RuleStage on a real SchemaPool: a large payload's output
 // comes from a pool thread with the traceparent and republish depth its message had, small
 // payloads behind it keep their order, and a batch that fails as a whole fails its evaluations
-// with a lastError saying why, counted.
+// with a lastError saying why, counted; a republish loop through the pool stops at the bound.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -18,7 +18,7 @@ import { SchemaRuntime } from '../../src/features/schema-registry/runtime.ts';
 import { CHECK_WORDS, newCheckCounters } from '../../src/features/schema-registry/types.ts';
 import { RULE_FAILED, RULE_FILTERED, RULE_PASSED, offloadedRule, type PooledOutput } from '../../src/rules/offload.ts';
 import { parseRule } from '../../src/rules/sql/index.ts';
-import { WorkerRules, type RuleSpec } from '../../src/rules/worker-rules.ts';
+import { MAX_REPUBLISH_DEPTH, WorkerRules, type RuleSpec } from '../../src/rules/worker-rules.ts';
 import { TRACEPARENT_FIELD } from '../../src/rules/trace-output.ts';
 import type { Message } from '../../src/broker/message.ts';
 import { createLogger } from '../../src/log/index.ts';
@@ -163,4 +163,38 @@ test('the rule engine: past the waiting bound inline, counted; a batch that fail
   assert.match(String(c.lastError), /evaluated on a schema pool thread, which failed: the schema pool is closed/);
   assert.equal(Atomics.load(words, CHECK_WORDS.ruleFailed), 2n);
   assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 0n);
+});
+
+test('the rule engine: a rule republishing to its own topic through the pool stops at the loop bound, as inline', async () => {
+  const pool = new SchemaPool({ log, threads: 1, timeoutMs: 1000, maxWaitingBytes: 1 << 20, maxWaitingMessages: 100 });
+  const counters = newCheckCounters();
+  pool.setCounters(counters);
+  const runtime = new SchemaRuntime(log).install();
+  runtime.setSchemas([{ name: 'j', type: 'json', source: '{"type":"object"}', description: '', by: 'test', at: '2026-01-01T00:00:00Z' }]);
+  const published: Message[] = [];
+  // The host routes a republish as the broker does: its topic matches the rule again.
+  const rules: WorkerRules = new WorkerRules({
+    node: 'n1',
+    publish: (m) => {
+      published.push(m);
+      rules.matched(9, m, 1);
+    },
+    publisherOf: () => undefined,
+    postOutputs: () => {},
+  });
+  rules.offloadTo(new RuleStage(pool, runtime, { log, minBytes: 4096, node: 'n1' }));
+  // Its output (no payload template: the output as JSON) is larger than its input: every level
+  // is large, so every level is evaluated on the pool.
+  assert.deepEqual(rules.install([{ id: 'loop', handle: 9, sql: `SELECT schema_decode('j', payload) AS d FROM "loop/#"`, republish: [{ topic: 'loop/again' }], remote: false }]), []);
+  try {
+    rules.matched(9, message('loop/start', Buffer.from(JSON.stringify({ pad: 'x'.repeat(5000) }))), 1);
+    const c = await waitFor(() => (rules.counters().loop.republishFailed === 1 ? rules.counters().loop : null));
+    assert.equal(c.republished, MAX_REPUBLISH_DEPTH, 'republished up to the bound');
+    assert.match(String(c.lastError), /republish loop: more than 8 republishes deep/);
+    assert.equal(published.length, MAX_REPUBLISH_DEPTH);
+    assert.equal(c.matched, MAX_REPUBLISH_DEPTH + 1);
+    assert.equal(Atomics.load(new BigInt64Array(counters), CHECK_WORDS.rulePooled), BigInt(MAX_REPUBLISH_DEPTH + 1), 'every level on the pool');
+  } finally {
+    await pool.close();
+  }
 });
