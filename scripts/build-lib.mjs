@@ -18,7 +18,7 @@ const result = await build({
     main: 'src/main.ts',
     worker: 'src/worker/worker.ts',
     'run-batch': 'src/features/scripts/pool/run-batch.ts',
-    'check-batch': 'src/features/schema-registry/pool/check-batch.ts',
+    'schema-task': 'src/features/schema-registry/pool/task.ts',
     'hash-password': 'src/auth/hash-password.ts',
   },
   outdir: out,

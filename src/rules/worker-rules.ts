@@ -5,6 +5,10 @@
 // which run here after the routing that produced them, and, when it has actions that write to
 // data sources, to the main thread in one message per tick (the action pipelines run there:
 // a worker never waits on a database). Counters per rule are read by the 'rules.runtime' op.
+// A rule whose SQL calls a heavy decoder (schema_decode, spb_decode) is evaluated on a pool thread
+// for a PUBLISH of at least RuleOffload.minBytes (offload.ts); its answers are applied here, in
+// order, as an inline evaluation's are, and while a rule has evaluations in the pool its later
+// messages follow them there, so its outputs keep the order of its messages.
 import { TRACEPARENT_FIELD } from './trace-output.ts';
 import { NO_PUBLISHER } from '../native/index.ts';
 import type { Message } from '../broker/message.ts';
@@ -13,6 +17,7 @@ import { compileRule, EventContext, parseRule, type CompiledRule, type EventName
 import { compileRepublish } from './actions/republish.ts';
 import { topicNameProblem } from '../auth/topic-filter.ts';
 import type { CompiledRepublish } from './actions/types.ts';
+import { offloadedRule, RULE_FAILED, RULE_PASSED, type OffloadedRule, type PooledOutput, type PublishSnapshot, type RuleDone, type RuleOffload, type RuleOutcome } from './offload.ts';
 
 /** A rule as the main thread sends it to every worker. */
 export interface RuleSpec {
@@ -60,6 +65,17 @@ interface Entry {
   run: CompiledRule;
   republish: Republish[];
   counters: RuleCounters;
+  /** What a pool thread needs to evaluate it; null: its SQL calls no heavy decoder. */
+  offload: OffloadedRule | null;
+  /** Its evaluations in the pool now (kept across a replace, like the counters). */
+  flow: { pending: number };
+}
+
+/** An evaluation in the pool: what applying its answer needs. */
+interface Offloaded {
+  entry: Entry;
+  depth: number;
+  traceparent: string | null;
 }
 
 interface Pending {
@@ -105,8 +121,15 @@ export class WorkerRules implements EngineEvents {
   private readonly topicCache = new Map<string, Buffer>();
   /** The last republish topic found valid (most rules republish to one topic). */
   private lastGoodTopic = '';
+  private offloader: RuleOffload | null = null;
 
   constructor(private readonly host: WorkerRulesHost) {}
+
+  /** Evaluates rules that call a heavy decoder on `offload`'s pool for large payloads. */
+  offloadTo(offload: RuleOffload): this {
+    this.offloader = offload;
+    return this;
+  }
 
   /** Adds or replaces rules (compiled here; a rule that does not compile is reported, not added). */
   install(specs: readonly RuleSpec[]): { id: string; error: string }[] {
@@ -114,12 +137,15 @@ export class WorkerRules implements EngineEvents {
     for (const spec of specs) {
       try {
         const parsed = parseRule(spec.sql);
+        const had = this.byId.get(spec.id);
         const entry: Entry = {
           spec,
           events: parsed.events,
           run: compileRule(parsed),
           republish: spec.republish.map((c) => compileRepublish(c as unknown as Record<string, unknown>)),
-          counters: this.byId.get(spec.id)?.counters ?? newCounters(),
+          counters: had?.counters ?? newCounters(),
+          offload: parsed.events.includes('PUBLISH') ? offloadedRule(spec, parsed) : null,
+          flow: had?.flow ?? { pending: 0 },
         };
         this.remove(spec.id);
         this.byHandle.set(spec.handle, entry);
@@ -180,8 +206,45 @@ export class WorkerRules implements EngineEvents {
       this.lastMessage = m;
       this.lastContext = ctx;
     }
+    // A heavy rule on a large payload, or behind evaluations of its own still in the pool.
+    if (entry.offload !== null && this.offloader !== null && (entry.flow.pending > 0 || (this.offloader.minBytes > 0 && m.payload.length >= this.offloader.minBytes))) {
+      if (this.offload(entry, entry.offload, this.offloader, ctx.fields as unknown as PublishFields)) return;
+    }
     this.evaluate(entry, ctx);
   }
+
+  /** Sends one evaluation to the pool; false when its waiting bound is reached (counted: the
+   * caller evaluates inline, ahead of what the rule has in the pool). */
+  private offload(e: Entry, rule: OffloadedRule, offloader: RuleOffload, f: PublishFields): boolean {
+    if (!offloader.admits(f.payload.length)) {
+      offloader.overflowed();
+      return false;
+    }
+    const w = f as unknown as PublishFields & { id: string; clientid: string; username: string | null; peerhost: string | null };
+    const fields: PublishSnapshot = { topic: f.topic, payload: f.payload, qos: f.qos, retain: f.retain, timestamp: f.timestamp, id: w.id, clientid: w.clientid, username: w.username, peerhost: w.peerhost };
+    e.counters.matched++;
+    e.flow.pending++;
+    offloader.evaluate(rule, fields, this.answered, { entry: e, depth: this.depth, traceparent: this.traceparent });
+    return true;
+  }
+
+  /** A pool thread's answer for one evaluation, applied as evaluate() applies its own, under the
+   * republish depth and traceparent the message had. */
+  private readonly answered: RuleDone<Offloaded> = (o: Offloaded, outcome: RuleOutcome, value: unknown): void => {
+    o.entry.flow.pending--;
+    const depth = this.depth;
+    const traceparent = this.traceparent;
+    this.depth = o.depth;
+    this.traceparent = o.traceparent;
+    try {
+      if (outcome === RULE_FAILED) this.failed(o.entry, value as string);
+      else if (outcome === RULE_PASSED) this.applyPooled(o.entry, value as PooledOutput);
+      else o.entry.counters.filtered++;
+    } finally {
+      this.depth = depth;
+      this.traceparent = traceparent;
+    }
+  };
 
   /** EngineEvents.emit: a client or message event (its field names are lower-case). */
   emit(event: EngineEvent, fields: Record<string, unknown>): void {
@@ -194,52 +257,84 @@ export class WorkerRules implements EngineEvents {
   }
 
   private evaluate(e: Entry, ctx: RuleContext): void {
-    const c = e.counters;
-    c.matched++;
+    e.counters.matched++;
     let out: Record<string, unknown> | null;
     try {
       out = e.run(ctx);
     } catch (err) {
-      c.failed++;
-      c.lastError = (err as Error).message;
-      c.lastErrorAt = Date.now();
+      this.failed(e, (err as Error).message);
       return;
     }
+    this.apply(e, out);
+  }
+
+  private failed(e: Entry, message: string): void {
+    const c = e.counters;
+    c.failed++;
+    c.lastError = message;
+    c.lastErrorAt = Date.now();
+  }
+
+  /** A pool thread's output, as apply() handles an inline one: its republishes come rendered
+   * (topics and payloads: the output itself, often a large decoded map, does not cross back),
+   * and the output only when the main thread's actions take it. */
+  private applyPooled(e: Entry, p: PooledOutput): void {
+    e.counters.passed++;
+    for (let k = 0; k < e.republish.length; k++) {
+      const topic = p.republish[2 * k];
+      if (!this.republishRefused(e, topic)) this.pushRepublish(e, e.republish[k], topic, p.republish[2 * k + 1]);
+    }
+    if (e.spec.remote && p.out !== null) this.post(e, p.out);
+  }
+
+  /** An evaluation's output (null: WHERE filtered it out): counted, republished, posted. */
+  private apply(e: Entry, out: Record<string, unknown> | null): void {
+    const c = e.counters;
     if (out === null) {
       c.filtered++;
       return;
     }
     c.passed++;
     for (const r of e.republish) this.queueRepublish(e, r, out);
-    if (e.spec.remote) {
-      if (this.traceparent !== null) out[TRACEPARENT_FIELD] = this.traceparent;
-      this.outputs.push(e.spec.handle, out);
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(this.flush);
-      }
+    if (e.spec.remote) this.post(e, out);
+  }
+
+  /** Posts an output to the main thread's actions (with the traceparent of a traced message). */
+  private post(e: Entry, out: Record<string, unknown>): void {
+    if (this.traceparent !== null) out[TRACEPARENT_FIELD] = this.traceparent;
+    this.outputs.push(e.spec.handle, out);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flush);
     }
   }
 
   private queueRepublish(e: Entry, r: Republish, out: Record<string, unknown>): void {
+    const topic = r.topic(out);
+    if (this.republishRefused(e, topic)) return;
+    this.pushRepublish(e, r, topic, r.payload === null ? JSON.stringify(out) : r.payload(out));
+  }
+
+  /** Whether a republish to `topic` is refused (counted on the rule): past the loop bound, or
+   * not a topic a rule may publish to. */
+  private republishRefused(e: Entry, topic: string): boolean {
     const c = e.counters;
     const depth = this.depth + 1;
-    const topic = r.topic(out);
     let problem: string | null = null;
     if (depth > MAX_REPUBLISH_DEPTH) problem = `republish loop: more than ${MAX_REPUBLISH_DEPTH} republishes deep (topic ${topic})`;
     else if (topic !== this.lastGoodTopic) {
       problem = republishProblem(topic);
       if (problem === null) this.lastGoodTopic = topic;
     }
-    if (problem !== null) {
-      c.republishFailed++;
-      c.lastError = problem;
-      c.lastErrorAt = Date.now();
-      return;
-    }
-    const payload = Buffer.from(r.payload === null ? JSON.stringify(out) : r.payload(out), 'utf8');
+    if (problem === null) return false;
+    c.republishFailed++;
+    c.lastError = problem;
+    c.lastErrorAt = Date.now();
+    return true;
+  }
 
-    this.republishQueue.push({ rule: e, topic, payload, qos: r.qos, retain: r.retain, depth });
+  private pushRepublish(e: Entry, r: Republish, topic: string, payload: string): void {
+    this.republishQueue.push({ rule: e, topic, payload: Buffer.from(payload, 'utf8'), qos: r.qos, retain: r.retain, depth: this.depth + 1 });
     if (!this.draining) {
       this.draining = true;
       queueMicrotask(this.drain);

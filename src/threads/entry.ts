@@ -11,8 +11,9 @@ const ENTRIES = {
   worker: { source: 'src/worker/worker.ts', built: 'lib/worker.js' },
   /** A thread of the scripts' piscina pool: its task handler, exported as runBatch. */
   'run-batch': { source: 'src/features/scripts/pool/run-batch.ts', built: 'lib/run-batch.js' },
-  /** A thread of a worker's schema check pool: its task handler, exported as checkBatch. */
-  'check-batch': { source: 'src/features/schema-registry/pool/check-batch.ts', built: 'lib/check-batch.js' },
+  /** A thread of a worker's schema pool (checks and rule evaluations): its task handler,
+   * exported as schemaTask. */
+  'schema-task': { source: 'src/features/schema-registry/pool/task.ts', built: 'lib/schema-task.js' },
 } as const;
 
 export type ThreadEntry = keyof typeof ENTRIES;

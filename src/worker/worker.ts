@@ -41,6 +41,8 @@ import { WorkerSlowSubs } from '../features/slow-subs/worker-slow-subs.ts';
 import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
 import { CheckStage } from '../features/schema-registry/worker/check-stage.ts';
+import { RuleStage } from '../features/schema-registry/worker/rule-stage.ts';
+import { SchemaPool } from '../features/schema-registry/worker/schema-pool.ts';
 import { WorkerDelayed } from '../features/delayed/worker-delayed.ts';
 import { WorkerOtelTraces } from '../features/otel-traces/worker-otel-traces.ts';
 import { ClientCertificateCheck } from '../features/revocation/client-check.ts';
@@ -185,10 +187,13 @@ const slowSubs = new WorkerSlowSubs();
 const exclusive = new WorkerExclusive((notes) => post({ t: 'exclusive-notes', notes }));
 // The schema registry (src/features/schema-registry): the rule SQL's codecs, and the topic checks
 // asked per PUBLISH while `active`.
-// Large payloads (schemaRegistry.offloadBytes) are decoded by this worker's check pool threads.
+// Large payloads (schemaRegistry.offloadBytes) are decoded by this worker's schema pool threads:
+// the checks, and the rules that call schema_decode or spb_decode.
 const schemaCfg = config.schemaRegistry;
-const checkStage = new CheckStage({ log, threads: schemaCfg.threads, timeoutMs: schemaCfg.timeout, maxWaitingBytes: schemaCfg.maxWaitingBytes, maxWaitingMessages: schemaCfg.maxWaitingMessages, onFailure: schemaCfg.onPoolFailure });
+const schemaPool = new SchemaPool({ log, threads: schemaCfg.threads, timeoutMs: schemaCfg.timeout, maxWaitingBytes: schemaCfg.maxWaitingBytes, maxWaitingMessages: schemaCfg.maxWaitingMessages });
+const checkStage = new CheckStage(schemaPool, { log, onFailure: schemaCfg.onPoolFailure });
 const schemas = new SchemaRuntime(log).install().offloadTo(checkStage, schemaCfg.offloadBytes);
+rules.offloadTo(new RuleStage(schemaPool, schemas, { log, minBytes: schemaCfg.offloadBytes, node: config.nodeName }));
 // Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
 const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });
@@ -333,7 +338,7 @@ async function shutdown(): Promise<void> {
   for (const conn of [...connections]) conn.disconnectWith(RC.SERVER_SHUTTING_DOWN, 'shutdown');
   // Give the final writes a moment to leave.
   await new Promise((r) => setTimeout(r, 50));
-  await checkStage.close();
+  await schemaPool.close();
   if (store) await store.close().catch((err: unknown) => log.error('store close failed', { err }));
   post({ t: 'stopped' });
 }

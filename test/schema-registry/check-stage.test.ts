@@ -1,4 +1,5 @@
-// The schema check stage without a broker (src/features/schema-registry/worker/check-stage.ts):
+// The schema check stage without a broker (src/features/schema-registry/worker/check-stage.ts, on
+// its schema pool, schema-pool.ts):
 // verdicts come from a piscina thread (not this one), in the order asked, counted by the pool
 // thread; a batch that fails as a whole is refused or passes per onFailure, counted; the waiting
 // bound in bytes and messages.
@@ -9,6 +10,7 @@ import { threadId } from 'node:worker_threads';
 import protobuf from 'protobufjs';
 
 import { CheckStage, type OffloadedCheck } from '../../src/features/schema-registry/worker/check-stage.ts';
+import { SchemaPool } from '../../src/features/schema-registry/worker/schema-pool.ts';
 import { CHECK_WORDS, newCheckCounters } from '../../src/features/schema-registry/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 
@@ -21,10 +23,11 @@ const GONE: OffloadedCheck = { schema: null, messageType: undefined };
 const log = createLogger({ level: 'error' } as never);
 
 function stage(onFailure: 'refuse' | 'pass', bound = { maxWaitingBytes: 1 << 20, maxWaitingMessages: 100 }) {
-  const s = new CheckStage({ log, threads: 1, timeoutMs: 1000, onFailure, ...bound });
+  const pool = new SchemaPool({ log, threads: 1, timeoutMs: 1000, ...bound });
+  const s = new CheckStage(pool, { log, onFailure });
   const counters = newCheckCounters();
   s.setCounters(counters);
-  return { s, words: new BigInt64Array(counters) };
+  return { s, pool, words: new BigInt64Array(counters) };
 }
 
 function verdicts(s: CheckStage, asks: [Buffer, OffloadedCheck[]][]): Promise<{ i: number; refused: boolean }[]> {
@@ -38,24 +41,24 @@ function verdicts(s: CheckStage, asks: [Buffer, OffloadedCheck[]][]): Promise<{ 
 }
 
 test('verdicts come from a pool thread, in the order asked, and the pool thread counts them', async () => {
-  const { s, words } = stage('refuse');
+  const { s, pool, words } = stage('refuse');
   try {
     const got = await verdicts(s, [[good, [CHECK]], [bad, [CHECK]], [good, [CHECK, GONE]], [good, []]]);
     assert.deepEqual(got, [{ i: 0, refused: false }, { i: 1, refused: true }, { i: 2, refused: true }, { i: 3, refused: false }]);
-    assert.ok(s.lastThreadId > 0 && s.lastThreadId !== threadId, `decoded on thread ${s.lastThreadId}, not this one (${threadId})`);
+    assert.ok(pool.lastThreadId > 0 && pool.lastThreadId !== threadId, `decoded on thread ${pool.lastThreadId}, not this one (${threadId})`);
     assert.equal(Atomics.load(words, CHECK_WORDS.pooled), 4n);
     assert.equal(Atomics.load(words, CHECK_WORDS.waitingBytes), 0n);
     assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 0n);
   } finally {
-    await s.close();
+    await pool.close();
   }
 });
 
 for (const onFailure of ['refuse', 'pass'] as const) {
   test(`a batch that fails as a whole is ${onFailure === 'refuse' ? 'refused' : 'passed'} (onFailure ${onFailure}), counted`, async () => {
-    const { s, words } = stage(onFailure);
+    const { s, pool, words } = stage(onFailure);
     const got = verdicts(s, [[good, [CHECK]], [bad, [CHECK]]]);
-    await s.close(); // before the batch is sent: its task fails
+    await pool.close(); // before the batch is sent: its task fails
     assert.deepEqual((await got).map((v) => v.refused), onFailure === 'refuse' ? [true, true] : [false, false]);
     assert.equal(Atomics.load(words, onFailure === 'refuse' ? CHECK_WORDS.failedRefused : CHECK_WORDS.failedPassed), 2n);
     assert.equal(Atomics.load(words, CHECK_WORDS.pooled), 0n);
@@ -64,7 +67,7 @@ for (const onFailure of ['refuse', 'pass'] as const) {
 }
 
 test('admits() holds the waiting bound in bytes and in messages', async () => {
-  const { s } = stage('refuse', { maxWaitingBytes: good.length * 2, maxWaitingMessages: 3 });
+  const { s, pool } = stage('refuse', { maxWaitingBytes: good.length * 2, maxWaitingMessages: 3 });
   try {
     assert.equal(s.admits(good.length * 2), true);
     assert.equal(s.admits(good.length * 2 + 1), false);
@@ -78,6 +81,6 @@ test('admits() holds the waiting bound in bytes and in messages', async () => {
     await three;
     assert.equal(s.admits(1), true);
   } finally {
-    await s.close();
+    await pool.close();
   }
 });

@@ -98,9 +98,36 @@ export class SchemaRegistry {
         this.inc({ outcome: 'passed' }, load(CHECK_WORDS.failedPassed));
       },
     });
+    new Counter({
+      name: 'spindle_schema_rule_pooled_total',
+      help: 'Rule evaluations done on a pool thread of their worker: rules whose SQL calls schema_decode or spb_decode, on a PUBLISH of at least schemaRegistry.offloadBytes (or behind such an evaluation of the same rule), counted by the pool thread itself.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(load(CHECK_WORDS.rulePooled));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_rule_offload_overflow_total',
+      help: 'Rule evaluations that were to run on a pool thread but ran on the listener thread, because schemaRegistry.maxWaitingBytes or maxWaitingMessages of its worker was reached.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(load(CHECK_WORDS.ruleOverflow));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_rule_offload_failures_total',
+      help: 'Rule evaluations sent to a pool thread whose batch failed as a whole (pool thread died, out of memory, or past schemaRegistry.timeout); each counts as a failure of its rule, with a lastError saying why.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(load(CHECK_WORDS.ruleFailed));
+      },
+    });
     new Gauge({
       name: 'spindle_schema_check_offload_waiting_bytes',
-      help: 'Payload bytes waiting for (or being decoded by) the schema check pools, all workers together (each bounded by schemaRegistry.maxWaitingBytes).',
+      help: 'Payload bytes waiting for (or being decoded by) the schema pools, checks and rule evaluations, all workers together (each bounded by schemaRegistry.maxWaitingBytes).',
       registers: [registry],
       collect() {
         this.set(load(CHECK_WORDS.waitingBytes));
@@ -108,7 +135,7 @@ export class SchemaRegistry {
     });
     new Gauge({
       name: 'spindle_schema_check_offload_waiting_messages',
-      help: 'PUBLISHes waiting for (or being decoded by) the schema check pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages).',
+      help: 'Schema checks and rule evaluations waiting for (or being run by) the schema pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages).',
       registers: [registry],
       collect() {
         this.set(load(CHECK_WORDS.waitingMessages));

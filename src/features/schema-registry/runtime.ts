@@ -12,10 +12,15 @@ import { SchemaCodecError } from './errors.ts';
 import { CHECK_WORDS, type CheckDoc, type SchemaDoc, type SchemaWorkerState } from './types.ts';
 import { PAYLOAD_OFFLOAD, PAYLOAD_PASS, PAYLOAD_REFUSED } from '../../engine/handlers/client.ts';
 import type { CheckDone, CheckStage, OffloadedCheck } from './worker/check-stage.ts';
+import type { RuleSchema } from './pool/rule-task.ts';
+import type { RuleSchemaSource } from './worker/rule-stage.ts';
 
 interface Held {
   doc: SchemaDoc;
   compiled: CompiledSchema | null;
+  /** What a pool thread is sent of it; the key changes with the schema's text, so a pool thread
+   * compiles each version once. */
+  task: RuleSchema;
 }
 
 interface Check {
@@ -31,7 +36,7 @@ interface Waiter {
   owner: unknown;
 }
 
-export class SchemaRuntime implements SchemaCodecs {
+export class SchemaRuntime implements SchemaCodecs, RuleSchemaSource {
   private readonly held = new Map<string, Held>();
   private checks: Check[] = [];
   private counters: BigInt64Array | null = null;
@@ -74,6 +79,7 @@ export class SchemaRuntime implements SchemaCodecs {
       const had = this.held.get(doc.name);
       if (had !== undefined && had.doc.type === doc.type && had.doc.source === doc.source) {
         had.doc = doc;
+        had.task = taskSchema(doc);
         continue;
       }
       let compiled: CompiledSchema | null = null;
@@ -83,7 +89,7 @@ export class SchemaRuntime implements SchemaCodecs {
         // Checked when it was added: only a library that changed its mind gets here.
         this.log.error('schema does not compile; decoding with it fails', { schema: doc.name, err });
       }
-      this.held.set(doc.name, { doc, compiled });
+      this.held.set(doc.name, { doc, compiled, task: taskSchema(doc) });
     }
     for (const name of [...this.held.keys()]) if (!seen.has(name)) this.held.delete(name);
   }
@@ -93,11 +99,24 @@ export class SchemaRuntime implements SchemaCodecs {
       const held = this.held.get(d.schema);
       const schema = held?.compiled ?? null;
       const messageType = d.messageType ?? undefined;
-      // The key changes with the schema's text, so a pool thread compiles each version once.
-      const offloaded: OffloadedCheck = { schema: held === undefined || schema === null ? null : { key: `${held.doc.name}\u0000${held.doc.at}\u0000${held.doc.source.length}`, type: held.doc.type, source: held.doc.source }, messageType };
+      const offloaded: OffloadedCheck = { schema: held === undefined || schema === null ? null : held.task, messageType };
       return { levels: parseFilter(d.filter), schema, messageType, offloaded };
     });
     this.active = this.checks.length > 0;
+  }
+
+  /** What a pool thread is sent of the schemas `names` (null: all of them) that are held: a rule
+   * evaluated there names them (one not held fails the row there, as here). */
+  ruleSchemas(names: readonly string[] | null): RuleSchema[] {
+    const out: RuleSchema[] = [];
+    if (names === null) for (const h of this.held.values()) out.push(h.task);
+    else {
+      for (const name of names) {
+        const h = this.held.get(name);
+        if (h !== undefined) out.push(h.task);
+      }
+    }
+    return out;
   }
 
   /** The compiled schema `name` (undefined when there is none). */
@@ -178,4 +197,9 @@ export class SchemaRuntime implements SchemaCodecs {
     if (h.compiled === null) throw new SchemaCodecError(`schema ${name} does not compile`);
     return h.compiled;
   }
+}
+
+/** A schema as a pool thread is sent it; `key` changes whenever its text does. */
+function taskSchema(doc: SchemaDoc): RuleSchema {
+  return { name: doc.name, key: `${doc.name}\u0000${doc.at}\u0000${doc.source.length}`, type: doc.type, source: doc.source };
 }

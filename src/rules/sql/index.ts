@@ -10,3 +10,4 @@ export { compileRule, type CompiledRule } from './compile.ts';
 export { makeContext, EventContext, type RuleContext } from './context.ts';
 export { explain } from './explain.ts';
 export { FUNCTIONS } from './functions.ts';
+export { eachCall } from './calls.ts';

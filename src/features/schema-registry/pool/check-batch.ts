@@ -1,32 +1,12 @@
-// A schema check pool thread's task handler (piscina runs it): decodes each message of a batch
+// A schema pool thread's check task (task.ts dispatches it): decodes each message of a batch
 // with the schemas of the checks its topic matched, off the worker's listener thread. Schemas
-// are compiled once per version (TaskSchema.key) and kept, at most MAX_COMPILED; protobufjs, avsc
-// and Ajv are loaded here only when a schema of their type arrives (codec.ts loads them lazily).
+// are compiled once per version (compiled.ts).
 import { threadId } from 'node:worker_threads';
 
 import { beat, pause } from '../../../threads/heartbeat.ts';
-import { compileSchema, type CompiledSchema } from '../codec.ts';
+import { compiledOf } from './compiled.ts';
 import { CHECK_WORDS } from '../types.ts';
-import type { CheckResult, CheckTask, TaskSchema } from './check-task.ts';
-
-/** Compiled schemas kept by this thread (the registry holds at most 1000). */
-const MAX_COMPILED = 1000;
-const compiled = new Map<string, CompiledSchema | null>();
-
-function compiledOf(s: TaskSchema): CompiledSchema | null {
-  let c = compiled.get(s.key);
-  if (c !== undefined) return c;
-  try {
-    c = compileSchema(s.type, s.source);
-  } catch {
-    // It compiled when it was added: a payload held to a schema that no longer compiles is
-    // refused, as the inline check refuses it (runtime.ts).
-    c = null;
-  }
-  if (compiled.size >= MAX_COMPILED) compiled.clear();
-  compiled.set(s.key, c);
-  return c;
-}
+import type { CheckResult, CheckTask } from './check-task.ts';
 
 export function checkBatch(task: CheckTask): CheckResult {
   pause(task.beat);

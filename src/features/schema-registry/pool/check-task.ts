@@ -12,6 +12,7 @@ export interface TaskSchema {
 }
 
 export interface CheckTask {
+  kind: 'check';
   /** The schemas of this batch's checks, and the checks: a schema (index into `schemas`) and its
    * Protobuf message type ('' for none). */
   schemas: TaskSchema[];

@@ -1,7 +1,7 @@
-// A schema check pool thread's entry from the TypeScript sources (piscina loads it): registers
-// tsx so the task handler can be loaded, then exports it as piscina expects.
+// A schema pool thread's entry from the TypeScript sources (piscina loads it): registers tsx so
+// the task handler can be loaded, then exports it as piscina expects.
 import { register } from 'tsx/esm/api';
 
 register();
-const { checkBatch } = await import('./check-batch.ts');
-export default checkBatch;
+const { schemaTask } = await import('./task.ts');
+export default schemaTask;

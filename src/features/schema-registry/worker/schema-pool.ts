@@ -1,0 +1,137 @@
+// SchemaPool: the piscina pool of one worker thread (owned by that thread) that decodes off the
+// listener thread what is heavy to decode: schema checks on large payloads (check-stage.ts) and
+// rules calling schema_decode or spb_decode on large payloads (rule-stage.ts). One pool for
+// both: its threads run pool/task.ts, which dispatches on the task's kind. piscina is loaded, and
+// the threads started, by the first stage that has something to offload: a worker that never
+// offloads never loads it.
+//
+// The waiting bound is the pool's, shared by both stages: at most schemaRegistry.maxWaitingBytes
+// of payload and maxWaitingMessages messages wait for (or are in) the pool; a stage asks admits()
+// and does the work inline past it (counted). A task whose thread stops beating (past 3x the
+// time limit, plus 500 ms) is aborted; the stage that sent it handles the failure.
+import type { Piscina } from 'piscina';
+
+import type { Logger } from '../../../log/index.ts';
+import { BEAT_TIME, NOT_STARTED } from '../../../threads/heartbeat.ts';
+import { threadEntry } from '../../../threads/entry.ts';
+import { FROM_SOURCE } from '../../../install/root.ts';
+import { lazyRequire } from '../../../lazy/lazy-require.ts';
+import type { PoolTask } from '../pool/task-types.ts';
+import { CHECK_WORDS } from '../types.ts';
+
+const piscina = lazyRequire<typeof import('piscina')>('piscina');
+
+/** The pool thread's task handler: compiled, schema-task.js's schemaTask; from the TypeScript
+ * sources, thread.mjs, which registers tsx first. */
+const POOL_ENTRY = FROM_SOURCE
+  ? { filename: new URL('../pool/thread.mjs', import.meta.url).href }
+  : { filename: threadEntry('schema-task').href, name: 'schemaTask' };
+
+export interface SchemaPoolOptions {
+  log: Logger;
+  /** Pool threads of this worker. */
+  threads: number;
+  timeoutMs: number;
+  maxWaitingBytes: number;
+  maxWaitingMessages: number;
+}
+
+/** Why a task failed as a whole, for counters and logs. */
+export function failureReason(err: unknown): 'memory' | 'timeout' | 'error' {
+  return (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : (err as Error).name === 'AbortError' ? 'timeout' : 'error';
+}
+
+export class SchemaPool {
+  private pool: Piscina | null = null;
+  private closed = false;
+  private waitingBytes = 0;
+  private waitingMessages = 0;
+  private counters: BigInt64Array | null = null;
+  /** The node's schema counters (types.ts CHECK_WORDS), which tasks carry to the pool threads. */
+  sharedCounters: SharedArrayBuffer | null = null;
+  private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
+  private watchdog: NodeJS.Timeout | null = null;
+  /** The pool thread that answered last (worker_threads' threadId): logs and tests. */
+  lastThreadId = -1;
+
+  constructor(readonly options: SchemaPoolOptions) {}
+
+  setCounters(counters: SharedArrayBuffer): void {
+    this.sharedCounters = counters;
+    this.counters = new BigInt64Array(counters);
+  }
+
+  /** Adds `n` to the counter `word` (CHECK_WORDS). */
+  count(word: number, n: number): void {
+    if (this.counters !== null) Atomics.add(this.counters, word, BigInt(n));
+  }
+
+  /** Whether a payload of `bytes` may wait for the pool now (the bound is not reached). */
+  admits(bytes: number): boolean {
+    return this.waitingMessages < this.options.maxWaitingMessages && this.waitingBytes + bytes <= this.options.maxWaitingBytes;
+  }
+
+  /** Counts what waits for the pool (negative: what left it), and starts the pool with the
+   * first thing that waits, so its threads start while the batch fills. */
+  wait(bytes: number, messages: number): void {
+    if (this.pool === null && !this.closed && messages > 0) this.pool = this.newPool();
+    this.waitingBytes += bytes;
+    this.waitingMessages += messages;
+    if (this.counters !== null) {
+      Atomics.add(this.counters, CHECK_WORDS.waitingBytes, BigInt(bytes));
+      Atomics.add(this.counters, CHECK_WORDS.waitingMessages, BigInt(messages));
+    }
+  }
+
+  /** Runs `task` on a pool thread (`transfer` moved to it); rejects when the thread dies, runs
+   * out of memory, stops beating, or the pool is closed. */
+  async run<R extends { threadId: number }>(task: PoolTask, transfer: ArrayBuffer[]): Promise<R> {
+    if (this.pool === null) throw new Error('the schema pool is closed');
+    const abort = new AbortController();
+    const flight = { beat: task.beat, base: task.base, abort };
+    this.inFlight.add(flight);
+    this.armWatchdog();
+    try {
+      const result = (await this.pool.run(task, { transferList: transfer, signal: abort.signal })) as R;
+      this.lastThreadId = result.threadId;
+      return result;
+    } finally {
+      this.inFlight.delete(flight);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    if (pool !== null) await pool.destroy().catch(() => {});
+  }
+
+  /** Checks the heartbeats of the tasks in flight while there are any. */
+  private armWatchdog(): void {
+    if (this.watchdog !== null) return;
+    const limit = 3 * this.options.timeoutMs + 500;
+    this.watchdog = setInterval(() => {
+      const now = Date.now();
+      for (const f of this.inFlight) {
+        const at = Atomics.load(f.beat, BEAT_TIME);
+        if (at !== NOT_STARTED && now - f.base - at > limit) f.abort.abort();
+      }
+      if (this.inFlight.size === 0) {
+        clearInterval(this.watchdog!);
+        this.watchdog = null;
+      }
+    }, Math.max(50, this.options.timeoutMs));
+    this.watchdog.unref();
+  }
+
+  private newPool(): Piscina {
+    return new (piscina().Piscina)({
+      ...POOL_ENTRY,
+      minThreads: this.options.threads,
+      maxThreads: this.options.threads,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+    });
+  }
+}
