@@ -144,7 +144,7 @@ export class SchemaRegistry {
     });
     new Gauge({
       name: 'spindle_schema_check_offload_waiting_bytes',
-      help: 'Payload bytes waiting for (or being decoded by) the schema pools, checks and rule evaluations, all workers together (each bounded by schemaRegistry.maxWaitingBytes).',
+      help: 'Payload bytes waiting for (or being decoded by) the schema pools, checks and rule evaluations, all workers together (each bounded by schemaRegistry.maxWaitingBytes, twice it for rule evaluations).',
       registers: [registry],
       collect() {
         this.set(load(CHECK_WORDS.waitingBytes));
@@ -152,7 +152,7 @@ export class SchemaRegistry {
     });
     new Gauge({
       name: 'spindle_schema_check_offload_waiting_messages',
-      help: 'Schema checks and rule evaluations waiting for (or being run by) the schema pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages).',
+      help: 'Schema checks and rule evaluations waiting for (or being run by) the schema pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages, twice it for rule evaluations).',
       registers: [registry],
       collect() {
         this.set(load(CHECK_WORDS.waitingMessages));
