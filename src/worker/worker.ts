@@ -195,11 +195,13 @@ const schemaPool = new SchemaPool({ log, threads: schemaCfg.threads, timeoutMs: 
 const checkStage = new CheckStage(schemaPool, { log, onFailure: schemaCfg.onPoolFailure });
 const schemas = new SchemaRuntime(log).install().offloadTo(checkStage, schemaCfg.offloadBytes);
 // Past the pool's bound, the clients publishing what those rules decode are paused until it
-// catches up (engine/handlers/reading.ts), rather than the rules evaluated on this thread.
+// catches up (engine/handlers/reading.ts), rather than the rules evaluated on this thread. Not a
+// WebSocket client: uWebSockets.js cannot stop reading, so a paused one holds what it sends and
+// is closed past its held bytes (fit for a rate limit, not for the broker's own backlog).
 const rulePublishers: PublisherReading<Connection> = {
   pause(handle) {
     const conn = sessions.byHandle.get(handle)?.connection as Connection | null | undefined;
-    return conn && holdForRules(conn) ? conn : null;
+    return conn && conn.transport.kind !== 'ws' && holdForRules(conn) ? conn : null;
   },
   resume: (conn) => releaseForRules(conn, limits.receiveMaximum),
 };

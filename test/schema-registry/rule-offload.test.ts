@@ -8,7 +8,8 @@
 // small messages keeps its order through the rule; a payload that does not decode fails the rule
 // with its lastError; spb_decode on a large Sparkplug B payload likewise; past the (hard) waiting
 // bound and with offloadBytes 0 the rule runs inline, counted; a fast publisher past the bound is
-// paused instead (counted), nothing runs inline, every output arrives in order, and it resumes.
+// paused instead (counted), nothing runs inline, every output arrives in order, and it resumes;
+// a WebSocket publisher is not paused (past the hard bound inline), nothing lost.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -228,5 +229,26 @@ test('past the waiting bound the publisher is paused, not evaluated inline: ever
   await pub.publishAsync('bp/x', samples('after', BIG), { qos: 1 });
   assert.equal((await last)[0].payload, 'after');
   assert.equal(await metric(b, 'spindle_schema_rule_pooled_total'), N + 1);
+  await end(sub, pub);
+});
+
+test('a WebSocket publisher is not paused (it could not stop sending): past the hard bound its evaluations run inline, none lost', async () => {
+  const b = brokers.at(-1)!; // the previous test's: bound of 8, its rule on bp/#
+  const pausedBefore = await metric(b, 'spindle_schema_rule_publishers_paused_total');
+  const pooledBefore = await metric(b, 'spindle_schema_rule_pooled_total');
+  const overflowBefore = await metric(b, 'spindle_schema_rule_offload_overflow_total');
+  const sub = await connect(b.url, { clientId: 'bp-ws-sub' });
+  await sub.subscribeAsync('out/#', { qos: 1 });
+  const pub = await connect(b.wsUrl, { clientId: 'bp-ws-pub' });
+  const N = 100;
+  const tags = Array.from({ length: N }, (_, i) => `w${i}`);
+  const got = nextMessages(sub, N, 60_000);
+  for (const tag of tags) pub.publish('bp/ws', samples(tag, 4 * BIG), { qos: 0 });
+  assert.deepEqual((await got).map((m) => m.payload).sort(), [...tags].sort(), 'every output');
+  assert.equal(await metric(b, 'spindle_schema_rule_publishers_paused_total'), pausedBefore, 'not paused');
+  const pooled = (await metric(b, 'spindle_schema_rule_pooled_total')) - pooledBefore;
+  const inline = (await metric(b, 'spindle_schema_rule_offload_overflow_total')) - overflowBefore;
+  assert.equal(pooled + inline, N, `each evaluated once: ${pooled} on the pool, ${inline} inline`);
+  assert.ok(pub.connected, 'still connected');
   await end(sub, pub);
 });
