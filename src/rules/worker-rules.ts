@@ -10,8 +10,8 @@
 // order, as an inline evaluation's are, and while a rule has evaluations in the pool its later
 // messages follow them there, so its outputs keep the order of its messages. Past the pool's
 // bound the publisher is paused (RuleOffload.hold) until the pool catches up; only past its hard
-// bound (messages no client can be paused for: other workers', other nodes', the broker's) is a
-// heavy rule evaluated here.
+// bound (messages no client can be paused for: other workers', other nodes', the broker's,
+// WebSocket clients') is a heavy rule evaluated here.
 import { TRACEPARENT_FIELD } from './trace-output.ts';
 import { NO_PUBLISHER } from '../native/index.ts';
 import type { Message } from '../broker/message.ts';

@@ -11,7 +11,8 @@
 // thread) has its reading paused, remembered here, until the backlog is below half the bound;
 // then every client paused is resumed (unless something else holds it: engine/handlers/
 // reading.ts). Past twice the bound (the hard bound: messages from other workers, other nodes or
-// the broker have no client to pause) the rule engine evaluates inline, counted by overflowed().
+// the broker have no client to pause, nor do WebSocket clients, see worker.ts) the rule engine
+// evaluates inline, counted by overflowed().
 // A batch whose thread dies, runs out of memory or stops beating fails as a
 // whole: each evaluation fails its rule with a lastError saying why, counted, logged at most once
 // per LOG_EVERY_MS (with how many failed since).
@@ -64,6 +65,8 @@ export class RuleStage implements RuleOffload {
   private readonly batches: BatchPump<Pending>;
   private lastLogAt = 0;
   private unlogged = 0;
+  /** Clients paused by the stage now, resumed once the pool's backlog has drained. */
+  private held: unknown[] = [];
 
   constructor(
     private readonly pool: SchemaPool,
@@ -73,9 +76,6 @@ export class RuleStage implements RuleOffload {
     this.minBytes = options.minBytes;
     this.batches = new BatchPump(pool.options.threads + 1, (batch, seq) => this.send(batch, seq));
   }
-
-  /** Clients paused by the stage now, resumed once the pool's backlog has drained. */
-  private held: unknown[] = [];
 
   room(bytes: number): number {
     return this.pool.room(bytes);
