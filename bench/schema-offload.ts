@@ -13,8 +13,9 @@
 //  3. the same with a rule instead of a check: `SELECT schema_decode(...) AS d, topic FROM "fr/#"`
 //     republishing a small payload (to a topic nobody subscribes to), on the loadgen's 8 KiB
 //     payloads to fr/..., offloadBytes 0 (the rule evaluated on the listener thread) and 4096
-//     (on the worker's schema pool thread); the loadgen saturates the broker, and a rule's
-//     evaluation, unlike a check, holds no PUBLISH back (the message is routed already), so
+//     (on the worker's schema pool thread); the loadgen saturates the broker; a rule's
+//     evaluation, unlike a check, holds no PUBLISH back (the message is routed already), so past
+//     the pool's waiting bound the rule stage pauses the publishers' reading instead (counted);
 //  4. the rule case again at a fixed rate below saturation: mosquitto_pub -l (another process)
 //     publishes the 8 KiB payloads (a line of 'Z', which is 0x5a) at PACED_RATE a second (QoS 0,
 //     fed in 10 ms ticks) while the probe runs.
@@ -129,7 +130,7 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 }
 
-async function counters(s: BenchSpindle): Promise<{ pooled: number; overflow: number; refused: number; rulePooled: number; ruleOverflow: number; ruleFailed: number }> {
+async function counters(s: BenchSpindle): Promise<{ pooled: number; overflow: number; refused: number; rulePooled: number; ruleOverflow: number; ruleFailed: number; rulePaused: number }> {
   const text = await s.text('/prometheus');
   const one = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
   return {
@@ -139,6 +140,7 @@ async function counters(s: BenchSpindle): Promise<{ pooled: number; overflow: nu
     rulePooled: one(/^spindle_schema_rule_pooled_total (\d+)$/m),
     ruleOverflow: one(/^spindle_schema_rule_offload_overflow_total (\d+)$/m),
     ruleFailed: one(/^spindle_schema_rule_offload_failures_total (\d+)$/m),
+    rulePaused: one(/^spindle_schema_rule_publishers_paused_total (\d+)$/m),
   };
 }
 
@@ -235,7 +237,7 @@ try {
       const c = await counters(brokers[i]);
       notes.push(kase.name === 'check'
         ? `${mode.name}, ${kase.what}: fan-in rounds ${r.rates.map(Math.round).join(', ')} msgs/s; ${r.rtts.length} probe round trips; checks decoded by the pool thread ${c.pooled}, inline past the waiting bound ${c.overflow}, refused ${c.refused} (must be 0: every payload decodes).`
-        : `${mode.name}, ${kase.what}: fan-in rounds ${r.rates.map(Math.round).join(', ')} msgs/s; ${r.rtts.length} probe round trips; rule evaluations on the pool thread ${c.rulePooled}, inline past the waiting bound ${c.ruleOverflow}, failed with their batch ${c.ruleFailed}.`);
+        : `${mode.name}, ${kase.what}: fan-in rounds ${r.rates.map(Math.round).join(', ')} msgs/s; ${r.rtts.length} probe round trips; rule evaluations on the pool thread ${c.rulePooled}, inline past the hard waiting bound ${c.ruleOverflow}, failed with their batch ${c.ruleFailed}; publishers paused by the rule stage ${c.rulePaused} times.`);
     }
   }
   // 4. The rule at a fixed rate below saturation.
@@ -263,7 +265,7 @@ try {
       rows.push({ target: `probe QoS 1 round trip while ${PACED_RATE}/s ${PAYLOAD} B go through the rule, ${label}, p50`, measured: Number(pct(r.rtts, 50).toFixed(2)), unit: 'ms', goal: '(measured)', ratio: '', met: '' });
       rows.push({ target: `probe QoS 1 round trip while ${PACED_RATE}/s ${PAYLOAD} B go through the rule, ${label}, p99`, measured: Number(pct(r.rtts, 99).toFixed(2)), unit: 'ms', goal: '(measured)', ratio: '', met: '' });
       const c = await counters(brokers[i]);
-      notes.push(`${mode.name}, the rule at ${PACED_RATE}/s: ${r.sent} sent, ${(await ruleMatched(brokers[i])) - r.matchedBefore} evaluated, ${r.rtts.length} probe round trips; rule evaluations on the pool thread ${c.rulePooled - r.pooledBefore}, inline past the waiting bound ${c.ruleOverflow - r.overflowBefore}.`);
+      notes.push(`${mode.name}, the rule at ${PACED_RATE}/s: ${r.sent} sent, ${(await ruleMatched(brokers[i])) - r.matchedBefore} evaluated, ${r.rtts.length} probe round trips; rule evaluations on the pool thread ${c.rulePooled - r.pooledBefore}, inline past the hard waiting bound ${c.ruleOverflow - r.overflowBefore}.`);
     }
   }
   notes.push(`One worker (SPINDLE_WORKERS=1) and, offloaded, one pool thread (schemaRegistry.threads 1); ${SECONDS} s per run after a 1 s warm-up, ${ROUNDS} rounds interleaved; loadgen window 512 deliveries. The probe client publishes 16 bytes to a topic neither the check nor the rule matches, on the same worker, one QoS 1 message at a time, from the bench's own process. A shared 2-core machine: the broker's main thread, its worker, its pool thread, the loadgen and the probe share them, so read the ratios, not the absolute numbers.`);

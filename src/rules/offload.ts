@@ -56,12 +56,24 @@ export interface PooledOutput {
  * or RULE_FAILED and the error's message. */
 export type RuleDone<T> = (owner: T, outcome: RuleOutcome, value: unknown) => void;
 
+/** RuleOffload.room(): the pool takes the evaluation; */
+export const ROOM = 0;
+/** ... takes it, but its backlog is past its (soft) bound: the publisher is to be paused
+ * (RuleOffload.hold); */
+export const ROOM_HOLD = 1;
+/** ... does not: past its hard bound, the evaluation runs inline (RuleOffload.overflowed). */
+export const NO_ROOM = 2;
+
 export interface RuleOffload {
   /** Payloads of at least this many bytes are evaluated on the pool (0: never). */
   readonly minBytes: number;
-  /** Whether a payload of `bytes` may wait for the pool now (its waiting bound is not reached). */
-  admits(bytes: number): boolean;
-  /** Counts an evaluation that was to go to the pool but ran inline (the bound was reached). */
+  /** Whether an evaluation on a payload of `bytes` may wait for the pool now: ROOM, ROOM_HOLD or
+   * NO_ROOM. */
+  room(bytes: number): number;
+  /** Pauses the reading of the client of session `publisher` (this thread's) until the pool's
+   * backlog has drained; nothing when it is not a client here or is paused by it already. */
+  hold(publisher: number): void;
+  /** Counts an evaluation that was to go to the pool but ran inline (the hard bound was reached). */
   overflowed(): void;
   /** Evaluates `rule` on `fields` on a pool thread; `done` is called later (never before this
    * returns), in the order evaluations were asked. */

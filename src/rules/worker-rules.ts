@@ -8,7 +8,10 @@
 // A rule whose SQL calls a heavy decoder (schema_decode, spb_decode) is evaluated on a pool thread
 // for a PUBLISH of at least RuleOffload.minBytes (offload.ts); its answers are applied here, in
 // order, as an inline evaluation's are, and while a rule has evaluations in the pool its later
-// messages follow them there, so its outputs keep the order of its messages.
+// messages follow them there, so its outputs keep the order of its messages. Past the pool's
+// bound the publisher is paused (RuleOffload.hold) until the pool catches up; only past its hard
+// bound (messages no client can be paused for: other workers', other nodes', the broker's,
+// WebSocket clients') is a heavy rule evaluated here.
 import { TRACEPARENT_FIELD } from './trace-output.ts';
 import { NO_PUBLISHER } from '../native/index.ts';
 import type { Message } from '../broker/message.ts';
@@ -17,7 +20,7 @@ import { compileRule, EventContext, parseRule, type CompiledRule, type EventName
 import { compileRepublish } from './actions/republish.ts';
 import { topicNameProblem } from '../auth/topic-filter.ts';
 import type { CompiledRepublish } from './actions/types.ts';
-import { offloadedRule, RULE_FAILED, RULE_PASSED, type OffloadedRule, type PooledOutput, type PublishSnapshot, type RuleDone, type RuleOffload, type RuleOutcome } from './offload.ts';
+import { NO_ROOM, offloadedRule, ROOM_HOLD, RULE_FAILED, RULE_PASSED, type OffloadedRule, type PooledOutput, type PublishSnapshot, type RuleDone, type RuleOffload, type RuleOutcome } from './offload.ts';
 
 /** A rule as the main thread sends it to every worker. */
 export interface RuleSpec {
@@ -208,18 +211,21 @@ export class WorkerRules implements EngineEvents {
     }
     // A heavy rule on a large payload, or behind evaluations of its own still in the pool.
     if (entry.offload !== null && this.offloader !== null && (entry.flow.pending > 0 || (this.offloader.minBytes > 0 && m.payload.length >= this.offloader.minBytes))) {
-      if (this.offload(entry, entry.offload, this.offloader, ctx.fields as unknown as PublishFields)) return;
+      if (this.offload(entry, entry.offload, this.offloader, ctx.fields as unknown as PublishFields, publisher)) return;
     }
     this.evaluate(entry, ctx);
   }
 
-  /** Sends one evaluation to the pool; false when its waiting bound is reached (counted: the
-   * caller evaluates inline, ahead of what the rule has in the pool). */
-  private offload(e: Entry, rule: OffloadedRule, offloader: RuleOffload, f: PublishFields): boolean {
-    if (!offloader.admits(f.payload.length)) {
+  /** Sends one evaluation to the pool; past the pool's bound its publisher (a client of this
+   * thread) is paused until the backlog drains, and past the hard bound it is not sent: false
+   * (counted: the caller evaluates inline, ahead of what the rule has in the pool). */
+  private offload(e: Entry, rule: OffloadedRule, offloader: RuleOffload, f: PublishFields, publisher: number): boolean {
+    const room = offloader.room(f.payload.length);
+    if (room === NO_ROOM) {
       offloader.overflowed();
       return false;
     }
+    if (room === ROOM_HOLD && publisher !== NO_PUBLISHER) offloader.hold(publisher);
     const w = f as unknown as PublishFields & { id: string; clientid: string; username: string | null; peerhost: string | null };
     const fields: PublishSnapshot = { topic: f.topic, payload: f.payload, qos: f.qos, retain: f.retain, timestamp: f.timestamp, id: w.id, clientid: w.clientid, username: w.username, peerhost: w.peerhost };
     e.counters.matched++;

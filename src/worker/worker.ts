@@ -41,7 +41,8 @@ import { WorkerSlowSubs } from '../features/slow-subs/worker-slow-subs.ts';
 import { WorkerExclusive } from '../features/exclusive/worker-exclusive.ts';
 import { SchemaRuntime } from '../features/schema-registry/runtime.ts';
 import { CheckStage } from '../features/schema-registry/worker/check-stage.ts';
-import { RuleStage } from '../features/schema-registry/worker/rule-stage.ts';
+import { RuleStage, type PublisherReading } from '../features/schema-registry/worker/rule-stage.ts';
+import { holdForRules, releaseForRules } from '../engine/handlers/reading.ts';
 import { SchemaPool } from '../features/schema-registry/worker/schema-pool.ts';
 import { WorkerDelayed } from '../features/delayed/worker-delayed.ts';
 import { WorkerOtelTraces } from '../features/otel-traces/worker-otel-traces.ts';
@@ -193,7 +194,18 @@ const schemaCfg = config.schemaRegistry;
 const schemaPool = new SchemaPool({ log, threads: schemaCfg.threads, timeoutMs: schemaCfg.timeout, maxWaitingBytes: schemaCfg.maxWaitingBytes, maxWaitingMessages: schemaCfg.maxWaitingMessages });
 const checkStage = new CheckStage(schemaPool, { log, onFailure: schemaCfg.onPoolFailure });
 const schemas = new SchemaRuntime(log).install().offloadTo(checkStage, schemaCfg.offloadBytes);
-rules.offloadTo(new RuleStage(schemaPool, schemas, { log, minBytes: schemaCfg.offloadBytes, node: config.nodeName }));
+// Past the pool's bound, the clients publishing what those rules decode are paused until it
+// catches up (engine/handlers/reading.ts), rather than the rules evaluated on this thread. Not a
+// WebSocket client: uWebSockets.js cannot stop reading, so a paused one holds what it sends and
+// is closed past its held bytes (fit for a rate limit, not for the broker's own backlog).
+const rulePublishers: PublisherReading<Connection> = {
+  pause(handle) {
+    const conn = sessions.byHandle.get(handle)?.connection as Connection | null | undefined;
+    return conn && conn.transport.kind !== 'ws' && holdForRules(conn) ? conn : null;
+  },
+  resume: (conn) => releaseForRules(conn, limits.receiveMaximum),
+};
+rules.offloadTo(new RuleStage(schemaPool, schemas, { log, minBytes: schemaCfg.offloadBytes, node: config.nodeName, publishers: rulePublishers as PublisherReading }));
 // Overload protection (src/features/overload): the CONNECT handler and the outbox read its flags.
 const overload = new WorkerOverload(workerId, configMarks(config), (on, st) => {
   if (on) log.warn('worker overloaded: new connections are refused (0x89 Server busy)', { reasons: st.reasons, lagMs: st.lagMs, heapUsedBytes: st.heapUsedBytes, rssBytes: st.rssBytes });

@@ -188,6 +188,7 @@ export class FakeClient implements Client {
   paused = false;
   limiter: RateLimiter | null = null;
   throttledUntil = 0;
+  heldByRules = false;
   /** Set false to play a client that does not read (slow consumer). */
   writable = true;
   /** Bytes written and not taken (overload shedding reads it). */

@@ -6,8 +6,10 @@
 // evaluation counted by the pool thread itself (spindle_schema_rule_pooled_total, which only
 // pool/rule-batch.ts, run by piscina, adds to); small payloads stay inline; a mix of large and
 // small messages keeps its order through the rule; a payload that does not decode fails the rule
-// with its lastError; spb_decode on a large Sparkplug B payload likewise; past the waiting bound
-// and with offloadBytes 0 the rule runs inline, counted.
+// with its lastError; spb_decode on a large Sparkplug B payload likewise; past the (hard) waiting
+// bound and with offloadBytes 0 the rule runs inline, counted; a fast publisher past the bound is
+// paused instead (counted), nothing runs inline, every output arrives in order, and it resumes;
+// a WebSocket publisher is not paused (past the hard bound inline), nothing lost.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -200,4 +202,53 @@ test('past schemaRegistry.maxWaitingBytes the rule runs inline, counted; with of
     assert.equal(await metric(b, 'spindle_schema_rule_pooled_total'), 0, JSON.stringify(cfg));
     await end(sub, pub);
   }
+});
+
+test('past the waiting bound the publisher is paused, not evaluated inline: every output arrives in order, then it resumes and keeps publishing', async () => {
+  // A bound of 8 evaluations (hard bound 16): a fast publisher of 32 KiB payloads fills it within
+  // a few reads (a read holds at most two of them), so the pool falls behind.
+  const b = await broker({ offloadBytes: 4096, maxWaitingMessages: 8 });
+  await addRule(b, 'bp', SQL.replace('"big/#"', '"bp/#"'), 'out/bp', '${d.tag}');
+  const sub = await connect(b.url, { clientId: 'bp-sub' });
+  await sub.subscribeAsync('out/#', { qos: 1 });
+  const pub = await connect(b.url, { clientId: 'bp-pub' });
+  const N = 200;
+  const tags = Array.from({ length: N }, (_, i) => `m${i}`);
+  const payloads = tags.map((tag) => samples(tag, 4 * BIG));
+  assert.ok(payloads[0].length > 30_000, `32 KiB payloads (${payloads[0].length} B)`);
+  const got = nextMessages(sub, N, 60_000);
+  for (const p of payloads) pub.publish('bp/x', p, { qos: 0 });
+  assert.deepEqual((await got).map((m) => m.payload), tags, 'every output, in the order published');
+  assert.ok((await metric(b, 'spindle_schema_rule_publishers_paused_total')) > 0, 'the publisher was paused');
+  assert.equal(await metric(b, 'spindle_schema_rule_offload_overflow_total'), 0, 'nothing evaluated inline');
+  assert.equal(await metric(b, 'spindle_schema_rule_pooled_total'), N, 'every evaluation on the pool thread');
+  // Drained: no client paused any more, and the publisher's next message goes through.
+  assert.equal(await waitFor(async () => (await metric(b, 'spindle_schema_rule_publishers_paused')) === 0 || null), true);
+  assert.equal(await metric(b, 'spindle_schema_check_offload_waiting_messages'), 0);
+  const last = nextMessages(sub, 1);
+  await pub.publishAsync('bp/x', samples('after', BIG), { qos: 1 });
+  assert.equal((await last)[0].payload, 'after');
+  assert.equal(await metric(b, 'spindle_schema_rule_pooled_total'), N + 1);
+  await end(sub, pub);
+});
+
+test('a WebSocket publisher is not paused (it could not stop sending): past the hard bound its evaluations run inline, none lost', async () => {
+  const b = brokers.at(-1)!; // the previous test's: bound of 8, its rule on bp/#
+  const pausedBefore = await metric(b, 'spindle_schema_rule_publishers_paused_total');
+  const pooledBefore = await metric(b, 'spindle_schema_rule_pooled_total');
+  const overflowBefore = await metric(b, 'spindle_schema_rule_offload_overflow_total');
+  const sub = await connect(b.url, { clientId: 'bp-ws-sub' });
+  await sub.subscribeAsync('out/#', { qos: 1 });
+  const pub = await connect(b.wsUrl, { clientId: 'bp-ws-pub' });
+  const N = 100;
+  const tags = Array.from({ length: N }, (_, i) => `w${i}`);
+  const got = nextMessages(sub, N, 60_000);
+  for (const tag of tags) pub.publish('bp/ws', samples(tag, 4 * BIG), { qos: 0 });
+  assert.deepEqual((await got).map((m) => m.payload).sort(), [...tags].sort(), 'every output');
+  assert.equal(await metric(b, 'spindle_schema_rule_publishers_paused_total'), pausedBefore, 'not paused');
+  const pooled = (await metric(b, 'spindle_schema_rule_pooled_total')) - pooledBefore;
+  const inline = (await metric(b, 'spindle_schema_rule_offload_overflow_total')) - overflowBefore;
+  assert.equal(pooled + inline, N, `each evaluated once: ${pooled} on the pool, ${inline} inline`);
+  assert.ok(pub.connected, 'still connected');
+  await end(sub, pub);
 });

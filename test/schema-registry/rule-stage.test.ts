@@ -4,7 +4,9 @@
 // (src/rules/worker-rules.ts) with a RuleStage on a real SchemaPool: a large payload's output
 // comes from a pool thread with the traceparent and republish depth its message had, small
 // payloads behind it keep their order, and a batch that fails as a whole fails its evaluations
-// with a lastError saying why, counted; a republish loop through the pool stops at the bound.
+// with a lastError saying why, counted; a republish loop through the pool stops at the bound;
+// past the waiting bound the publishers are paused (once each) and resumed when the backlog is
+// below half of it, and past twice the bound a message is evaluated inline.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -12,7 +14,8 @@ import protobuf from 'protobufjs';
 
 import { ruleBatch } from '../../src/features/schema-registry/pool/rule-batch.ts';
 import type { RuleSchema, RuleTask } from '../../src/features/schema-registry/pool/rule-task.ts';
-import { RuleStage } from '../../src/features/schema-registry/worker/rule-stage.ts';
+import { RuleStage, type PublisherReading } from '../../src/features/schema-registry/worker/rule-stage.ts';
+import { NO_PUBLISHER } from '../../src/native/index.ts';
 import { SchemaPool } from '../../src/features/schema-registry/worker/schema-pool.ts';
 import { SchemaRuntime } from '../../src/features/schema-registry/runtime.ts';
 import { CHECK_WORDS, newCheckCounters } from '../../src/features/schema-registry/types.ts';
@@ -94,7 +97,7 @@ function message(topic: string, payload: Buffer): Message {
   return { topic, topicBytes: Buffer.from(topic), payload, qos: 1, retain: false, props: null, expiresAt: 0, receivedAt: Date.now(), storeId: undefined, seq: 1 };
 }
 
-function engine(bound = { maxWaitingBytes: 1 << 20, maxWaitingMessages: 100 }) {
+function engine(bound = { maxWaitingBytes: 1 << 20, maxWaitingMessages: 100 }, publishers?: PublisherReading) {
   const pool = new SchemaPool({ log, threads: 1, timeoutMs: 1000, ...bound });
   const counters = newCheckCounters();
   pool.setCounters(counters);
@@ -109,7 +112,7 @@ function engine(bound = { maxWaitingBytes: 1 << 20, maxWaitingMessages: 100 }) {
   // This thread's codecs (inline evaluations), and the schemas sent to the pool: the runtime's.
   const runtime = new SchemaRuntime(log).install();
   runtime.setSchemas([{ name: 'samples', type: 'protobuf', source: PROTO, description: '', by: 'test', at: '2026-01-01T00:00:00Z' }]);
-  rules.offloadTo(new RuleStage(pool, runtime, { log, minBytes: 4096, node: 'n1' }));
+  rules.offloadTo(new RuleStage(pool, runtime, { log, minBytes: 4096, node: 'n1', publishers }));
   const spec: RuleSpec = { id: 'r1', handle: 7, sql: `SELECT schema_decode('samples', payload, 'Samples') AS d, clientid FROM "t/#"`, republish: [{ topic: 'out/${d.tag}' }], remote: true };
   assert.deepEqual(rules.install([spec]), []);
   return { pool, rules, published, posted, words: new BigInt64Array(counters) };
@@ -163,6 +166,44 @@ test('the rule engine: past the waiting bound inline, counted; a batch that fail
   assert.match(String(c.lastError), /evaluated on a schema pool thread, which failed: the schema pool is closed/);
   assert.equal(Atomics.load(words, CHECK_WORDS.ruleFailed), 2n);
   assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 0n);
+});
+
+test('the rule engine: past the waiting bound each publisher is paused once and resumed when the backlog drains; past twice the bound inline, counted', async () => {
+  const held = new Set<number>();
+  const paused: number[] = [];
+  const resumed: number[] = [];
+  const publishers: PublisherReading<number> = {
+    pause: (h) => {
+      if (held.has(h)) return null;
+      held.add(h);
+      paused.push(h);
+      return h;
+    },
+    resume: (h) => {
+      held.delete(h);
+      resumed.push(h);
+    },
+  };
+  const { pool, rules, published, words } = engine({ maxWaitingBytes: 1 << 20, maxWaitingMessages: 2 }, publishers as PublisherReading);
+  try {
+    const from = [1, 1, 1, 2, 1, NO_PUBLISHER];
+    from.forEach((publisher, i) => rules.matched(7, message(`t/${i}`, samples(`m${i}`, 4000)), publisher));
+    // Two under the bound; the third and fourth past it pause their publishers (1 once, then 2);
+    // the fifth is at the hard bound (4): inline, as is the sixth (no client to pause anyway).
+    assert.deepEqual(paused, [1, 2]);
+    assert.equal(Atomics.load(words, CHECK_WORDS.rulePaused), 2n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.rulePausedNow), 2n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.ruleOverflow), 2n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.waitingMessages), 4n);
+    assert.deepEqual(resumed, [], 'held while the backlog is past half the bound');
+    await waitFor(() => published.length === 6 || null);
+    assert.deepEqual(published.map((m) => m.topic), ['out/m4', 'out/m5', 'out/m0', 'out/m1', 'out/m2', 'out/m3'], 'the inline ones first, the pool\'s in order');
+    assert.deepEqual(resumed.sort(), [1, 2], 'every publisher paused is resumed once the backlog drained');
+    assert.equal(Atomics.load(words, CHECK_WORDS.rulePausedNow), 0n);
+    assert.equal(Atomics.load(words, CHECK_WORDS.rulePooled), 4n);
+  } finally {
+    await pool.close();
+  }
 });
 
 test('the rule engine: a rule republishing to its own topic through the pool stops at the loop bound, as inline', async () => {

@@ -103,6 +103,8 @@ export class Connection implements Client, TransportHandlers, Expiring {
   limiter: RateLimiter | null = null;
   /** Reading paused by a rate limit until this epoch ms (0: not). */
   throttledUntil = 0;
+  /** Reading paused by a rule stage's backlog (handlers/reading.ts) until it drains. */
+  heldByRules = false;
   transforming = 0;
   /** Set at CONNECT, once the client is authenticated. */
   authorizer!: Authorizer;
@@ -362,7 +364,8 @@ export class Connection implements Client, TransportHandlers, Expiring {
     }
     this.backlog = null;
     this.checkFramerError();
-    if (this.state !== 'closed') this.transport.resume();
+    // A rule stage holding reading resumes it when its backlog drains (handlers/reading.ts).
+    if (this.state !== 'closed' && !this.heldByRules) this.transport.resume();
   }
 
   private checkFramerError(): void {

@@ -134,6 +134,8 @@ export interface Client extends SessionLink {
   limiter: RateLimiter | null;
   /** Epoch ms until which reading is paused by a rate limit or the tenant's licence (0: not). */
   throttledUntil: number;
+  /** Reading paused because a rule stage's backlog is past its bound (reading.ts). */
+  heldByRules: boolean;
   /** Stops and restarts reading from the client (back-pressure of the publish pipeline). */
   pauseReading(): void;
   resumeReading(): void;

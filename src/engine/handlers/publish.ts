@@ -432,7 +432,7 @@ function chain(host: HandlerHost, c: Client, p: Promise<void>): void {
 function settle(c: Client, link: Promise<void> | null, max: number): void {
   c.publishPending--;
   if (c.publishChain === link) c.publishChain = null;
-  if (c.publishPending === max - 1 && c.state !== 'closed' && c.throttledUntil === 0) c.resumeReading();
+  if (c.publishPending === max - 1 && c.state !== 'closed' && c.throttledUntil === 0 && !c.heldByRules) c.resumeReading();
 }
 
 /** $EVENT.DROP for a message of this client that goes nowhere. */

@@ -49,8 +49,9 @@ function endPause(host: HandlerHost, c: Client): void {
   }
   c.throttledUntil = 0;
   if (c.isClosed()) return;
-  // The publish pipeline may hold reading paused as well (its bound); it resumes it then.
-  if (c.publishPending < host.config.limits.receiveMaximum) c.resumeReading();
+  // The publish pipeline (its bound) or a rule stage (its backlog, reading.ts) may hold reading
+  // paused as well; each resumes it when it lets go, if nothing else holds it then.
+  if (c.publishPending < host.config.limits.receiveMaximum && !c.heldByRules) c.resumeReading();
 }
 
 /** The per-client limit of `c`: its own (the authenticator's), else its endpoint's. */

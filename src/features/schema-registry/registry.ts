@@ -109,11 +109,28 @@ export class SchemaRegistry {
     });
     new Counter({
       name: 'spindle_schema_rule_offload_overflow_total',
-      help: 'Rule evaluations that were to run on a pool thread but ran on the listener thread, because schemaRegistry.maxWaitingBytes or maxWaitingMessages of its worker was reached.',
+      help: 'Rule evaluations that were to run on a pool thread but ran on the listener thread, because twice schemaRegistry.maxWaitingBytes or maxWaitingMessages of its worker was reached (the hard bound; past the bound itself the publishers are paused instead).',
       registers: [registry],
       collect() {
         this.reset();
         this.inc(load(CHECK_WORDS.ruleOverflow));
+      },
+    });
+    new Counter({
+      name: 'spindle_schema_rule_publishers_paused_total',
+      help: 'Times a client had its reading paused because the rule evaluations its messages sent to its worker\'s schema pool were past schemaRegistry.maxWaitingBytes or maxWaitingMessages; resumed once below half of it.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(load(CHECK_WORDS.rulePaused));
+      },
+    });
+    new Gauge({
+      name: 'spindle_schema_rule_publishers_paused',
+      help: 'Clients whose reading is paused now by the rule evaluations waiting for their worker\'s schema pool, all workers together.',
+      registers: [registry],
+      collect() {
+        this.set(load(CHECK_WORDS.rulePausedNow));
       },
     });
     new Counter({
@@ -127,7 +144,7 @@ export class SchemaRegistry {
     });
     new Gauge({
       name: 'spindle_schema_check_offload_waiting_bytes',
-      help: 'Payload bytes waiting for (or being decoded by) the schema pools, checks and rule evaluations, all workers together (each bounded by schemaRegistry.maxWaitingBytes).',
+      help: 'Payload bytes waiting for (or being decoded by) the schema pools, checks and rule evaluations, all workers together (each bounded by schemaRegistry.maxWaitingBytes, twice it for rule evaluations).',
       registers: [registry],
       collect() {
         this.set(load(CHECK_WORDS.waitingBytes));
@@ -135,7 +152,7 @@ export class SchemaRegistry {
     });
     new Gauge({
       name: 'spindle_schema_check_offload_waiting_messages',
-      help: 'Schema checks and rule evaluations waiting for (or being run by) the schema pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages).',
+      help: 'Schema checks and rule evaluations waiting for (or being run by) the schema pools, all workers together (each bounded by schemaRegistry.maxWaitingMessages, twice it for rule evaluations).',
       registers: [registry],
       collect() {
         this.set(load(CHECK_WORDS.waitingMessages));

@@ -42,9 +42,10 @@ export interface SchemaWorkerState {
  * reached; offloaded checks whose batch failed, refused or passed (schemaRegistry.onPoolFailure);
  * what waits for the pools now (bytes, messages: checks and rule evaluations); and the same for
  * rules that call schema_decode or spb_decode on large payloads: evaluations done by a pool
- * thread (added by it), run inline past the waiting bound, and failed with their batch. */
-export const CHECK_WORDS = { v5: 0, v3: 1, pooled: 2, overflow: 3, failedRefused: 4, failedPassed: 5, waitingBytes: 6, waitingMessages: 7, rulePooled: 8, ruleOverflow: 9, ruleFailed: 10 } as const;
-export const CHECK_COUNTER_WORDS = 11;
+ * thread (added by it), run inline past the hard waiting bound, and failed with their batch;
+ * clients whose reading the rule stage paused (times), and paused by it now. */
+export const CHECK_WORDS = { v5: 0, v3: 1, pooled: 2, overflow: 3, failedRefused: 4, failedPassed: 5, waitingBytes: 6, waitingMessages: 7, rulePooled: 8, ruleOverflow: 9, ruleFailed: 10, rulePaused: 11, rulePausedNow: 12 } as const;
+export const CHECK_COUNTER_WORDS = 13;
 
 /** The shared counters: 64-bit words (BigInt64Array views), so neither a counter of a long-lived
  * node nor the byte gauge of many workers wraps. */

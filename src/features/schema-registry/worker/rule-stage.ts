@@ -6,8 +6,14 @@
 // payloads in one transferred buffer. The answers come back in the order evaluations were asked,
 // across batches.
 //
-// Bounded by the pool's waiting bound (admits(); the rule engine evaluates inline past it, counted
-// by overflowed()). A batch whose thread dies, runs out of memory or stops beating fails as a
+// Bounded by the pool's waiting bound, with back-pressure (room(), hold()): past the bound an
+// evaluation still goes to the pool, and the client that published its message (a client of this
+// thread) has its reading paused, remembered here, until the backlog is below half the bound;
+// then every client paused is resumed (unless something else holds it: engine/handlers/
+// reading.ts). Past twice the bound (the hard bound: messages from other workers, other nodes or
+// the broker have no client to pause, nor do WebSocket clients, see worker.ts) the rule engine
+// evaluates inline, counted by overflowed().
+// A batch whose thread dies, runs out of memory or stops beating fails as a
 // whole: each evaluation fails its rule with a lastError saying why, counted, logged at most once
 // per LOG_EVERY_MS (with how many failed since).
 import type { Logger } from '../../../log/index.ts';
@@ -24,6 +30,18 @@ export interface RuleStageOptions {
   minBytes: number;
   /** The node the rules run on (their `node` field). */
   node: string;
+  /** Pauses publishers past the bound; without it (tests of the stage alone) none is paused. */
+  publishers?: PublisherReading;
+}
+
+/** The clients of this thread whose reading the stage pauses (worker.ts: the handlers' Client,
+ * through engine/handlers/reading.ts). */
+export interface PublisherReading<C = unknown> {
+  /** Pauses the reading of the client of session `publisher`; null when it is no client here, is
+   * closed, or is paused by the stage already. */
+  pause(publisher: number): C | null;
+  /** Lets go of a client `pause` gave (closed since: nothing to resume). */
+  resume(client: C): void;
 }
 
 /** Where the stage finds the schemas a rule names (runtime.ts). */
@@ -47,6 +65,8 @@ export class RuleStage implements RuleOffload {
   private readonly batches: BatchPump<Pending>;
   private lastLogAt = 0;
   private unlogged = 0;
+  /** Clients paused by the stage now, resumed once the pool's backlog has drained. */
+  private held: unknown[] = [];
 
   constructor(
     private readonly pool: SchemaPool,
@@ -57,9 +77,28 @@ export class RuleStage implements RuleOffload {
     this.batches = new BatchPump(pool.options.threads + 1, (batch, seq) => this.send(batch, seq));
   }
 
-  admits(bytes: number): boolean {
-    return this.pool.admits(bytes);
+  room(bytes: number): number {
+    return this.pool.room(bytes);
   }
+
+  hold(publisher: number): void {
+    const publishers = this.options.publishers;
+    if (publishers === undefined) return;
+    const client = publishers.pause(publisher);
+    if (client === null) return;
+    this.held.push(client);
+    this.pool.count(CHECK_WORDS.rulePaused, 1);
+    this.pool.count(CHECK_WORDS.rulePausedNow, 1);
+    this.pool.onDrained = this.resumeAll;
+  }
+
+  /** The backlog is below half the bound: every client paused is resumed. */
+  private readonly resumeAll = (): void => {
+    const held = this.held;
+    this.held = [];
+    this.pool.count(CHECK_WORDS.rulePausedNow, -held.length);
+    for (const c of held) this.options.publishers!.resume(c);
+  };
 
   overflowed(): void {
     this.pool.count(CHECK_WORDS.ruleOverflow, 1);

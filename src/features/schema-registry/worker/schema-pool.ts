@@ -6,8 +6,11 @@
 // offloads never loads it.
 //
 // The waiting bound is the pool's, shared by both stages: at most schemaRegistry.maxWaitingBytes
-// of payload and maxWaitingMessages messages wait for (or are in) the pool; a stage asks admits()
-// and does the work inline past it (counted). A task whose thread stops beating (past 3x the
+// of payload and maxWaitingMessages messages wait for (or are in) the pool; the check stage asks
+// admits() and checks inline past it (counted; its publishers wait in their publish pipelines
+// meanwhile). The rule stage asks room(): past the bound its evaluations still wait, their
+// publishers paused until the backlog is below half the bound (onDrained), up to twice the bound
+// (the hard bound, for messages whose publisher cannot be paused), inline past that. A task whose thread stops beating (past 3x the
 // time limit, plus 500 ms) is aborted; the stage that sent it handles the failure.
 import type { Piscina } from 'piscina';
 
@@ -17,6 +20,7 @@ import { threadEntry } from '../../../threads/entry.ts';
 import { FROM_SOURCE } from '../../../install/root.ts';
 import { lazyRequire } from '../../../lazy/lazy-require.ts';
 import type { PoolTask } from '../pool/task-types.ts';
+import { NO_ROOM, ROOM, ROOM_HOLD } from '../../../rules/offload.ts';
 import { CHECK_WORDS } from '../types.ts';
 
 const piscina = lazyRequire<typeof import('piscina')>('piscina');
@@ -53,6 +57,9 @@ export class SchemaPool {
   private watchdog: NodeJS.Timeout | null = null;
   /** The pool thread that answered last (worker_threads' threadId): logs and tests. */
   lastThreadId = -1;
+  /** Called once what waits is below half the bound again, while set (the rule stage sets it
+   * while it holds publishers). */
+  onDrained: (() => void) | null = null;
 
   constructor(readonly options: SchemaPoolOptions) {}
 
@@ -71,6 +78,16 @@ export class SchemaPool {
     return this.waitingMessages < this.options.maxWaitingMessages && this.waitingBytes + bytes <= this.options.maxWaitingBytes;
   }
 
+  /** For a rule evaluation on a payload of `bytes` (src/rules/offload.ts): ROOM under the bound,
+   * ROOM_HOLD past it but under twice it, NO_ROOM past that. */
+  room(bytes: number): number {
+    const o = this.options;
+    const messages = this.waitingMessages;
+    const total = this.waitingBytes + bytes;
+    if (messages < o.maxWaitingMessages && total <= o.maxWaitingBytes) return ROOM;
+    return messages < 2 * o.maxWaitingMessages && total <= 2 * o.maxWaitingBytes ? ROOM_HOLD : NO_ROOM;
+  }
+
   /** Counts what waits for the pool (negative: what left it), and starts the pool with the
    * first thing that waits, so its threads start while the batch fills. */
   wait(bytes: number, messages: number): void {
@@ -80,6 +97,11 @@ export class SchemaPool {
     if (this.counters !== null) {
       Atomics.add(this.counters, CHECK_WORDS.waitingBytes, BigInt(bytes));
       Atomics.add(this.counters, CHECK_WORDS.waitingMessages, BigInt(messages));
+    }
+    if (messages < 0 && this.onDrained !== null && 2 * this.waitingMessages <= this.options.maxWaitingMessages && 2 * this.waitingBytes <= this.options.maxWaitingBytes) {
+      const drained = this.onDrained;
+      this.onDrained = null;
+      drained();
     }
   }
 
