@@ -17,16 +17,31 @@ export interface PendingSpans {
   left: number;
 }
 
-/** The value of an ASCII hex digit. */
-function nibble(c: number): number {
-  return c <= 57 ? c - 48 : (c | 32) - 87;
-}
+/** The byte two ASCII hex digits stand for, by (first << 8 | second): one look-up per byte. */
+const HEX_PAIRS = (() => {
+  const table = new Uint8Array(65536);
+  const digits = '0123456789abcdefABCDEF';
+  for (const a of digits) {
+    for (const b of digits) table[(a.charCodeAt(0) << 8) | b.charCodeAt(0)] = parseInt(a + b, 16);
+  }
+  return table;
+})();
 
 /** Wire types. */
 const VARINT = 0;
 const I64 = 1;
 const LEN = 2;
 const I32 = 5;
+
+/** Copies src[from, from + n) to dst at `at`: short runs (names, attribute keys, client ids) in a
+ * loop, which costs less than Buffer#copy's call into C++; long ones with TypedArray#set. */
+function copyBytes(src: Buffer, from: number, n: number, dst: Buffer, at: number): void {
+  if (n <= 64) {
+    for (let i = 0; i < n; i++) dst[at + i] = src[from + i];
+  } else {
+    dst.set(src.subarray(from, from + n), at);
+  }
+}
 
 /** A growing protobuf writer; nested messages are written in place and their length put before
  * them when they end (fork/end: the length's varint reserved at its widest, the body moved back
@@ -96,7 +111,7 @@ class Writer {
     this.tag(field, LEN);
     this.varint(n);
     this.room(n);
-    src.copy(this.buf, this.pos, from, from + n);
+    copyBytes(src, from, n, this.buf, this.pos);
     this.pos += n;
   }
 
@@ -105,7 +120,10 @@ class Writer {
     this.tag(field, LEN);
     this.varint(n >> 1);
     this.room(n >> 1);
-    for (let i = from; i < from + n; i += 2) this.buf[this.pos++] = (nibble(src[i]) << 4) | nibble(src[i + 1]);
+    const buf = this.buf;
+    let at = this.pos;
+    for (let i = from; i < from + n; i += 2) buf[at++] = HEX_PAIRS[(src[i] << 8) | src[i + 1]];
+    this.pos = at;
   }
 
   /** Nanoseconds since the epoch from fractional milliseconds, as fixed64. */
@@ -114,7 +132,16 @@ class Writer {
     this.room(8);
     const seconds = Math.floor(ms / 1000);
     const nanos = Math.min(999_999_999, Math.round((ms - seconds * 1000) * 1e6));
-    this.buf.writeBigUInt64LE(BigInt(seconds) * 1_000_000_000n + BigInt(nanos), this.pos);
+    // seconds * 10^9 + nanos without a BigInt (each was a heap object, and the main thread's
+    // collector ran for them): 10^9 = 1953125 * 2^9, and seconds * 1953125 is below 2^53, so
+    // exact; shifted left 9 bits it is split into 32-bit halves, and nanos added to the low one.
+    const a = seconds * 1_953_125;
+    const high = Math.floor(a / 0x800000);
+    let low = (a % 0x800000) * 512 + nanos;
+    const carry = low >= 0x100000000 ? 1 : 0;
+    low -= carry * 0x100000000;
+    this.buf.writeUInt32LE(low, this.pos);
+    this.buf.writeUInt32LE(high + carry, this.pos + 4);
     this.pos += 8;
   }
 
@@ -147,7 +174,7 @@ class Writer {
     let width = 1;
     for (let v = length; v > 0x7f; v = Math.floor(v / 128)) width++;
     if (width < 5) {
-      this.buf.copy(this.buf, start + width, start + 5, this.pos);
+      this.buf.copyWithin(start + width, start + 5, this.pos);
       this.pos -= 5 - width;
     }
     const at = this.pos;
