@@ -8,7 +8,7 @@
 // int, double), status; no events, no links. Checked end to end by a real OpenTelemetry
 // Collector decoding it (test/features/otel-traces.test.ts) and field by field against the
 // proto's numbering (test/features/otel-trace-context.test.ts).
-import { NONE, NUMBER, REMOTE_PARENT, STRING, TRUE, type SpanRecord } from './span-record.ts';
+import { CONSTANT, INT, NONE, NUMBER, PREFIXED, REMOTE_PARENT, STRING, TEXTS, TRUE, type SpanRecord } from './span-record.ts';
 
 /** Spans as a worker posted them, waiting for export: `left` of them from byte `at` on. */
 export interface PendingSpans {
@@ -17,21 +17,20 @@ export interface PendingSpans {
   left: number;
 }
 
-/** The byte two ASCII hex digits stand for, by (first << 8 | second): one look-up per byte. */
-const HEX_PAIRS = (() => {
-  const table = new Uint8Array(65536);
-  const digits = '0123456789abcdefABCDEF';
-  for (const a of digits) {
-    for (const b of digits) table[(a.charCodeAt(0) << 8) | b.charCodeAt(0)] = parseInt(a + b, 16);
-  }
-  return table;
-})();
-
 /** Wire types. */
 const VARINT = 0;
 const I64 = 1;
 const LEN = 2;
 const I32 = 5;
+
+/** The texts of span records (span-record.ts TEXTS) as UTF-8, written as they are. */
+const TEXT_BYTES = TEXTS.map((t) => Buffer.from(t, 'utf8'));
+
+/** Whether b[from, from + n) is all zeros (a span without a parent). */
+function zero(b: Buffer, from: number, n: number): boolean {
+  for (let i = from; i < from + n; i++) if (b[i] !== 0) return false;
+  return true;
+}
 
 /** Copies src[from, from + n) to dst at `at`: short runs (names, attribute keys, client ids) in a
  * loop, which costs less than Buffer#copy's call into C++; long ones with TypedArray#set. */
@@ -115,15 +114,28 @@ class Writer {
     this.pos += n;
   }
 
-  /** Hex digits src[from, from + n) (ASCII, as posted) as bytes. */
-  rawHex(field: number, src: Buffer, from: number, n: number): void {
-    this.tag(field, LEN);
-    this.varint(n >> 1);
-    this.room(n >> 1);
-    const buf = this.buf;
-    let at = this.pos;
-    for (let i = from; i < from + n; i += 2) buf[at++] = HEX_PAIRS[(src[i] << 8) | src[i + 1]];
-    this.pos = at;
+  /** The text at src[at] (span-record.ts: a string, TEXTS[k], or TEXTS[k] and a string) as
+   * string field `field`; returns where it ends. */
+  text(field: number, src: Buffer, at: number): number {
+    const n = src[at] | (src[at + 1] << 8);
+    if (n >= CONSTANT) {
+      const t = TEXT_BYTES[n - CONSTANT];
+      this.raw(field, t, 0, t.length);
+      return at + 2;
+    }
+    if (n >= PREFIXED) {
+      const t = TEXT_BYTES[n - PREFIXED];
+      const m = src[at + 2] | (src[at + 3] << 8);
+      this.tag(field, LEN);
+      this.varint(t.length + m);
+      this.room(t.length + m);
+      copyBytes(t, 0, t.length, this.buf, this.pos);
+      copyBytes(src, at + 4, m, this.buf, this.pos + t.length);
+      this.pos += t.length + m;
+      return at + 4 + m;
+    }
+    this.raw(field, src, at + 2, n);
+    return at + 2 + n;
   }
 
   /** Nanoseconds since the epoch from fractional milliseconds, as fixed64. */
@@ -254,18 +266,10 @@ export class OtlpTraceEncoder {
       let i = p.at;
       while (p.left > 0 && taken < max) {
         w.fork(2); // Span
-        let n = b.readUInt16LE(i);
-        w.rawHex(1, b, i + 2, n); // trace id
-        i += 2 + n;
-        n = b.readUInt16LE(i);
-        w.rawHex(2, b, i + 2, n); // span id
-        i += 2 + n;
-        n = b.readUInt16LE(i);
-        if (n > 0) w.rawHex(4, b, i + 2, n); // parent span id
-        i += 2 + n;
-        n = b.readUInt16LE(i);
-        w.raw(5, b, i + 2, n); // name
-        i += 2 + n;
+        w.raw(1, b, i, 16); // trace id
+        w.raw(2, b, i + 16, 8); // span id
+        if (!zero(b, i + 24, 8)) w.raw(4, b, i + 24, 8); // parent span id
+        i = w.text(5, b, i + 32); // name
         const kind = b[i++];
         w.tag(6, VARINT);
         w.varint((kind & (REMOTE_PARENT - 1)) + 1);
@@ -273,31 +277,25 @@ export class OtlpTraceEncoder {
         w.nanos(8, b.readDoubleLE(i + 8));
         i += 16;
         if (b[i++] !== NONE) {
-          n = b.readUInt16LE(i);
           w.fork(15); // Status
-          w.raw(2, b, i + 2, n);
+          i = w.text(2, b, i);
           w.tag(3, VARINT);
           w.varint(2); // STATUS_CODE_ERROR
           w.end();
-          i += 2 + n;
         }
-        if (b[i++] !== NONE) {
-          n = b.readUInt16LE(i);
-          w.raw(3, b, i + 2, n); // trace state
-          i += 2 + n;
-        }
+        if (b[i++] !== NONE) i = w.text(3, b, i); // trace state
         const count = b[i++];
         for (let k = 0; k < count; k++) {
           w.fork(9); // KeyValue
-          n = b.readUInt16LE(i);
-          w.raw(1, b, i + 2, n);
-          i += 2 + n;
+          i = w.text(1, b, i);
           w.fork(2); // AnyValue
           const tag = b[i++];
           if (tag === STRING) {
-            n = b.readUInt16LE(i);
-            w.raw(1, b, i + 2, n);
-            i += 2 + n;
+            i = w.text(1, b, i);
+          } else if (tag === INT) {
+            w.tag(3, VARINT);
+            w.varint(b.readUInt32LE(i));
+            i += 4;
           } else if (tag === NUMBER) {
             const v = b.readDoubleLE(i);
             i += 8;
