@@ -11,7 +11,7 @@
 // Printed and written to bench/results/otel.{md,json} (the settings in its notes).
 // Needs make build and the load generator (make bench-otel does both). Settings: OTEL_ROUNDS (3),
 // OTEL_SECONDS (5), OTEL_RATIOS (0.01,0.1), OTEL_PINNED (1: each broker on core 0 with one worker,
-// the load generator on core 1, as bench/rewrite.ts), LOADGEN (the load generator's path).
+// the load generator and this process, the receiver, on core 1, as bench/rewrite.ts), LOADGEN (the load generator's path).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -79,6 +79,9 @@ async function startReceiver(): Promise<{ url: string; requests: () => number; b
 
 async function main(): Promise<void> {
   if (!existsSync(LOADGEN)) throw new Error(`${LOADGEN} is missing: cargo build --release -p spindle-loadgen (or set LOADGEN)`);
+  // The receiver is the world outside the broker: pinned, it runs on the load generator's core,
+  // so the broker's core carries only the broker (its exports included).
+  if (PINNED) await run('taskset', ['-a', '-cp', String(LOADGEN_CORE), String(process.pid)]);
   const receiver = await startReceiver();
   const common: Record<string, string> = PINNED ? { SPINDLE_WORKERS: '1' } : {};
   const variants: Variant[] = [

@@ -183,9 +183,27 @@ function userProperty(name: string, value: string): Buffer {
   return out;
 }
 
+/** Properties holding only a `traceparent` user property (a sampled message that had none, the
+ * common case): written in one small buffer, without the general path's four. The value is
+ * ASCII (formatTraceparent, or a publisher's that parseTraceparent accepted). */
+function traceparentAlone(traceparent: string): Buffer {
+  const n = NEEDLE.length;
+  const v = traceparent.length;
+  const out = Buffer.allocUnsafe(5 + n + v);
+  out[0] = USER_PROPERTY;
+  out[1] = 0;
+  out[2] = n;
+  for (let i = 0; i < n; i++) out[3 + i] = NEEDLE[i];
+  out[3 + n] = v >> 8;
+  out[4 + n] = v & 0xff;
+  for (let i = 0; i < v; i++) out[5 + n + i] = traceparent.charCodeAt(i);
+  return out;
+}
+
 /** `props` (null: none) with their traceparent and tracestate user properties replaced by the
  * broker's: `traceparent`, and `tracestate` unless empty. The other properties keep their order. */
 export function withTraceContext(props: Buffer | null, traceparent: string, tracestate: string): Buffer {
+  if ((props === null || props.length === 0) && tracestate === '') return traceparentAlone(traceparent);
   const added = [userProperty('traceparent', traceparent)];
   if (tracestate !== '') added.push(userProperty('tracestate', tracestate));
   if (props === null || props.length === 0) return Buffer.concat(added);

@@ -255,3 +255,25 @@ test("spans encoded straight from a worker's posts read back as the same request
   assert.deepEqual(byFields(decode(first.body)), byFields(decode(encoder.encode(records.slice(0, 10)))));
   assert.deepEqual(byFields(decode(second.body)), byFields(decode(encoder.encode(records.slice(10)))));
 });
+
+test('the OTLP encoding of span times: nanoseconds exact across the 32-bit halves (no BigInt in the encoder)', async () => {
+  const { default: protobuf } = await import('protobufjs');
+  const Request = protobuf.parse(OTLP_PROTO).root.lookupType('ExportTraceServiceRequest');
+  const encoder = new OtlpTraceEncoder({ resource: {}, scopeName: 'spindle', scopeVersion: '1' });
+  // Edges where the low 32 bits carry into the high ones, and times of this century with
+  // fractions of a millisecond.
+  const times = [0, 0.000001, 4294.967295, 4294.967296, 4294.967297, 8589.934591, 1_700_000_000_123.25, 4_102_444_800_000.999];
+  let seed = 7;
+  for (let i = 0; i < 200; i++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    times.push(1_600_000_000_000 + (seed % 500_000_000_000) + (seed % 1000) / 1000);
+  }
+  const expected = (ms: number): string => {
+    const seconds = Math.floor(ms / 1000);
+    const nanos = Math.min(999_999_999, Math.round((ms - seconds * 1000) * 1e6));
+    return (BigInt(seconds) * 1_000_000_000n + BigInt(nanos)).toString();
+  };
+  const body = encoder.encode(times.map((ms) => ({ traceId: TRACE, spanId: SPAN, parentId: '', remoteParent: false, name: 'x', kind: 0, start: ms, end: ms, attributes: {} })));
+  const got = Request.toObject(Request.decode(body), { longs: String, defaults: false }) as any;
+  assert.deepEqual(got.resourceSpans[0].scopeSpans[0].spans.map((s: any) => s.startTimeUnixNano ?? '0'), times.map(expected));
+});

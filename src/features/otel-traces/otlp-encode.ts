@@ -8,7 +8,7 @@
 // int, double), status; no events, no links. Checked end to end by a real OpenTelemetry
 // Collector decoding it (test/features/otel-traces.test.ts) and field by field against the
 // proto's numbering (test/features/otel-trace-context.test.ts).
-import { NONE, NUMBER, REMOTE_PARENT, STRING, TRUE, type SpanRecord } from './span-record.ts';
+import { CONSTANT, INT, NONE, NUMBER, PREFIXED, REMOTE_PARENT, STRING, TEXTS, TRUE, type SpanRecord } from './span-record.ts';
 
 /** Spans as a worker posted them, waiting for export: `left` of them from byte `at` on. */
 export interface PendingSpans {
@@ -17,16 +17,30 @@ export interface PendingSpans {
   left: number;
 }
 
-/** The value of an ASCII hex digit. */
-function nibble(c: number): number {
-  return c <= 57 ? c - 48 : (c | 32) - 87;
-}
-
 /** Wire types. */
 const VARINT = 0;
 const I64 = 1;
 const LEN = 2;
 const I32 = 5;
+
+/** The texts of span records (span-record.ts TEXTS) as UTF-8, written as they are. */
+const TEXT_BYTES = TEXTS.map((t) => Buffer.from(t, 'utf8'));
+
+/** Whether b[from, from + n) is all zeros (a span without a parent). */
+function zero(b: Buffer, from: number, n: number): boolean {
+  for (let i = from; i < from + n; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
+/** Copies src[from, from + n) to dst at `at`: short runs (names, attribute keys, client ids) in a
+ * loop, which costs less than Buffer#copy's call into C++; long ones with TypedArray#set. */
+function copyBytes(src: Buffer, from: number, n: number, dst: Buffer, at: number): void {
+  if (n <= 64) {
+    for (let i = 0; i < n; i++) dst[at + i] = src[from + i];
+  } else {
+    dst.set(src.subarray(from, from + n), at);
+  }
+}
 
 /** A growing protobuf writer; nested messages are written in place and their length put before
  * them when they end (fork/end: the length's varint reserved at its widest, the body moved back
@@ -96,16 +110,32 @@ class Writer {
     this.tag(field, LEN);
     this.varint(n);
     this.room(n);
-    src.copy(this.buf, this.pos, from, from + n);
+    copyBytes(src, from, n, this.buf, this.pos);
     this.pos += n;
   }
 
-  /** Hex digits src[from, from + n) (ASCII, as posted) as bytes. */
-  rawHex(field: number, src: Buffer, from: number, n: number): void {
-    this.tag(field, LEN);
-    this.varint(n >> 1);
-    this.room(n >> 1);
-    for (let i = from; i < from + n; i += 2) this.buf[this.pos++] = (nibble(src[i]) << 4) | nibble(src[i + 1]);
+  /** The text at src[at] (span-record.ts: a string, TEXTS[k], or TEXTS[k] and a string) as
+   * string field `field`; returns where it ends. */
+  text(field: number, src: Buffer, at: number): number {
+    const n = src[at] | (src[at + 1] << 8);
+    if (n >= CONSTANT) {
+      const t = TEXT_BYTES[n - CONSTANT];
+      this.raw(field, t, 0, t.length);
+      return at + 2;
+    }
+    if (n >= PREFIXED) {
+      const t = TEXT_BYTES[n - PREFIXED];
+      const m = src[at + 2] | (src[at + 3] << 8);
+      this.tag(field, LEN);
+      this.varint(t.length + m);
+      this.room(t.length + m);
+      copyBytes(t, 0, t.length, this.buf, this.pos);
+      copyBytes(src, at + 4, m, this.buf, this.pos + t.length);
+      this.pos += t.length + m;
+      return at + 4 + m;
+    }
+    this.raw(field, src, at + 2, n);
+    return at + 2 + n;
   }
 
   /** Nanoseconds since the epoch from fractional milliseconds, as fixed64. */
@@ -114,7 +144,16 @@ class Writer {
     this.room(8);
     const seconds = Math.floor(ms / 1000);
     const nanos = Math.min(999_999_999, Math.round((ms - seconds * 1000) * 1e6));
-    this.buf.writeBigUInt64LE(BigInt(seconds) * 1_000_000_000n + BigInt(nanos), this.pos);
+    // seconds * 10^9 + nanos without a BigInt (each was a heap object, and the main thread's
+    // collector ran for them): 10^9 = 1953125 * 2^9, and seconds * 1953125 is below 2^53, so
+    // exact; shifted left 9 bits it is split into 32-bit halves, and nanos added to the low one.
+    const a = seconds * 1_953_125;
+    const high = Math.floor(a / 0x800000);
+    let low = (a % 0x800000) * 512 + nanos;
+    const carry = low >= 0x100000000 ? 1 : 0;
+    low -= carry * 0x100000000;
+    this.buf.writeUInt32LE(low, this.pos);
+    this.buf.writeUInt32LE(high + carry, this.pos + 4);
     this.pos += 8;
   }
 
@@ -147,7 +186,7 @@ class Writer {
     let width = 1;
     for (let v = length; v > 0x7f; v = Math.floor(v / 128)) width++;
     if (width < 5) {
-      this.buf.copy(this.buf, start + width, start + 5, this.pos);
+      this.buf.copyWithin(start + width, start + 5, this.pos);
       this.pos -= 5 - width;
     }
     const at = this.pos;
@@ -227,18 +266,10 @@ export class OtlpTraceEncoder {
       let i = p.at;
       while (p.left > 0 && taken < max) {
         w.fork(2); // Span
-        let n = b.readUInt16LE(i);
-        w.rawHex(1, b, i + 2, n); // trace id
-        i += 2 + n;
-        n = b.readUInt16LE(i);
-        w.rawHex(2, b, i + 2, n); // span id
-        i += 2 + n;
-        n = b.readUInt16LE(i);
-        if (n > 0) w.rawHex(4, b, i + 2, n); // parent span id
-        i += 2 + n;
-        n = b.readUInt16LE(i);
-        w.raw(5, b, i + 2, n); // name
-        i += 2 + n;
+        w.raw(1, b, i, 16); // trace id
+        w.raw(2, b, i + 16, 8); // span id
+        if (!zero(b, i + 24, 8)) w.raw(4, b, i + 24, 8); // parent span id
+        i = w.text(5, b, i + 32); // name
         const kind = b[i++];
         w.tag(6, VARINT);
         w.varint((kind & (REMOTE_PARENT - 1)) + 1);
@@ -246,31 +277,25 @@ export class OtlpTraceEncoder {
         w.nanos(8, b.readDoubleLE(i + 8));
         i += 16;
         if (b[i++] !== NONE) {
-          n = b.readUInt16LE(i);
           w.fork(15); // Status
-          w.raw(2, b, i + 2, n);
+          i = w.text(2, b, i);
           w.tag(3, VARINT);
           w.varint(2); // STATUS_CODE_ERROR
           w.end();
-          i += 2 + n;
         }
-        if (b[i++] !== NONE) {
-          n = b.readUInt16LE(i);
-          w.raw(3, b, i + 2, n); // trace state
-          i += 2 + n;
-        }
+        if (b[i++] !== NONE) i = w.text(3, b, i); // trace state
         const count = b[i++];
         for (let k = 0; k < count; k++) {
           w.fork(9); // KeyValue
-          n = b.readUInt16LE(i);
-          w.raw(1, b, i + 2, n);
-          i += 2 + n;
+          i = w.text(1, b, i);
           w.fork(2); // AnyValue
           const tag = b[i++];
           if (tag === STRING) {
-            n = b.readUInt16LE(i);
-            w.raw(1, b, i + 2, n);
-            i += 2 + n;
+            i = w.text(1, b, i);
+          } else if (tag === INT) {
+            w.tag(3, VARINT);
+            w.varint(b.readUInt32LE(i));
+            i += 4;
           } else if (tag === NUMBER) {
             const v = b.readDoubleLE(i);
             i += 8;

@@ -8,7 +8,7 @@
 import { randomFillSync } from 'node:crypto';
 
 import { findTraceContext, formatTraceparent, nowMs, withTraceContext, type MessageTrace, type MessageTracer, type TracedClient } from '../../broker/trace-context.ts';
-import { KIND, REMOTE_PARENT, SpanWriter, type SpanPost } from './span-record.ts';
+import { KIND, REMOTE_PARENT, SpanWriter, T, type SpanPost } from './span-record.ts';
 
 export interface WorkerOtelTracesConfig {
   enabled: boolean;
@@ -96,7 +96,7 @@ export class WorkerOtelTraces implements MessageTracer {
 
   authorized(t: MessageTrace, allowed: boolean): void {
     const now = nowMs();
-    if (this.begin(t, t.spanId, randomHex(8), 'authorize', KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.attr('spindle.acl.allowed', allowed);
+    if (this.begin(t, t.spanId, randomHex(8), T.authorize, KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.attr(T['spindle.acl.allowed'], allowed);
     t.mark = now;
   }
 
@@ -106,7 +106,7 @@ export class WorkerOtelTraces implements MessageTracer {
 
   scripts(t: MessageTrace, outputs: number): void {
     const now = nowMs();
-    if (this.begin(t, t.spanId, randomHex(8), 'scripts', KIND.internal, t.mark || t.start, now, 1)) this.spans.attr('spindle.scripts.outputs', outputs);
+    if (this.begin(t, t.spanId, randomHex(8), T.scripts, KIND.internal, t.mark || t.start, now, 1)) this.spans.attr(T['spindle.scripts.outputs'], outputs);
     t.mark = now;
   }
 
@@ -115,7 +115,7 @@ export class WorkerOtelTraces implements MessageTracer {
   }
 
   routed(t: MessageTrace, matched: number): void {
-    if (this.begin(t, t.spanId, randomHex(8), 'route', KIND.internal, t.routedAt, nowMs(), 1)) this.spans.attr('spindle.matched', matched);
+    if (this.begin(t, t.spanId, randomHex(8), T.route, KIND.internal, t.routedAt, nowMs(), 1)) this.spans.attr(T['spindle.matched'], matched);
   }
 
   /** Runs the rule `ruleId` on a traced message under a span of its own; its outputs carry that
@@ -128,17 +128,17 @@ export class WorkerOtelTraces implements MessageTracer {
       run();
     } finally {
       rules.traceparent = null;
-      if (this.begin(t, t.spanId, spanId, 'rule', KIND.internal, start, nowMs(), 1)) this.spans.attr('spindle.rule.id', ruleId);
+      if (this.begin(t, t.spanId, spanId, T.rule, KIND.internal, start, nowMs(), 1)) this.spans.attr(T['spindle.rule.id'], ruleId);
     }
   }
 
   delivered(t: MessageTrace, clientId: string, qos: number, packetId: number, inflight: object | null): void {
     const now = nowMs();
     const spanId = randomHex(8);
-    if (this.begin(t, t.spanId, spanId, 'deliver', KIND.producer, t.routedAt || t.start, now, packetId !== 0 ? 3 : 2)) {
-      this.spans.attr('messaging.client.id', clientId);
-      this.spans.attr('spindle.qos', qos);
-      if (packetId !== 0) this.spans.attr('spindle.packet_id', packetId);
+    if (this.begin(t, t.spanId, spanId, T.deliver, KIND.producer, t.routedAt || t.start, now, packetId !== 0 ? 3 : 2)) {
+      this.spans.attr(T['messaging.client.id'], clientId);
+      this.spans.attr(T['spindle.qos'], qos);
+      if (packetId !== 0) this.spans.attr(T['spindle.packet_id'], packetId);
     }
     if (inflight !== null) this.sent.set(inflight, { span: spanId, at: now, qos });
   }
@@ -147,10 +147,10 @@ export class WorkerOtelTraces implements MessageTracer {
     const sent = this.sent.get(inflight);
     if (sent === undefined) return; // sent before tracing knew it (a resend after a restart)
     this.sent.delete(inflight);
-    const name = sent.qos === 2 ? 'acknowledge (PUBCOMP)' : 'acknowledge (PUBACK)';
+    const name = sent.qos === 2 ? T['acknowledge (PUBCOMP)'] : T['acknowledge (PUBACK)'];
     if (this.begin(t, sent.span, randomHex(8), name, KIND.internal, sent.at, nowMs(), 2)) {
-      this.spans.attr('messaging.client.id', clientId);
-      this.spans.attr('spindle.qos', sent.qos);
+      this.spans.attr(T['messaging.client.id'], clientId);
+      this.spans.attr(T['spindle.qos'], sent.qos);
     }
   }
 
@@ -158,30 +158,32 @@ export class WorkerOtelTraces implements MessageTracer {
     if (t.ended || t.remote) return;
     t.ended = true;
     const kind = KIND.server + (t.parentId !== '' ? REMOTE_PARENT : 0);
-    if (!this.begin(t, t.parentId, t.spanId, `publish ${topic}`, kind, t.start, nowMs(), 6, refused ?? null, t.tracestate || null)) return;
+    if (!this.begin(t, t.parentId, t.spanId, T['publish '], kind, t.start, nowMs(), 6, refused ?? null, t.tracestate || null, topic)) return;
     const w = this.spans;
-    w.attr('messaging.system', 'mqtt');
-    w.attr('messaging.operation.type', 'receive');
-    w.attr('messaging.destination.name', topic);
-    w.attr('messaging.client.id', clientId);
-    w.attr('spindle.qos', qos);
-    if (refused === undefined) this.spans.attr('spindle.matched', matched);
-    else this.spans.attr('spindle.refused', refused);
+    w.attrText(T['messaging.system'], T.mqtt);
+    w.attrText(T['messaging.operation.type'], T.receive);
+    w.attr(T['messaging.destination.name'], topic);
+    w.attr(T['messaging.client.id'], clientId);
+    w.attr(T['spindle.qos'], qos);
+    if (refused === undefined) w.attr(T['spindle.matched'], matched);
+    else w.attr(T['spindle.refused'], refused);
   }
 
-  /** Starts a span's entry in the next post (span-record.ts FLAT), followed by `attributes`
-   * name-value pairs the caller pushes; false when the post's bound is reached (it is dropped). */
-  private begin(t: MessageTrace, parentId: string, spanId: string, name: string, kind: number, start: number, end: number, attributes: number, error: string | null = null, tracestate: string | null = null): boolean {
+  /** Starts a span's entry in the next post (span-record.ts SpanPost), named TEXTS[name] (followed
+   * by `suffix` when given), followed by `attributes` key-value pairs the caller pushes; false
+   * when the post's bound is reached (it is dropped). */
+  private begin(t: MessageTrace, parentId: string, spanId: string, name: number, kind: number, start: number, end: number, attributes: number, error: string | null = null, tracestate: string | null = null, suffix: string | null = null): boolean {
     if (this.count >= this.max) {
       this.dropped++;
       return false;
     }
     this.count++;
     const w = this.spans;
-    w.str(t.traceId);
-    w.str(spanId);
-    w.str(parentId);
-    w.str(name);
+    w.id(t.traceId, 16);
+    w.id(spanId, 8);
+    w.id(parentId, 8);
+    if (suffix === null) w.text(name);
+    else w.prefixed(name, suffix);
     w.u8(kind);
     w.f64(start);
     w.f64(end);
