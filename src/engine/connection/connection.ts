@@ -30,6 +30,8 @@ export interface ConnectionLimits {
   readonly slowConsumerTimeout: number;
   /** Seconds a packet may take to arrive, for clients without keep alive. */
   readonly partialPacketTimeout: number;
+  /** The publish pipeline's bound (publishPending), past which reading is paused (publish.ts). */
+  readonly receiveMaximum: number;
 }
 
 /** What a connection needs from its worker thread. */
@@ -364,8 +366,10 @@ export class Connection implements Client, TransportHandlers, Expiring {
     }
     this.backlog = null;
     this.checkFramerError();
-    // A rule stage holding reading resumes it when its backlog drains (handlers/reading.ts).
-    if (this.state !== 'closed' && !this.heldByRules) this.transport.resume();
+    // Reading resumes unless another reason still holds it (handlers/reading.ts): a rule stage,
+    // a rate limit (throttle.ts) or the publish pipeline's bound (publish.ts) each resume it when
+    // they let go.
+    if (this.state !== 'closed' && !this.heldByRules && this.throttledUntil === 0 && this.publishPending < this.host.limits.receiveMaximum) this.transport.resume();
   }
 
   private checkFramerError(): void {

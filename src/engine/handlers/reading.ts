@@ -2,7 +2,8 @@
 // connection, and whichever lets go last resumes it (each checks the others first):
 // - the publish pipeline's bound: publishPending reached limits.receiveMaximum (publish.ts);
 // - a rate limit or the tenant's licence: throttledUntil (throttle.ts);
-// - a handler's promise: the connection's backlog of frames (connection.ts);
+// - a handler's promise: the connection's backlog of frames (connection.ts; when it drains it
+//   resumes only if none of the others holds reading);
 // - a rule stage whose backlog is past its bound: heldByRules (below; the schema pool's rule
 //   evaluations, src/features/schema-registry/worker/rule-stage.ts), so a publisher faster than
 //   the pool is slowed down instead of its rules being evaluated on the listener thread.
