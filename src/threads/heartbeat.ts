@@ -1,8 +1,8 @@
 // The heartbeat a pool thread writes for the batch it runs (a SharedArrayBuffer the task
 // carries): ms since the batch was sent at BEAT_TIME, the processor running at BEAT_PROCESSOR.
-// The worker's stage ends a task whose heartbeat stops (a call that never yields); it does not
-// count while the heartbeat says NOT_STARTED. Shared by the pools of the scripts
-// (src/features/scripts) and of the schema checks (src/features/schema-registry).
+// The worker's stage ends a task whose heartbeat stops (a call that never yields; beat-watchdog.ts);
+// it does not count while the heartbeat says NOT_STARTED. Shared by the pools of the scripts
+// (src/features/scripts) and of the schema registry (src/features/schema-registry).
 export const BEAT_TIME = 0;
 export const BEAT_PROCESSOR = 1;
 

@@ -15,7 +15,7 @@
 import type { Piscina } from 'piscina';
 
 import type { Logger } from '../../../log/index.ts';
-import { BEAT_TIME, NOT_STARTED } from '../../../threads/heartbeat.ts';
+import { BeatWatchdog } from '../../../threads/beat-watchdog.ts';
 import { threadEntry } from '../../../threads/entry.ts';
 import { FROM_SOURCE } from '../../../install/root.ts';
 import { lazyRequire } from '../../../lazy/lazy-require.ts';
@@ -53,15 +53,17 @@ export class SchemaPool {
   private counters: BigInt64Array | null = null;
   /** The node's schema counters (types.ts CHECK_WORDS), which tasks carry to the pool threads. */
   sharedCounters: SharedArrayBuffer | null = null;
-  private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
-  private watchdog: NodeJS.Timeout | null = null;
   /** The pool thread that answered last (worker_threads' threadId): logs and tests. */
   lastThreadId = -1;
   /** Called once what waits is below half the bound again, while set (the rule stage sets it
    * while it holds publishers). */
   onDrained: (() => void) | null = null;
 
-  constructor(readonly options: SchemaPoolOptions) {}
+  private readonly watchdog: BeatWatchdog;
+
+  constructor(readonly options: SchemaPoolOptions) {
+    this.watchdog = new BeatWatchdog(options.timeoutMs);
+  }
 
   setCounters(counters: SharedArrayBuffer): void {
     this.sharedCounters = counters;
@@ -109,17 +111,10 @@ export class SchemaPool {
    * out of memory, stops beating, or the pool is closed. */
   async run<R extends { threadId: number }>(task: PoolTask, transfer: ArrayBuffer[]): Promise<R> {
     if (this.pool === null) throw new Error('the schema pool is closed');
-    const abort = new AbortController();
-    const flight = { beat: task.beat, base: task.base, abort };
-    this.inFlight.add(flight);
-    this.armWatchdog();
-    try {
-      const result = (await this.pool.run(task, { transferList: transfer, signal: abort.signal })) as R;
-      this.lastThreadId = result.threadId;
-      return result;
-    } finally {
-      this.inFlight.delete(flight);
-    }
+    const pool = this.pool;
+    const result = await this.watchdog.watch(task.beat, task.base, (signal) => pool.run(task, { transferList: transfer, signal }) as Promise<R>);
+    this.lastThreadId = result.threadId;
+    return result;
   }
 
   async close(): Promise<void> {
@@ -127,24 +122,6 @@ export class SchemaPool {
     const pool = this.pool;
     this.pool = null;
     if (pool !== null) await pool.destroy().catch(() => {});
-  }
-
-  /** Checks the heartbeats of the tasks in flight while there are any. */
-  private armWatchdog(): void {
-    if (this.watchdog !== null) return;
-    const limit = 3 * this.options.timeoutMs + 500;
-    this.watchdog = setInterval(() => {
-      const now = Date.now();
-      for (const f of this.inFlight) {
-        const at = Atomics.load(f.beat, BEAT_TIME);
-        if (at !== NOT_STARTED && now - f.base - at > limit) f.abort.abort();
-      }
-      if (this.inFlight.size === 0) {
-        clearInterval(this.watchdog!);
-        this.watchdog = null;
-      }
-    }, Math.max(50, this.options.timeoutMs));
-    this.watchdog.unref();
   }
 
   private newPool(): Piscina {

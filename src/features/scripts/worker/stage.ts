@@ -16,7 +16,8 @@ import type { Message } from '../../../broker/message.ts';
 import { matchLevels, parseFilter, type FilterLevel } from '../../../auth/topic-filter.ts';
 import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
-import { BEAT_PROCESSOR, BEAT_TIME, NOT_STARTED, newBeat } from '../../../threads/heartbeat.ts';
+import { BEAT_PROCESSOR, newBeat } from '../../../threads/heartbeat.ts';
+import { BeatWatchdog } from '../../../threads/beat-watchdog.ts';
 import { BatchPump } from '../../../threads/batch-pump.ts';
 import { threadEntry } from '../../../threads/entry.ts';
 import { FROM_SOURCE } from '../../../install/root.ts';
@@ -73,15 +74,16 @@ export class ProcessorStage {
   private pool: Piscina | null = null;
   /** The open batch, and closed ones waiting for a free slot (threads + 1 run at once). */
   private readonly batches: BatchPump<Pending>;
-  private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
-  private watchdog: NodeJS.Timeout | null = null;
   private readonly counters = new Map<string, ProcessorCounters>();
   /** Scripts that timed out lately, by key: until when they run with a limit per call. */
   private readonly precise = new Map<string, number>();
   private readonly logBudget = new Map<string, { second: number; lines: number; dropped: number }>();
   private readonly batchSize: number;
 
+  private readonly watchdog: BeatWatchdog;
+
   constructor(private readonly options: StageOptions) {
+    this.watchdog = new BeatWatchdog(options.timeoutMs);
     this.batchSize = options.batchSize ?? 512;
     this.batches = new BatchPump(options.threads + 1, (batch, seq) => this.send(batch, seq));
   }
@@ -170,19 +172,14 @@ export class ProcessorStage {
     }
     offsets[n] = at;
     const task = this.task(state.processors, batch, bytes, offsets, flags, listOf);
-    const abort = new AbortController();
-    const flight = { beat: task.beat, base: task.base, abort };
     let result: BatchResult;
     try {
-      if (this.pool === null) throw new Error('the processors were removed');
-      this.inFlight.add(flight);
-      this.armWatchdog();
-      result = (await this.pool.run(task, { transferList: [bytes.buffer], signal: abort.signal })) as BatchResult;
+      const pool = this.pool;
+      if (pool === null) throw new Error('the processors were removed');
+      result = await this.watchdog.watch(task.beat, task.base, (signal) => pool.run(task, { transferList: [bytes.buffer], signal }) as Promise<BatchResult>);
     } catch (err) {
       this.batches.inOrder(seq, () => this.failed(batch, state, Atomics.load(task.beat, BEAT_PROCESSOR), err));
       return;
-    } finally {
-      this.inFlight.delete(flight);
     }
     this.batches.inOrder(seq, () => this.answered(batch, state, result));
   }
@@ -278,24 +275,6 @@ export class ProcessorStage {
     }
     b.lines++;
     this.options.log.info('script console', { processor: name, id, line });
-  }
-
-  /** Checks the heartbeats of the tasks in flight while there are any. */
-  private armWatchdog(): void {
-    if (this.watchdog !== null) return;
-    const limit = 3 * this.options.timeoutMs + 500;
-    this.watchdog = setInterval(() => {
-      const now = Date.now();
-      for (const f of this.inFlight) {
-        const at = Atomics.load(f.beat, BEAT_TIME);
-        if (at !== NOT_STARTED && now - f.base - at > limit) f.abort.abort();
-      }
-      if (this.inFlight.size === 0) {
-        clearInterval(this.watchdog!);
-        this.watchdog = null;
-      }
-    }, Math.max(50, this.options.timeoutMs));
-    this.watchdog.unref();
   }
 
   private newPool(): Piscina {
