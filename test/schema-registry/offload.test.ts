@@ -10,36 +10,14 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import protobuf from 'protobufjs';
-
+import { BIG, PROTO, Samples, bad, dir, samples } from './samples.ts';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'spindle-schema-offload-'));
-const PROTO = `syntax = "proto3";
-package big;
-message Samples {
-  repeated uint32 v = 1;
-  string tag = 2;
-}
-`;
-const protoFile = path.join(dir, 'samples.proto');
-writeFileSync(protoFile, PROTO);
-const Samples = (await protobuf.load(protoFile)).lookupType('big.Samples');
-
-/** A Samples message: `n` values of two varint bytes each (n = 4000: about 8 KiB). */
-function samples(tag: string, n: number): Buffer {
-  return Buffer.from(Samples.encode(Samples.create({ v: Array.from({ length: n }, (_, i) => 200 + (i % 1000)), tag })).finish());
-}
-const BIG = 4000;
-/** A varint that runs past the end: not a Samples. */
-const BROKEN_TAIL = Buffer.from([0x08, 0xff]);
-const bad = (tag: string, n: number) => Buffer.concat([samples(tag, n), BROKEN_TAIL]);
 
 const brokers: AdminBroker[] = [];
 after(() => Promise.all(brokers.map((b) => b.stop())));

@@ -12,35 +12,16 @@
 // a WebSocket publisher is not paused (past the hard bound inline), nothing lost.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 import protobuf from 'protobufjs';
 
+import { BIG, PROTO, Samples, bad, dir, samples } from './samples.ts';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
 import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'spindle-rule-offload-'));
-const PROTO = `syntax = "proto3";
-package big;
-message Samples {
-  repeated uint32 v = 1;
-  string tag = 2;
-}
-`;
-const protoFile = path.join(dir, 'samples.proto');
-writeFileSync(protoFile, PROTO);
-const Samples = (await protobuf.load(protoFile)).lookupType('big.Samples');
-
-/** A Samples message: `n` values of two varint bytes each (n = 4000: about 8 KiB). */
-function samples(tag: string, n: number): Buffer {
-  return Buffer.from(Samples.encode(Samples.create({ v: Array.from({ length: n }, (_, i) => 200 + (i % 1000)), tag })).finish());
-}
-const BIG = 4000;
-/** A varint that runs past the end: not a Samples. */
-const bad = (n: number) => Buffer.concat([samples('bad', n), Buffer.from([0x08, 0xff])]);
 
 // Sparkplug B's Payload (Eclipse Tahu's sparkplug_b.proto, its field numbers), the part used here.
 const SPB_PROTO = `syntax = "proto2";
@@ -150,7 +131,7 @@ test('a large payload that does not decode fails the rule with its lastError, on
   const id = await addRule(b, 'big-bad', SQL.replace('"big/#"', '"bad/#"'), 'out/bad');
   const before = await metric(b, 'spindle_schema_rule_pooled_total');
   const pub = await connect(b.url, { clientId: 'ro-bad-pub' });
-  await pub.publishAsync('bad/x', bad(BIG), { qos: 1 });
+  await pub.publishAsync('bad/x', bad('bad', BIG), { qos: 1 });
   const rt = await waitFor(async () => {
     const r = await runtime(b, id);
     return r.failed === 1 ? r : null;
