@@ -13,6 +13,7 @@
 // bound (messages no client can be paused for: other workers', other nodes', the broker's,
 // WebSocket clients') is a heavy rule evaluated here.
 import { TRACEPARENT_FIELD } from './trace-output.ts';
+import { withTraceContext } from '../broker/trace-context.ts';
 import { NO_PUBLISHER } from '../native/index.ts';
 import type { Message } from '../broker/message.ts';
 import { EV, type EngineEvent, type EngineEvents } from '../engine/session/events.ts';
@@ -88,11 +89,14 @@ interface Pending {
   qos: 0 | 1 | 2;
   retain: boolean;
   depth: number;
+  /** The rule's span on a traced message (its traceparent); null: not traced. */
+  traceparent: string | null;
 }
 
 export interface WorkerRulesHost {
-  /** Routes a message the rules made (the broker is its publisher). */
-  publish(m: Message): void;
+  /** Routes a message the rules made (the broker is its publisher) by rule `ruleId`. A republish of
+   * a traced message carries the rule's span as its `traceparent` user property (m.props). */
+  publish(m: Message, ruleId: string): void;
   /** Who published: the session `handle` of this thread (undefined: unknown or the broker). */
   publisherOf(handle: number): { clientId: string; username: string | undefined; peerhost: string | undefined } | undefined;
   /** Posts outputs to the main thread (pairs of rule handle and output). */
@@ -340,7 +344,7 @@ export class WorkerRules implements EngineEvents {
   }
 
   private pushRepublish(e: Entry, r: Republish, topic: string, payload: string): void {
-    this.republishQueue.push({ rule: e, topic, payload: Buffer.from(payload, 'utf8'), qos: r.qos, retain: r.retain, depth: this.depth + 1 });
+    this.republishQueue.push({ rule: e, topic, payload: Buffer.from(payload, 'utf8'), qos: r.qos, retain: r.retain, depth: this.depth + 1, traceparent: this.traceparent });
     if (!this.draining) {
       this.draining = true;
       queueMicrotask(this.drain);
@@ -362,12 +366,13 @@ export class WorkerRules implements EngineEvents {
           payload: p.payload,
           qos: p.qos,
           retain: p.retain,
-          props: null,
+          props: p.traceparent === null ? null : withTraceContext(null, p.traceparent, ''),
           expiresAt: 0,
           receivedAt: now,
           storeId: undefined,
           seq: undefined,
-        });
+          trace: undefined,
+        }, p.rule.spec.id);
         p.rule.counters.republished++;
       }
     } finally {

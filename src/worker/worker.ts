@@ -146,7 +146,20 @@ const persistence = store ? new Persistence(store, registry, workerId, log, conf
 // The rule engine of this thread; its host's functions run once the engine below exists.
 const rules: WorkerRules = new WorkerRules({
   node: config.nodeName,
-  publish: (m) => router.publish(m, NO_PUBLISHER, 0),
+  publish: (m, ruleId) => {
+    // A republish of a traced message goes on in its trace: its own publish span, parented on the
+    // rule's span (m.props carries it), with the route and delivery spans under it.
+    if (m.props !== null && otelTraces.enabled) otelTraces.received({ clientId: `rule:${ruleId}`, traced: false }, m);
+    const t = m.trace;
+    if (t === undefined) {
+      router.publish(m, NO_PUBLISHER, 0);
+      return;
+    }
+    otelTraces.routing(t);
+    const matched = router.publish(m, NO_PUBLISHER, 0);
+    otelTraces.routed(t, matched);
+    otelTraces.finished(t, `rule:${ruleId}`, m.topic, m.qos, matched);
+  },
   publisherOf(handle) {
     const s = sessions.byHandle.get(handle);
     if (!s) return undefined;

@@ -3,7 +3,8 @@
 // continues through the broker: its spans arrive with that trace id and parent chain (publish,
 // authorize, route, deliver per subscriber on both workers, acknowledge), the MQTT 5 subscribers
 // receive a traceparent of the same trace whose parent is the broker's span, a script's output
-// goes on in it, and a rule's webhook gets a `traceparent` header of it; a denied publish is an error; with sampling 0, a message without a traceparent (or with its
+// goes on in it, a rule's webhook gets a `traceparent` header of it and its republish goes on in
+// the trace; a denied publish is an error; with sampling 0, a message without a traceparent (or with its
 // sampled flag clear) exports nothing; a client under a client trace is always traced.
 // needs: broker, otelcol
 import { test, before, after } from 'node:test';
@@ -150,6 +151,40 @@ test('a rule with a webhook action: the HTTP request carries a traceparent of th
   } finally {
     await end(pub);
     server.close();
+  }
+});
+
+test("a rule's republish of a traced message goes on in its trace: its own publish span under the rule's, and a traceparent to its subscriber", async () => {
+  const rule = await b.api('POST', '/rule/add', { body: { name: 'ot-republish', sql: 'SELECT payload.v AS v FROM "ot/in/#"', actions: [{ type: 'republish', config: { topic: 'ot/out/${v}', payload: '${v}' } }] } });
+  assert.equal(rule.status, 200, rule.text);
+  const ruleId: string = (await b.api('POST', '/rule/query', { body: { name: 'ot-republish' } })).json.data[0].id;
+  const sub = await subscribe(urls[1], 'ot-republish-sub', 'ot/out/#');
+  const pub = await connect(urls[0], { protocolVersion: 5, clientId: 'ot-republish-pub' });
+  try {
+    const traceId = hex(16);
+    const got = nextMessages(sub, 2);
+    await pub.publishAsync('ot/in/1', JSON.stringify({ v: 7 }), { qos: 1, properties: { userProperties: { traceparent: `00-${traceId}-${hex(8)}-01` } } });
+    // Not traced: its republish carries no traceparent.
+    await pub.publishAsync('ot/in/2', JSON.stringify({ v: 8 }), { qos: 1 });
+    const messages = await got;
+    const traced = messages.find((m) => m.topic === 'ot/out/7')!;
+    const plain = messages.find((m) => m.topic === 'ot/out/8')!;
+    assert.equal(userProperty(plain.packet, 'traceparent'), undefined);
+    const spans = await collector.waitForSpans((all) => {
+      const mine = traceOf(all, traceId);
+      return mine.some((x) => x.name === 'publish ot/out/7') && mine.some((x) => x.name === 'rule') && mine.some((x) => x.name === 'deliver' && x.attributes['messaging.client.id'] === 'ot-republish-sub') ? mine : null;
+    });
+    const ruleSpan = spans.find((x) => x.name === 'rule')!;
+    assert.equal(ruleSpan.parentSpanId, spans.find((x) => x.name === 'publish ot/in/1')!.spanId);
+    const republished = spans.find((x) => x.name === 'publish ot/out/7')!;
+    assert.equal(republished.parentSpanId, ruleSpan.spanId, "the republish's span is a child of the rule's");
+    assert.equal(republished.attributes['messaging.client.id'], `rule:${ruleId}`);
+    assert.equal(childrenOf(spans, republished, 'route').length, 1);
+    assert.equal(childrenOf(spans, republished, 'deliver').length, 1);
+    assert.equal(userProperty(traced.packet, 'traceparent'), `00-${traceId}-${republished.spanId}-01`, "the subscriber's traceparent names the republish's span");
+  } finally {
+    await end(sub, pub);
+    await b.api('POST', '/rule/delete', { body: { id: ruleId } });
   }
 });
 
