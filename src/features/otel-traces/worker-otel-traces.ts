@@ -94,6 +94,17 @@ export class WorkerOtelTraces implements MessageTracer {
     m.props = withTraceContext(m.props, formatTraceparent(t.traceId, t.spanId), t.tracestate);
   }
 
+  /** A message from another node of the cluster: when its properties carry a sampled traceparent
+   * (the broker's span on the node that received it, which put it there), its deliveries here
+   * are recorded under that span, as a delivery batch's are (the publish side is that node's). */
+  fromNode(m: { props: Buffer | null; trace?: MessageTrace }): void {
+    if (m.props === null) return;
+    const found = findTraceContext(m.props);
+    if (found === null || !found.parent.sampled) return;
+    const now = nowMs();
+    m.trace = { traceId: found.parent.traceId, spanId: found.parent.parentId, parentId: '', tracestate: found.tracestate, start: now, routedAt: now, mark: 0, remote: true, ended: true };
+  }
+
   authorized(t: MessageTrace, allowed: boolean): void {
     const now = nowMs();
     if (this.begin(t, t.spanId, randomHex(8), T.authorize, KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.attr(T['spindle.acl.allowed'], allowed);

@@ -311,7 +311,10 @@ export const clientOps = {
         storeId: undefined,
         seq: undefined,
         origin: fromNode && m.origin ? m.origin : undefined,
+        trace: undefined,
       };
+      // A traced message from another node: its deliveries here are spans of its trace.
+      if (fromNode && env.otelTraces.enabled) env.otelTraces.fromNode(message);
       // Named sessions it did not reach: not here yet, or here but their subscriptions not yet
       // routed (a claim's answer being taken on another worker); routed again for them later
       // (a session here that does not match the topic is asked again for nothing, 2 s at most).

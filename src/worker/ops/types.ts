@@ -27,6 +27,7 @@ import type { WorkerExclusive } from '../../features/exclusive/worker-exclusive.
 import type { WorkerDelayed } from '../../features/delayed/worker-delayed.ts';
 import type { WorkerTopicMetrics } from '../../features/topic-metrics/worker-topic-metrics.ts';
 import type { WorkerSlowSubs } from '../../features/slow-subs/worker-slow-subs.ts';
+import type { WorkerOtelTraces } from '../../features/otel-traces/worker-otel-traces.ts';
 
 export interface OpsEnv {
   readonly workerId: number;
@@ -55,6 +56,7 @@ export interface OpsEnv {
   readonly delayed: WorkerDelayed;
   readonly topicMetrics: WorkerTopicMetrics;
   readonly slowSubs: WorkerSlowSubs;
+  readonly otelTraces: WorkerOtelTraces;
 }
 
 // The shape every operation has. Each table keeps its operations' own argument and result types
