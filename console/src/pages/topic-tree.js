@@ -111,12 +111,17 @@ function nodeAt(tree, path) {
   return n;
 }
 
-/** A rate per second: at most 2 decimals; bytes in B/s, kB/s or MB/s. */
+/** `r` with 3 significant digits at most (2 decimals at most). */
+function short(/** @type {number} */ r) {
+  return String(Number(r.toFixed(r >= 100 ? 0 : r >= 10 ? 1 : 2)));
+}
+
+/** A rate per second; bytes in B/s, kB/s or MB/s. */
 function perSecond(/** @type {number} */ r, bytes = false) {
-  if (!bytes) return `${Number(r.toFixed(2))}/s`;
-  if (r >= 1e6) return `${Number((r / 1e6).toFixed(2))} MB/s`;
-  if (r >= 1e3) return `${Number((r / 1e3).toFixed(2))} kB/s`;
-  return `${Number(r.toFixed(2))} B/s`;
+  if (!bytes) return `${short(r)}/s`;
+  if (r >= 1e6) return `${short(r / 1e6)} MB/s`;
+  if (r >= 1e3) return `${short(r / 1e3)} kB/s`;
+  return `${short(r)} B/s`;
 }
 
 export function TopicTree({ user }) {
@@ -222,8 +227,8 @@ export function TopicTree({ user }) {
       The counts are subscribers and retained messages (read again on Refresh).</p>`}
     ${sizes && html`<p class="muted" data-testid="tree-rates-note">Rates come from topic metrics, measured only for the levels asked for: a level measured shows the filter it is
       measured by (<code>level/#</code>: the level and every topic below it; or the exact topic) with its messages per second in (from publishers) and out (to subscribers)
-      and their payload bytes per second, over the last 30 s on this node, read again every ${RATES_MS / 1000} s.
-      ${canWrite ? html`"Measure rate" adds the topic metric <code>level/#</code> (a level <code>#</code>: itself); "Stop measuring" removes it.` : ''}
+      and their payload bytes per second, over the last 30 s on this node, read again every ${RATES_MS / 1000} s.${' '}
+      ${canWrite ? html`"Measure rate" adds the topic metric <code>level/#</code> (a level <code>#</code>: itself); "Stop measuring" removes it.${' '}` : ''}
       Topic metrics are bounded by <code>topicMetrics.max</code> (${metrics ? `${metrics.size} in use` : 'in use: unknown'}); they are all on the Topic metrics page.</p>`}
     ${tree && html`<section class="card" aria-label="topic tree">
       <table class="tree">
@@ -239,14 +244,13 @@ export function TopicTree({ user }) {
   </div>`;
 }
 
-/** One topic metric's rates, labelled with its filter. */
-function Rates({ t }) {
+/** One topic metric's rates, labelled with its filter (and `children`: its button). */
+function Rates({ t, children = null }) {
   const m = t.metrics;
-  return html`<span class="rates"><code>${t.filter}</code>${t.source === 'config' ? html` <span class="muted">(config)</span>` : null}:
-    in <span data-col="rate-in">${perSecond(m.messages.in.rate)}</span>,
-    out <span data-col="rate-out">${perSecond(m.messages.out.rate)}</span>;
-    bytes in <span data-col="bytes-in">${perSecond(m.bytes.in.rate, true)}</span>,
-    out <span data-col="bytes-out">${perSecond(m.bytes.out.rate, true)}</span></span>`;
+  return html`<span class="rate-line">filter <code>${t.filter}</code>${t.source === 'config' ? html` <span class="muted">(config)</span>` : null}</span>
+    <span class="rate-line">messages in <span data-col="rate-in">${perSecond(m.messages.in.rate)}</span>, out <span data-col="rate-out">${perSecond(m.messages.out.rate)}</span></span>
+    <span class="rate-line">bytes in <span data-col="bytes-in">${perSecond(m.bytes.in.rate, true)}</span>, out <span data-col="bytes-out">${perSecond(m.bytes.out.rate, true)}</span></span>
+    ${children}`;
 }
 
 /** The rows of `parent`'s children, and of their children when open (by name; '#' and '+' last):
@@ -271,8 +275,8 @@ function rows(parent, depth, ctx) {
       <td class="subscribers">${n.subscribers || ''}</td><td>${n.totalFilters}</td><td>${n.totalSubscribers}</td><td>${n.totalRetained}</td>
       <td class="payload">${n.retained ? html`<code>${String(n.retained.payload ?? '').slice(0, 40)}</code>` : ''}</td>
       <td class="rates">
-        ${measured.map((t) => html`<div key=${t.filter} data-filter=${t.filter}><${Rates} t=${t} />
-          ${canWrite && t.source === 'api' && html` <button type="button" class="link" disabled=${busy} title=${`Delete the topic metric ${t.filter}`} onClick=${() => stop(n.path, t.filter)}>Stop measuring</button>`}</div>`)}
+        ${measured.map((t) => html`<div key=${t.filter} data-filter=${t.filter}><${Rates} t=${t}>
+          ${canWrite && t.source === 'api' && html`<button type="button" class="link" disabled=${busy} title=${`Delete the topic metric ${t.filter}`} onClick=${() => stop(n.path, t.filter)}>Stop measuring</button>`}<//></div>`)}
         ${canWrite && metrics && measured.length === 0 && html`<button type="button" class="link" disabled=${busy}
           title=${`Add the topic metric ${measuredFilter(n.name, n.path)}${n.name === '#' ? '' : ': this level and every topic below it'}`}
           onClick=${() => measure(n)}>Measure rate</button> <span class="muted">(<code>${measuredFilter(n.name, n.path)}</code>)</span>`}
