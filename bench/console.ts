@@ -111,18 +111,21 @@ try {
   await tester.getByRole('button', { name: 'Test' }).click();
   await page.getByTestId('rule-edit-test-result').waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'rule-edit.png'), fullPage: true });
-  // The topic tree, opened.
+  // The topic tree, opened, the traffic's level measured from it (the topic metric bench/#) with
+  // its rates shown.
   for (const t of ['bench/a/temp', 'bench/b/temp', 'home/kitchen/+/state']) await clients[1].subscribeAsync(t);
   await clients[2].publishAsync('home/kitchen/lamp/state', 'on', { retain: true });
   await page.goto(`${broker.adminUrl}/#/topic-tree`);
-  await page.getByRole('region', { name: 'topic tree' }).waitFor();
+  const tree = page.getByRole('region', { name: 'topic tree' });
+  await tree.waitFor();
   await page.getByRole('button', { name: 'Expand all' }).click();
+  await tree.locator('tr[data-path="bench"]').getByRole('button', { name: 'Measure rate' }).click();
+  await page.waitForFunction(() => /[1-9]/.test(document.querySelector('tr[data-path="bench"] [data-col="rate-in"]')?.textContent ?? ''));
   await page.screenshot({ path: path.join(SHOTS, 'topic-tree.png'), fullPage: true });
   await page.goto(`${broker.adminUrl}/#/cluster`);
   await page.locator('td[data-testid^="uptime-"]').filter({ hasText: /\d/ }).first().waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'cluster.png'), fullPage: true });
-  // Topic metrics of the traffic's filter, after a few seconds of it.
-  await broker.api('/api/topic-metrics', { filter: 'bench/#' });
+  // Topic metrics of the traffic's filter (added from the topic tree above), after a few seconds of it.
   await page.goto(`${broker.adminUrl}/#/topic-metrics`);
   await page.locator('tr[data-filter="bench/#"]').waitFor();
   await page.waitForTimeout(3000);

@@ -2,7 +2,8 @@
 // count exactly the messages, bytes and QoS mix of their topics (mqtt.js and mosquitto_pub), not
 // those of other topics; messages to no subscriber count as dropped; the bound refuses a creation
 // past topicMetrics.max naming the field, counted; the Prometheus lines summed over two workers;
-// reset and delete. And the filter trie's matching on its own.
+// reset and delete; a filter created later has rates from its first sample on. And the filter
+// trie's matching on its own.
 // needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -92,6 +93,30 @@ test('a filter counts its messages, bytes and QoS mix, in and out, and nothing e
   assert.equal(r.json.data.metrics.messages.in.total, 0);
   assert.equal(r.json.data.metrics.bytes.out.total, 0);
   await end(sub, pub);
+});
+
+test('a filter created after the rates\' oldest sample has a rate from its first sample on, not after the 30 s window', async () => {
+  const rateOf = async (filter: string, dir: 'in' | 'out') => (await b.api('GET', `/api/topic-metrics/${encodeURIComponent(filter)}`)).json.data.metrics.messages[dir].rate as number;
+  const pub = await connect(b.url, { protocolVersion: 5 });
+  let n = 0;
+  const traffic = setInterval(() => {
+    pub.publish('cfg/rate', 'x', { qos: 0 });
+    pub.publish('late/rate', 'y', { qos: 0 });
+    n++;
+  }, 100);
+  try {
+    // cfg/# has a rate: a sample that has it, taken before late/# exists, is in the window.
+    await waitFor(async () => (await rateOf('cfg/#', 'in')) > 0, { message: 'cfg/# has a rate' });
+    assert.equal((await b.api('POST', '/api/topic-metrics', { body: { filter: 'late/#' } })).status, 200);
+    // The next sample (every 5 s) starts late/#'s rates: well before that older sample leaves the 30 s window.
+    const sent = n;
+    await waitFor(async () => (await rateOf('late/#', 'in')) > 0, { timeout: 15_000, interval: 500, message: 'late/# has a rate within 15 s' });
+    assert.ok(n > sent);
+  } finally {
+    clearInterval(traffic);
+    await end(pub);
+    await b.api('DELETE', `/api/topic-metrics/${encodeURIComponent('late/#')}`, { headers: JSON_TYPE });
+  }
 });
 
 test('past topicMetrics.max a creation is refused naming the field, and counted', async () => {

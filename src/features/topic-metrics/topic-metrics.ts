@@ -178,9 +178,11 @@ export class TopicMetrics {
     return { filter: e.filter, source: e.source, createdAt: e.createdAt, resetAt: e.resetAt, metrics: figures };
   }
 
-  /** Per second over the window, from the oldest sample in it: in, out, dropped, bytes in, out. */
+  /** Per second over the window, from the oldest sample in it that has the filter (one created or
+   * reset since the oldest sample has its rates from its first sample on): in, out, dropped, bytes
+   * in, out. */
   private rates(filter: string, now: number[]): number[] {
-    const first = this.samples[0];
+    const first = this.samples.find((s) => s.totals.has(filter));
     const then = first?.totals.get(filter);
     const dt = first === undefined ? 0 : (Date.now() - first.at) / 1000;
     if (then === undefined || dt <= 0) return [0, 0, 0, 0, 0];
