@@ -5,6 +5,12 @@
 // older than three times the time limit plus 500 ms (a task not started yet is never aborted).
 import { BEAT_TIME, NOT_STARTED } from './heartbeat.ts';
 
+/** Why a watched pool task failed as a whole, for counters and logs: its thread ran out of
+ * memory, the watchdog aborted it (its beat stopped), or anything else. */
+export function failureReason(err: unknown): 'memory' | 'timeout' | 'error' {
+  return (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : (err as Error).name === 'AbortError' ? 'timeout' : 'error';
+}
+
 export class BeatWatchdog {
   private readonly inFlight = new Set<{ beat: Int32Array; base: number; abort: AbortController }>();
   private timer: NodeJS.Timeout | null = null;

@@ -6,16 +6,17 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import postgres from 'postgres';
+import type postgres from 'postgres';
 
 import { delayed } from '../../src/features/delayed/index.ts';
 import { startBroker, connect, end, nextMessages, noMessage, type TestBroker } from '../helpers/broker.ts';
 import { startProcessBroker, tempDir, type ProcessBroker } from '../helpers/process-broker.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
+import { pgSchema, type PgSchema } from '../store/databases.ts';
 
 let nats: TestNats;
+let db: PgSchema;
 let pg: postgres.Sql;
 let schema: string;
 let b: TestBroker;
@@ -23,14 +24,9 @@ let a: ProcessBroker;
 
 before(async () => {
   nats = await TestNats.start();
-  schema = uniqueName('delayed');
-  pg = postgres(PG_URL, { max: 1, onnotice: () => {} });
-  try {
-    await pg.unsafe(`CREATE SCHEMA ${schema}`);
-  } catch (err) {
-    throw withHint(err, PG_URL);
-  }
-  const store = { storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}` } };
+  db = await pgSchema('delayed');
+  ({ name: schema, sql: pg } = db);
+  const store = db.store;
   // a starts first: it takes the lease.
   a = await startProcessBroker({
     nodeName: 'delayed-a', dataDir: tempDir(), workers: 2, log: { level: 'info' }, sys: { enabled: false }, admin: { enabled: false },
@@ -45,8 +41,7 @@ after(async () => {
   await a?.kill();
   await b?.stop();
   await nats?.stop();
-  await pg?.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-  await pg?.end();
+  await db?.drop();
 });
 
 test('one node fires; when it is lost the other fires what it had accepted, once each', async () => {

@@ -7,15 +7,16 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import mqtt, { type MqttClient } from 'mqtt';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 
 import { startBroker, connect, end, persistent, type TestBroker } from '../helpers/broker.ts';
 import { startProcessBroker, tempDir, type ProcessBroker } from '../helpers/process-broker.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
+import { pgSchema, type PgSchema } from '../store/databases.ts';
 
 let nats: TestNats;
+let db: PgSchema;
 let pg: postgres.Sql;
 let schema: string;
 let store: Record<string, unknown>;
@@ -24,14 +25,9 @@ let a: ProcessBroker;
 
 before(async () => {
   nats = await TestNats.start();
-  schema = uniqueName('failover');
-  pg = postgres(PG_URL, { max: 1, onnotice: () => {} });
-  try {
-    await pg.unsafe(`CREATE SCHEMA ${schema}`);
-  } catch (err) {
-    throw withHint(err, PG_URL);
-  }
-  store = { storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}` } };
+  db = await pgSchema('failover');
+  ({ name: schema, sql: pg } = db);
+  store = db.store;
   b = await startBroker({ nodeName: 'fail-b', store, cluster: { enabled: true, natsUrl: nats.url, localAddress: `127.0.0.1:${await freePort()}` } });
   a = await startProcessBroker({
     nodeName: 'fail-a', dataDir: tempDir(), workers: 2, log: { level: 'info' }, sys: { enabled: false }, admin: { enabled: false },
@@ -45,8 +41,7 @@ after(async () => {
   await a?.kill();
   await b?.stop();
   await nats?.stop();
-  await pg?.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-  await pg?.end();
+  await db?.drop();
 });
 
 async function reconnect(url: string, clientId: string): Promise<{ client: MqttClient; sessionPresent: boolean; received: string[] }> {

@@ -7,30 +7,22 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import mqtt, { type MqttClient } from 'mqtt';
-import postgres from 'postgres';
 
 import { startBroker, connect, end, persistent, type TestBroker } from '../helpers/broker.ts';
 import { startProcessBroker, tempDir, type ProcessBroker } from '../helpers/process-broker.ts';
 import { freePort, TestNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
+import { pgSchema, type PgSchema } from '../store/databases.ts';
 
 let nats: TestNats;
-let pg: postgres.Sql;
-let schema: string;
+let db: PgSchema;
 let b: TestBroker;
 let a: ProcessBroker;
 
 before(async () => {
   nats = await TestNats.start();
-  schema = uniqueName('lostnode');
-  pg = postgres(PG_URL, { max: 1, onnotice: () => {} });
-  try {
-    await pg.unsafe(`CREATE SCHEMA ${schema}`);
-  } catch (err) {
-    throw withHint(err, PG_URL);
-  }
-  const store = { storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}` } };
+  db = await pgSchema('lostnode');
+  const store = db.store;
   b = await startBroker({ nodeName: 'lost-b', store, cluster: { enabled: true, natsUrl: nats.url, localAddress: `127.0.0.1:${await freePort()}` } });
   a = await startProcessBroker({
     nodeName: 'lost-a', dataDir: tempDir(), workers: 2, log: { level: 'info' }, sys: { enabled: false }, admin: { enabled: false },
@@ -44,8 +36,7 @@ after(async () => {
   await a?.kill();
   await b?.stop();
   await nats?.stop();
-  await pg?.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-  await pg?.end();
+  await db?.drop();
 });
 
 test('the QoS 1 messages in the stream for a node killed reach its sessions adopted elsewhere, once each', async () => {

@@ -1,7 +1,8 @@
 // The compact form of a finished span, as a worker thread records it and posts it to the main
-// thread (one post every 25 ms at most), where the exporter makes an OpenTelemetry ReadableSpan of
-// it. Plain data: a worker never loads the OpenTelemetry SDK. A post carries its spans as bytes
-// (SpanWriter below); the main thread reads them back into SpanRecords (readSpans).
+// thread (one post every 25 ms at most), where the exporter writes the OTLP request straight from
+// those bytes (otlp-encode.ts encodePosts). Plain data: a worker never loads the OpenTelemetry
+// SDK. A post carries its spans as bytes (SpanWriter below); readSpans reads them back into
+// SpanRecords, the form the tests check them in.
 
 /** SpanKind of @opentelemetry/api, by number (the worker does not import the API). */
 export const KIND = { internal: 0, server: 1, client: 2, producer: 3, consumer: 4 } as const;

@@ -14,7 +14,8 @@ import { newBeat } from '../../../threads/heartbeat.ts';
 import { BatchPump } from '../../../threads/batch-pump.ts';
 import type { CheckResult, CheckTask, TaskSchema } from '../pool/check-task.ts';
 import { CHECK_WORDS, type SchemaType } from '../types.ts';
-import { failureReason, type SchemaPool } from './schema-pool.ts';
+import type { SchemaPool } from './schema-pool.ts';
+import { failureReason } from '../../../threads/beat-watchdog.ts';
 
 export interface CheckStageOptions {
   log: Logger;

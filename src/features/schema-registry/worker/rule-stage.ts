@@ -22,7 +22,8 @@ import { BatchPump } from '../../../threads/batch-pump.ts';
 import { RULE_FAILED, type OffloadedRule, type PublishSnapshot, type RuleDone, type RuleOffload, type RuleOutcome } from '../../../rules/offload.ts';
 import type { RuleResult, RuleSchema, RuleTask } from '../pool/rule-task.ts';
 import { CHECK_WORDS } from '../types.ts';
-import { failureReason, type SchemaPool } from './schema-pool.ts';
+import type { SchemaPool } from './schema-pool.ts';
+import { failureReason } from '../../../threads/beat-watchdog.ts';
 
 export interface RuleStageOptions {
   log: Logger;

@@ -40,10 +40,6 @@ export interface SchemaPoolOptions {
   maxWaitingMessages: number;
 }
 
-/** Why a task failed as a whole, for counters and logs. */
-export function failureReason(err: unknown): 'memory' | 'timeout' | 'error' {
-  return (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : (err as Error).name === 'AbortError' ? 'timeout' : 'error';
-}
 
 export class SchemaPool {
   private pool: Piscina | null = null;

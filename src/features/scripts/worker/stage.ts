@@ -17,7 +17,7 @@ import { matchLevels, parseFilter, type FilterLevel } from '../../../auth/topic-
 import { addCounters, emptyCounters, NO_PROCESSORS, type FailureReason, type OnError, type ProcessorCounters, type ProcessorState } from '../types.ts';
 import { RETAIN_FLAG, type BatchResult, type BatchTask } from '../pool/task.ts';
 import { BEAT_PROCESSOR, newBeat } from '../../../threads/heartbeat.ts';
-import { BeatWatchdog } from '../../../threads/beat-watchdog.ts';
+import { BeatWatchdog, failureReason } from '../../../threads/beat-watchdog.ts';
 import { BatchPump } from '../../../threads/batch-pump.ts';
 import { threadEntry } from '../../../threads/entry.ts';
 import { FROM_SOURCE } from '../../../install/root.ts';
@@ -231,7 +231,7 @@ export class ProcessorStage {
 
   /** The batch's task failed as a whole: every message passes unchanged or is dropped. */
   private failed(batch: Pending[], state: ProcessorState, running: number, err: unknown): void {
-    const reason: FailureReason = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : (err as Error).name === 'AbortError' ? 'timeout' : 'error';
+    const reason: FailureReason = failureReason(err);
     const spec = state.processors[running] ?? state.processors[0];
     if (spec && reason === 'timeout') this.precise.set(spec.key, Date.now() + PRECISE_FOR_MS);
     if (spec) {
