@@ -9,7 +9,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
-import { errText } from '../forms.js';
+import { errText, usePoll } from '../forms.js';
 import { Watch, perFrame } from '../watch.js';
 
 const html = htm.bind(h);
@@ -78,11 +78,7 @@ function Client({ clientId, canWrite }) {
       else setError(errText('', err));
     }
   }
-  useEffect(() => {
-    void load();
-    const t = setInterval(load, REFRESH_MS);
-    return () => clearInterval(t);
-  }, []);
+  usePoll(load, REFRESH_MS);
   async function act(what, confirmText, call) {
     if (confirmText && !window.confirm(confirmText)) return;
     try {

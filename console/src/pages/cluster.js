@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { usePoll } from '../forms.js';
 import { connectionsOf, duration, megabytes, seen } from './node-figures.js';
 
 const html = htm.bind(h);
@@ -29,11 +30,7 @@ export function Cluster({ live }) {
       setError(err.message);
     }
   }
-  useEffect(() => {
-    void load();
-    const t = setInterval(load, 2000);
-    return () => clearInterval(t);
-  }, []);
+  usePoll(load, 2000);
   async function act(path, confirmText) {
     if (confirmText && !window.confirm(confirmText)) return;
     try {

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { usePoll } from '../forms.js';
 
 const html = htm.bind(h);
 const FIELDS = ['messagesPerSecond', 'messagesBurst', 'bytesPerSecond', 'bytesBurst'];
@@ -42,11 +43,7 @@ export function Limits({ user }) {
       setError(err.message);
     }
   }
-  useEffect(() => {
-    void load();
-    const t = setInterval(load, 2000);
-    return () => clearInterval(t);
-  }, []);
+  usePoll(load, 2000);
   return html`<div>
     <h2>Limits</h2>
     ${error && html`<p class="error" role="alert">${error}</p>`}

@@ -2,10 +2,11 @@
 // (POST /api/rewrite) and removed (DELETE /api/rewrite/:position); and the exclusive subscriptions
 // held on this node (GET /api/exclusive). Read again every 2 seconds.
 import { h } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { usePoll } from '../forms.js';
 
 const html = htm.bind(h);
 
@@ -23,11 +24,7 @@ export function Rewrite({ user }) {
       setError(err.message);
     }
   }
-  useEffect(() => {
-    void load();
-    const t = setInterval(load, 2000);
-    return () => clearInterval(t);
-  }, []);
+  usePoll(load, 2000);
   async function remove(position) {
     try {
       await api('DELETE', '/api/rewrite/{position}', undefined, { params: { position } });

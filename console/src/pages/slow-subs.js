@@ -2,10 +2,11 @@
 // (GET /api/slow-subscriptions), cleared (DELETE), and the settings (GET/PUT
 // /api/slow-subscriptions/settings). Read again every 2 seconds.
 import { h } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { usePoll } from '../forms.js';
 
 const html = htm.bind(h);
 
@@ -23,11 +24,7 @@ export function SlowSubs({ user }) {
       setError(err.message);
     }
   }
-  useEffect(() => {
-    void load();
-    const t = setInterval(load, 2000);
-    return () => clearInterval(t);
-  }, []);
+  usePoll(load, 2000);
   async function clear() {
     try {
       await api('DELETE', '/api/slow-subscriptions', {});

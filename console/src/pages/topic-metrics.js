@@ -2,10 +2,11 @@
 // their rates (GET /api/topic-metrics); a filter added (POST), reset (PUT .../reset) and removed
 // (DELETE /api/topic-metrics/:filter). Read again every 2 seconds.
 import { h } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import htm from 'htm';
 
 import { api } from '../api.js';
+import { usePoll } from '../forms.js';
 
 const html = htm.bind(h);
 
@@ -21,11 +22,7 @@ export function TopicMetrics({ user }) {
       setError(err.message);
     }
   }
-  useEffect(() => {
-    void load();
-    const t = setInterval(load, 2000);
-    return () => clearInterval(t);
-  }, []);
+  usePoll(load, 2000);
   /** @param {() => Promise<unknown>} call */
   async function act(call) {
     try {
