@@ -87,7 +87,7 @@ export const PROVIDERS: Record<string, readonly Need[] | Record<string, readonly
     ensurePulsar: ['pulsar'],
     ensureMailpit: ['mailpit'],
   },
-  'test/store/databases.ts': { PG_URL: ['postgresql'], MYSQL_URL: ['mariadb'] },
+  'test/store/databases.ts': { PG_URL: ['postgresql'], pgSchema: ['postgresql'], MYSQL_URL: ['mariadb'] },
   'test/commands/helpers.ts': {
     KAFKA: ['kafka'],
     produceKafka: ['kafka'],
