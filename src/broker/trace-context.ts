@@ -41,8 +41,14 @@ export interface TracedClient {
  */
 export interface MessageTracer {
   readonly enabled: boolean;
-  /** A PUBLISH was received: decides whether it is sampled; if so sets `m.trace` and puts the
-   * broker's traceparent into `m.props` (forwarded to MQTT 5 subscribers). */
+  /** Messages until the sampling ratio selects one (at 0 or below, this one). Whoever receives a
+   * PUBLISH counts it down first, then calls received(); it may skip the call while the count is
+   * above 0 for a message without properties from a client not under a client trace (nothing else
+   * could sample it). The PUBLISH handler does, so the common case costs a decrement, not a call:
+   * a call there, even a small one inlined, took V8's inlining budget from the message path. */
+  untilSelected: number;
+  /** A PUBLISH was received (and counted down): decides whether it is sampled; if so sets
+   * `m.trace` and puts the broker's traceparent into `m.props` (forwarded to MQTT 5 subscribers). */
   received(c: TracedClient, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): void;
   /** The ACL answered for a sampled message (not asked when the client may publish everywhere). */
   authorized(t: MessageTrace, allowed: boolean): void;
@@ -67,6 +73,7 @@ export interface MessageTracer {
 /** Tracing off. */
 export const NO_TRACER: MessageTracer = {
   enabled: false,
+  untilSelected: Infinity,
   received() {},
   authorized() {},
   scriptsStart() {},

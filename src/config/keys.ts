@@ -245,7 +245,7 @@ export const KEYS = Object.freeze([
   fixed('otel.traces.sampleRatio', fraction(), 0, 'The share of PUBLISHes traced (0..1; 0.01 is one in a hundred). Besides these, the messages of clients under a client trace are always traced, and with otel.traces.parentBased those whose traceparent user property is sampled.'),
   fixed('otel.traces.parentBased', boolean(), true, 'A PUBLISH with a `traceparent` MQTT 5 user property is traced when its sampled flag is set, and not when it is clear (the ratio is not asked). false: the ratio decides for it too (a traced one still continues its trace).'),
   fixed('otel.traces.queueSize', integer(1, 1_000_000), 8192, 'Spans waiting for export at most (1..1000000), on the main thread and per worker between two of its posts (every 25 ms); past it spans are dropped, counted in spindle_otel_traces_spans_dropped_total.'),
-  fixed('otel.traces.batchSize', integer(1, 100_000), 512, 'Most spans sent in one export request (1..100000); a full batch leaves at once.'),
+  fixed('otel.traces.batchSize', integer(1, 100_000), 4096, 'Most spans sent in one export request (1..100000); a full batch leaves at once. Large, because each request costs the main thread far more than a span does (4096 spans make about 0.7 MB).'),
   fixed('otel.traces.delay', integer(10, 600_000), 1000, 'Milliseconds spans wait before they are exported when there are fewer than otel.traces.batchSize (10..600000).'),
   fixed('otel.traces.timeout', integer(100, 600_000), 10_000, 'Milliseconds a trace export may take (100..600000); past it the export fails, its spans dropped and counted in spindle_otel_traces_spans_dropped_total{reason="export_failed"}.'),
   fixed('sys.enabled', boolean(), true, 'Publish broker statistics under $SYS/.'),

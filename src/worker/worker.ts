@@ -149,7 +149,10 @@ const rules: WorkerRules = new WorkerRules({
   publish: (m, ruleId) => {
     // A republish of a traced message goes on in its trace: its own publish span, parented on the
     // rule's span (m.props carries it), with the route and delivery spans under it.
-    if (m.props !== null && otelTraces.enabled) otelTraces.received({ clientId: `rule:${ruleId}`, traced: false }, m);
+    if (m.props !== null && otelTraces.enabled) {
+      otelTraces.untilSelected--;
+      otelTraces.received({ clientId: `rule:${ruleId}`, traced: false }, m);
+    }
     const t = m.trace;
     if (t === undefined) {
       router.publish(m, NO_PUBLISHER, 0);

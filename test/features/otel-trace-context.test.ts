@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { findTraceContext, formatTraceparent, parseTraceparent, withTraceContext, type MessageTrace } from '../../src/broker/trace-context.ts';
 import { DeliveryBatch, readBatch } from '../../src/router/batch.ts';
 import type { Message } from '../../src/broker/message.ts';
-import { WorkerOtelTraces } from '../../src/features/otel-traces/worker-otel-traces.ts';
+import { sampleGap, WorkerOtelTraces } from '../../src/features/otel-traces/worker-otel-traces.ts';
 import { readSpans, type SpanPost } from '../../src/features/otel-traces/span-record.ts';
 import { OtlpTraceEncoder } from '../../src/features/otel-traces/otlp-encode.ts';
 import { hrTime } from '../../src/features/otel-traces/exporter.ts';
@@ -86,6 +86,12 @@ test('a delivery batch carries a sampled message\'s trace id, span id and routin
   assert.deepEqual(got[1].trace, { traceId: TRACE, spanId: SPAN, parentId: '', tracestate: '', start: 1234.5, routedAt: 1234.5, mark: 0, remote: true, ended: true });
 });
 
+/** What the PUBLISH handler does: counts the tracer down, then asks it. */
+function receive(t: WorkerOtelTraces, c: { clientId: string; traced: boolean }, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): void {
+  t.untilSelected--;
+  t.received(c, m);
+}
+
 function tracer(sampleRatio: number, parentBased = true, maxQueueSize = 100): { t: WorkerOtelTraces; posts: SpanPost[] } {
   const posts: SpanPost[] = [];
   return { t: new WorkerOtelTraces({ enabled: true, sampleRatio, parentBased, queueSize: maxQueueSize }, (p) => posts.push(p)), posts };
@@ -95,35 +101,65 @@ function tracer(sampleRatio: number, parentBased = true, maxQueueSize = 100): { 
 test('sampling: a client under a client trace always; a traceparent decides when parent-based; else the ratio', () => {
   const off = tracer(0);
   const m = { props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' };
-  off.t.received({ clientId: 'c', traced: false }, m);
+  receive(off.t, { clientId: 'c', traced: false }, m);
   assert.equal(m.trace, undefined, 'ratio 0: not sampled');
   const traced = { props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' };
-  off.t.received({ clientId: 'c', traced: true }, traced);
+  receive(off.t, { clientId: 'c', traced: true }, traced);
   assert.ok(traced.trace, 'a traced client: sampled');
   assert.equal(traced.trace.parentId, '');
   assert.match(traced.trace.traceId, /^[0-9a-f]{32}$/);
   assert.deepEqual(findTraceContext(traced.props!)?.parent, { traceId: traced.trace.traceId, parentId: traced.trace.spanId, sampled: true });
 
   const sampled = { props: user('traceparent', `00-${TRACE}-${SPAN}-01`), trace: undefined as MessageTrace | undefined, topic: 't' };
-  off.t.received({ clientId: 'c', traced: false }, sampled);
+  receive(off.t, { clientId: 'c', traced: false }, sampled);
   assert.equal(sampled.trace?.traceId, TRACE, "the publisher's trace continues");
   assert.equal(sampled.trace?.parentId, SPAN);
   const clear = { props: user('traceparent', `00-${TRACE}-${SPAN}-00`), trace: undefined as MessageTrace | undefined, topic: 't' };
-  tracer(1).t.received({ clientId: 'c', traced: false }, clear);
+  receive(tracer(1).t, { clientId: 'c', traced: false }, clear);
   assert.equal(clear.trace, undefined, 'parent-based: a clear sampled flag is honoured even at ratio 1');
   const notParentBased = { props: user('traceparent', `00-${TRACE}-${SPAN}-00`), trace: undefined as MessageTrace | undefined, topic: 't' };
-  tracer(1, false).t.received({ clientId: 'c', traced: false }, notParentBased);
+  receive(tracer(1, false).t, { clientId: 'c', traced: false }, notParentBased);
   assert.equal(notParentBased.trace?.traceId, TRACE, 'not parent-based: the ratio decides, the trace continues');
   const all = tracer(1);
   const many = Array.from({ length: 50 }, () => ({ props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' }));
-  for (const x of many) all.t.received({ clientId: 'c', traced: false }, x);
+  for (const x of many) receive(all.t, { clientId: 'c', traced: false }, x);
   assert.equal(many.filter((x) => x.trace).length, 50, 'ratio 1: all');
+});
+
+test('sampling by the ratio: each message with that chance, gaps geometric, whatever the ratio', () => {
+  assert.equal(sampleGap(1), 1);
+  assert.equal(sampleGap(0), Infinity);
+  // The gaps' mean is 1/ratio and a gap of 1 (the next message) has the chance `ratio`; bounds at
+  // five standard deviations of each estimate.
+  for (const ratio of [0.5, 0.01, 0.0001]) {
+    const n = 20_000;
+    let sum = 0;
+    let ones = 0;
+    for (let i = 0; i < n; i++) {
+      const g = sampleGap(ratio);
+      assert.ok(Number.isInteger(g) && g >= 1, `a gap is a whole number of messages, not ${g}`);
+      sum += g;
+      if (g === 1) ones++;
+    }
+    const sd = Math.sqrt(1 - ratio) / ratio / Math.sqrt(n);
+    assert.ok(Math.abs(sum / n - 1 / ratio) < 5 * sd, `ratio ${ratio}: mean gap ${sum / n}, expected ${1 / ratio}`);
+    assert.ok(Math.abs(ones / n - ratio) < 5 * Math.sqrt(ratio * (1 - ratio) / n) + 1e-9, `ratio ${ratio}: ${ones} gaps of 1 in ${n}`);
+  }
+  // Through the tracer: 1 % of 200,000 messages (5 standard deviations: 222).
+  const { t } = tracer(0.01);
+  let sampled = 0;
+  for (let i = 0; i < 200_000; i++) {
+    const m = { props: null as Buffer | null, trace: undefined as MessageTrace | undefined, topic: 't' };
+    receive(t, { clientId: 'c', traced: false }, m);
+    if (m.trace !== undefined) sampled++;
+  }
+  assert.ok(Math.abs(sampled - 2000) < 222, `${sampled} of 200,000 sampled at 1 %`);
 });
 
 test("a traced message's spans leave together in one post, parented on the broker's span; past the bound they are dropped and counted", async () => {
   const { t, posts } = tracer(1, true, 5);
   const m = { props: user('traceparent', `00-${TRACE}-${SPAN}-01`), trace: undefined as MessageTrace | undefined, topic: 'a/b' };
-  t.received({ clientId: 'pub', traced: false }, m);
+  receive(t, { clientId: 'pub', traced: false }, m);
   const tr = m.trace!;
   t.authorized(tr, true);
   t.routing(tr);
@@ -231,7 +267,7 @@ test("spans encoded straight from a worker's posts read back as the same request
   const { t, posts } = tracer(1, true, 100);
   for (let k = 0; k < 3; k++) {
     const m = { props: Buffer.concat([user('traceparent', `00-${TRACE}-${SPAN}-01`), user('tracestate', 'a=b')]), trace: undefined as MessageTrace | undefined, topic: `a/é/${k}` };
-    t.received({ clientId: 'pub', traced: false }, m);
+    receive(t, { clientId: 'pub', traced: false }, m);
     t.authorized(m.trace!, k !== 1);
     t.routing(m.trace!);
     t.routed(m.trace!, 1);

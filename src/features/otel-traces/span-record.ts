@@ -105,6 +105,15 @@ export class SpanWriter {
     this.pos += bytes;
   }
 
+  /** `bytes` bytes of `src` from `at`, as they are (a random id). */
+  copy(src: Uint8Array, at: number, bytes: number): void {
+    this.room(bytes);
+    const b = this.buf;
+    let to = this.pos;
+    for (let i = at; i < at + bytes; i++) b[to++] = src[i];
+    this.pos = to;
+  }
+
   str(s: string): void {
     this.room(2 + 3 * s.length);
     let n = this.buf.write(s, this.pos + 2, 'utf8');

@@ -28,20 +28,43 @@ export interface TracedRules {
 const IDS = Buffer.allocUnsafe(4096);
 let idsAt = IDS.length;
 
-/** `bytes` random bytes in hex (span ids 8, trace ids 16), from a pool refilled 4 KB at a time. */
-function randomHex(bytes: number): string {
+/** Where `bytes` fresh random bytes start in IDS, a pool refilled 4 KB at a time. */
+function randomAt(bytes: number): number {
   if (idsAt + bytes > IDS.length) {
     randomFillSync(IDS);
     idsAt = 0;
   }
-  const s = IDS.toString('hex', idsAt, idsAt + bytes);
   idsAt += bytes;
-  return s;
+  return idsAt - bytes;
 }
+
+/** `bytes` random bytes in hex (span ids 8, trace ids 16): for the ids something else reads (a
+ * traceparent, an acknowledgement's parent). */
+function randomHex(bytes: number): string {
+  const at = randomAt(bytes);
+  return IDS.toString('hex', at, at + bytes);
+}
+
+/** A span id nothing else reads: begin writes random bytes, never a string (the hex costs more
+ * than the rest of the id). */
+const RANDOM = null;
 
 /** How long spans wait on a worker before they leave in one post: much of a post's cost is the
  * same for one span as for hundreds (a post per event-loop turn was about one per sampled message
  * at 1 % of 400,000 messages a second). */
+/**
+ * How many messages until the ratio samples one (1: the next), drawn from the geometric
+ * distribution of the gaps between independent draws: each message is sampled with the chance
+ * `ratio`, independently of the others, as if a random number were drawn for each, but a message
+ * costs one decrement (a Math.random per PUBLISH cost a few per cent of the worker at 1 %,
+ * bench/otel.ts). Infinity for 0: never.
+ */
+export function sampleGap(ratio: number): number {
+  if (ratio >= 1) return 1;
+  if (ratio <= 0) return Infinity;
+  // P(gap = k) = (1 - ratio)^(k - 1) * ratio, by inversion of a uniform draw in (0, 1].
+  return 1 + Math.floor(Math.log(1 - Math.random()) / Math.log1p(-ratio));
+}
 export const FLUSH_MS = 25;
 
 interface Sent {
@@ -53,6 +76,8 @@ interface Sent {
 export class WorkerOtelTraces implements MessageTracer {
   readonly enabled: boolean;
   private readonly ratio: number;
+  /** Drawn by sampleGap, counted down by whoever receives a PUBLISH (MessageTracer). */
+  untilSelected: number;
   private readonly parentBased: boolean;
   private readonly max: number;
   private readonly spans = new SpanWriter();
@@ -66,21 +91,36 @@ export class WorkerOtelTraces implements MessageTracer {
   constructor(config: WorkerOtelTracesConfig, private readonly post: (p: SpanPost) => void) {
     this.enabled = config.enabled;
     this.ratio = config.sampleRatio;
+    this.untilSelected = sampleGap(this.ratio);
     this.parentBased = config.parentBased;
     this.max = config.queueSize;
   }
 
+  /** Each message counted down (untilSelected) and the one reaching 0 is selected, so each is
+   * selected with the chance `ratio`, independently of the others; one the ratio decides for is
+   * sampled when selected. A traced client's, and one with a traceparent when parent-based, are
+   * decided otherwise (a selection landing on one of them is not moved to the next). */
   received(c: TracedClient, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): void {
+    const selected = this.untilSelected <= 0;
+    if (selected) this.untilSelected = sampleGap(this.ratio);
     const found = m.props !== null ? findTraceContext(m.props) : null;
     let sampled = c.traced;
-    if (!sampled) {
-      if (found !== null && this.parentBased) sampled = found.parent.sampled;
-      else sampled = this.ratio > 0 && (this.ratio >= 1 || Math.random() < this.ratio);
-    }
+    if (!sampled) sampled = found !== null && this.parentBased ? found.parent.sampled : selected;
     if (!sampled) return;
+    let traceId: string;
+    let spanId: string;
+    if (found === null) {
+      // A new trace's id and the span's from one string (two would cost twice).
+      const ids = randomHex(24);
+      traceId = ids.slice(0, 32);
+      spanId = ids.slice(32);
+    } else {
+      traceId = found.parent.traceId;
+      spanId = randomHex(8);
+    }
     const t: MessageTrace = {
-      traceId: found?.parent.traceId ?? randomHex(16),
-      spanId: randomHex(8),
+      traceId,
+      spanId,
       parentId: found?.parent.parentId ?? '',
       tracestate: found?.tracestate ?? '',
       start: nowMs(),
@@ -107,7 +147,7 @@ export class WorkerOtelTraces implements MessageTracer {
 
   authorized(t: MessageTrace, allowed: boolean): void {
     const now = nowMs();
-    if (this.begin(t, t.spanId, randomHex(8), T.authorize, KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.attr(T['spindle.acl.allowed'], allowed);
+    if (this.begin(t, t.spanId, RANDOM, T.authorize, KIND.internal, t.start, now, 1, allowed ? null : 'not authorized')) this.spans.attr(T['spindle.acl.allowed'], allowed);
     t.mark = now;
   }
 
@@ -117,7 +157,7 @@ export class WorkerOtelTraces implements MessageTracer {
 
   scripts(t: MessageTrace, outputs: number): void {
     const now = nowMs();
-    if (this.begin(t, t.spanId, randomHex(8), T.scripts, KIND.internal, t.mark || t.start, now, 1)) this.spans.attr(T['spindle.scripts.outputs'], outputs);
+    if (this.begin(t, t.spanId, RANDOM, T.scripts, KIND.internal, t.mark || t.start, now, 1)) this.spans.attr(T['spindle.scripts.outputs'], outputs);
     t.mark = now;
   }
 
@@ -126,7 +166,7 @@ export class WorkerOtelTraces implements MessageTracer {
   }
 
   routed(t: MessageTrace, matched: number): void {
-    if (this.begin(t, t.spanId, randomHex(8), T.route, KIND.internal, t.routedAt, nowMs(), 1)) this.spans.attr(T['spindle.matched'], matched);
+    if (this.begin(t, t.spanId, RANDOM, T.route, KIND.internal, t.routedAt, nowMs(), 1)) this.spans.attr(T['spindle.matched'], matched);
   }
 
   /** Runs the rule `ruleId` on a traced message under a span of its own; its outputs carry that
@@ -145,13 +185,14 @@ export class WorkerOtelTraces implements MessageTracer {
 
   delivered(t: MessageTrace, clientId: string, qos: number, packetId: number, inflight: object | null): void {
     const now = nowMs();
-    const spanId = randomHex(8);
+    // Its id is read again only when it is acknowledged (QoS 1 and 2).
+    const spanId = inflight !== null ? randomHex(8) : RANDOM;
     if (this.begin(t, t.spanId, spanId, T.deliver, KIND.producer, t.routedAt || t.start, now, packetId !== 0 ? 3 : 2)) {
       this.spans.attr(T['messaging.client.id'], clientId);
       this.spans.attr(T['spindle.qos'], qos);
       if (packetId !== 0) this.spans.attr(T['spindle.packet_id'], packetId);
     }
-    if (inflight !== null) this.sent.set(inflight, { span: spanId, at: now, qos });
+    if (inflight !== null && spanId !== RANDOM) this.sent.set(inflight, { span: spanId, at: now, qos });
   }
 
   acknowledged(t: MessageTrace, clientId: string, inflight: object): void {
@@ -159,7 +200,7 @@ export class WorkerOtelTraces implements MessageTracer {
     if (sent === undefined) return; // sent before tracing knew it (a resend after a restart)
     this.sent.delete(inflight);
     const name = sent.qos === 2 ? T['acknowledge (PUBCOMP)'] : T['acknowledge (PUBACK)'];
-    if (this.begin(t, sent.span, randomHex(8), name, KIND.internal, sent.at, nowMs(), 2)) {
+    if (this.begin(t, sent.span, RANDOM, name, KIND.internal, sent.at, nowMs(), 2)) {
       this.spans.attr(T['messaging.client.id'], clientId);
       this.spans.attr(T['spindle.qos'], sent.qos);
     }
@@ -182,8 +223,8 @@ export class WorkerOtelTraces implements MessageTracer {
 
   /** Starts a span's entry in the next post (span-record.ts SpanPost), named TEXTS[name] (followed
    * by `suffix` when given), followed by `attributes` key-value pairs the caller pushes; false
-   * when the post's bound is reached (it is dropped). */
-  private begin(t: MessageTrace, parentId: string, spanId: string, name: number, kind: number, start: number, end: number, attributes: number, error: string | null = null, tracestate: string | null = null, suffix: string | null = null): boolean {
+   * when the post's bound is reached (it is dropped). `spanId` RANDOM: a new random id. */
+  private begin(t: MessageTrace, parentId: string, spanId: string | typeof RANDOM, name: number, kind: number, start: number, end: number, attributes: number, error: string | null = null, tracestate: string | null = null, suffix: string | null = null): boolean {
     if (this.count >= this.max) {
       this.dropped++;
       return false;
@@ -191,7 +232,8 @@ export class WorkerOtelTraces implements MessageTracer {
     this.count++;
     const w = this.spans;
     w.id(t.traceId, 16);
-    w.id(spanId, 8);
+    if (spanId === RANDOM) w.copy(IDS, randomAt(8), 8);
+    else w.id(spanId, 8);
     w.id(parentId, 8);
     if (suffix === null) w.text(name);
     else w.prefixed(name, suffix);
