@@ -3,8 +3,8 @@
 // configured ratio), records the spans of a sampled message's path here as compact records
 // (span-record.ts) and posts them to the main thread every FLUSH_MS, bounded. Never loads the
 // OpenTelemetry SDK: the main thread exports (exporter.ts). With tracing off the engine checks
-// `enabled` only; with sampling 0 a PUBLISH costs the decision, and a search of its properties
-// for a traceparent only when it has properties.
+// `enabled` only; on, a PUBLISH costs a count down (untilSelected, sampleGap), and a search of its
+// properties for a traceparent only when it has properties.
 import { randomFillSync } from 'node:crypto';
 
 import { findTraceContext, formatTraceparent, nowMs, withTraceContext, type MessageTrace, type MessageTracer, type TracedClient } from '../../broker/trace-context.ts';
