@@ -71,7 +71,7 @@ export class Bridge {
     this.forwards = new TopicMap(config.forwards);
     this.subscriptions = new TopicMap(config.subscriptions);
     this.inbound = new InboundPublisher(
-      { publishBatch: deps.publishBatch, failed: (err) => this.error(`publishing a remote message here failed (retried): ${err.message}`) },
+      { publishBatch: deps.publishBatch, failed: (err) => this.error(`publishing a remote message here failed (retried): ${err.message}`), tracedAs: `bridge:${config.name}` },
       handle,
       this.subscriptions,
       counters,

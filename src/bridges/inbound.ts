@@ -21,6 +21,8 @@ export interface InboundHost {
   publishBatch(messages: BatchMessage[], publisher: number): Promise<number[]>;
   /** A publish failed (it is retried). */
   failed(err: Error): void;
+  /** Who its messages are traced as (OpenTelemetry), e.g. `bridge:<name>`. */
+  readonly tracedAs?: string;
 }
 
 interface Pending {
@@ -64,6 +66,7 @@ export class InboundPublisher {
       retain: packet.retain,
       expiresAt: expiry !== undefined ? Date.now() + expiry * 1000 : 0,
       props: null,
+      tracedAs: this.host.tracedAs,
     };
     let ack: (() => void) | null = done;
     if (packet.qos === 0 && this.pending.length < HIGH_WATER) {

@@ -50,6 +50,11 @@ export interface MessageTracer {
   /** A PUBLISH was received (and counted down): decides whether it is sampled; if so sets
    * `m.trace` and puts the broker's traceparent into `m.props` (forwarded to MQTT 5 subscribers). */
   received(c: TracedClient, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): void;
+  /** A message the broker publishes on someone's behalf (a will, the admin API, a bridge, a
+   * delayed message when due), traced as the client `clientId`: counts down and decides as for a
+   * PUBLISH (its traceparent when parent-based, else the ratio). Returns its trace, routing
+   * already started (the caller calls routed() and finished()), or undefined when not sampled. */
+  originated(clientId: string, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): MessageTrace | undefined;
   /** The ACL answered for a sampled message (not asked when the client may publish everywhere). */
   authorized(t: MessageTrace, allowed: boolean): void;
   /** The scripts and extensions start on a sampled message. */
@@ -75,6 +80,7 @@ export const NO_TRACER: MessageTracer = {
   enabled: false,
   untilSelected: Infinity,
   received() {},
+  originated: () => undefined,
   authorized() {},
   scriptsStart() {},
   scripts() {},

@@ -128,7 +128,7 @@ export function createEngine(deps: EngineDeps): Engine {
   const events = deps.events ?? NO_EVENTS;
   const tracer = deps.tracer ?? NO_TRACER;
   const outbox = new Outbox({ maxInflight: limits.maxInflight, queueQos0: limits.queueQos0 }, stats, persistence, events, deps.shedding, deps.topics, deps.acks, tracer);
-  const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor });
+  const wills = new Wills({ log, stats, router, persistence, authorizerFor: deps.authorizerFor, tracer });
   const sessions: SessionTable = new SessionTable({
     workerId,
     exclusive: deps.exclusive ?? NO_EXCLUSIVE,

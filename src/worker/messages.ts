@@ -46,6 +46,9 @@ export interface BatchMessage extends PlainMessage {
   origin?: string;
   /** Only for the sessions of these client ids here (null: whoever matches). */
   only?: readonly string[] | null;
+  /** Who it is traced as (OpenTelemetry spans' `messaging.client.id`): a delayed message's
+   * publisher, `bridge:<name>`; absent: `broker`. Not for messages from another node. */
+  tracedAs?: string;
 }
 
 /** The state every worker holds a copy of, by key (the main thread's ReplicatedState). */

@@ -4,7 +4,8 @@
 // authorize, route, deliver per subscriber on both workers, acknowledge), the MQTT 5 subscribers
 // receive a traceparent of the same trace whose parent is the broker's span, a script's output
 // goes on in it, a rule's webhook gets a `traceparent` header of it and its republish goes on in
-// the trace; a denied publish is an error; with sampling 0, a message without a traceparent (or with its
+// the trace; so do messages the broker publishes for someone (the admin API, a will, a delayed
+// message when due); a denied publish is an error; with sampling 0, a message without a traceparent (or with its
 // sampled flag clear) exports nothing; a client under a client trace is always traced.
 // needs: broker, otelcol
 import { test, before, after } from 'node:test';
@@ -185,6 +186,51 @@ test("a rule's republish of a traced message goes on in its trace: its own publi
   } finally {
     await end(sub, pub);
     await b.api('POST', '/rule/delete', { body: { id: ruleId } });
+  }
+});
+
+test("messages the broker publishes for someone (the admin API, a will, a delayed message when due) go on in their traceparent's trace", async () => {
+  const sub = await subscribe(urls[1], 'ot-origin-sub', 'ot/origin/#');
+  try {
+    const apiTrace = hex(16);
+    const apiParent = hex(8);
+    const willTrace = hex(16);
+    const willParent = hex(8);
+    const delayedTrace = hex(16);
+    const delayedParent = hex(8);
+    const got = nextMessages(sub, 3);
+    const api = await b.api('POST', '/api/publish', { body: { topic: 'ot/origin/api', payload: 'a', qos: 1, properties: { userProperties: { traceparent: `00-${apiTrace}-${apiParent}-01` } } } });
+    assert.equal(api.status, 200, api.text);
+    const dying = await connect(urls[0], { protocolVersion: 5, clientId: 'ot-dying', will: { topic: 'ot/origin/will', payload: Buffer.from('w'), qos: 1, retain: false, properties: { userProperties: { traceparent: `00-${willTrace}-${willParent}-01` } } } });
+    dying.stream.destroy();
+    const later = await connect(urls[0], { protocolVersion: 5, clientId: 'ot-later' });
+    await later.publishAsync('$delayed/1/ot/origin/delayed', 'd', { qos: 1, properties: { userProperties: { traceparent: `00-${delayedTrace}-${delayedParent}-01` } } });
+    await end(later);
+    const messages = await got;
+
+    const expect = [
+      { trace: apiTrace, parent: apiParent, topic: 'ot/origin/api', client: 'api' },
+      { trace: willTrace, parent: willParent, topic: 'ot/origin/will', client: 'ot-dying' },
+      { trace: delayedTrace, parent: delayedParent, topic: 'ot/origin/delayed', client: 'ot-later' },
+    ];
+    for (const e of expect) {
+      const spans = await collector.waitForSpans((all) => {
+        const mine = traceOf(all, e.trace);
+        return mine.some((x) => x.name === `publish ${e.topic}`) && mine.some((x) => x.name === 'deliver') ? mine : null;
+      });
+      const root = spans.find((x) => x.name === `publish ${e.topic}`)!;
+      assert.equal(root.parentSpanId, e.parent, `${e.topic}: the broker's span continues the given traceparent`);
+      assert.equal(root.attributes['messaging.client.id'], e.client);
+      assert.equal(root.attributes['spindle.matched'], 1);
+      assert.equal(childrenOf(spans, root, 'route').length, 1);
+      const deliveries = childrenOf(spans, root, 'deliver');
+      assert.deepEqual(deliveries.map((d) => d.attributes['messaging.client.id']), ['ot-origin-sub']);
+      const m = messages.find((x) => x.topic === e.topic);
+      assert.ok(m, `${e.topic} delivered`);
+      assert.equal(userProperty(m.packet, 'traceparent'), `00-${e.trace}-${root.spanId}-01`, `${e.topic}: the subscriber's traceparent names the broker's span`);
+    }
+  } finally {
+    await end(sub);
   }
 });
 

@@ -102,6 +102,7 @@ export function publishRoutes(ctx: AdminContext): Route[] {
           expiresAt,
           publisher: owner ? owner[0] : NO_PUBLISHER,
           publisherHash: clientId !== undefined ? hashString(clientId) : 0,
+          clientId,
         });
         return json({ code: 0 });
       },

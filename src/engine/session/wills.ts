@@ -2,6 +2,7 @@
 // Interval), and cancelling it when the client comes back in time [MQTT-3.1.2-8, MQTT-3.1.3-9].
 // A will is routed like a PUBLISH of the client: authorized, and stored for persistent
 // subscribers (and as retained) before it is delivered.
+import type { MessageTracer } from '../../broker/trace-context.ts';
 import { NO_PUBLISHER } from '../../native/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Authorizer, ClientIdentity } from '../../auth/index.ts';
@@ -17,6 +18,8 @@ export interface WillEnv {
   readonly router: WorkerRouter;
   readonly persistence: Persistence | null;
   authorizerFor(who: ClientIdentity, peerhost?: () => string): Authorizer;
+  /** OpenTelemetry traces: a will is traced as its client's PUBLISH would be. */
+  readonly tracer: MessageTracer;
 }
 
 export class Wills {
@@ -69,15 +72,25 @@ export class Wills {
         return;
       }
       const persistence = env.persistence;
+      const tracer = env.tracer;
+      const t = tracer.originated(session.clientId, message);
       if (!persistence) {
-        env.router.publish(message, NO_PUBLISHER, 0);
+        const matched = env.router.publish(message, NO_PUBLISHER, 0);
+        if (t !== undefined) {
+          tracer.routed(t, matched);
+          tracer.finished(t, session.clientId, message.topic, message.qos, matched);
+        }
         return;
       }
       // Stored for persistent subscribers (and as retained) before it is delivered, like a PUBLISH.
       const routed = env.router.route(message, NO_PUBLISHER, 0);
+      if (t !== undefined) tracer.routed(t, routed.length);
       const waits = [persistence.messageRouted(message, routed), message.retain ? persistence.retained(message) : undefined].filter((p) => p !== undefined);
       Promise.all(waits).then(
-        () => env.router.deliverRouted(message, routed),
+        () => {
+          env.router.deliverRouted(message, routed);
+          if (t !== undefined) tracer.finished(t, session.clientId, message.topic, message.qos, routed.length);
+        },
         (err: unknown) => {
           env.router.discardRouted(routed);
           env.router.releaseRetained(message);

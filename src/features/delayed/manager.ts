@@ -390,6 +390,7 @@ function messageOf(doc: DelayedDoc): BatchMessage {
     retain: doc.retain,
     expiresAt: doc.expiresAt,
     props: doc.props === null ? null : Buffer.from(doc.props, 'base64'),
+    tracedAs: doc.publisher.clientId,
   };
 }
 

@@ -134,6 +134,14 @@ export class WorkerOtelTraces implements MessageTracer {
     m.props = withTraceContext(m.props, formatTraceparent(t.traceId, t.spanId), t.tracestate);
   }
 
+  originated(clientId: string, m: { props: Buffer | null; trace?: MessageTrace; topic: string }): MessageTrace | undefined {
+    if (!this.enabled || (--this.untilSelected > 0 && m.props === null)) return undefined;
+    this.received({ clientId, traced: false }, m);
+    const t = m.trace;
+    if (t !== undefined) t.routedAt = t.start;
+    return t;
+  }
+
   /** A message from another node of the cluster: when its properties carry a sampled traceparent
    * (the broker's span on the node that received it, which put it there), its deliveries here
    * are recorded under that span, as a delivery batch's are (the publish side is that node's). */

@@ -6,6 +6,7 @@ import type { Connection } from '../../engine/connection/connection.ts';
 import type { ProxyOrigin } from '../../engine/connection/transport.ts';
 import type { Session } from '../../engine/session/session.ts';
 import type { Message } from '../../broker/message.ts';
+import type { MessageTrace } from '../../broker/trace-context.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
 import { subscribeOnBehalf, removeSubscription, SubscriptionRefused } from '../../engine/session/subscriptions.ts';
 import { OpError, connectionOf, type Op, type OpsEnv } from './types.ts';
@@ -250,7 +251,7 @@ export const clientOps = {
    * (retained, QoS 1/2 to persistent sessions) is stored first, then it is delivered. Answers how
    * many subscriptions it went to.
    */
-  async 'clients.publish'(args: { topic: string; payload: Uint8Array; qos: 0 | 1 | 2; retain: boolean; props: Uint8Array | null; expiresAt: number; publisher: number; publisherHash: number }, env) {
+  async 'clients.publish'(args: { topic: string; payload: Uint8Array; qos: 0 | 1 | 2; retain: boolean; props: Uint8Array | null; expiresAt: number; publisher: number; publisherHash: number; clientId?: string }, env) {
     const now = Date.now();
     const message: Message = {
       topic: args.topic,
@@ -263,18 +264,33 @@ export const clientOps = {
       receivedAt: now,
       storeId: undefined,
       seq: undefined,
+      trace: undefined,
     };
+    // Traced as the client named in the request, else as `api`.
+    const tracedAs = args.clientId ?? 'api';
+    const tracer = env.otelTraces;
+    const t = tracer.originated(tracedAs, message);
     const persistence = env.persistence;
-    if (!persistence) return { matched: env.router.publish(message, args.publisher, args.publisherHash) };
+    if (!persistence) {
+      const matched = env.router.publish(message, args.publisher, args.publisherHash);
+      if (t !== undefined) {
+        tracer.routed(t, matched);
+        tracer.finished(t, tracedAs, message.topic, message.qos, matched);
+      }
+      return { matched };
+    }
     const routed = env.router.route(message, args.publisher, args.publisherHash);
+    if (t !== undefined) tracer.routed(t, routed.length);
     const kept = persistence.messageRouted(message, routed);
     try {
       await Promise.all([kept, message.retain ? persistence.retained(message) : undefined]);
     } catch (err) {
       env.router.discardRouted(routed);
+      if (t !== undefined) tracer.finished(t, tracedAs, message.topic, message.qos, 0, 'not_stored');
       throw err;
     }
     env.router.deliverRouted(message, routed);
+    if (t !== undefined) tracer.finished(t, tracedAs, message.topic, message.qos, routed.length);
     return { matched: routed.length };
   },
 
@@ -313,8 +329,13 @@ export const clientOps = {
         origin: fromNode && m.origin ? m.origin : undefined,
         trace: undefined,
       };
-      // A traced message from another node: its deliveries here are spans of its trace.
-      if (fromNode && env.otelTraces.enabled) env.otelTraces.fromNode(message);
+      // A traced message from another node: its deliveries here are spans of its trace. Any other
+      // (a bridge's, a delayed message's) is traced as a PUBLISH of its `tracedAs` would be.
+      let t: MessageTrace | undefined;
+      const tracedAs = m.tracedAs ?? 'broker';
+      if (fromNode) {
+        if (env.otelTraces.enabled) env.otelTraces.fromNode(message);
+      } else t = env.otelTraces.originated(tracedAs, message);
       // Named sessions it did not reach: not here yet, or here but their subscriptions not yet
       // routed (a claim's answer being taken on another worker); routed again for them later
       // (a session here that does not match the topic is asked again for nothing, 2 s at most).
@@ -330,7 +351,12 @@ export const clientOps = {
       // The hash_clientid strategy picks by the publisher on the node it published on.
       const hash = fromNode ? m.publisherHash ?? args.publisherHash : args.publisherHash;
       if (!persistence) {
-        matched.push(env.router.publish(message, args.publisher, hash, scope));
+        const n = env.router.publish(message, args.publisher, hash, scope);
+        matched.push(n);
+        if (t !== undefined) {
+          env.otelTraces.routed(t, n);
+          env.otelTraces.finished(t, tracedAs, message.topic, message.qos, n);
+        }
         absentFor();
         // Forwarded to the node a session moved to: routed here once the cluster has it.
         const forwarded = env.bridges.take(message);
@@ -338,6 +364,7 @@ export const clientOps = {
         continue;
       }
       const routed = env.router.route(message, args.publisher, hash, scope);
+      if (t !== undefined) env.otelTraces.routed(t, routed.length);
       absentFor();
       const forwarded = env.bridges.take(message);
       if (forwarded) waits.push(forwarded);
@@ -346,13 +373,18 @@ export const clientOps = {
       const retained = message.retain && !env.router.fromCluster(args.publisher) ? persistence.retained(message) : undefined;
       matched.push(routed.length);
       const stored = kept && retained ? Promise.all([kept, retained]) : kept ?? retained;
+      const delivered = (): void => {
+        env.router.deliverRouted(message, routed, args.publisher);
+        if (t !== undefined) env.otelTraces.finished(t, tracedAs, message.topic, message.qos, routed.length);
+      };
       if (stored) {
-        waits.push(stored.then(() => env.router.deliverRouted(message, routed, args.publisher), (err: unknown) => {
+        waits.push(stored.then(delivered, (err: unknown) => {
           env.router.discardRouted(routed);
+          if (t !== undefined) env.otelTraces.finished(t, tracedAs, message.topic, message.qos, 0, 'not_stored');
           throw err;
         }));
       }
-      else env.router.deliverRouted(message, routed, args.publisher);
+      else delivered();
     }
     const sharesMissed = env.router.sharesMissed - missedBefore;
     await Promise.all(waits);
