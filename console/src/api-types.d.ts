@@ -1131,11 +1131,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The slowest subscribers of this node, slowest first: [{clientId, topic, latency (ms), lastUpdate (epoch ms)}], at most topK, each the largest latency of its client and topic within the window (empty while disabled) */
+        /** The slowest subscribers of the cluster (this node alone without one; nodesMissing: the running nodes that did not answer), slowest first: [{clientId, topic, latency (ms), lastUpdate (epoch ms)}], at most topK, each the largest latency of its client and topic within the window (empty while disabled) */
         get: operations["getApiSlowSubscriptions"];
         put?: never;
         post?: never;
-        /** Clear the top list of this node */
+        /** Clear the top list, on every node of a cluster */
         delete: operations["deleteApiSlowSubscriptions"];
         options?: never;
         head?: never;
@@ -1303,7 +1303,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Topic metrics of every configured filter: [{filter, source (config|api), createdAt, resetAt, metrics: {messages: {in, out: {total, qos0, qos1, qos2, rate}, dropped: {total, rate}}, bytes: {in, out: {total, rate}}}}]; this node's workers summed, rates per second over the last 30 s */
+        /** Topic metrics of every configured filter: [{filter, source (config|api), createdAt, resetAt, metrics: {messages: {in, out: {total, qos0, qos1, qos2, rate}, dropped: {total, rate}}, bytes: {in, out: {total, rate}}}}]; every node's workers summed (in a cluster, nodesMissing: the running nodes that did not answer), rates per second over the last 30 s */
         get: operations["getApiTopicMetrics"];
         put?: never;
         /** Count the messages of a topic filter (wildcards allowed): stored, on every worker and on every node of a cluster. 409 when it exists or past topicMetrics.max (field filter). Answers its metrics */

@@ -135,6 +135,12 @@ export function ok(data?: unknown): Reply {
   return json(data === undefined ? { code: 200, message: 'success' } : { code: 200, message: 'success', data });
 }
 
+/** ok(data) of an answer for the whole cluster: with `nodesMissing`, the running nodes whose part
+ * is not in it (did not answer in time, or failed), when clustering is on (`missing` not null). */
+export function okFromNodes(data: unknown, missing: readonly { node: string; reason: string }[] | null): Reply {
+  return json(missing === null ? { code: 200, message: 'success', data } : { code: 200, message: 'success', data, nodesMissing: missing });
+}
+
 /** The paged shape `{data, total, page, size}`. */
 export function paged<T>(all: readonly T[], page: number, size: number): Reply {
   return json({ data: all.slice((page - 1) * size, page * size), total: all.length, page, size });

@@ -90,6 +90,11 @@ const OPS: Partial<Record<OpName, OpSpec>> = {
   'clients.close': { scope: 'owner', check: fields(['clientId', 'mode'], clientId, (a) => (a.mode === 'close' || a.mode === 'down' ? null : 'mode: expected close or down')) },
   'clients.sessionMessages': { scope: 'owner', check: fields(['clientId', 'offset', 'limit'], clientId, (a) => (int(a.offset, 0, MAX_LIMIT) && int(a.limit, 1, 1000) ? null : 'offset, limit: expected integers')) },
   'clients.sessionClear': { scope: 'owner', check: fields(['clientId'], clientId) },
+  // Topic metrics and slow subscribers answer for the cluster: each node's workers' counts and
+  // records (src/features/topic-metrics, src/features/slow-subs); clearing the slow list too.
+  'topicMetrics.read': { scope: 'all', check: fields([]) },
+  'slowSubs.read': { scope: 'all', check: fields([]) },
+  'slowSubs.clear': { scope: 'all', check: fields([]) },
   // The web console's per-node figures: the workers' counters, summed here into one small answer
   // ({t, connections, received, sent, dropped}; `t` this node's clock, for the rates the asking
   // node takes between two answers).

@@ -12,6 +12,8 @@ import type { WorkerCall, WorkerCallAll } from '../worker/ops/index.ts';
 import type { BatchMessage, WorkerStates } from '../worker/messages.ts';
 import type { RunLeases } from '../cluster/run-leases.ts';
 import type { ClusterPart } from '../cluster/part.ts';
+import type { AllAnswers } from '../cluster/admin-ops.ts';
+import type { OpName, OpResult } from '../worker/ops/index.ts';
 import type { EndpointConfig } from '../broker/endpoint-config.ts';
 import type { DelayedReply } from './delayed/types.ts';
 import type { DelayedPost } from './delayed/worker-delayed.ts';
@@ -141,6 +143,9 @@ export interface FeatureContext {
     /** Resolves once the sessions of the nodes that went down, being adopted here (a store the
      * nodes share: src/cluster/adoption.ts), are here. */
     adoptionSettled(): Promise<unknown>;
+    /** Runs a worker operation of the cross-node allow-list (src/cluster/admin-ops.ts) on every
+     * other running node: their workers' answers, and the nodes that did not answer in time. */
+    askAll<K extends OpName>(op: K): Promise<AllAnswers<OpResult<K>>>;
   } | null;
   /** Sets a piece of state every worker holds a copy of (worker/messages.ts WorkerStates): on
    * every worker now, and on each that starts, before it opens its listeners. */

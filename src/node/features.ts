@@ -172,6 +172,7 @@ async function build(
     cluster: cluster ? {
       addPart: (part) => cluster.addPart(part), departuresSettled: async () => cluster.forwards.idle() && (await cluster.qos.idle()),
       adoptionSettled: async () => cluster.adoption?.settled(),
+      askAll: async (op) => cluster.adminOps ? cluster.adminOps.askAll(op, {}) : { answers: [], missing: [] },
     } : null,
     setWorkerState: (key, value) => supervisor.state.set(key, value),
     metrics: { series: () => metrics().series() },

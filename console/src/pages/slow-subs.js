@@ -38,7 +38,7 @@ export function SlowSubs({ user }) {
     <h2>Slow subscribers</h2>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <section class="card" aria-label="slow subscribers">
-      ${settings && !settings.enable ? html`<p class="muted">Off: enable it below (or slowSubs.enable in the configuration).</p>` : settings && html`<p class="muted">The ${settings.topK} slowest deliveries per client and topic at or above ${settings.threshold} ms (${measures[settings.statsType]}), over the last ${settings.window} s, this node.</p>`}
+      ${settings && !settings.enable ? html`<p class="muted">Off: enable it below (or slowSubs.enable in the configuration).</p>` : settings && html`<p class="muted">The ${settings.topK} slowest deliveries per client and topic at or above ${settings.threshold} ms (${measures[settings.statsType]}), over the last ${settings.window} s, on every node.</p>`}
       <table>
         <thead><tr><th>Client</th><th>Topic</th><th>Latency (ms)</th><th>Last seen</th></tr></thead>
         <tbody>

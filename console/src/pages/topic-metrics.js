@@ -37,7 +37,7 @@ export function TopicMetrics({ user }) {
     <h2>Topic metrics</h2>
     ${error && html`<p class="error" role="alert">${error}</p>`}
     <section class="card" aria-label="topic metrics">
-      <p class="muted">Messages of each topic filter: in (accepted from publishers), out (written to subscribers), dropped (to no subscriber, or dropped for one); QoS 0 / 1 / 2; bytes of payload; rates per second over the last 30 s, this node.</p>
+      <p class="muted">Messages of each topic filter: in (accepted from publishers), out (written to subscribers), dropped (to no subscriber, or dropped for one); QoS 0 / 1 / 2; bytes of payload; rates per second over the last 30 s, every node summed.</p>
       ${items && items.length === 0 ? html`<p class="muted">No topic filter counted yet.</p>` : html`<table>
         <thead><tr><th>Filter</th><th>In</th><th>In QoS 0/1/2</th><th>In /s</th><th>Out</th><th>Out QoS 0/1/2</th><th>Out /s</th><th>Dropped</th><th>Bytes in</th><th>Bytes out</th><th>Since</th>${canWrite && html`<th></th>`}</tr></thead>
         <tbody>

@@ -8,7 +8,7 @@
 // Rates come from topic metrics (GET /api/topic-metrics, read again every RATES_MS while the page
 // is open; the tree itself only on Refresh): a level whose path has a topic metric, as the exact
 // topic or as `path/#`, shows that filter's message rates in and out and its payload bytes rates
-// (per second over the broker's last 30 s, this node). Measuring is opt-in per level and bounded by
+// (per second over the broker's last 30 s, every node summed). Measuring is opt-in per level and bounded by
 // topicMetrics.max: "Measure rate" adds the topic metric `path/#` (the level and every topic below
 // it; a level `#` is measured as its own filter) through POST /api/topic-metrics, a refusal (409
 // past the bound, any 4xx) shown beside the level; "Stop measuring" deletes it (DELETE
@@ -227,7 +227,7 @@ export function TopicTree({ user }) {
       The counts are subscribers and retained messages (read again on Refresh).</p>`}
     ${sizes && html`<p class="muted" data-testid="tree-rates-note">Rates come from topic metrics, measured only for the levels asked for: a level measured shows the filter it is
       measured by (<code>level/#</code>: the level and every topic below it; or the exact topic) with its messages per second in (from publishers) and out (to subscribers)
-      and their payload bytes per second, over the last 30 s on this node, read again every ${RATES_MS / 1000} s.${' '}
+      and their payload bytes per second, over the last 30 s on every node, read again every ${RATES_MS / 1000} s.${' '}
       ${canWrite ? html`"Measure rate" adds the topic metric <code>level/#</code> (a level <code>#</code>: itself); "Stop measuring" removes it.${' '}` : ''}
       Topic metrics are bounded by <code>topicMetrics.max</code> (${metrics ? `${metrics.size} in use` : 'in use: unknown'}); they are all on the Topic metrics page.</p>`}
     ${tree && html`<section class="card" aria-label="topic tree">

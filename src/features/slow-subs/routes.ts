@@ -1,7 +1,7 @@
 // Slow subscribers' routes: the top list, clearing it, and the settings.
 import { Type } from '@sinclair/typebox';
 
-import { ok, type Route } from '../../admin/http.ts';
+import { ok, okFromNodes, type Route } from '../../admin/http.ts';
 import { route, strict } from '../../admin/schema.ts';
 import type { SlowSubs } from './slow-subs.ts';
 import { MAX_TOP_K, MAX_WINDOW } from './types.ts';
@@ -13,18 +13,20 @@ export function slowSubsRoutes(s: SlowSubs): Route[] {
       path: '/api/slow-subscriptions',
       access: 'read',
       tag: 'mqtt',
-      summary: 'The slowest subscribers of this node, slowest first: [{clientId, topic, latency (ms), lastUpdate (epoch ms)}], at most topK, each the largest latency of its client and topic within the window (empty while disabled)',
-      handler: async () => ok(await s.list()),
+      summary: 'The slowest subscribers of the cluster (this node alone without one; nodesMissing: the running nodes that did not answer), slowest first: [{clientId, topic, latency (ms), lastUpdate (epoch ms)}], at most topK, each the largest latency of its client and topic within the window (empty while disabled)',
+      handler: async () => {
+        const { records, missing } = await s.clusterList();
+        return okFromNodes(records, missing);
+      },
     },
     {
       method: 'DELETE',
       path: '/api/slow-subscriptions',
       access: 'write',
       tag: 'mqtt',
-      summary: 'Clear the top list of this node',
+      summary: 'Clear the top list, on every node of a cluster',
       handler: async () => {
-        await s.clear();
-        return ok({ cleared: true });
+        return okFromNodes({ cleared: true }, await s.clear());
       },
     },
     {

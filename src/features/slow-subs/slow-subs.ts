@@ -1,14 +1,16 @@
 // SlowSubs: slow subscribers' main-thread half. Owns the settings: the configuration's
 // (slowSubs.*), replaced by those stored through the admin API (replicated to the cluster's
-// nodes); sends them to every worker; merges the workers' records into the top list.
+// nodes); sends them to every worker; merges the workers' records into the top list, those of every
+// node of a cluster for the admin API (Prometheus has each node's own).
 import type { FeatureContext } from '../feature.ts';
 import { DomainError } from '../../errors/domain-error.ts';
+import type { MissingNode } from '../../cluster/admin-ops.ts';
 import { MAX_TOP_K, MAX_WINDOW, STATS_TYPES, type SlowSubRecord, type SlowSubsSettings } from './types.ts';
 
 export const SLOW_SUBS_KIND = 'slow-subs';
 const SETTINGS_ID = 'settings';
 
-type Host = Pick<FeatureContext, 'config' | 'store' | 'log' | 'setWorkerState' | 'workers'>;
+type Host = Pick<FeatureContext, 'config' | 'store' | 'log' | 'setWorkerState' | 'workers' | 'cluster'>;
 
 export interface SlowSubsCounters {
   recorded: number;
@@ -52,8 +54,23 @@ export class SlowSubs {
   /** The top list of this node: every worker's records, the slowest first, topK at most. */
   async list(): Promise<SlowSubRecord[]> {
     if (!this.current.enable) return [];
+    return this.top(await this.host.workers.callAll('slowSubs.read'));
+  }
+
+  /** The top list of the cluster: every node's workers' records (this node's alone without a
+   * cluster); `missing`, the running nodes that did not answer in time (null: no cluster). */
+  async clusterList(): Promise<{ records: SlowSubRecord[]; missing: MissingNode[] | null }> {
+    const cluster = this.host.cluster;
+    if (!this.current.enable) return { records: [], missing: cluster ? [] : null };
+    const [local, remote] = await Promise.all([this.host.workers.callAll('slowSubs.read'), cluster?.askAll('slowSubs.read')]);
+    return { records: this.top([...local, ...(remote?.answers.flatMap((a) => a.results) ?? [])]), missing: remote?.missing ?? null };
+  }
+
+  /** The workers' records merged: one per client id and topic (its largest latency), the slowest
+   * first, topK at most. */
+  private top(workers: readonly { records: readonly SlowSubRecord[] }[]): SlowSubRecord[] {
     const byKey = new Map<string, SlowSubRecord>();
-    for (const w of await this.host.workers.callAll('slowSubs.read')) {
+    for (const w of workers) {
       for (const r of w.records) {
         const key = `${r.clientId}\u0000${r.topic}`;
         const known = byKey.get(key);
@@ -73,8 +90,12 @@ export class SlowSubs {
     return c;
   }
 
-  async clear(): Promise<void> {
-    await this.host.workers.callAll('slowSubs.clear');
+  /** Clears the top list on every worker, and on every other running node of a cluster;
+   * answers the nodes that did not answer (null: no cluster). */
+  async clear(): Promise<MissingNode[] | null> {
+    const cluster = this.host.cluster;
+    const [, remote] = await Promise.all([this.host.workers.callAll('slowSubs.clear'), cluster?.askAll('slowSubs.clear')]);
+    return remote?.missing ?? null;
   }
 
   private use(s: SlowSubsSettings, source: 'config' | 'api'): void {

@@ -2,7 +2,7 @@
 // on every worker and node of a cluster).
 import { Type } from '@sinclair/typebox';
 
-import { ok, type Route } from '../../admin/http.ts';
+import { ok, okFromNodes, type Route } from '../../admin/http.ts';
 import { route, strict } from '../../admin/schema.ts';
 import type { TopicMetrics } from './topic-metrics.ts';
 
@@ -13,8 +13,11 @@ export function topicMetricsRoutes(tm: TopicMetrics): Route[] {
       path: '/api/topic-metrics',
       access: 'read',
       tag: 'mqtt',
-      summary: 'Topic metrics of every configured filter: [{filter, source (config|api), createdAt, resetAt, metrics: {messages: {in, out: {total, qos0, qos1, qos2, rate}, dropped: {total, rate}}, bytes: {in, out: {total, rate}}}}]; this node\'s workers summed, rates per second over the last 30 s',
-      handler: async () => ok(await tm.list()),
+      summary: 'Topic metrics of every configured filter: [{filter, source (config|api), createdAt, resetAt, metrics: {messages: {in, out: {total, qos0, qos1, qos2, rate}, dropped: {total, rate}}, bytes: {in, out: {total, rate}}}}]; every node\'s workers summed (in a cluster, nodesMissing: the running nodes that did not answer), rates per second over the last 30 s',
+      handler: async () => {
+        const { value, missing } = await tm.list();
+        return okFromNodes(value, missing);
+      },
     },
     route({
       method: 'POST',
@@ -42,7 +45,10 @@ export function topicMetricsRoutes(tm: TopicMetrics): Route[] {
       access: 'read',
       tag: 'mqtt',
       summary: 'The metrics of one filter (URL-encoded: sensors%2F%2B%2Ftemp); 404 when it has none',
-      handler: async (req) => ok(await tm.get(req.params.filter)),
+      handler: async (req) => {
+        const { value, missing } = await tm.get(req.params.filter);
+        return okFromNodes(value, missing);
+      },
     },
     {
       method: 'PUT',
@@ -52,7 +58,8 @@ export function topicMetricsRoutes(tm: TopicMetrics): Route[] {
       summary: 'Set the counts of one filter to zero (on every node of a cluster); 404 when it has none',
       handler: async (req) => {
         await tm.reset(req.params.filter);
-        return ok(await tm.get(req.params.filter));
+        const { value, missing } = await tm.get(req.params.filter);
+        return okFromNodes(value, missing);
       },
     },
     {

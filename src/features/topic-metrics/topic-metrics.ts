@@ -1,11 +1,12 @@
 // TopicMetrics: topic metrics' main-thread half. Owns the configured topic filters: those of the
 // file (topicMetrics.filters) and those created through the admin API (kept in the store,
 // replicated to the cluster's nodes, a reset too), bounded by topicMetrics.max; sends the list to
-// every worker (WorkerStates.topicMetrics); reads the workers' counts, sums them and keeps a few
-// samples for the rates.
+// every worker (WorkerStates.topicMetrics); reads the workers' counts, of every node of a cluster,
+// sums them and keeps a few samples for the rates (Prometheus has each node's own: series.ts).
 import type { FeatureContext } from '../feature.ts';
 import { DomainError } from '../../errors/domain-error.ts';
 import { topicFilterProblem } from '../../auth/topic-filter.ts';
+import type { MissingNode } from '../../cluster/admin-ops.ts';
 import { BYTES_IN, BYTES_OUT, COUNTS, DROPPED, IN, OUT, type StoredTopicMetric, type TopicFigures, type TopicMetric } from './types.ts';
 
 export const TOPIC_METRICS_KIND = 'topic-metric';
@@ -13,7 +14,13 @@ export const TOPIC_METRICS_KIND = 'topic-metric';
 export const RATE_WINDOW_MS = 30_000;
 export const SAMPLE_INTERVAL_MS = 5_000;
 
-type Host = Pick<FeatureContext, 'config' | 'store' | 'log' | 'setWorkerState' | 'workers'>;
+type Host = Pick<FeatureContext, 'config' | 'store' | 'log' | 'setWorkerState' | 'workers' | 'cluster'>;
+
+/** An answer for the cluster: the running nodes that did not answer in time (null: no cluster). */
+export interface ClusterAnswer<T> {
+  value: T;
+  missing: MissingNode[] | null;
+}
 
 interface Entry extends StoredTopicMetric {
   source: 'config' | 'api';
@@ -60,14 +67,15 @@ export class TopicMetrics {
     clearInterval(this.timer);
   }
 
-  async list(): Promise<TopicMetric[]> {
-    const totals = await this.totals();
-    return [...this.entries.values()].map((e) => this.view(e, totals));
+  async list(): Promise<ClusterAnswer<TopicMetric[]>> {
+    const { sums, missing } = await this.totals();
+    return { value: [...this.entries.values()].map((e) => this.view(e, sums)), missing };
   }
 
-  async get(filter: string): Promise<TopicMetric> {
+  async get(filter: string): Promise<ClusterAnswer<TopicMetric>> {
     const e = this.entry(filter);
-    return this.view(e, await this.totals());
+    const { sums, missing } = await this.totals();
+    return { value: this.view(e, sums), missing };
   }
 
   create(filter: unknown): Promise<TopicMetric> {
@@ -134,18 +142,22 @@ export class TopicMetrics {
     });
   }
 
-  /** Every filter's counts summed over this node's workers (COUNTS numbers each). */
-  async totals(): Promise<Map<string, number[]>> {
+  /** Every filter's counts (COUNTS numbers each) summed over this node's workers and, in a
+   * cluster, every other running node's; `missing`, the nodes that did not answer in time. */
+  async totals(): Promise<{ sums: Map<string, number[]>; missing: MissingNode[] | null }> {
     const sums = new Map<string, number[]>();
-    if (this.entries.size === 0) return sums;
-    for (const w of await this.host.workers.callAll('topicMetrics.read')) {
+    const cluster = this.host.cluster;
+    if (this.entries.size === 0) return { sums, missing: cluster ? [] : null };
+    const [local, remote] = await Promise.all([this.host.workers.callAll('topicMetrics.read'), cluster?.askAll('topicMetrics.read')]);
+    const workers = [...local, ...(remote?.answers.flatMap((a) => a.results) ?? [])];
+    for (const w of workers) {
       w.filters.forEach((f, i) => {
         let s = sums.get(f);
         if (s === undefined) sums.set(f, (s = new Array<number>(COUNTS).fill(0)));
         for (let k = 0; k < COUNTS; k++) s[k] += w.counts[i * COUNTS + k];
       });
     }
-    return sums;
+    return { sums, missing: remote?.missing ?? null };
   }
 
   private async sample(): Promise<void> {
@@ -154,7 +166,9 @@ export class TopicMetrics {
       return;
     }
     try {
-      const totals = await this.totals();
+      const { sums: totals, missing } = await this.totals();
+      // A node missing from it would show as a drop in the rates: the next sample covers it.
+      if (missing !== null && missing.length > 0) return;
       const at = Date.now();
       this.samples.push({ at, totals });
       while (this.samples.length > 1 && this.samples[0].at < at - RATE_WINDOW_MS) this.samples.shift();
