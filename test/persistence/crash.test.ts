@@ -5,13 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import postgres from 'postgres';
 import mqtt from 'mqtt';
 
 import { connect } from '../helpers/broker.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startProcessBroker, freePort, tempDir } from '../helpers/process-broker.ts';
-import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
+import { pgSchema } from '../store/databases.ts';
 
 async function crashAndRecover(store: Record<string, unknown>): Promise<void> {
   const port = await freePort();
@@ -89,18 +88,10 @@ test('LOCAL: every acknowledged QoS 1 message survives SIGKILL, in order', async
 
 test('POSTGRESQL: every acknowledged QoS 1 message survives SIGKILL, in order', async () => {
   // Its own schema, so reruns start empty.
-  const schema = uniqueName('crash');
-  const sql = postgres(PG_URL, { max: 1, onnotice: () => {} });
+  const schema = await pgSchema('crash');
   try {
-    await sql.unsafe(`CREATE SCHEMA ${schema}`);
-  } catch (err) {
-    await sql.end();
-    throw withHint(err, PG_URL);
-  }
-  try {
-    await crashAndRecover({ storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}` } });
+    await crashAndRecover(schema.store);
   } finally {
-    await sql.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-    await sql.end();
+    await schema.drop();
   }
 });

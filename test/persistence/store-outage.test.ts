@@ -11,18 +11,12 @@ import mqtt from 'mqtt';
 
 import { startBroker, connect, nextMessages, end } from '../helpers/broker.ts';
 import { waitFor, waitForEvent } from '../helpers/wait.ts';
-import { PG_URL, uniqueName, withHint } from '../store/databases.ts';
+import { PG_URL, pgSchema } from '../store/databases.ts';
 
 test('POSTGRESQL outage: no PUBACK for what was not stored; resent messages get through', async () => {
-  const schema = uniqueName('outage');
-  const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`CREATE SCHEMA ${schema}`);
-  } catch (err) {
-    await admin.end();
-    throw withHint(err, PG_URL);
-  }
-  const broker = await startBroker({ store: { storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}&application_name=${schema}` } } });
+  const made = await pgSchema('outage');
+  const { name: schema, sql: admin } = made;
+  const broker = await startBroker({ store: { storeType: 'POSTGRESQL', datasource: { url: `${made.store.datasource.url}&application_name=${schema}` } } });
   try {
     const sub = await connect(broker.url, { protocolVersion: 5, clientId: 'outage-sub', clean: false, properties: { sessionExpiryInterval: 600 } });
     await sub.subscribeAsync('outage/#', { qos: 1 });

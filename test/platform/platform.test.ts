@@ -17,13 +17,12 @@ import { randomUUID } from 'node:crypto';
 
 import mqtt, { type MqttClient } from 'mqtt';
 import mysql from 'mysql2/promise';
-import postgres from 'postgres';
 
 import { startAdminBroker, type AdminBroker, type ApiResponse } from '../helpers/admin.ts';
 import { ADMIN_PASSWORD, end, nextMessages } from '../helpers/broker.ts';
 import { ensureMailpit } from '../helpers/services.ts';
 import { waitFor, WAIT_MS } from '../helpers/wait.ts';
-import { MYSQL_URL, PG_URL, uniqueName, withHint } from '../store/databases.ts';
+import { MYSQL_URL, pgSchema, uniqueName } from '../store/databases.ts';
 
 const run = promisify(execFile);
 const MAILPIT_API = 'http://127.0.0.1:8025/api/v1';
@@ -473,21 +472,8 @@ const STORES: { name: string; make(): Promise<{ settings: Record<string, unknown
   {
     name: 'POSTGRESQL',
     async make() {
-      const schema = uniqueName('platform');
-      const admin = postgres(PG_URL, { max: 1, onnotice: () => {} });
-      try {
-        await admin.unsafe(`CREATE SCHEMA ${schema}`);
-      } catch (err) {
-        await admin.end();
-        throw withHint(err, PG_URL);
-      }
-      return {
-        settings: { storeType: 'POSTGRESQL', datasource: { url: `${PG_URL}?search_path=${schema}` } },
-        async drop() {
-          await admin.unsafe(`DROP SCHEMA ${schema} CASCADE`);
-          await admin.end();
-        },
-      };
+      const schema = await pgSchema('platform');
+      return { settings: schema.store, drop: () => schema.drop() };
     },
   },
   {
