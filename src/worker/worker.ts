@@ -149,16 +149,11 @@ const rules: WorkerRules = new WorkerRules({
   publish: (m, ruleId) => {
     // A republish of a traced message goes on in its trace: its own publish span, parented on the
     // rule's span (m.props carries it), with the route and delivery spans under it.
-    if (m.props !== null && otelTraces.enabled) {
-      otelTraces.untilSelected--;
-      otelTraces.received({ clientId: `rule:${ruleId}`, traced: false }, m);
-    }
-    const t = m.trace;
+    const t = m.props !== null ? otelTraces.originated(`rule:${ruleId}`, m) : undefined;
     if (t === undefined) {
       router.publish(m, NO_PUBLISHER, 0);
       return;
     }
-    otelTraces.routing(t);
     const matched = router.publish(m, NO_PUBLISHER, 0);
     otelTraces.routed(t, matched);
     otelTraces.finished(t, `rule:${ruleId}`, m.topic, m.qos, matched);

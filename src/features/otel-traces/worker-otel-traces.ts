@@ -49,9 +49,6 @@ function randomHex(bytes: number): string {
  * than the rest of the id). */
 const RANDOM = null;
 
-/** How long spans wait on a worker before they leave in one post: much of a post's cost is the
- * same for one span as for hundreds (a post per event-loop turn was about one per sampled message
- * at 1 % of 400,000 messages a second). */
 /**
  * How many messages until the ratio samples one (1: the next), drawn from the geometric
  * distribution of the gaps between independent draws: each message is sampled with the chance
@@ -65,6 +62,10 @@ export function sampleGap(ratio: number): number {
   // P(gap = k) = (1 - ratio)^(k - 1) * ratio, by inversion of a uniform draw in (0, 1].
   return 1 + Math.floor(Math.log(1 - Math.random()) / Math.log1p(-ratio));
 }
+
+/** How long spans wait on a worker before they leave in one post: much of a post's cost is the
+ * same for one span as for hundreds (a post per event-loop turn was about one per sampled message
+ * at 1 % of 400,000 messages a second). */
 export const FLUSH_MS = 25;
 
 interface Sent {
