@@ -191,10 +191,10 @@ export function ClientDb({ user }) {
     </section>
     ${settings && html`<h3>Anonymous clients and default access</h3>
     <form class="card inline" onSubmit=${saveSettings} aria-label="settings">
-      <label>Anonymous roles (comma-separated; empty: none) <input name="anonymous" disabled=${!canWrite} value=${settings.anonymousRoles?.join(', ') ?? ''} /></label>
+      <label>Anonymous roles (comma-separated; empty: none) <input name="anonymous" disabled=${!canWrite} defaultValue=${settings.anonymousRoles?.join(', ') ?? ''} /></label>
       ${['publish', 'subscribe', 'subscribeFilter'].map((k) => html`<label key=${k}>Default ${k}
-        <select name=${k} disabled=${!canWrite} value=${settings.defaultAccess[k] ?? ''}>
-          <option value="">next ACL decides</option><option>allow</option><option>deny</option></select></label>`)}
+        <select name=${k} disabled=${!canWrite}>
+          ${['', 'allow', 'deny'].map((v) => html`<option value=${v} selected=${(settings.defaultAccess[k] ?? '') === v}>${v || 'next ACL decides'}</option>`)}</select></label>`)}
       ${canWrite && html`<button type="submit">Save</button>`}
     </form>`}
     ${canWrite && html`<h3>Import a Mosquitto dynamic-security.json</h3>

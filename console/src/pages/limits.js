@@ -132,9 +132,9 @@ function OverloadMarks({ canWrite }) {
     <p>State: <b data-testid="limits-overload-state">${status.state}</b>; marks from ${status.source === 'api' ? 'the admin API' : 'the configuration'}.</p>
     ${canWrite
       ? html`<form class="inline" aria-label="overload marks form" onSubmit=${submit}>
-          <label><input type="checkbox" name="enabled" checked=${m.enabled} /> Enabled</label>
-          ${MARKS.map(([k, label]) => html`<label>${label} <input name=${k} type="number" min="0" value=${m[k]} /></label>`)}
-          <label><input type="checkbox" name="shedQos0" checked=${m.shedQos0} /> Shed QoS 0 to slow clients</label>
+          <label><input type="checkbox" name="enabled" defaultChecked=${m.enabled} /> Enabled</label>
+          ${MARKS.map(([k, label]) => html`<label>${label} <input name=${k} type="number" min="0" defaultValue=${m[k]} /></label>`)}
+          <label><input type="checkbox" name="shedQos0" defaultChecked=${m.shedQos0} /> Shed QoS 0 to slow clients</label>
           <button type="submit">Save marks</button>
         </form>`
       : html`<p>${MARKS.map(([k, label]) => `${label}: ${m[k]}`).join('; ')}</p>`}

@@ -68,10 +68,10 @@ function Settings({ settings, onSaved }) {
     }
   }
   return html`<form class="card inline" aria-label="slow subscriber settings" onSubmit=${submit} key=${JSON.stringify(settings)}>
-    <label><input name="enable" type="checkbox" checked=${settings.enable} /> Enabled</label>
-    <label>Threshold (ms) <input name="threshold" type="number" min="0" value=${settings.threshold} /></label>
-    <label>Top N <input name="topK" type="number" min="1" max="1000" value=${settings.topK} /></label>
-    <label>Window (s) <input name="window" type="number" min="1" value=${settings.window} /></label>
+    <label><input name="enable" type="checkbox" defaultChecked=${settings.enable} /> Enabled</label>
+    <label>Threshold (ms) <input name="threshold" type="number" min="0" defaultValue=${settings.threshold} /></label>
+    <label>Top N <input name="topK" type="number" min="1" max="1000" defaultValue=${settings.topK} /></label>
+    <label>Window (s) <input name="window" type="number" min="1" defaultValue=${settings.window} /></label>
     <label>Measure <select name="statsType">${['whole', 'internal', 'response'].map((t) => html`<option selected=${settings.statsType === t}>${t}</option>`)}</select></label>
     <button type="submit">Save</button>
     ${error && html`<p class="error" role="alert">${error}</p>`}
