@@ -231,3 +231,18 @@ export function withTraceContext(props: Buffer | null, traceparent: string, trac
   if (at < props.length) kept.push(props.subarray(at));
   return Buffer.concat([...kept, ...added]);
 }
+
+/** W3C Trace Context: a tracestate is printable ASCII, and a vendor may cut one longer than 512. */
+const TRACESTATE = /^[\x20-\x7e]{0,512}$/;
+
+/** `props` (null: none) with the trace context a message brought from outside MQTT (a command's
+ * source record's `traceparent` and `tracestate` headers) as the user properties an MQTT 5
+ * publisher would send; a tracestate that is not printable ASCII or is longer than 512
+ * characters is left out. `props` as they are when it brought no valid traceparent. */
+export function withSourceTrace(props: Buffer | null, m: { traceparent?: string; tracestate?: string }): Buffer | null {
+  if (m.traceparent === undefined) return props;
+  const traceparent = m.traceparent.trim();
+  if (parseTraceparent(traceparent) === null) return props;
+  const tracestate = m.tracestate !== undefined && TRACESTATE.test(m.tracestate) ? m.tracestate.trim() : '';
+  return withTraceContext(props, traceparent, tracestate);
+}

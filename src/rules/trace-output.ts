@@ -1,8 +1,9 @@
 // Owns the trace context a rule output carries from a worker to the main thread's actions
 // (OpenTelemetry traces, src/features/otel-traces): a traced message's output gets the
 // traceparent of its rule's span under TRACEPARENT_FIELD on the worker; the main thread takes it
-// off before any action sees the output and keeps it beside the output, where the webhook action
-// reads it for its `traceparent` header. Outputs of messages not traced carry nothing.
+// off before any action sees the output and keeps it beside the output, where the webhook and
+// save_kafka actions read it for their `traceparent` header. Outputs of messages not traced carry
+// nothing.
 
 /** The field a traced output crosses threads with (no SQL alias can be this name). */
 export const TRACEPARENT_FIELD = '\u0000traceparent';

@@ -47,8 +47,14 @@ export interface BatchMessage extends PlainMessage {
   /** Only for the sessions of these client ids here (null: whoever matches). */
   only?: readonly string[] | null;
   /** Who it is traced as (OpenTelemetry spans' `messaging.client.id`): a delayed message's
-   * publisher, `bridge:<name>`; absent: `broker`. Not for messages from another node. */
+   * publisher, `bridge:<name>`, `command:<id>`; absent: `broker`. Not for messages from another node. */
   tracedAs?: string;
+  /** The W3C trace context it came with from outside MQTT (a command's source record's
+   * `traceparent` and `tracestate` headers): put into its properties as the user properties of an
+   * MQTT 5 PUBLISH, so it is traced, or passed on to subscribers, as a publisher's would be. An
+   * invalid traceparent is left out. */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /** The state every worker holds a copy of, by key (the main thread's ReplicatedState). */

@@ -1,11 +1,13 @@
 // OpenTelemetry traces' pure parts: the W3C traceparent, the trace context read from and written
 // into MQTT 5 PUBLISH properties, a sampled message's trace carried across workers in a delivery
 // batch (and nothing more for the others), the worker's sampling decision and its span records
-// (one post per FLUSH_MS, bounded), and the rule outputs' traceparent taken off on the main thread.
+// (one post per FLUSH_MS, bounded), the rule outputs' traceparent taken off on the main thread, and
+// the trace context a command's source record brings in its headers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { findTraceContext, formatTraceparent, parseTraceparent, withTraceContext, type MessageTrace } from '../../src/broker/trace-context.ts';
+import { findTraceContext, formatTraceparent, parseTraceparent, withSourceTrace, withTraceContext, type MessageTrace } from '../../src/broker/trace-context.ts';
+import { headerText } from '../../src/features/commands/record-headers.ts';
 import { DeliveryBatch, readBatch } from '../../src/router/batch.ts';
 import type { Message } from '../../src/broker/message.ts';
 import { sampleGap, WorkerOtelTraces } from '../../src/features/otel-traces/worker-otel-traces.ts';
@@ -59,6 +61,21 @@ test("the broker's trace context replaces the publisher's in forwarded propertie
   assert.deepEqual(findTraceContext(out)?.parent.parentId, '2'.repeat(16));
   // None before (an MQTT 3.1.1 publisher): the user property alone; no tracestate when empty.
   assert.deepEqual(withTraceContext(null, mine, ''), user('traceparent', mine));
+});
+
+test("a source's trace context (a command's record headers) becomes the user properties; an invalid traceparent or tracestate is left out", () => {
+  const tp = `00-${TRACE}-${SPAN}-01`;
+  assert.equal(withSourceTrace(null, {}), null, 'none given: no properties');
+  assert.deepEqual(withSourceTrace(null, { traceparent: ` ${tp} `, tracestate: 'k=v' }), Buffer.concat([user('traceparent', tp), user('tracestate', 'k=v')]));
+  assert.deepEqual(withSourceTrace(FORMAT, { traceparent: tp }), Buffer.concat([FORMAT, user('traceparent', tp)]));
+  assert.equal(withSourceTrace(FORMAT, { traceparent: '00-xyz-01', tracestate: 'k=v' }), FORMAT, 'an invalid traceparent: the properties as they were');
+  assert.deepEqual(withSourceTrace(null, { traceparent: tp, tracestate: 'k=\u00e9' }), user('traceparent', tp), 'not printable ASCII');
+  assert.deepEqual(withSourceTrace(null, { traceparent: tp, tracestate: 'k='.padEnd(513, 'v') }), user('traceparent', tp), 'longer than 512');
+});
+
+test("a source message's headers as text: bytes read as UTF-8, lists joined, tables left out", () => {
+  assert.deepEqual(headerText({ a: 'x', b: Buffer.from('\u00e9t\u00e9'), c: [Buffer.from('1'), '2'], d: 3, e: true, f: { nested: 1 }, g: undefined }), { a: 'x', b: '\u00e9t\u00e9', c: '1,2', d: '3', e: 'true' });
+  assert.deepEqual(headerText(undefined), {});
 });
 
 function message(topic: string, trace?: MessageTrace): Message {

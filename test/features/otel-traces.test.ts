@@ -17,7 +17,7 @@ import type { MqttClient } from 'mqtt';
 
 import { connect, end, nextMessages } from '../helpers/broker.ts';
 import { startAdminBroker, type AdminBroker } from '../helpers/admin.ts';
-import { startCollector, type Collector, type ExportedSpan } from '../helpers/otelcol.ts';
+import { childrenOf, randomHex as hex, startCollector, traceOf, userProperty, type Collector } from '../helpers/otelcol.ts';
 import { workerUrls } from '../helpers/worker-ports.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -38,23 +38,6 @@ after(async () => {
   await b?.stop();
   await collector?.stop();
 });
-
-function hex(bytes: number): string {
-  return Buffer.from(Array.from({ length: bytes }, () => Math.floor(Math.random() * 256))).toString('hex');
-}
-
-function traceOf(spans: ExportedSpan[], traceId: string): ExportedSpan[] {
-  return spans.filter((s) => s.traceId === traceId);
-}
-
-function childrenOf(spans: ExportedSpan[], parent: ExportedSpan, name: string): ExportedSpan[] {
-  return spans.filter((s) => s.parentSpanId === parent.spanId && s.name === name);
-}
-
-function userProperty(packet: { properties?: { userProperties?: Record<string, string | string[]> } }, name: string): string | undefined {
-  const v = packet.properties?.userProperties?.[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
 async function subscribe(url: string, clientId: string, filter: string): Promise<MqttClient> {
   const c = await connect(url, { protocolVersion: 5, clientId });

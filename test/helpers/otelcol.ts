@@ -104,6 +104,27 @@ export interface Collector {
   output(): string;
 }
 
+/** `bytes` random bytes in hex: a trace id (16) or a span id (8) for a test's traceparent. */
+export function randomHex(bytes: number): string {
+  return Buffer.from(Array.from({ length: bytes }, () => Math.floor(Math.random() * 256))).toString('hex');
+}
+
+/** The spans of one trace. */
+export function traceOf(spans: ExportedSpan[], traceId: string): ExportedSpan[] {
+  return spans.filter((s) => s.traceId === traceId);
+}
+
+/** The spans named `name` whose parent is `parent`. */
+export function childrenOf(spans: ExportedSpan[], parent: ExportedSpan, name: string): ExportedSpan[] {
+  return spans.filter((s) => s.parentSpanId === parent.spanId && s.name === name);
+}
+
+/** An MQTT 5 packet's user property (its first value when repeated), as mqtt.js gives them. */
+export function userProperty(packet: { properties?: { userProperties?: Record<string, string | string[]> } }, name: string): string | undefined {
+  const v = packet.properties?.userProperties?.[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
 /** An OTLP/JSON AnyValue as a plain value (ints as numbers when they fit, lists and maps unfolded). */
 export function anyValue(v: AnyValue | undefined): unknown {
   if (!v) return undefined;

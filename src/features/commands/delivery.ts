@@ -40,6 +40,8 @@ export class Delivery {
   /** One worker routes every batch of this command, so its messages keep their order across
    * batches (batches routed by two workers at once could overtake each other). */
   private readonly orderKey: string;
+  /** Who its messages are traced as (OpenTelemetry spans' `messaging.client.id`). */
+  private readonly tracedAs: string;
 
   constructor(
     private readonly mapping: Mapping,
@@ -49,6 +51,7 @@ export class Delivery {
     id = '',
   ) {
     this.orderKey = `command:${id}`;
+    this.tracedAs = `command:${id}`;
     this.unmappedWarn = new RateLimitedWarn(log);
     this.refusedWarn = new RateLimitedWarn(log);
   }
@@ -65,7 +68,10 @@ export class Delivery {
         c.failed[m.reason]++;
         this.onError(m.message);
         this.unmappedWarn.warn('command record not published', { reason: m.reason, error: m.message });
-      } else messages.push(m);
+      } else {
+        m.tracedAs = this.tracedAs;
+        messages.push(m);
+      }
     }
     if (messages.length === 0) return true;
     const backoff = new Backoff(100, 5000);

@@ -5,10 +5,11 @@
 // further meanwhile (kafkajs awaits eachBatch): the backpressure. kafkajs does not restart a
 // crashed consumer itself: the runner reconnects with its backoff. Lag: per partition, high
 // watermark minus committed offset, summed, from an admin connection.
-import { Kafka, type Admin, type Consumer as KafkaJsConsumer, type EachBatchPayload, type IHeaders, type KafkaMessage } from 'kafkajs';
+import { Kafka, type Admin, type Consumer as KafkaJsConsumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 
 import { kafkaClientOptions, kafkaSourceError, KafkaSockets } from '../../sources/kafka.ts';
 import { FailureSignal } from './failure-signal.ts';
+import { headerText } from './record-headers.ts';
 import { kafkaSecrets, type KafkaCommandConfig } from './kafka-config.ts';
 import { ConsumerError, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';
 
@@ -128,15 +129,6 @@ export class KafkaCommandConsumer implements Consumer {
 /** The fields a KAFKA command's templates read: topic, partition, offset, key, value, headers, timestamp. */
 function kafkaRecord(topic: string, partition: number, m: KafkaMessage): InboundRecord {
   const value = m.value ?? Buffer.alloc(0);
-  return { value, fields: { topic, partition, offset: m.offset, key: m.key, value, headers: headerText(m.headers), timestamp: m.timestamp } };
-}
-
-function headerText(headers: IHeaders | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (headers === undefined) return out;
-  for (const [name, v] of Object.entries(headers)) {
-    if (v === undefined) continue;
-    out[name] = Array.isArray(v) ? v.map(String).join(',') : String(v);
-  }
-  return out;
+  const headers = headerText(m.headers);
+  return { value, headers, fields: { topic, partition, offset: m.offset, key: m.key, value, headers, timestamp: m.timestamp } };
 }

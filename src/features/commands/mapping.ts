@@ -3,7 +3,8 @@
 // `qos` (default 1: the bridge is at least once) and `retain`. The templates are the rule
 // engine's (parsed once; the republish action's checks: no wildcard in the literal text, no $
 // topic). A record whose topic comes out invalid, or whose payload is larger than the broker
-// takes, is a per-record failure with its reason, never a crash.
+// takes, is a per-record failure with its reason, never a crash. A record's `traceparent` and
+// `tracestate` headers go with its message, which continues that trace (OpenTelemetry traces).
 import { topicNameProblem } from '../../auth/topic-filter.ts';
 import { compileRepublish } from '../../rules/actions/republish.ts';
 import { ActionConfigError, type CompiledRepublish } from '../../rules/actions/types.ts';
@@ -53,7 +54,14 @@ export class Mapping {
     if (problem !== null) return { reason: 'topic', message: `topic ${JSON.stringify(topic.slice(0, 200))}: ${problem}` };
     const payload = this.compiled.payload === null ? record.value : Buffer.from(this.compiled.payload(record.fields), 'utf8');
     if (payload.length > this.limits.maxPayload) return { reason: 'too_large', message: `payload of ${payload.length} bytes is larger than limits.maxPacketSize (${this.limits.maxPayload})` };
-    return { topic, payload, qos: this.compiled.qos, retain: this.compiled.retain, expiresAt: 0, props: null };
+    const message: InboundMessage = { topic, payload, qos: this.compiled.qos, retain: this.compiled.retain, expiresAt: 0, props: null };
+    // The source's W3C trace context, checked where the message is made (broker/trace-context.ts).
+    const { traceparent, tracestate } = record.headers;
+    if (traceparent !== undefined) {
+      message.traceparent = traceparent;
+      if (tracestate !== undefined) message.tracestate = tracestate;
+    }
+    return message;
   }
 
   private topicProblem(topic: string): string | null {

@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { networkKindIn, safeMessage } from '../../sources/driver-error.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { pulsarSecrets, type PulsarConfig } from './pulsar-config.ts';
+import { headerText } from './record-headers.ts';
 import { ConsumerError, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';
 
 /** Handshake answers after which connecting again cannot help. */
@@ -163,6 +164,7 @@ function pulsarRecord(c: PulsarConfig, f: PulsarFrame): InboundRecord {
   const value = Buffer.from(f.payload ?? '', 'base64');
   return {
     value,
+    headers: headerText(f.properties),
     fields: {
       topic: `${c.domain}://${c.tenant}/${c.namespace}/${c.topic}`,
       shortTopic: c.topic,

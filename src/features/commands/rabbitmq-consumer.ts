@@ -11,6 +11,7 @@ import { networkKindIn, safeMessage } from '../../sources/driver-error.ts';
 import { tlsOptions } from '../../sources/config-fields.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { rabbitMqSecrets, type RabbitMqConfig } from './rabbitmq-config.ts';
+import { headerText } from './record-headers.ts';
 import { ConsumerError, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';
 
 /** AMQP reply codes after which connecting again cannot help: NOT_FOUND, PRECONDITION_FAILED. */
@@ -134,6 +135,7 @@ function rabbitRecord(queue: string, m: ConsumeMessage): InboundRecord {
   const p = m.properties;
   return {
     value: m.content,
+    headers: headerText(p.headers),
     fields: {
       queue,
       exchange: m.fields.exchange,

@@ -16,6 +16,7 @@ import type { Logger } from '../../log/index.ts';
 import { networkKindIn, safeMessage } from '../../sources/driver-error.ts';
 import { FailureSignal } from './failure-signal.ts';
 import { rocketMqSecrets, type RocketMqConfig } from './rocketmq-config.ts';
+import { headerText } from './record-headers.ts';
 import { ConsumerError, type Consumer, type ConsumerContext, type InboundRecord } from './types.ts';
 
 /** The client's protected route cache tells whether startup got past fetching the topic's route.
@@ -192,15 +193,17 @@ class ClientLogger implements ILogger {
 /** The fields a ROCKETMQ command's templates read: topic, tag, keys (joined by ","), messageId,
  * value, properties, bornTimestamp (ms), bornHost, deliveryAttempt, messageGroup. */
 function rocketRecord(m: MessageView): InboundRecord {
+  const properties = Object.fromEntries(m.properties);
   return {
     value: m.body,
+    headers: headerText(properties),
     fields: {
       topic: m.topic,
       tag: m.tag ?? '',
       keys: m.keys.join(','),
       messageId: m.messageId,
       value: m.body,
-      properties: Object.fromEntries(m.properties),
+      properties,
       bornTimestamp: m.bornTimestamp?.getTime() ?? null,
       bornHost: m.bornHost,
       deliveryAttempt: m.deliveryAttempt ?? null,

@@ -34,6 +34,9 @@ export const COMMAND_STATES: readonly CommandState[] = ['starting', 'running', '
 export interface InboundRecord {
   fields: Record<string, unknown>;
   value: Buffer;
+  /** The source message's headers (Kafka headers, AMQP headers, Pulsar and RocketMQ properties)
+   * as text: where a W3C `traceparent` and `tracestate` come from (mapping.ts). */
+  headers: Record<string, string>;
 }
 
 /** A message for the broker, as Supervisor.publishBatch takes it (worker/messages.ts BatchMessage). */
@@ -44,6 +47,11 @@ export interface InboundMessage {
   retain: boolean;
   expiresAt: number;
   props: Uint8Array | null;
+  /** Who the message is traced as (OpenTelemetry traces): `command:<id>`. */
+  tracedAs?: string;
+  /** The source record's W3C trace context headers (BatchMessage.traceparent, .tracestate). */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /** Publishes records into the broker: resolves true once every one of them is routed and stored

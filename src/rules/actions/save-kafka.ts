@@ -1,8 +1,10 @@
 // Owns the save_kafka action: one Kafka message per output with its topic, key, value and headers
 // from templates (value by default the output as JSON); a batch is one produce call, its messages
-// grouped by topic.
+// grouped by topic. The output of a traced message gets a `traceparent` header naming its rule's
+// span, as the webhook's request does.
 import type { KafkaMessage } from '../../sources/types.ts';
 import type { Template } from '../template.ts';
+import { traceparentOf } from '../trace-output.ts';
 import { batchSize, expectSource, optionalString, outputJson, requiredString, sourceId, template, templateMap, type Config } from './action-config.ts';
 import type { ActionSpec, CompiledAction } from './types.ts';
 
@@ -41,6 +43,9 @@ export function compileSaveKafka(config: Config): CompiledAction {
       for (const o of outputs) {
         const message: KafkaMessage = { key: key ? key(o) : null, value: value(o) };
         if (headers) message.headers = Object.fromEntries(headers.map(([name, t]) => [name, t(o)]));
+        // The message was traced (OpenTelemetry traces): its consumers continue the trace.
+        const traceparent = traceparentOf(o);
+        if (traceparent !== undefined) (message.headers ??= {}).traceparent = traceparent;
         const t = topic(o);
         const list = byTopic.get(t);
         if (list) list.push(message);

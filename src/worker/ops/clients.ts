@@ -6,7 +6,7 @@ import type { Connection } from '../../engine/connection/connection.ts';
 import type { ProxyOrigin } from '../../engine/connection/transport.ts';
 import type { Session } from '../../engine/session/session.ts';
 import type { Message } from '../../broker/message.ts';
-import type { MessageTrace } from '../../broker/trace-context.ts';
+import { withSourceTrace, type MessageTrace } from '../../broker/trace-context.ts';
 import { payloadText, isoOrNull } from '../../broker/payload-text.ts';
 import { subscribeOnBehalf, removeSubscription, SubscriptionRefused } from '../../engine/session/subscriptions.ts';
 import { OpError, connectionOf, type Op, type OpsEnv } from './types.ts';
@@ -321,7 +321,7 @@ export const clientOps = {
         payload: Buffer.from(m.payload.buffer, m.payload.byteOffset, m.payload.byteLength),
         qos: m.qos,
         retain: m.retain,
-        props: m.props ? Buffer.from(m.props.buffer, m.props.byteOffset, m.props.byteLength) : null,
+        props: withSourceTrace(m.props ? Buffer.from(m.props.buffer, m.props.byteOffset, m.props.byteLength) : null, m),
         expiresAt: m.expiresAt,
         receivedAt: now,
         storeId: undefined,
