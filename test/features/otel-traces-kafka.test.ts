@@ -66,7 +66,8 @@ test("a rule's save_kafka record carries a traceparent of the publisher's trace,
     assert.equal(spans.find((s) => s.name === 'rule')!.spanId, m[2], "the record's parent is the rule's span");
   } finally {
     await end(pub);
-    await b.api('POST', '/rule/delete', { body: { id: rule.json.data.id } });
+    const ruleId: string = (await b.api('POST', '/rule/query', { body: { name: 'otk-out' } })).json.data[0].id;
+    await b.api('POST', '/rule/delete', { body: { id: ruleId } });
   }
 });
 
