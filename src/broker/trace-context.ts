@@ -73,6 +73,10 @@ export interface MessageTracer {
   /** The broker is done with the publish: acknowledged to the publisher (`matched`
    * subscriptions; -1 dropped by a processor), or refused (`refused`: why). Ends the broker's span. */
   finished(t: MessageTrace, clientId: string, topic: string, qos: number, matched: number, refused?: string): void;
+  /** A PUBLISH to `$delayed/...` is held until `dueAt` (ms since the epoch): ends the broker's
+   * span of it. Its release is traced as a publish of its own, under this span (the held
+   * message's properties carry its traceparent). */
+  held(t: MessageTrace, clientId: string, topic: string, qos: number, dueAt: number): void;
 }
 
 /** Tracing off. */
@@ -89,6 +93,7 @@ export const NO_TRACER: MessageTracer = {
   delivered() {},
   acknowledged() {},
   finished() {},
+  held() {},
 };
 
 /** Milliseconds since the epoch, fractional, the same on every thread of the process. */

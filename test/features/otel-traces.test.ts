@@ -187,6 +187,7 @@ test("messages the broker publishes for someone (the admin API, a will, a delaye
     const dying = await connect(urls[0], { protocolVersion: 5, clientId: 'ot-dying', will: { topic: 'ot/origin/will', payload: Buffer.from('w'), qos: 1, retain: false, properties: { userProperties: { traceparent: `00-${willTrace}-${willParent}-01` } } } });
     dying.stream.destroy();
     const later = await connect(urls[0], { protocolVersion: 5, clientId: 'ot-later' });
+    const heldAt = Date.now() - 5; // the broker's clock reads it a little later
     await later.publishAsync('$delayed/1/ot/origin/delayed', 'd', { qos: 1, properties: { userProperties: { traceparent: `00-${delayedTrace}-${delayedParent}-01` } } });
     await end(later);
     const messages = await got;
@@ -199,10 +200,19 @@ test("messages the broker publishes for someone (the admin API, a will, a delaye
     for (const e of expect) {
       const spans = await collector.waitForSpans((all) => {
         const mine = traceOf(all, e.trace);
-        return mine.some((x) => x.name === `publish ${e.topic}`) && mine.some((x) => x.name === 'deliver') ? mine : null;
+        return mine.some((x) => x.name === `publish ${e.topic}`) && mine.some((x) => x.name === 'deliver') && (e.topic !== 'ot/origin/delayed' || mine.some((x) => x.name.startsWith('publish $delayed/'))) ? mine : null;
       });
       const root = spans.find((x) => x.name === `publish ${e.topic}`)!;
-      assert.equal(root.parentSpanId, e.parent, `${e.topic}: the broker's span continues the given traceparent`);
+      if (e.topic === 'ot/origin/delayed') {
+        // The PUBLISH to $delayed/ has its span, ended when the message was held; the release
+        // goes on under it.
+        const held = spans.find((x) => x.name === 'publish $delayed/1/ot/origin/delayed');
+        assert.ok(held, `the held PUBLISH's span: ${spans.map((x) => x.name).join(', ')}`);
+        assert.equal(held.parentSpanId, e.parent, "the held PUBLISH's span continues the given traceparent");
+        assert.equal(held.attributes['messaging.client.id'], 'ot-later');
+        assert.ok(Date.parse(String(held.attributes['spindle.delayed.due'])) >= heldAt + 1000, `due a second after: ${held.attributes['spindle.delayed.due']}`);
+        assert.equal(root.parentSpanId, held.spanId, "the release's span is a child of the held PUBLISH's");
+      } else assert.equal(root.parentSpanId, e.parent, `${e.topic}: the broker's span continues the given traceparent`);
       assert.equal(root.attributes['messaging.client.id'], e.client);
       assert.equal(root.attributes['spindle.matched'], 1);
       assert.equal(childrenOf(spans, root, 'route').length, 1);

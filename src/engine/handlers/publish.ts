@@ -523,9 +523,16 @@ function delayedPublish(host: HandlerHost, c: Client, message: Message, packetId
     refuseInOrder(host, c, message.qos, packetId, RC.TOPIC_NAME_INVALID);
     return;
   }
+  // Traced as a PUBLISH (its span ends when the message is held); its properties then carry the
+  // broker's traceparent, so the release, traced when due, goes on under this span.
+  const tracer = host.tracer;
+  if (tracer.enabled && (--tracer.untilSelected <= 0 || message.props !== null || c.traced)) tracer.received(c, message);
+  const trace = message.trace;
   const accept = (allowed: boolean) => {
     if (c.state === 'closed') return;
+    if (trace !== undefined && !c.authorizer.allowsEverything) tracer.authorized(trace, allowed);
     if (!allowed) {
+      if (trace !== undefined) tracer.finished(trace, c.clientId, message.topic, message.qos, 0, 'not_authorized');
       delayed.refused('denied');
       host.stats.aclDenied++;
       c.endpoint.stats.aclDenied++;
@@ -534,7 +541,14 @@ function delayedPublish(host: HandlerHost, c: Client, message: Message, packetId
       return;
     }
     if (message.qos === 2) c.session!.incomingQos2.add(packetId); // resends are now duplicates
-    const stored = delayed.accept(message, target, parsed.dueAt, c.identity);
+    let stored = delayed.accept(message, target, parsed.dueAt, c.identity);
+    if (trace !== undefined) {
+      stored = stored.then((rc) => {
+        if (rc === 0) tracer.held(trace, c.clientId, message.topic, message.qos, parsed.dueAt);
+        else tracer.finished(trace, c.clientId, message.topic, message.qos, 0, rc === RC.QUOTA_EXCEEDED ? 'quota_exceeded' : 'not_stored');
+        return rc;
+      });
+    }
     const before = c.publishChain;
     const gate = before === null ? stored : Promise.all([stored, before]).then(([rc]) => rc);
     chain(host, c, gate.then((rc) => {

@@ -65,7 +65,7 @@ export const TEXTS = [
   'authorize', 'scripts', 'route', 'rule', 'deliver', 'acknowledge (PUBACK)', 'acknowledge (PUBCOMP)', 'publish ',
   'messaging.system', 'messaging.operation.type', 'messaging.destination.name', 'messaging.client.id',
   'spindle.qos', 'spindle.matched', 'spindle.refused', 'spindle.packet_id', 'spindle.acl.allowed',
-  'spindle.scripts.outputs', 'spindle.rule.id', 'mqtt', 'receive',
+  'spindle.scripts.outputs', 'spindle.rule.id', 'mqtt', 'receive', 'spindle.delayed.due',
 ] as const;
 export type Text = (typeof TEXTS)[number];
 /** A text's number in TEXTS. */

@@ -216,18 +216,29 @@ export class WorkerOtelTraces implements MessageTracer {
   }
 
   finished(t: MessageTrace, clientId: string, topic: string, qos: number, matched: number, refused?: string): void {
-    if (t.ended || t.remote) return;
+    if (!this.publishSpan(t, clientId, topic, qos, refused ?? null)) return;
+    if (refused === undefined) this.spans.attr(T['spindle.matched'], matched);
+    else this.spans.attr(T['spindle.refused'], refused);
+  }
+
+  held(t: MessageTrace, clientId: string, topic: string, qos: number, dueAt: number): void {
+    if (this.publishSpan(t, clientId, topic, qos, null)) this.spans.attr(T['spindle.delayed.due'], new Date(dueAt).toISOString());
+  }
+
+  /** Ends the broker's span of a publish: its first five attributes written, the sixth is the
+   * caller's. False when it was ended before, is another worker's, or the post is full. */
+  private publishSpan(t: MessageTrace, clientId: string, topic: string, qos: number, refused: string | null): boolean {
+    if (t.ended || t.remote) return false;
     t.ended = true;
     const kind = KIND.server + (t.parentId !== '' ? REMOTE_PARENT : 0);
-    if (!this.begin(t, t.parentId, t.spanId, T['publish '], kind, t.start, nowMs(), 6, refused ?? null, t.tracestate || null, topic)) return;
+    if (!this.begin(t, t.parentId, t.spanId, T['publish '], kind, t.start, nowMs(), 6, refused, t.tracestate || null, topic)) return false;
     const w = this.spans;
     w.attrText(T['messaging.system'], T.mqtt);
     w.attrText(T['messaging.operation.type'], T.receive);
     w.attr(T['messaging.destination.name'], topic);
     w.attr(T['messaging.client.id'], clientId);
     w.attr(T['spindle.qos'], qos);
-    if (refused === undefined) w.attr(T['spindle.matched'], matched);
-    else w.attr(T['spindle.refused'], refused);
+    return true;
   }
 
   /** Starts a span's entry in the next post (span-record.ts SpanPost), named TEXTS[name] (followed
