@@ -6208,7 +6208,7 @@ export interface operations {
                     rules: {
                         /** @description what the rule rewrites: PUBLISH topics (and wills), SUBSCRIBE/UNSUBSCRIBE filters, or both */
                         action: "publish" | "subscribe" | "all";
-                        /** @description the new topic; $1..$n are the regex groups */
+                        /** @description the new topic; $1..$n are the regex groups, ${clientid} and ${username} the client's */
                         destination: string;
                         /** @description a JavaScript regular expression run on the whole topic */
                         regex: string;
@@ -6246,7 +6246,7 @@ export interface operations {
                     rule: {
                         /** @description what the rule rewrites: PUBLISH topics (and wills), SUBSCRIBE/UNSUBSCRIBE filters, or both */
                         action: "publish" | "subscribe" | "all";
-                        /** @description the new topic; $1..$n are the regex groups */
+                        /** @description the new topic; $1..$n are the regex groups, ${clientid} and ${username} the client's */
                         destination: string;
                         /** @description a JavaScript regular expression run on the whole topic */
                         regex: string;

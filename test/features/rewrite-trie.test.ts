@@ -28,6 +28,8 @@ function filter(rng: Rng, siblings: number): string {
   return levels.join('/');
 }
 
+const WHO = { clientId: 'c1' };
+
 function topic(rng: Rng, siblings: number): string {
   const n = 1 + rng.int(5);
   return Array.from({ length: n }, () => level(rng, siblings)).join('/');
@@ -50,8 +52,8 @@ for (const seed of seeds(8)) {
         const i = rules.findIndex((r) => (r.action === bit || r.action === 'all') && matches(r.sourceFilter, t));
         return i === -1 ? t : `r${i}/${t}`;
       };
-      assert.equal(compiled.publish(t), expected('publish'), `publish ${JSON.stringify(t)}`);
-      if (!t.startsWith('$share/') && !t.startsWith('$exclusive/')) assert.equal(compiled.filter(t), expected('subscribe'), `filter ${JSON.stringify(t)}`);
+      assert.equal(compiled.publish(t, WHO), expected('publish'), `publish ${JSON.stringify(t)}`);
+      if (!t.startsWith('$share/') && !t.startsWith('$exclusive/')) assert.equal(compiled.filter(t, WHO), expected('subscribe'), `filter ${JSON.stringify(t)}`);
     }
   });
 }
@@ -60,7 +62,7 @@ test("a client's last topic is remembered: the same topic again gives the same a
   const rules: RewriteRule[] = [{ action: 'publish', sourceFilter: 'old/#', regex: '^old/(.+)$', destination: 'new/$1' }];
   const counts = new Uint32Array(new SharedArrayBuffer(4));
   const compiled = new CompiledRewrite(rules, counts);
-  const client: { rewriteMemo?: any } = {};
+  const client: { rewriteMemo?: any; identity: { clientId: string } } = { identity: WHO };
   assert.equal(compiled.publishFrom(client, 'old/a'), 'new/a');
   assert.equal(compiled.publishFrom(client, `old/${'a'}`), 'new/a', 'remembered');
   assert.equal(counts[0], 2, 'a remembered rewrite is counted too');

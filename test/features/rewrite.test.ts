@@ -2,7 +2,8 @@
 // mosquitto_pub), SUBSCRIBE filters (also inside $share/{group}/), UNSUBSCRIBE filters and will
 // topics, before the ACL; the first matching rule wins; rules replaced, added and deleted through
 // the admin API take effect on the workers at once; bad rules refused with the field named;
-// the per-rule counter in the metrics. And the compiled rules' matching on its own.
+// the per-rule counter in the metrics; `${clientid}` and `${username}` in a destination give each
+// client its own topics. And the compiled rules' matching on its own.
 // needs: broker
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +24,7 @@ const RULES = [
 ];
 
 const JSON_TYPE = { 'content-type': 'application/json' };
+const WHO = { clientId: 'c1', username: 'u1' };
 
 let b: AdminBroker;
 before(async () => {
@@ -36,14 +38,14 @@ after(async () => { await b?.stop(); });
 
 test('the compiled rules: first match of filter and regex wins, groups substituted', () => {
   const r = new CompiledRewrite(checkRewriteRules(RULES), new Uint32Array(new SharedArrayBuffer(4 * RULES.length)));
-  assert.equal(r.publish('x/y/a/b'), 'z/y/a/b');
-  assert.equal(r.publish('x/q/a'), 'x/q/a'); // the filter matches, the regex does not
-  assert.equal(r.publish('old/t'), 'new/t');
-  assert.equal(r.filter('y/1/z/2'), 'y/z/2');
-  assert.equal(r.publish('y/1/z/2'), 'y/1/z/2'); // a subscribe rule
-  assert.equal(r.filter('$share/g/old/+'), '$share/g/new/+');
-  assert.equal(r.filter('x/y/a'), 'x/y/a'); // a publish rule
-  assert.equal(r.publish('$SYS/x'), '$SYS/x');
+  assert.equal(r.publish('x/y/a/b', WHO), 'z/y/a/b');
+  assert.equal(r.publish('x/q/a', WHO), 'x/q/a'); // the filter matches, the regex does not
+  assert.equal(r.publish('old/t', WHO), 'new/t');
+  assert.equal(r.filter('y/1/z/2', WHO), 'y/z/2');
+  assert.equal(r.publish('y/1/z/2', WHO), 'y/1/z/2'); // a subscribe rule
+  assert.equal(r.filter('$share/g/old/+', WHO), '$share/g/new/+');
+  assert.equal(r.filter('x/y/a', WHO), 'x/y/a'); // a publish rule
+  assert.equal(r.publish('$SYS/x', WHO), '$SYS/x');
   const none = new CompiledRewrite([], null);
   assert.equal(none.active, false);
 });
@@ -54,6 +56,22 @@ test('bad rules are refused naming the field', () => {
   assert.throws(() => checkRewriteRules([{ action: 'publish', sourceFilter: 'a/#', regex: '^a/(.+)$', destination: 'b/$2' }]), /\[0\]\.destination/);
   assert.throws(() => checkRewriteRules([{ action: 'publish', sourceFilter: 'a/#', regex: 'a', destination: 'b/#' }]), /\[0\]\.destination/);
   assert.throws(() => checkRewriteRules([{ action: 'both', sourceFilter: 'a/#', regex: 'a', destination: 'b' }]), /\[0\]\.action/);
+  assert.throws(() => checkRewriteRules([{ action: 'publish', sourceFilter: 'a/#', regex: 'a', destination: 'b/${peerhost}' }]), /\[0\]\.destination: \$\{peerhost\}: the placeholders are \$\{clientid\} and \$\{username\}/);
+  assert.throws(() => checkRewriteRules([{ action: 'publish', sourceFilter: 'a/#', regex: 'a', destination: 'b/${clientid' }]), /\[0\]\.destination/);
+});
+
+test("the compiled rules: ${clientid} and ${username} are the client's; a value the topic cannot take passes to the next rule", () => {
+  const r = new CompiledRewrite(checkRewriteRules([
+    { action: 'all', sourceFilter: 'me/#', regex: '^me/(.+)$', destination: 'users/${username}/${clientid}/$1' },
+    { action: 'all', sourceFilter: 'me/#', regex: '^me/(.+)$', destination: 'clients/${clientid}/$1' },
+  ]), null);
+  assert.equal(r.publish('me/t', { clientId: 'c1', username: 'alice' }), 'users/alice/c1/t');
+  assert.equal(r.filter('me/+', { clientId: 'c1', username: 'alice' }), 'users/alice/c1/+');
+  assert.equal(r.filter('$share/g/me/x', { clientId: 'c1', username: 'alice' }), '$share/g/users/alice/c1/x');
+  assert.equal(r.publish('me/t', { clientId: 'c1' }), 'clients/c1/t', 'no username: the next rule');
+  assert.equal(r.publish('me/t', { clientId: 'c1', username: '' }), 'clients/c1/t', 'an empty username: the next rule');
+  assert.equal(r.publish('me/t', { clientId: 'c1', username: 'a/b' }), 'clients/c1/t', 'a username with a level separator: the next rule');
+  assert.equal(r.publish('me/t', { clientId: 'c+1', username: 'alice' }), 'me/t', 'a client id with a wildcard: no rule applies');
 });
 
 test('PUBLISH topics, SUBSCRIBE filters ($share too) and wills are rewritten before the ACL', async () => {
@@ -127,4 +145,28 @@ test('rules changed through the admin API apply at once; bad ones get 400 naming
   r = await b.api('PUT', '/api/rewrite', { body: { rules: [] } });
   assert.equal(r.json.data.rules.length, 0);
   await end(sub, pub);
+});
+
+test("${clientid} and ${username} in a destination: each client's PUBLISH and SUBSCRIBE go to its own topics", async () => {
+  const r = await b.api('PUT', '/api/rewrite', { body: { rules: [{ action: 'all', sourceFilter: 'me/#', regex: '^me/(.+)$', destination: 'users/${username}/${clientid}/$1' }] } });
+  assert.equal(r.status, 200, r.text);
+  try {
+    const watcher = await connect(b.url, { protocolVersion: 5, clientId: 'rw-watch' });
+    await watcher.subscribeAsync('users/#', { qos: 1 });
+    // alice subscribes to me/inbox: her filter is users/alice/rw-alice/inbox.
+    const alice = await connect(b.url, { protocolVersion: 5, clientId: 'rw-alice', username: 'alice' });
+    await alice.subscribeAsync('me/inbox', { qos: 1 });
+    const bob = await connect(b.url, { protocolVersion: 5, clientId: 'rw-bob', username: 'bob' });
+    const seen = nextMessages(watcher, 2);
+    const inbox = nextMessages(alice, 1);
+    await bob.publishAsync('me/status', 'up', { qos: 1 });
+    await bob.publishAsync('users/alice/rw-alice/inbox', 'hi alice', { qos: 1 });
+    assert.deepEqual((await seen).map((m) => m.topic).sort(), ['users/alice/rw-alice/inbox', 'users/bob/rw-bob/status']);
+    const [m] = await inbox;
+    assert.equal(m.topic, 'users/alice/rw-alice/inbox');
+    assert.equal(m.payload, 'hi alice');
+    await end(watcher, alice, bob);
+  } finally {
+    await b.api('PUT', '/api/rewrite', { body: { rules: [] } });
+  }
 });

@@ -194,13 +194,14 @@ export interface HandlerHost {
  * the handlers ask nothing more. Each answers its argument itself when no rule rewrites it. */
 export interface TopicRewrite {
   readonly active: boolean;
-  /** A PUBLISH topic name or a will topic. */
-  publish(topic: string): string;
+  /** A PUBLISH topic name or a will topic of `who` (its id and username fill a destination's
+   * `${clientid}` and `${username}`). */
+  publish(topic: string, who: ClientIdentity): string;
   /** A PUBLISH topic name of a client, remembered in `holder.rewriteMemo`: the same topic again
    * (a publisher repeats its topics) costs one string comparison. */
-  publishFrom(holder: { rewriteMemo?: RewriteMemo | null }, topic: string): string;
-  /** A SUBSCRIBE/UNSUBSCRIBE filter (also the one inside $share/{group}/ and $exclusive/). */
-  filter(filter: string): string;
+  publishFrom(holder: { rewriteMemo?: RewriteMemo | null; identity: ClientIdentity }, topic: string): string;
+  /** A SUBSCRIBE/UNSUBSCRIBE filter of `who` (also the one inside $share/{group}/ and $exclusive/). */
+  filter(filter: string, who: ClientIdentity): string;
 }
 
 /** The last topic a client published and what the rewrite rules made of it (`rule`: the index

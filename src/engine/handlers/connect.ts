@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 
 import type { Packet } from '../../native/index.ts';
 import type { Message } from '../../broker/message.ts';
-import type { AuthResult, Authorizer } from '../../auth/index.ts';
+import type { AuthResult, Authorizer, ClientIdentity } from '../../auth/index.ts';
 import { RC } from '../../protocol/reason-codes.ts';
 import { hashString } from '../../protocol/client-hash.ts';
 import * as send from '../../protocol/send.ts';
@@ -298,7 +298,7 @@ function opened(host: HandlerHost, c: Client, k: Connecting, opening: Opening | 
   c.session = session;
   session.identity = c.identity;
   markReadChecks(c, session);
-  if (k.p.will) session.will = willOf(k.p.will, k.version, host.rewrite.current);
+  if (k.p.will) session.will = willOf(k.p.will, k.version, host.rewrite.current, c.identity);
   // A persistent session exists for the client only once it is stored.
   const saved = host.persistence?.sessionConnected(session);
   if (saved === undefined) {
@@ -372,9 +372,9 @@ function peerhostOf(c: Client): () => string {
   return () => c.remoteAddress;
 }
 
-function willOf(w: NonNullable<Packet['will']>, version: send.Version, rewrite: TopicRewrite): Will {
+function willOf(w: NonNullable<Packet['will']>, version: send.Version, rewrite: TopicRewrite, who: ClientIdentity): Will {
   // Topic rewrite (src/features/rewrite): the will is published, and checked, as rewritten.
-  const topic = rewrite.active ? rewrite.publish(w.topic) : w.topic;
+  const topic = rewrite.active ? rewrite.publish(w.topic, who) : w.topic;
   const message: Message = {
     topic,
     topicBytes: Buffer.from(topic, 'utf8'),

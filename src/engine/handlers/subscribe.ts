@@ -23,7 +23,7 @@ export function handleSubscribe(host: HandlerHost, c: Client, p: Packet): Handle
   // Topic rewrite, before the ACL (src/features/rewrite).
   const rewrite = host.rewrite.current;
   if (rewrite.active) {
-    for (const s of subs) s.topic = rewrite.filter(s.topic);
+    for (const s of subs) s.topic = rewrite.filter(s.topic, c.identity);
   }
   // $exclusive/{filter} (src/features/exclusive): the prefix comes off here (the ACL and the
   // routing see the filter); the place is taken in finishSubscribe, once the ACL allowed it.

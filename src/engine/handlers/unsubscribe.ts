@@ -10,7 +10,7 @@ export function handleUnsubscribe(host: HandlerHost, c: Client, p: Packet): void
   const session = c.session!;
   // Topic rewrite (src/features/rewrite): the filter as SUBSCRIBE rewrote it.
   const rewrite = host.rewrite.current;
-  if (rewrite.active) p.unsubscriptions = p.unsubscriptions!.map((f) => rewrite.filter(f));
+  if (rewrite.active) p.unsubscriptions = p.unsubscriptions!.map((f) => rewrite.filter(f, c.identity));
   const exclusive = host.exclusive;
   const codes = p.unsubscriptions!.map((filter) => {
     // $exclusive/{filter} (src/features/exclusive): the subscription is to the filter; unsubscribing

@@ -9,7 +9,7 @@ const RULE = Type.Object({
   action: Type.Union([Type.Literal('publish'), Type.Literal('subscribe'), Type.Literal('all')], { description: 'what the rule rewrites: PUBLISH topics (and wills), SUBSCRIBE/UNSUBSCRIBE filters, or both' }),
   sourceFilter: Type.String({ description: 'a topic filter: only topics it matches are tried against the regex' }),
   regex: Type.String({ description: 'a JavaScript regular expression run on the whole topic' }),
-  destination: Type.String({ description: 'the new topic; $1..$n are the regex groups' }),
+  destination: Type.String({ description: 'the new topic; $1..$n are the regex groups, ${clientid} and ${username} the client\'s' }),
 }, strict);
 
 export function rewriteRoutes(rewrite: Rewrite): Route[] {

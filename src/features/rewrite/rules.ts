@@ -2,7 +2,10 @@
 // compiled form a worker applies to PUBLISH topic names, SUBSCRIBE/UNSUBSCRIBE filters (the filter
 // inside `$share/{group}/` too) and will topics. In order, the first rule whose action applies,
 // whose source filter matches the topic and whose regex matches it rewrites it to its destination,
-// `$1..$n` standing for the regex's groups; no rule: the topic stays as it is.
+// `$1..$n` standing for the regex's groups and `${clientid}`, `${username}` for the client's; no
+// rule: the topic stays as it is. A rule whose destination names a client's value it cannot use
+// (no username, or one with `+`, `#` or `/`, which would change the topic's levels or make it a
+// filter) does not apply to that client: the next rule is tried.
 import { DomainError } from '../../errors/domain-error.ts';
 import { topicFilterProblem } from '../../auth/topic-filter.ts';
 
@@ -14,6 +17,18 @@ export interface RewriteRule {
   sourceFilter: string;
   regex: string;
   destination: string;
+}
+
+/** What a destination may name of the client besides the regex's groups. */
+const PLACEHOLDERS = ['${clientid}', '${username}'];
+/** The parts of a compiled destination standing for the client's id and username. */
+const CLIENTID = -1;
+const USERNAME = -2;
+
+/** Whose topic is rewritten: the values `${clientid}` and `${username}` stand for. */
+export interface RewriteClient {
+  readonly clientId: string;
+  readonly username?: string;
 }
 
 /** At most this many rules (each is checked in turn for every topic its source filter may match). */
@@ -42,7 +57,10 @@ export function checkRewriteRule(value: unknown, at = ''): RewriteRule {
     const n = Number(m[1]);
     if (n < 1 || n > groups) throw bad('destination', `$${m[1]} names no group of the regex (it has ${groups})`);
   }
-  const literal = v.destination.replace(/\$\d+/g, 'x');
+  for (const m of v.destination.matchAll(/\$\{([^}]*)\}?/g)) {
+    if (!PLACEHOLDERS.includes(m[0])) throw bad('destination', `${m[0]}: the placeholders are ${PLACEHOLDERS.join(' and ')}`);
+  }
+  const literal = v.destination.replace(/\$\d+|\$\{(clientid|username)\}/g, 'x');
   const dp = topicFilterProblem(literal);
   if (dp) throw bad('destination', dp);
   if (v.action !== 'subscribe' && /(^|\/)[+#](\/|$)/.test(literal)) throw bad('destination', `a ${v.action} rule's destination must not contain wildcards (it names a topic)`);
@@ -69,7 +87,8 @@ interface Compiled {
   /** Bit 1: applies to PUBLISH (and wills); bit 2: to SUBSCRIBE/UNSUBSCRIBE. */
   on: number;
   re: RegExp;
-  /** The destination cut at its `$n`: text, group number, text, ... */
+  /** The destination cut at its `$n` and placeholders: text, group number (CLIENTID, USERNAME for
+   * the placeholders), text, ... */
   parts: (string | number)[];
 }
 
@@ -135,8 +154,8 @@ export class CompiledRewrite {
       this.insert(r.sourceFilter, i);
       const parts: (string | number)[] = [];
       let last = 0;
-      for (const m of r.destination.matchAll(/\$(\d+)/g)) {
-        parts.push(r.destination.slice(last, m.index), Number(m[1]));
+      for (const m of r.destination.matchAll(/\$(\d+)|\$\{(clientid|username)\}/g)) {
+        parts.push(r.destination.slice(last, m.index), m[1] !== undefined ? Number(m[1]) : m[2] === 'clientid' ? CLIENTID : USERNAME);
         last = m.index! + m[0].length;
       }
       parts.push(r.destination.slice(last));
@@ -165,19 +184,20 @@ export class CompiledRewrite {
     node.end.push(rule);
   }
 
-  /** A PUBLISH topic name (or a will's) rewritten, or the same string. */
-  publish(topic: string): string {
-    return this.apply(1, topic);
+  /** A PUBLISH topic name (or a will's) of `who` rewritten, or the same string. */
+  publish(topic: string, who: RewriteClient): string {
+    return this.apply(1, topic, who);
   }
 
-  /** publish() for a client's PUBLISH, remembering its last topic in `holder.rewriteMemo`. */
-  publishFrom(holder: { rewriteMemo?: RewriteMemo | null }, topic: string): string {
+  /** publish() for a client's PUBLISH, remembering its last topic in `holder.rewriteMemo` (the
+   * client's id and username do not change while it is connected). */
+  publishFrom(holder: { rewriteMemo?: RewriteMemo | null; identity: RewriteClient }, topic: string): string {
     const memo = holder.rewriteMemo;
     if (memo != null && memo.rules === this && memo.topic === topic) {
       if (memo.rule >= 0 && this.counts !== null) Atomics.add(this.counts, memo.rule, 1);
       return memo.out;
     }
-    const out = this.apply(1, topic);
+    const out = this.apply(1, topic, holder.identity);
     if (memo == null) holder.rewriteMemo = { rules: this, topic, out, rule: this.lastRule };
     else {
       memo.rules = this;
@@ -188,21 +208,21 @@ export class CompiledRewrite {
     return out;
   }
 
-  /** A SUBSCRIBE/UNSUBSCRIBE filter rewritten (inside `$share/{group}/` and `$exclusive/`). */
-  filter(filter: string): string {
+  /** A SUBSCRIBE/UNSUBSCRIBE filter of `who` rewritten (inside `$share/{group}/` and `$exclusive/`). */
+  filter(filter: string, who: RewriteClient): string {
     if (filter.startsWith('$share/')) {
       const slash = filter.indexOf('/', 7);
       if (slash === -1) return filter;
       const inner = filter.slice(slash + 1);
-      const out = this.apply(2, inner);
+      const out = this.apply(2, inner, who);
       return out === inner ? filter : filter.slice(0, slash + 1) + out;
     }
     if (filter.startsWith('$exclusive/')) {
       const inner = filter.slice(11);
-      const out = this.apply(2, inner);
+      const out = this.apply(2, inner, who);
       return out === inner ? filter : `$exclusive/${out}`;
     }
-    return this.apply(2, filter);
+    return this.apply(2, filter, who);
   }
 
   /** Adds to `hits` the rules of `node`'s subtree whose filter matches topic[pos..]. */
@@ -249,7 +269,7 @@ export class CompiledRewrite {
     }
   }
 
-  private apply(bit: number, topic: string): string {
+  private apply(bit: number, topic: string, who: RewriteClient): string {
     this.lastRule = -1;
     const hits = this.hits;
     hits.length = 0;
@@ -263,18 +283,31 @@ export class CompiledRewrite {
       if ((r.on & bit) === 0) continue;
       const m = r.re.exec(topic);
       if (m === null) continue;
-      let out = '';
-      const parts = r.parts;
-      for (let p = 0; p < parts.length; p++) {
-        const part = parts[p];
-        out += typeof part === 'number' ? m[part] ?? '' : part;
-      }
+      const out = destination(r.parts, m, who);
+      if (out === null) continue;
       if (this.counts !== null) Atomics.add(this.counts, i, 1);
       this.lastRule = i;
       return out;
     }
     return topic;
   }
+}
+
+/** A rule's destination for a match of its regex and a client; null when it names a value of the
+ * client that it cannot use (absent or empty, or holding `+`, `#` or `/`). */
+function destination(parts: readonly (string | number)[], m: RegExpExecArray, who: RewriteClient): string | null {
+  let out = '';
+  for (let p = 0; p < parts.length; p++) {
+    const part = parts[p];
+    if (typeof part === 'string') out += part;
+    else if (part > 0) out += m[part] ?? '';
+    else {
+      const v = part === CLIENTID ? who.clientId : who.username;
+      if (v === undefined || v === '' || /[+#/]/.test(v)) return null;
+      out += v;
+    }
+  }
+  return out;
 }
 
 /** What every worker holds (WorkerStates.rewrite): the rules and their shared counters. */
