@@ -21,7 +21,7 @@ function jsFiles(dir: string): string[] {
 }
 
 /** The tag's text from `<` to its closing `>`, with each `${...}` expression replaced by `${}`. */
-export function tagAt(text: string, start: number): string {
+function tagAt(text: string, start: number): string {
   let out = '';
   let depth = 0;
   for (let i = start; i < text.length; i++) {
@@ -44,7 +44,7 @@ export function tagAt(text: string, start: number): string {
 }
 
 /** The fields of a source whose shown value comes from an expression that nothing keeps. */
-export function resetFields(text: string): string[] {
+function resetFields(text: string): string[] {
   const found: string[] = [];
   for (const m of text.matchAll(/<(input|textarea|select)\b/g)) {
     const tag = tagAt(text, m.index);

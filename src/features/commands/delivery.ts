@@ -37,11 +37,11 @@ export class Delivery {
   private readonly unmappedWarn: RateLimitedWarn;
   private readonly refusedWarn: RateLimitedWarn;
 
-  /** One worker routes every batch of this command, so its messages keep their order across
-   * batches (batches routed by two workers at once could overtake each other). */
-  private readonly orderKey: string;
-  /** Who its messages are traced as (OpenTelemetry spans' `messaging.client.id`). */
-  private readonly tracedAs: string;
+  /** `command:<id>`: the order key (one worker routes every batch of this command, so its
+   * messages keep their order across batches: batches routed by two workers at once could
+   * overtake each other), and who its messages are traced as (OpenTelemetry spans'
+   * `messaging.client.id`). */
+  private readonly name: string;
 
   constructor(
     private readonly mapping: Mapping,
@@ -50,8 +50,7 @@ export class Delivery {
     private readonly onError: (message: string) => void,
     id = '',
   ) {
-    this.orderKey = `command:${id}`;
-    this.tracedAs = `command:${id}`;
+    this.name = `command:${id}`;
     this.unmappedWarn = new RateLimitedWarn(log);
     this.refusedWarn = new RateLimitedWarn(log);
   }
@@ -69,7 +68,7 @@ export class Delivery {
         this.onError(m.message);
         this.unmappedWarn.warn('command record not published', { reason: m.reason, error: m.message });
       } else {
-        m.tracedAs = this.tracedAs;
+        m.tracedAs = this.name;
         messages.push(m);
       }
     }
@@ -78,7 +77,7 @@ export class Delivery {
     for (;;) {
       if (signal.aborted) return false;
       try {
-        await this.host.publishBatch(messages, undefined, 0, this.orderKey);
+        await this.host.publishBatch(messages, undefined, 0, this.name);
         c.published += messages.length;
         return true;
       } catch (err) {

@@ -54,14 +54,10 @@ export class Mapping {
     if (problem !== null) return { reason: 'topic', message: `topic ${JSON.stringify(topic.slice(0, 200))}: ${problem}` };
     const payload = this.compiled.payload === null ? record.value : Buffer.from(this.compiled.payload(record.fields), 'utf8');
     if (payload.length > this.limits.maxPayload) return { reason: 'too_large', message: `payload of ${payload.length} bytes is larger than limits.maxPacketSize (${this.limits.maxPayload})` };
-    const message: InboundMessage = { topic, payload, qos: this.compiled.qos, retain: this.compiled.retain, expiresAt: 0, props: null };
-    // The source's W3C trace context, checked where the message is made (broker/trace-context.ts).
+    // The source's W3C trace context goes along, checked where the message is made (the worker's
+    // withSourceTrace, broker/trace-context.ts).
     const { traceparent, tracestate } = record.headers;
-    if (traceparent !== undefined) {
-      message.traceparent = traceparent;
-      if (tracestate !== undefined) message.tracestate = tracestate;
-    }
-    return message;
+    return { topic, payload, qos: this.compiled.qos, retain: this.compiled.retain, expiresAt: 0, props: null, traceparent, tracestate };
   }
 
   private topicProblem(topic: string): string | null {

@@ -21,6 +21,8 @@ export interface RewriteRule {
 
 /** What a destination may name of the client besides the regex's groups. */
 const PLACEHOLDERS = ['${clientid}', '${username}'];
+/** What a destination has substituted: a group (`$n`, group 1) or a placeholder (group 2). */
+const SUBSTITUTED = /\$(\d+)|\$\{(clientid|username)\}/g;
 /** The parts of a compiled destination standing for the client's id and username. */
 const CLIENTID = -1;
 const USERNAME = -2;
@@ -60,7 +62,7 @@ export function checkRewriteRule(value: unknown, at = ''): RewriteRule {
   for (const m of v.destination.matchAll(/\$\{([^}]*)\}?/g)) {
     if (!PLACEHOLDERS.includes(m[0])) throw bad('destination', `${m[0]}: the placeholders are ${PLACEHOLDERS.join(' and ')}`);
   }
-  const literal = v.destination.replace(/\$\d+|\$\{(clientid|username)\}/g, 'x');
+  const literal = v.destination.replace(SUBSTITUTED, 'x');
   const dp = topicFilterProblem(literal);
   if (dp) throw bad('destination', dp);
   if (v.action !== 'subscribe' && /(^|\/)[+#](\/|$)/.test(literal)) throw bad('destination', `a ${v.action} rule's destination must not contain wildcards (it names a topic)`);
@@ -154,7 +156,7 @@ export class CompiledRewrite {
       this.insert(r.sourceFilter, i);
       const parts: (string | number)[] = [];
       let last = 0;
-      for (const m of r.destination.matchAll(/\$(\d+)|\$\{(clientid|username)\}/g)) {
+      for (const m of r.destination.matchAll(SUBSTITUTED)) {
         parts.push(r.destination.slice(last, m.index), m[1] !== undefined ? Number(m[1]) : m[2] === 'clientid' ? CLIENTID : USERNAME);
         last = m.index! + m[0].length;
       }
